@@ -1,0 +1,48 @@
+"""The plugin SPI that connectors, tasks, converters and transformations implement."""
+
+from connect_core.api.connector import (
+    Connector,
+    ConnectorContext,
+    ExactlyOnceSupport,
+    SourceConnector,
+    TransactionBoundaryDefinition,
+)
+from connect_core.api.errors import (
+    AlreadyExistsError,
+    BadRequestError,
+    ConfigError,
+    ConfigIssue,
+    ConflictError,
+    ConnectError,
+    DataError,
+    NotFoundError,
+    NotLeaderError,
+    RetriableError,
+)
+from connect_core.api.records import Header, RecordMetadata, SourceRecord
+from connect_core.api.task import OffsetStorageReader, SourceTask, SourceTaskContext, Task
+
+__all__ = [
+    "AlreadyExistsError",
+    "BadRequestError",
+    "ConfigError",
+    "ConfigIssue",
+    "ConflictError",
+    "ConnectError",
+    "Connector",
+    "ConnectorContext",
+    "DataError",
+    "ExactlyOnceSupport",
+    "Header",
+    "NotFoundError",
+    "NotLeaderError",
+    "OffsetStorageReader",
+    "RecordMetadata",
+    "RetriableError",
+    "SourceConnector",
+    "SourceRecord",
+    "SourceTask",
+    "SourceTaskContext",
+    "Task",
+    "TransactionBoundaryDefinition",
+]

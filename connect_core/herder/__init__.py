@@ -1,0 +1,1 @@
+"""Herders: what decides which connectors and tasks run where (standalone, distributed)."""
