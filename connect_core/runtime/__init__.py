@@ -1,0 +1,1 @@
+"""The Connect worker runtime: task loops, committable-offset tracking, transformation chains."""

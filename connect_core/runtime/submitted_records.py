@@ -1,0 +1,286 @@
+"""Which source offsets may be committed: the longest acknowledged prefix per source partition.
+
+A source task's records are produced asynchronously and the broker may acknowledge them out of
+order (different target partitions, retries). Committing the offset of an acknowledged record
+while an earlier record of the same *source* partition is still in flight would lose that
+earlier record on a crash, so offsets are committed only behind the longest fully-acknowledged
+prefix of each source partition (Kafka's ``SubmittedRecords``).
+
+Partition maps are keyed by a canonical hashable form, cached by object identity: like Connect,
+which keeps references to them, we assume a task does not mutate a partition map once submitted.
+
+Threading: :meth:`SubmittedRecords.submit`, :meth:`SubmittedRecords.committable_offsets` and
+:meth:`SubmittedRecords.remove_last_occurrence` run on the task thread;
+:meth:`SubmittedRecord.ack` may run on the producer's delivery-callback thread;
+:meth:`SubmittedRecords.await_all_messages` blocks the task thread until acks drain.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Hashable
+from typing import Any
+
+PartitionKey = Hashable
+
+# Identity cache of partition dicts -> canonical key. Tasks usually reuse one dict object per
+# source partition, so a hit avoids building the canonical form per record. Entries keep the dict
+# alive, so an ``id`` can never be reused while its entry exists.
+_CACHE_MAX = 4096
+
+
+def _first(item: tuple[str, Hashable]) -> str:
+    return item[0]
+
+
+def _freeze(value: Any) -> Hashable:
+    if isinstance(value, dict):
+        return tuple(sorted(((str(k), _freeze(v)) for k, v in value.items()), key=_first))
+    if isinstance(value, list | tuple):
+        return ("\x00list", *(_freeze(v) for v in value))
+    if isinstance(value, bool):
+        # True == 1 in Python; keep JSON's distinction between a boolean and a number.
+        return ("\x00bool", value)
+    if value is None or isinstance(value, str | int | float | bytes):
+        return value
+    return ("\x00json", json.dumps(value, sort_keys=True, default=str))
+
+
+def partition_key(partition: dict[str, Any] | None) -> PartitionKey:
+    """A hashable canonical form of a source-partition map (equal maps give equal keys)."""
+    if partition is None:
+        return None
+    return _freeze(partition)
+
+
+class SubmittedRecord:
+    """Handle of one record given to the producer; ``ack()`` it from the delivery callback."""
+
+    __slots__ = ("_acked", "_key", "_owner", "offset", "partition")
+
+    def __init__(
+        self,
+        owner: SubmittedRecords,
+        key: PartitionKey,
+        partition: dict[str, Any] | None,
+        offset: dict[str, Any] | None,
+    ) -> None:
+        self._owner = owner
+        self._key = key
+        self.partition = partition
+        self.offset = offset
+        self._acked = False
+
+    @property
+    def acked(self) -> bool:
+        return self._acked
+
+    def ack(self) -> None:
+        """Mark the record acknowledged; idempotent and safe from any thread."""
+        owner = self._owner
+        with owner._cond:
+            if self._acked:
+                return
+            self._acked = True
+            owner._acked_total += 1
+            owner._unacked -= 1
+            if owner._waiters:
+                owner._cond.notify_all()
+
+    def drop(self) -> bool:
+        """Forget this record (its send failed synchronously). Task thread only."""
+        return self._owner.remove_last_occurrence(self)
+
+    def __repr__(self) -> str:
+        return f"SubmittedRecord(partition={self.partition!r}, offset={self.offset!r}, acked={self._acked})"
+
+
+class CommittableOffsets:
+    """Snapshot of offsets that can be committed and of what is still pending.
+
+    ``offsets`` maps the canonical partition key to ``(partition, offset)``; ``offset`` is None
+    when the latest committable record carried a null offset (Connect writes a tombstone then).
+    """
+
+    __slots__ = (
+        "largest_deque_partition",
+        "largest_deque_size",
+        "num_committable",
+        "num_deques",
+        "num_uncommittable",
+        "offsets",
+    )
+
+    def __init__(
+        self,
+        offsets: dict[PartitionKey, tuple[dict[str, Any] | None, dict[str, Any] | None]],
+        num_committable: int,
+        num_uncommittable: int,
+        num_deques: int,
+        largest_deque_size: int,
+        largest_deque_partition: dict[str, Any] | None,
+    ) -> None:
+        self.offsets = offsets
+        self.num_committable = num_committable
+        self.num_uncommittable = num_uncommittable
+        self.num_deques = num_deques
+        self.largest_deque_size = largest_deque_size
+        self.largest_deque_partition = largest_deque_partition
+
+    @classmethod
+    def empty(cls) -> CommittableOffsets:
+        return cls({}, 0, 0, 0, 0, None)
+
+    @property
+    def has_pending(self) -> bool:
+        return self.num_uncommittable > 0
+
+    @property
+    def is_empty(self) -> bool:
+        return self.num_committable == 0 and self.num_uncommittable == 0 and not self.offsets
+
+    def offset_map(self) -> list[tuple[dict[str, Any] | None, dict[str, Any] | None]]:
+        """The ``(partition, offset)`` pairs, e.g. to hand to an offset writer."""
+        return list(self.offsets.values())
+
+    def updated_with(self, newer: CommittableOffsets) -> CommittableOffsets:
+        """Combine with a newer snapshot: newer offsets win, committable counts add up,
+        pending information comes from the newer snapshot (as Kafka does when a flush failed)."""
+        merged = dict(self.offsets)
+        merged.update(newer.offsets)
+        return CommittableOffsets(
+            merged,
+            self.num_committable + newer.num_committable,
+            newer.num_uncommittable,
+            newer.num_deques,
+            newer.largest_deque_size,
+            newer.largest_deque_partition,
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"CommittableOffsets(partitions={len(self.offsets)}, committable={self.num_committable}, "
+            f"uncommittable={self.num_uncommittable}, largest_deque={self.largest_deque_size})"
+        )
+
+
+class SubmittedRecords:
+    """Tracks in-flight records per source partition in submission (= poll) order."""
+
+    def __init__(self) -> None:
+        self._records: dict[PartitionKey, deque[SubmittedRecord]] = {}
+        self._partitions: dict[PartitionKey, dict[str, Any] | None] = {}
+        self._key_cache: dict[int, tuple[dict[str, Any], PartitionKey]] = {}
+        self._cond = threading.Condition(threading.Lock())
+        self._unacked = 0
+        self._acked_total = 0
+        self._waiters = 0
+
+    def _key_for(self, partition: dict[str, Any] | None) -> PartitionKey:
+        if partition is None:
+            return None
+        cached = self._key_cache.get(id(partition))
+        if cached is not None and cached[0] is partition:
+            return cached[1]
+        key = _freeze(partition)
+        if len(self._key_cache) >= _CACHE_MAX:
+            self._key_cache.clear()
+        self._key_cache[id(partition)] = (partition, key)
+        return key
+
+    def submit(self, partition: dict[str, Any] | None, offset: dict[str, Any] | None) -> SubmittedRecord:
+        """Track a record about to be sent; returns the handle to ``ack()`` or ``drop()``."""
+        key = self._key_for(partition)
+        handle = SubmittedRecord(self, key, partition, offset)
+        dq = self._records.get(key)
+        if dq is None:
+            dq = self._records[key] = deque()
+            self._partitions[key] = partition
+        dq.append(handle)
+        with self._cond:
+            self._unacked += 1
+        return handle
+
+    def remove_last_occurrence(self, handle: SubmittedRecord) -> bool:
+        """Stop tracking ``handle`` (searching from the newest); False if it is not tracked."""
+        dq = self._records.get(handle._key)
+        if dq is None:
+            return False
+        found = False
+        if dq and dq[-1] is handle:
+            dq.pop()
+            found = True
+        else:
+            for i in range(len(dq) - 1, -1, -1):
+                if dq[i] is handle:
+                    del dq[i]
+                    found = True
+                    break
+        if not dq:
+            del self._records[handle._key]
+            self._partitions.pop(handle._key, None)
+        if found:
+            with self._cond:
+                if not handle._acked:
+                    # Counts as drained for await_all_messages, without becoming committable.
+                    handle._acked = True
+                    self._acked_total += 1
+                    self._unacked -= 1
+                    if self._waiters:
+                        self._cond.notify_all()
+        return found
+
+    def committable_offsets(self) -> CommittableOffsets:
+        """Pop acknowledged heads of every deque and return the newest committable offsets."""
+        offsets: dict[PartitionKey, tuple[dict[str, Any] | None, dict[str, Any] | None]] = {}
+        committable = 0
+        uncommittable = 0
+        largest_size = 0
+        largest_partition: dict[str, Any] | None = None
+        empty: list[PartitionKey] = []
+        for key, dq in self._records.items():
+            popped = 0
+            last: SubmittedRecord | None = None
+            while dq and dq[0]._acked:
+                last = dq.popleft()
+                popped += 1
+            if last is not None:
+                offsets[key] = (last.partition, last.offset)
+            remaining = len(dq)
+            committable += popped
+            uncommittable += remaining
+            if remaining > largest_size:
+                largest_size = remaining
+                largest_partition = self._partitions.get(key)
+            if not remaining:
+                empty.append(key)
+        for key in empty:
+            del self._records[key]
+            del self._partitions[key]
+        return CommittableOffsets(
+            offsets, committable, uncommittable, len(self._records), largest_size, largest_partition
+        )
+
+    @property
+    def num_unacked(self) -> int:
+        with self._cond:
+            return self._unacked
+
+    def await_all_messages(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds until every record submitted so far is acked or dropped."""
+        deadline = time.monotonic() + max(0.0, timeout)
+        with self._cond:
+            target = self._acked_total + self._unacked
+            self._waiters += 1
+            try:
+                while self._acked_total < target:
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        return False
+                    self._cond.wait(remaining)
+                return True
+            finally:
+                self._waiters -= 1

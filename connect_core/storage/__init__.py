@@ -1,0 +1,1 @@
+"""Backing stores for offsets, connector configs and statuses (memory, file, Kafka)."""

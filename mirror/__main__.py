@@ -1,0 +1,3 @@
+from mirror.cli.app import main
+
+main()

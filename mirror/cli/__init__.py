@@ -1,0 +1,1 @@
+"""The ``mm2`` command line."""

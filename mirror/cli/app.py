@@ -1,0 +1,152 @@
+"""``mm2``: run MirrorMaker 2 flows, Connect workers and batch jobs.
+
+Each subcommand lives in its own module and registers itself here; this module only wires
+them together and sets up logging.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from connect_core import __version__
+from mirror.cli.errors import excepthook_to_stderr, fail, guarded
+
+app = typer.Typer(
+    name="mm2",
+    help="MirrorMaker 2 for Kafka, in Python: mirror topics, configs and consumer-group offsets.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+connect_app = typer.Typer(help="Run a Kafka Connect worker (as connect-standalone.sh / connect-distributed.sh).")
+app.add_typer(connect_app, name="connect")
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"mm2 {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    log_level: Annotated[
+        str, typer.Option("--log-level", help="DEBUG, INFO, WARNING or ERROR.", envvar="MM2_LOG_LEVEL")
+    ] = "INFO",
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")
+    ] = False,
+) -> None:
+    level = log_level.upper()
+    if level not in LOG_LEVELS:
+        fail(f"--log-level must be one of {', '.join(LOG_LEVELS)}, not {log_level!r}")
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+def require_file(path: Path, what: str) -> Path:
+    """Reject a missing config file with one line before anything starts."""
+    if not path.exists():
+        fail(f"{what} not found: {path}")
+    if not path.is_file():
+        fail(f"{what} is not a file: {path}")
+    return path
+
+
+def _not_yet(name: str) -> None:
+    fail(f"'mm2 {name}' is not available in this build yet", code=1)
+
+
+@app.command()
+@guarded
+def run(
+    config: Annotated[Path, typer.Argument(help="MirrorMaker 2 properties file (mm2.properties).")],
+    clusters: Annotated[
+        list[str] | None, typer.Option("--clusters", help="Run only the flows whose target is one of these.")
+    ] = None,
+    metrics_port: Annotated[
+        int | None, typer.Option("--metrics-port", help="Serve Prometheus metrics on this port.")
+    ] = None,
+) -> None:
+    """Run the dedicated MirrorMaker driver for every enabled flow in CONFIG."""
+    require_file(config, "MirrorMaker config file")
+    _not_yet("run")
+
+
+@app.command()
+@guarded
+def status(
+    config: Annotated[Path, typer.Argument(help="MirrorMaker 2 properties file (mm2.properties).")],
+    json_output: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """Show connector/task states, replication lag and checkpoints per flow."""
+    require_file(config, "MirrorMaker config file")
+    _not_yet("status")
+
+
+@app.command()
+@guarded
+def demo(
+    duration: Annotated[
+        float | None, typer.Option("--duration", help="Stop after this many seconds (default: until Ctrl-C).")
+    ] = None,
+) -> None:
+    """Start two embedded clusters and mirror sample topics between them."""
+    _not_yet("demo")
+
+
+@app.command()
+@guarded
+def backfill(
+    config: Annotated[Path, typer.Argument(help="MirrorMaker 2 properties file (mm2.properties).")],
+) -> None:
+    """Bulk-copy existing partition backlogs with Spark, handing over to live tailing."""
+    require_file(config, "MirrorMaker config file")
+    _not_yet("backfill")
+
+
+@app.command("translate-offsets")
+@guarded
+def translate_offsets(
+    config: Annotated[Path, typer.Argument(help="MirrorMaker 2 properties file (mm2.properties).")],
+) -> None:
+    """Translate many consumer groups' offsets at once with Spark (failover)."""
+    require_file(config, "MirrorMaker config file")
+    _not_yet("translate-offsets")
+
+
+@connect_app.command("standalone")
+@guarded
+def connect_standalone(
+    worker_config: Annotated[Path, typer.Argument(help="Worker properties file.")],
+    connector_configs: Annotated[
+        list[Path] | None, typer.Argument(help="Connector .properties or .json files.")
+    ] = None,
+) -> None:
+    """Run a standalone Connect worker (as connect-standalone.sh)."""
+    require_file(worker_config, "worker config file")
+    _not_yet("connect standalone")
+
+
+@connect_app.command("distributed")
+@guarded
+def connect_distributed(
+    worker_config: Annotated[Path, typer.Argument(help="Worker properties file.")],
+) -> None:
+    """Run a distributed Connect worker (as connect-distributed.sh)."""
+    require_file(worker_config, "worker config file")
+    _not_yet("connect distributed")
+
+
+def main() -> None:
+    excepthook_to_stderr()
+    app()
+
+
+if __name__ == "__main__":
+    main()
