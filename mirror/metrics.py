@@ -1,0 +1,210 @@
+"""Every Prometheus metric mm2 exports, declared once with its help text.
+
+Meanings follow Kafka's MirrorSourceMetrics / MirrorCheckpointMetrics (record-count, byte-count,
+record-age-ms, replication-latency-ms, checkpoint-latency-ms) with Prometheus naming: snake_case,
+base units (seconds, bytes), ``_total`` counters, histograms for latencies. Beyond Java MM2: lag in
+records and seconds, offset syncs, connector/task state, failures, restarts, client errors,
+rebalances and offset commits.
+
+Every metric carries ``source`` and ``target`` (cluster aliases; empty for a plain Connect worker).
+Cost rule: the hot path never touches these per record; callers aggregate per batch and call the
+bound ``*Metrics`` helpers once per batch and partition.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0, float("inf"))
+DURATION_BUCKETS = (0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 30.0, 60.0, float("inf"))
+
+PAIR = ("source", "target")
+PARTITION = (*PAIR, "topic", "partition")
+GROUP_PARTITION = (*PAIR, "group", "topic", "partition")
+TASK = (*PAIR, "connector", "task")
+STATES = ("UNASSIGNED", "RUNNING", "PAUSED", "STOPPED", "FAILED", "RESTARTING")
+
+
+class Mm2Metrics:
+    """The metric families, bound to one registry (a fresh one per test, the default in production)."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry if registry is not None else CollectorRegistry(auto_describe=True)
+        r = self.registry
+        # --- MirrorSource (per remote topic-partition, as Kafka's MirrorSourceMetrics) ---------------
+        self.source_records = Counter(
+            "mm2_source_records",
+            "Records replicated and acknowledged by the target (Kafka record-count).",
+            PARTITION,
+            registry=r,
+        )
+        self.source_bytes = Counter(
+            "mm2_source_bytes",
+            "Value bytes replicated (Kafka byte-count: keys and headers excluded).",
+            PARTITION,
+            registry=r,
+        )
+        self.source_record_age = Histogram(
+            "mm2_source_record_age_seconds",
+            "Age of polled records at poll time: now minus the source record timestamp (Kafka record-age-ms); "
+            "observed once per partition and batch with the batch's oldest record.",
+            PARTITION,
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.source_replication_latency = Histogram(
+            "mm2_source_replication_latency_seconds",
+            "Time from the source record timestamp to the target's acknowledgement (Kafka replication-latency-ms); "
+            "observed once per partition and acknowledged batch with the batch's largest latency.",
+            PARTITION,
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.replication_lag_records = Gauge(
+            "mm2_replication_lag_records",
+            "Source end offset minus the next offset to replicate: records not yet on the target.",
+            PARTITION,
+            registry=r,
+        )
+        self.replication_lag_seconds = Gauge(
+            "mm2_replication_lag_seconds",
+            "How far behind the target is in time: zero when caught up, else now minus the timestamp of the "
+            "last replicated record.",
+            PARTITION,
+            registry=r,
+        )
+        self.offset_syncs = Counter(
+            "mm2_offset_syncs", "Offset syncs (upstream -> downstream offset pairs) emitted.", PARTITION, registry=r
+        )
+        # --- MirrorCheckpoint -------------------------------------------------------------------------
+        self.checkpoint_latency = Gauge(
+            "mm2_checkpoint_latency_seconds",
+            "Time from listing the group's upstream offsets to the checkpoint's acknowledgement "
+            "(Kafka checkpoint-latency-ms), last value.",
+            GROUP_PARTITION,
+            registry=r,
+        )
+        self.checkpoints = Counter(
+            "mm2_checkpoints", "Checkpoints emitted to <source>.checkpoints.internal.", (*PAIR, "group"), registry=r
+        )
+        self.last_checkpoint = Gauge(
+            "mm2_checkpoint_last_timestamp_seconds",
+            "Unix time of the last checkpoint emitted for the group.",
+            (*PAIR, "group"),
+            registry=r,
+        )
+        self.group_offset_syncs = Counter(
+            "mm2_group_offset_syncs",
+            "Translated offsets written to target consumer groups (sync.group.offsets.enabled).",
+            (*PAIR, "group"),
+            registry=r,
+        )
+        # --- MirrorHeartbeat --------------------------------------------------------------------------
+        self.heartbeats = Counter("mm2_heartbeats", "Heartbeats emitted to the target.", PAIR, registry=r)
+        self.last_heartbeat = Gauge(
+            "mm2_heartbeat_last_timestamp_seconds", "Unix time of the last heartbeat emitted.", PAIR, registry=r
+        )
+        # --- Connect runtime --------------------------------------------------------------------------
+        self.connector_state = Gauge(
+            "mm2_connector_state",
+            "1 for the connector's current state, 0 for the others.",
+            (*PAIR, "connector", "state"),
+            registry=r,
+        )
+        self.task_state = Gauge(
+            "mm2_task_state", "1 for the task's current state, 0 for the others.", (*TASK, "state"), registry=r
+        )
+        self.task_failures = Counter("mm2_task_failures", "Tasks that failed.", TASK, registry=r)
+        self.task_restarts = Counter("mm2_task_restarts", "Task restarts requested.", TASK, registry=r)
+        self.client_errors = Counter(
+            "mm2_client_errors",
+            "Errors reported by Kafka clients (produce failures, fetch errors...).",
+            (*PAIR, "client", "error"),
+            registry=r,
+        )
+        self.rebalances = Counter("mm2_rebalances", "Completed group rebalances of the herder.", PAIR, registry=r)
+        self.rebalance_duration = Histogram(
+            "mm2_rebalance_duration_seconds",
+            "Time from revocation to the new assignment.",
+            PAIR,
+            buckets=DURATION_BUCKETS,
+            registry=r,
+        )
+        self.offset_commits = Counter(
+            "mm2_offset_commits", "Source offset flushes, by result (success/failure).", (*TASK, "result"), registry=r
+        )
+        self.offset_commit_duration = Histogram(
+            "mm2_offset_commit_duration_seconds",
+            "Time to flush source offsets.",
+            TASK,
+            buckets=DURATION_BUCKETS,
+            registry=r,
+        )
+        self._lock = threading.Lock()
+        self._partitions: dict[tuple[str, str, str, int], SourcePartitionMetrics] = {}
+
+    def source_partition(self, source: str, target: str, topic: str, partition: int) -> SourcePartitionMetrics:
+        """Bound children for one remote topic-partition, cached so the hot path does no label lookups."""
+        key = (source, target, topic, partition)
+        bound = self._partitions.get(key)
+        if bound is None:
+            with self._lock:
+                bound = self._partitions.get(key)
+                if bound is None:
+                    labels = (source, target, topic, str(partition))
+                    bound = SourcePartitionMetrics(
+                        records=self.source_records.labels(*labels),
+                        bytes=self.source_bytes.labels(*labels),
+                        record_age=self.source_record_age.labels(*labels),
+                        replication_latency=self.source_replication_latency.labels(*labels),
+                        lag_records=self.replication_lag_records.labels(*labels),
+                        lag_seconds=self.replication_lag_seconds.labels(*labels),
+                        offset_syncs=self.offset_syncs.labels(*labels),
+                    )
+                    self._partitions[key] = bound
+        return bound
+
+    def set_state(self, gauge: Gauge, labels: tuple[str, ...], state: str) -> None:
+        """State-set pattern: exactly one of the state series is 1."""
+        for s in STATES:
+            gauge.labels(*labels, s).set(1.0 if s == state else 0.0)
+
+    def exported_names(self) -> set[str]:
+        """Every sample name this exporter can emit (what dashboards and rules may reference)."""
+        names: set[str] = set()
+        for family in self.registry.collect():
+            if family.type == "counter":
+                names.update({family.name + "_total", family.name + "_created"})
+            elif family.type == "histogram":
+                names.update({family.name + s for s in ("_bucket", "_sum", "_count", "_created")})
+            else:
+                names.add(family.name)
+        return names
+
+
+@dataclass
+class SourcePartitionMetrics:
+    """Label-bound children for one remote partition; methods are called once per batch."""
+
+    records: Counter
+    bytes: Counter
+    record_age: Histogram
+    replication_latency: Histogram
+    lag_records: Gauge
+    lag_seconds: Gauge
+    offset_syncs: Counter
+
+    def polled(self, value_bytes: int, oldest_age_s: float) -> None:
+        self.bytes.inc(value_bytes)
+        self.record_age.observe(max(oldest_age_s, 0.0))
+
+    def acknowledged(self, count: int, max_latency_s: float) -> None:
+        self.records.inc(count)
+        self.replication_latency.observe(max(max_latency_s, 0.0))
+
+    def lag(self, records: int, seconds: float) -> None:
+        self.lag_records.set(max(records, 0))
+        self.lag_seconds.set(max(seconds, 0.0) if records > 0 else 0.0)
