@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import logging
 import os
 import re
 import signal
@@ -28,7 +29,6 @@ from types import TracebackType
 from typing import Any, Self, TypeVar
 
 from confluent_kafka import (
-    OFFSET_BEGINNING,
     Consumer,
     KafkaError,
     KafkaException,
@@ -40,13 +40,20 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from connect_core.embedded.engine import Engine
 from connect_core.embedded.errors import BrokerStartError
-from connect_core.embedded.ports import LOOPBACK, free_port, port_is_free
+from connect_core.embedded.ports import LOOPBACK, accepts_connections, free_port, port_is_free
 
 T = TypeVar("T")
+
+_RDKAFKA_LOG = logging.getLogger("connect_core.embedded.rdkafka")
 
 #: A record for :meth:`KafkaCluster.produce`: a dict with optional key/value/headers/timestamp/partition,
 #: or a bare value (bytes/str/None) as shorthand for ``{"value": v}``.
 RecordSpec = Mapping[str, Any] | bytes | str | None
+
+#: Readers assign offset 0 rather than OFFSET_BEGINNING: the latter costs an extra ListOffsets round
+#: (~0.6 s on Tansu); where the log start is above 0 (Kafka after deletion) the fetch is out of range and
+#: auto.offset.reset=earliest moves to the real start.
+_FROM_START = 0
 
 _RECORD_KEYS = frozenset({"key", "value", "headers", "timestamp", "partition"})
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -57,9 +64,7 @@ def unique_name(prefix: str = "t") -> str:
     return f"{prefix}-{uuid.uuid4().hex[:10]}"
 
 
-def wait_for(
-    predicate: Callable[[], T], timeout: float = 15.0, interval: float = 0.1, message: str = ""
-) -> T:
+def wait_for(predicate: Callable[[], T], timeout: float = 15.0, interval: float = 0.1, message: str = "") -> T:
     """Poll ``predicate`` until it returns a truthy value and return it; TimeoutError after ``timeout``.
 
     Tests wait on conditions, never on fixed sleeps, so they are as fast as the broker allows.
@@ -81,7 +86,7 @@ class KafkaCluster:
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self._capabilities: Any = None  # BrokerCapabilities, cached by embedded.capabilities
+        self._capabilities: Any = None  # BrokerCapabilities, cached by embedded.probing
 
     # ------------------------------------------------------------------ lifecycle (overridden)
 
@@ -128,6 +133,9 @@ class KafkaCluster:
         conf: dict[str, Any] = {
             "bootstrap.servers": self.bootstrap_servers,
             "allow.auto.create.topics": False,
+            # librdkafka logs go to Python logging (captured by pytest), not raw to stderr: helper
+            # clients outliving a killed broker would otherwise spray "Connection refused" lines.
+            "logger": _RDKAFKA_LOG,
         }
         conf.update(overrides)
         return conf
@@ -137,21 +145,36 @@ class KafkaCluster:
         return AdminClient(self.client_config(**overrides))
 
     def producer(self, **overrides: Any) -> Producer:
-        """A producer writing one-record batches, so ListOffsets and fetch agree even on Tansu."""
+        """A producer writing one-record batches, so ListOffsets and fetch agree even on Tansu.
+
+        One request in flight keeps input order without idempotence (InitProducerId costs ~0.5 s on
+        Tansu per producer, which tests would pay on every ``produce`` call).
+        """
         conf = self.client_config(
-            **{"linger.ms": 0, "batch.num.messages": 1, "enable.idempotence": True, "acks": "all"}
+            **{
+                "linger.ms": 0,
+                "batch.num.messages": 1,
+                "acks": "all",
+                "enable.idempotence": False,
+                "max.in.flight.requests.per.connection": 1,
+            }
         )
         conf.update(overrides)
         return Producer(conf)
 
     def consumer(self, **overrides: Any) -> Consumer:
-        """A consumer with a throwaway group, no auto commit and partition-EOF events."""
+        """A consumer with a throwaway group, no auto commit and partition-EOF events.
+
+        ``fetch.wait.max.ms`` 100 makes the EOF of an idle partition arrive quickly (and stays at the
+        100 ms floor broker-notes.md recommends for Tansu).
+        """
         conf = self.client_config(
             **{
                 "group.id": unique_name("mm2-test-reader"),
                 "enable.auto.commit": False,
                 "enable.partition.eof": True,
                 "auto.offset.reset": "earliest",
+                "fetch.wait.max.ms": 100,
             }
         )
         conf.update(overrides)
@@ -210,9 +233,7 @@ class KafkaCluster:
 
     # ------------------------------------------------------------------ data
 
-    def produce(
-        self, topic: str, records: Iterable[RecordSpec], timeout: float = 30.0
-    ) -> list[tuple[int, int]]:
+    def produce(self, topic: str, records: Iterable[RecordSpec], timeout: float = 30.0) -> list[tuple[int, int]]:
         """Write ``records`` synchronously; returns (partition, offset) of each, in input order.
 
         Each record is its own batch (``linger.ms=0``, ``batch.num.messages=1``) so end offsets are exact
@@ -223,24 +244,28 @@ class KafkaCluster:
 
         def make_callback(index: int) -> Callable[[KafkaError | None, Message], None]:
             def on_delivery(err: KafkaError | None, msg: Message) -> None:
-                results[index] = err if err is not None else (msg.partition(), msg.offset())
+                results[index] = err if err is not None else (_int(msg.partition()), _int(msg.offset()))
 
             return on_delivery
 
-        for index, spec in enumerate(records):
-            results.append(None)
-            kwargs = _produce_kwargs(spec)
-            kwargs["on_delivery"] = make_callback(index)
-            while True:
-                try:
-                    producer.produce(topic, **kwargs)
-                    break
-                except BufferError:
-                    producer.poll(0.05)
-            producer.poll(0)
-        remaining = producer.flush(timeout)
-        if remaining:
-            raise TimeoutError(f"{remaining} record(s) to {topic!r} not delivered within {timeout}s")
+        try:
+            for index, spec in enumerate(records):
+                results.append(None)
+                kwargs = _produce_kwargs(spec)
+                kwargs["on_delivery"] = make_callback(index)
+                while True:
+                    try:
+                        producer.produce(topic, **kwargs)
+                        break
+                    except BufferError:
+                        producer.poll(0.05)
+                producer.poll(0)
+            remaining = producer.flush(timeout)
+            if remaining:
+                raise TimeoutError(f"{remaining} record(s) to {topic!r} not delivered within {timeout}s")
+        finally:
+            producer.purge()  # no-op after a full flush; drops leftovers so close() cannot block
+            producer.close()
         out: list[tuple[int, int]] = []
         for index, result in enumerate(results):
             if isinstance(result, KafkaError):
@@ -250,9 +275,7 @@ class KafkaCluster:
             out.append(result)
         return out
 
-    def end_offsets(
-        self, topic: str, isolation: str = "read_uncommitted", timeout: float = 15.0
-    ) -> dict[int, int]:
+    def end_offsets(self, topic: str, isolation: str = "read_uncommitted", timeout: float = 15.0) -> dict[int, int]:
         """Partition -> end offset from the fetch high watermark (LSO for ``read_committed``).
 
         Not ListOffsets: Tansu answers LATEST with the last batch's base offset + 1.
@@ -260,7 +283,7 @@ class KafkaCluster:
         partitions = self.partitions_for(topic)
         consumer = self.consumer(**{"isolation.level": isolation, "max.partition.fetch.bytes": 1024})
         try:
-            consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in partitions])
+            consumer.assign([TopicPartition(topic, p, _FROM_START) for p in partitions])
             ends: dict[int, int] = {}
             deadline = time.monotonic() + timeout
             while len(ends) < len(partitions):
@@ -290,7 +313,7 @@ class KafkaCluster:
         out: dict[int, list[Message]] = {p: [] for p in partitions}
         consumer = self.consumer(**{"isolation.level": isolation})
         try:
-            consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in partitions])
+            consumer.assign([TopicPartition(topic, p, _FROM_START) for p in partitions])
             at_end: set[int] = set()
             deadline = time.monotonic() + timeout
             while len(at_end) < len(partitions):
@@ -302,11 +325,12 @@ class KafkaCluster:
                     )
                 for msg in consumer.consume(num_messages=1000, timeout=0.2):
                     err = msg.error()
+                    partition = _int(msg.partition())
                     if err is None:
-                        out[msg.partition()].append(msg)
-                        at_end.discard(msg.partition())
+                        out[partition].append(msg)
+                        at_end.discard(partition)
                     elif err.code() == KafkaError._PARTITION_EOF:
-                        at_end.add(msg.partition())
+                        at_end.add(partition)
                     else:
                         raise KafkaException(err)
             return out
@@ -316,6 +340,11 @@ class KafkaCluster:
     def read_values(self, topic: str, timeout: float = 15.0) -> list[bytes | None]:
         """All values of ``topic`` (partition by partition, in offset order): a convenience for asserts."""
         return [m.value() for msgs in self.read_all(topic, timeout).values() for m in msgs]
+
+
+def _int(value: int | None) -> int:
+    """Partition/offset of a delivered message (librdkafka types them optional)."""
+    return -1 if value is None else value
 
 
 def _is_eof(msg: Message) -> bool:
@@ -521,6 +550,10 @@ class EmbeddedKafkaCluster(KafkaCluster):
                     f"within {self._ready_timeout}s ({last_error}); last lines of {self._log_path}:\n"
                     f"{self.log_tail()}"
                 )
+            if admin is None and not accepts_connections(self._port or 0):
+                # plain TCP first: librdkafka would log every refused connection
+                time.sleep(0.01)
+                continue
             try:
                 if admin is None:
                     admin = AdminClient(
@@ -543,7 +576,7 @@ class EmbeddedKafkaCluster(KafkaCluster):
         if self._log_path is None or not self._log_path.exists():
             return "(no log)"
         text = _ANSI.sub("", self._log_path.read_text(errors="replace"))
-        tail = text.splitlines()[-(lines or self.LOG_TAIL_LINES):]
+        tail = text.splitlines()[-(lines or self.LOG_TAIL_LINES) :]
         return "\n".join(tail) if tail else "(log is empty)"
 
     def stop(self) -> None:

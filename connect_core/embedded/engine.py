@@ -35,7 +35,7 @@ def external_bootstraps(env: Mapping[str, str]) -> dict[str, str]:
     out: dict[str, str] = {}
     for key, value in env.items():
         if key.startswith(BOOTSTRAP_ENV_PREFIX) and value.strip():
-            out[key[len(BOOTSTRAP_ENV_PREFIX):].upper()] = value.strip()
+            out[key[len(BOOTSTRAP_ENV_PREFIX) :].upper()] = value.strip()
     return out
 
 
