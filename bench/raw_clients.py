@@ -1,0 +1,98 @@
+"""Raw confluent-kafka produce and consume loops: the yardsticks every benchmark divides by.
+
+Settings match what a tuned replicator would use (linger 20 ms, 1 MB batches, acks=all), so a
+ratio compares our overhead, not client tuning.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+
+from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
+
+PRODUCER_TUNING = {
+    "linger.ms": 20,
+    "batch.size": 1_000_000,
+    "acks": "all",
+    "allow.auto.create.topics": False,
+    "queue.buffering.max.kbytes": 262_144,
+}
+
+
+@dataclass
+class Rate:
+    records: int
+    bytes: int
+    seconds: float
+
+    @property
+    def records_per_s(self) -> float:
+        return self.records / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def mb_per_s(self) -> float:
+        return self.bytes / self.seconds / 1e6 if self.seconds > 0 else 0.0
+
+    def __str__(self) -> str:
+        return f"{self.records_per_s:>10,.0f} rec/s {self.mb_per_s:>8.1f} MB/s ({self.records} in {self.seconds:.2f} s)"
+
+
+def payload(size: int) -> bytes:
+    return os.urandom(size)
+
+
+def produce(bootstrap: str, topic: str, partitions: int, count: int, size: int) -> Rate:
+    """Produce ``count`` records of ``size`` bytes round-robin over partitions; timed until all acked."""
+    producer = Producer({"bootstrap.servers": bootstrap, **PRODUCER_TUNING})
+    value = payload(size)
+    key_base = b"key-"
+    start = time.perf_counter()
+    for i in range(count):
+        while True:
+            try:
+                producer.produce(topic, value, key_base + str(i % 1000).encode(), partition=i % partitions)
+                break
+            except BufferError:
+                producer.poll(0.01)
+        if i % 10_000 == 0:
+            producer.poll(0)
+    remaining = producer.flush(120)
+    elapsed = time.perf_counter() - start
+    if remaining:
+        raise RuntimeError(f"{remaining} records not acknowledged")
+    return Rate(count, count * size, elapsed)
+
+
+def consume(bootstrap: str, topic: str, partitions: int, count: int) -> Rate:
+    """Read ``count`` records from offset 0 of every partition with batch consume()."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"bench-raw-{time.time_ns()}",
+            "enable.auto.commit": False,
+            "allow.auto.create.topics": False,
+            "fetch.wait.max.ms": 100,
+            "enable.partition.eof": False,
+        }
+    )
+    consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+    seen = 0
+    nbytes = 0
+    start = time.perf_counter()
+    deadline = start + 300
+    while seen < count and time.perf_counter() < deadline:
+        for msg in consumer.consume(num_messages=10_000, timeout=1.0):
+            err = msg.error()
+            if err is not None and err.code() != KafkaError._PARTITION_EOF:
+                raise RuntimeError(str(err))
+            if err is None:
+                seen += 1
+                value = msg.value()
+                nbytes += len(value) if value else 0
+    elapsed = time.perf_counter() - start
+    consumer.close()
+    if seen < count:
+        raise RuntimeError(f"consumed only {seen} of {count}")
+    return Rate(seen, nbytes, elapsed)
