@@ -1,0 +1,306 @@
+"""confluent-kafka (librdkafka) client configs built from Connect/Java-style client properties.
+
+Users write Java client keys (``mm2.properties``, worker configs). librdkafka shares most of them,
+names a few differently, and has no equivalent for the JVM-only ones (serializers, interceptors,
+JKS stores, ``max.block.ms``...). One table here renames or drops them (with a debug log naming the
+key), so the rest of the runtime never sees a Java-only key. Every config we build sets
+``allow.auto.create.topics=false`` (Tansu and some Kafka setups auto-create on a named metadata
+request, which would hide "topic missing" bugs and create internal topics with wrong settings).
+
+Keys librdkafka still rejects at construction as unknown are dropped with a warning and the client
+is built again (:func:`create_producer` & co.), so an unusual Java-only key never stops a worker;
+an invalid *value* is a ConfigError naming the key.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, TypeVar
+
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
+from confluent_kafka.admin import AdminClient
+
+from connect_core.api.errors import ConfigError
+from connect_core.kafka.errors import from_exception
+
+log = logging.getLogger(__name__)
+
+Role = Literal["producer", "consumer", "admin"]
+C = TypeVar("C")
+
+#: Java key -> librdkafka key, where they differ.
+RENAMED: dict[str, str] = {
+    "fetch.max.wait.ms": "fetch.wait.max.ms",
+    "receive.buffer.bytes": "socket.receive.buffer.bytes",
+    "send.buffer.bytes": "socket.send.buffer.bytes",
+    "max.request.size": "message.max.bytes",
+}
+
+#: JVM-only keys with no librdkafka meaning (dropped for every role).
+JAVA_ONLY: frozenset[str] = frozenset(
+    {
+        "key.serializer",
+        "value.serializer",
+        "key.deserializer",
+        "value.deserializer",
+        "interceptor.classes",
+        "metric.reporters",
+        "metrics.num.samples",
+        "metrics.recording.level",
+        "metrics.sample.window.ms",
+        "auto.include.jmx.reporter",
+        "enable.metrics.push",
+        "max.block.ms",
+        "default.api.timeout.ms",
+        "max.poll.records",
+        "exclude.internal.topics",
+        "partitioner.class",
+        "partitioner.ignore.keys",
+        "partitioner.adaptive.partitioning.enable",
+        "partitioner.availability.timeout.ms",
+        "metadata.max.idle.ms",
+        "security.providers",
+        "sasl.login.class",
+        "sasl.login.callback.handler.class",
+        "sasl.client.callback.handler.class",
+        "sasl.jaas.config",  # translated into sasl.username/sasl.password below
+        "ssl.protocol",
+        "ssl.provider",
+        "ssl.enabled.protocols",
+        "ssl.keymanager.algorithm",
+        "ssl.trustmanager.algorithm",
+        "ssl.secure.random.implementation",
+        "ssl.engine.factory.class",
+        "ssl.keystore.type",
+        "ssl.truststore.type",
+        "ssl.truststore.location",
+        "ssl.truststore.password",
+        "ssl.truststore.certificates",
+        "ssl.keystore.certificate.chain",
+        "ssl.keystore.key",
+        "buffer.memory",
+        "internal.leave.group.on.close",
+        "group.protocol",
+    }
+)
+
+_PRODUCER_ONLY: frozenset[str] = frozenset(
+    {
+        "acks",
+        "retries",
+        "linger.ms",
+        "batch.size",
+        "batch.num.messages",
+        "compression.type",
+        "compression.level",
+        "delivery.timeout.ms",
+        "request.timeout.ms",
+        "enable.idempotence",
+        "transactional.id",
+        "transaction.timeout.ms",
+        "message.max.bytes",
+        "queue.buffering.max.kbytes",
+        "queue.buffering.max.messages",
+        "message.timeout.ms",
+    }
+)
+
+_CONSUMER_ONLY: frozenset[str] = frozenset(
+    {
+        "group.id",
+        "group.instance.id",
+        "auto.offset.reset",
+        "enable.auto.commit",
+        "auto.commit.interval.ms",
+        "isolation.level",
+        "session.timeout.ms",
+        "heartbeat.interval.ms",
+        "max.poll.interval.ms",
+        "fetch.min.bytes",
+        "fetch.max.bytes",
+        "fetch.wait.max.ms",
+        "max.partition.fetch.bytes",
+        "partition.assignment.strategy",
+        "check.crcs",
+        "enable.partition.eof",
+        "client.rack",
+    }
+)
+
+#: Keys a worker's top-level config shares with every client it builds (Java MirrorMakerConfig copies
+#: the security ones into producer./consumer./admin. the same way).
+SHARED_CLIENT_KEYS: tuple[str, ...] = (
+    "bootstrap.servers",
+    "client.dns.lookup",
+    "security.protocol",
+    "ssl.",
+    "sasl.",
+    "metadata.max.age.ms",
+    "reconnect.backoff.ms",
+    "reconnect.backoff.max.ms",
+    "retry.backoff.ms",
+    "retry.backoff.max.ms",
+    "connections.max.idle.ms",
+    "socket.connection.setup.timeout.ms",
+    "socket.connection.setup.timeout.max.ms",
+    "receive.buffer.bytes",
+    "send.buffer.bytes",
+)
+
+_ASSIGNORS = {
+    "org.apache.kafka.clients.consumer.RangeAssignor": "range",
+    "org.apache.kafka.clients.consumer.RoundRobinAssignor": "roundrobin",
+    "org.apache.kafka.clients.consumer.CooperativeStickyAssignor": "cooperative-sticky",
+    "range": "range",
+    "roundrobin": "roundrobin",
+    "cooperative-sticky": "cooperative-sticky",
+}
+
+_JAAS_OPTION = re.compile(r'(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"')
+
+
+def client_props(worker_props: Mapping[str, Any], prefix: str) -> dict[str, Any]:
+    """Client properties for one role of a worker: the shared keys, overridden by ``<prefix>*`` keys.
+
+    ``client_props(worker, "producer.")`` gives what Java's worker hands its producers (minus the
+    non-client keys, which librdkafka would reject).
+    """
+    out: dict[str, Any] = {
+        k: v for k, v in worker_props.items() if k in SHARED_CLIENT_KEYS or k.startswith(("ssl.", "sasl."))
+    }
+    out.update({k[len(prefix) :]: v for k, v in worker_props.items() if prefix and k.startswith(prefix)})
+    return out
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list | tuple):
+        return ",".join(_text(v) for v in value)
+    secret = getattr(value, "value", None)  # connect_core.config Password
+    if isinstance(secret, str):
+        return secret
+    return str(value)
+
+
+def _translate(props: Mapping[str, Any], role: Role) -> dict[str, Any]:
+    conf: dict[str, Any] = {}
+    for key, raw in props.items():
+        if raw is None:
+            continue
+        value = _text(raw).strip()
+        if key in JAVA_ONLY:
+            if key not in ("sasl.jaas.config", "ssl.truststore.location", "ssl.truststore.certificates"):
+                log.debug("Ignoring Java-only client property %s for the %s", key, role)
+            continue
+        key = RENAMED.get(key, key)
+        if role != "producer" and key in _PRODUCER_ONLY:
+            log.debug("Ignoring producer property %s for the %s", key, role)
+            continue
+        if role != "consumer" and key in _CONSUMER_ONLY:
+            log.debug("Ignoring consumer property %s for the %s", key, role)
+            continue
+        if key == "bootstrap.servers":
+            value = ",".join(s.strip() for s in value.split(",") if s.strip())
+        elif key == "auto.offset.reset" and value == "none":
+            value = "error"
+        elif key == "ssl.endpoint.identification.algorithm" and value == "":
+            value = "none"
+        elif key == "partition.assignment.strategy":
+            names = [_ASSIGNORS.get(s.strip()) for s in value.split(",") if s.strip()]
+            if None in names or not names:
+                log.warning("Unsupported partition.assignment.strategy %r; using librdkafka's default", value)
+                continue
+            value = ",".join(n for n in names if n)
+        conf[key] = value
+    _translate_security(props, conf)
+    conf["allow.auto.create.topics"] = False
+    return conf
+
+
+def _translate_security(props: Mapping[str, Any], conf: dict[str, Any]) -> None:
+    jaas = props.get("sasl.jaas.config")
+    if jaas:
+        text = _text(jaas)
+        options = dict(_JAAS_OPTION.findall(text))
+        if ("PlainLoginModule" in text or "ScramLoginModule" in text) and "username" in options:
+            conf.setdefault("sasl.username", options["username"])
+            conf.setdefault("sasl.password", options.get("password", ""))
+        else:
+            log.warning("sasl.jaas.config with this login module is not supported; set sasl.* for librdkafka")
+    store_type = _text(props.get("ssl.truststore.type", "")).upper()
+    if props.get("ssl.truststore.certificates"):
+        conf.setdefault("ssl.ca.pem", _text(props["ssl.truststore.certificates"]))
+    elif props.get("ssl.truststore.location"):
+        if store_type == "PEM":
+            conf.setdefault("ssl.ca.location", _text(props["ssl.truststore.location"]))
+        else:
+            log.warning(
+                "ssl.truststore.location of type %s cannot be used by librdkafka: convert it to PEM and set "
+                "ssl.truststore.type=PEM (or ssl.ca.location)",
+                store_type or "JKS",
+            )
+    if _text(props.get("ssl.keystore.type", "")).upper() == "PEM":
+        conf.pop("ssl.keystore.location", None)
+        if props.get("ssl.keystore.certificate.chain"):
+            conf.setdefault("ssl.certificate.pem", _text(props["ssl.keystore.certificate.chain"]))
+        if props.get("ssl.keystore.key"):
+            conf.setdefault("ssl.key.pem", _text(props["ssl.keystore.key"]))
+
+
+def producer_config(props: Mapping[str, Any], overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """librdkafka producer config from Java producer properties; ``overrides`` (librdkafka keys) win."""
+    conf = _translate(props, "producer")
+    conf.update(overrides or {})
+    conf["allow.auto.create.topics"] = False
+    return conf
+
+
+def consumer_config(props: Mapping[str, Any], overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    conf = _translate(props, "consumer")
+    conf.update(overrides or {})
+    conf["allow.auto.create.topics"] = False
+    return conf
+
+
+def admin_config(props: Mapping[str, Any], overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    conf = _translate(props, "admin")
+    conf.update(overrides or {})
+    conf["allow.auto.create.topics"] = False
+    return conf
+
+
+_UNKNOWN_PROPERTY = re.compile(r'No such configuration property: "([^"]+)"')
+
+
+def _construct(factory: Callable[[dict[str, Any]], C], conf: Mapping[str, Any], what: str) -> C:
+    attempt = dict(conf)
+    while True:
+        try:
+            return factory(attempt)
+        except KafkaException as e:
+            err = e.args[0] if e.args else None
+            text = err.str() if isinstance(err, KafkaError) else str(e)
+            m = _UNKNOWN_PROPERTY.search(text)
+            if m and m.group(1) in attempt and m.group(1) != "bootstrap.servers":
+                log.warning("Ignoring client property %s: librdkafka does not know it (%s)", m.group(1), what)
+                del attempt[m.group(1)]
+                continue
+            mapped = from_exception(e, f"Cannot create the {what}")
+            if isinstance(mapped, ConfigError):
+                raise mapped from e
+            raise ConfigError(str(mapped)) from e
+
+
+def create_producer(conf: Mapping[str, Any]) -> Producer:
+    return _construct(Producer, conf, "producer")
+
+
+def create_consumer(conf: Mapping[str, Any]) -> Consumer:
+    return _construct(Consumer, conf, "consumer")
+
+
+def create_admin(conf: Mapping[str, Any]) -> AdminClient:
+    return _construct(AdminClient, conf, "admin client")
