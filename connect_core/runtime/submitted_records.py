@@ -53,7 +53,12 @@ def partition_key(partition: dict[str, Any] | None) -> PartitionKey:
     """A hashable canonical form of a source-partition map (equal maps give equal keys)."""
     if partition is None:
         return None
-    return _freeze(partition)
+    for v in partition.values():
+        cls = v.__class__
+        if cls is not str and cls is not int:
+            return _freeze(partition)
+    # Fast path for the usual flat map of strings and ints (same result as _freeze).
+    return tuple(sorted(partition.items()))
 
 
 class SubmittedRecord:
@@ -185,7 +190,7 @@ class SubmittedRecords:
         cached = self._key_cache.get(id(partition))
         if cached is not None and cached[0] is partition:
             return cached[1]
-        key = _freeze(partition)
+        key = partition_key(partition)
         if len(self._key_cache) >= _CACHE_MAX:
             self._key_cache.clear()
         self._key_cache[id(partition)] = (partition, key)

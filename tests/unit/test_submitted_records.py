@@ -90,10 +90,9 @@ def test_many_partitions_random_acks_match_model() -> None:
         acked[i].add(off)
         if n % 97 == 0 or n == len(handles) - 1:
             c = sr.committable_offsets()
-            for _p, o in c.offsets.values():
-                pass
             for key, (p, o) in c.offsets.items():
                 assert key == partition_key(p)
+                assert p is not None and o is not None
                 committed[p["partition"]] = o["offset"]
             # model: the committed offset is the end of the acked prefix
             for j in range(50):

@@ -1,0 +1,1 @@
+"""Connectors bundled with the runtime (Kafka's quickstart FileStreamSource)."""
