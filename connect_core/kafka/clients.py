@@ -253,6 +253,10 @@ def _translate_security(props: Mapping[str, Any], conf: dict[str, Any]) -> None:
 def producer_config(props: Mapping[str, Any], overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """librdkafka producer config from Java producer properties; ``overrides`` (librdkafka keys) win."""
     conf = _translate(props, "producer")
+    # Java's default partitioner hashes keys with murmur2; librdkafka's default differs. Keyed
+    # records (Connect's offsets/status topics, mirrored data without a partition) must land
+    # where a Java client would put them.
+    conf.setdefault("partitioner", "murmur2_random")
     conf.update(overrides or {})
     conf["allow.auto.create.topics"] = False
     return conf
