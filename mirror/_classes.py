@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from mirror.errors import MirrorConfigError
 
@@ -19,7 +19,7 @@ T = TypeVar("T")
 def resolve_class(
     key: str,
     value: Any,
-    base: type[T],
+    base: type[Any],
     aliases: Mapping[str, type[T]],
 ) -> type[T]:
     """Return the class that ``value`` (the setting ``key``) names; it must subclass ``base``."""
@@ -36,7 +36,7 @@ def resolve_class(
         raise MirrorConfigError(f"expected a class name, got {value!r}", key=key)
     if not isinstance(cls, type) or not issubclass(cls, base):
         raise MirrorConfigError(f"class {value!r} is not a {base.__name__}", key=key)
-    return cls
+    return cast("type[T]", cls)
 
 
 def _import(key: str, name: str) -> Any:
