@@ -121,7 +121,8 @@ class Mm2Metrics:
         self.task_restarts = Counter("mm2_task_restarts", "Task restarts requested.", TASK, registry=r)
         self.client_errors = Counter(
             "mm2_client_errors",
-            "Errors reported by Kafka clients (produce failures, fetch errors...).",
+            "Errors reported by Kafka clients (produce failures, fetch errors...), by client (producer, consumer, "
+            "admin) and error category (transport, timeout, authorization, unknown_topic, not_leader, fatal, other).",
             (*PAIR, "client", "error"),
             registry=r,
         )

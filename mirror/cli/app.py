@@ -75,7 +75,9 @@ def run(
 ) -> None:
     """Run the dedicated MirrorMaker driver for every enabled flow in CONFIG."""
     require_file(config, "MirrorMaker config file")
-    _not_yet("run")
+    from mirror.cli import run_cmd
+
+    run_cmd.run(config, clusters, metrics_port)
 
 
 @app.command()
@@ -86,7 +88,9 @@ def status(
 ) -> None:
     """Show connector/task states, replication lag and checkpoints per flow."""
     require_file(config, "MirrorMaker config file")
-    _not_yet("status")
+    from mirror.cli import status_cmd
+
+    status_cmd.status(config, json_output)
 
 
 @app.command()
@@ -97,7 +101,9 @@ def demo(
     ] = None,
 ) -> None:
     """Start two embedded clusters and mirror sample topics between them."""
-    _not_yet("demo")
+    from mirror.cli import demo_cmd
+
+    demo_cmd.demo(duration)
 
 
 @app.command()
@@ -130,7 +136,9 @@ def connect_standalone(
 ) -> None:
     """Run a standalone Connect worker (as connect-standalone.sh)."""
     require_file(worker_config, "worker config file")
-    _not_yet("connect standalone")
+    from mirror.cli.connect_cmd import run_standalone
+
+    run_standalone(worker_config, list(connector_configs or []))
 
 
 @connect_app.command("distributed")

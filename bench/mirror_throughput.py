@@ -1,0 +1,244 @@
+"""Mirror throughput benchmark: one MirrorSourceTask in our Worker vs raw consume and raw produce.
+
+    python -m bench.mirror_throughput                      # 200k x 100 B and 100k x 1 KB, 4 partitions
+    python -m bench.mirror_throughput --partitions 64      # same, 64 partitions (the memory check)
+    python -m bench.mirror_throughput --records 50000 --size 1024
+
+Per case, on two fresh embedded brokers A and B started here (and killed at the end):
+
+1. fill topic T on A (raw produce, big batches);
+2. (a) raw consume of T from A with confluent-kafka's batch ``consume()``;
+3. (b) raw produce of the same records to B;
+4. (c) mirror A->B with MirrorSourceConnector (tasks.max=1) in a StandaloneHerder configured the way
+   ``mm2`` configures it (``mirror.maker_config.MirrorMakerConfig``), from the task's first poll until
+   the target acknowledged the last record; then the target's end offsets are checked against the
+   source's.
+
+Printed: the three rates, mirror / min(a, b), and this process's peak RSS while mirroring (sampled
+every 20 ms plus the kernel's VmHWM, reset before the phase), with the delta over the RSS before it.
+Targets (issue "Mirror connectors"): ratio >= 0.7 with 1 KB records; peak RSS < 500 MB on 64 partitions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from bench import raw_clients
+from bench._harness import (
+    AckCounter,
+    Line,
+    RssSampler,
+    best,
+    broker_rss_line,
+    embedded_clusters,
+    ratio_line,
+    start_herder,
+)
+from bench.raw_clients import Rate
+from connect_core.api.records import RecordMetadata, SourceRecord
+from connect_core.api.task import Task
+from connect_core.embedded import EmbeddedKafkaCluster, unique_name
+from mirror.maker_config import SOURCE_CONNECTOR, MirrorMakerConfig, SourceAndTarget
+from mirror.source_connector import MirrorSourceConnector
+from mirror.source_task import MirrorSourceTask
+
+SOURCE, TARGET = "A", "B"
+CONNECTOR_CLASS = "bench.mirror_throughput:BenchMirrorSourceConnector"
+RATIO_TARGET = 0.7
+RSS_TARGET_MB = 500.0
+
+
+class CountingMirrorSourceTask(MirrorSourceTask):
+    """The product task plus two cheap hooks: when it first polled, and how many records were acked.
+
+    One extra Python call per record (``commit_record``) and per batch (``poll``): noise next to the
+    per-record work measured.
+    """
+
+    acks: ClassVar[AckCounter | None] = None
+    first_poll_at: ClassVar[float | None] = None
+
+    def poll(self) -> list[SourceRecord] | None:
+        if CountingMirrorSourceTask.first_poll_at is None:
+            CountingMirrorSourceTask.first_poll_at = time.perf_counter()
+        return super().poll()
+
+    def commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
+        super().commit_record(record, metadata)
+        acks = CountingMirrorSourceTask.acks
+        if acks is not None:
+            acks.add()
+
+
+class BenchMirrorSourceConnector(MirrorSourceConnector):
+    """MirrorSourceConnector whose tasks are the counting subclass; nothing else differs."""
+
+    def task_class(self) -> type[Task]:
+        return CountingMirrorSourceTask
+
+
+@dataclass
+class Case:
+    records: int
+    size: int
+
+    def __str__(self) -> str:
+        return f"{self.records} x {self.size} B"
+
+
+@dataclass
+class Result:
+    case: Case
+    partitions: int
+    consume: Rate
+    produce: Rate
+    mirror: Rate
+    rss_before_mb: float
+    rss_peak_mb: float
+
+    @property
+    def ratio(self) -> float:
+        slower = min(self.consume.records_per_s, self.produce.records_per_s)
+        return self.mirror.records_per_s / slower if slower else 0.0
+
+
+def mm2_properties(a: EmbeddedKafkaCluster, b: EmbeddedKafkaCluster, topic: str) -> dict[str, str]:
+    """An mm2.properties for one flow A->B of one topic, sized for a single-broker test cluster."""
+    return {
+        "clusters": f"{SOURCE}, {TARGET}",
+        f"{SOURCE}.bootstrap.servers": a.bootstrap_servers,
+        f"{TARGET}.bootstrap.servers": b.bootstrap_servers,
+        f"{SOURCE}->{TARGET}.enabled": "true",
+        f"{SOURCE}->{TARGET}.topics": topic,
+        "tasks.max": "1",
+        "replication.factor": "1",
+        "offset-syncs.topic.replication.factor": "1",
+        "sync.topic.acls.enabled": "false",
+        "emit.heartbeats.enabled": "false",
+    }
+
+
+def herder_configs(a: EmbeddedKafkaCluster, b: EmbeddedKafkaCluster, topic: str, offsets_file: Path,
+                   name: str) -> tuple[dict[str, str], dict[str, str]]:
+    """(worker props, connector config) exactly as mm2 derives them, plus a file offset store."""
+    mm2 = MirrorMakerConfig(mm2_properties(a, b, topic))
+    pair = SourceAndTarget(SOURCE, TARGET)
+    worker = mm2.worker_config(pair)
+    worker["offset.storage.file.filename"] = str(offsets_file)
+    connector = mm2.connector_base_config(pair, SOURCE_CONNECTOR)
+    connector["name"] = name
+    connector["connector.class"] = CONNECTOR_CLASS
+    return worker, connector
+
+
+def run_mirror(a: EmbeddedKafkaCluster, b: EmbeddedKafkaCluster, topic: str, case: Case,
+               source_ends: dict[int, int], timeout_s: float) -> tuple[Rate, RssSampler]:
+    CountingMirrorSourceTask.acks = acks = AckCounter(case.records)
+    CountingMirrorSourceTask.first_poll_at = None
+    sampler = RssSampler()
+    name = unique_name("bench-mirror")
+    with tempfile.TemporaryDirectory(prefix="bench-mirror-") as tmp:
+        worker, connector = herder_configs(a, b, topic, Path(tmp) / "offsets", name)
+        sampler.start()
+        try:
+            with start_herder(worker) as herder:
+                herder.put_connector_config(name, connector, False)
+                done = acks.wait(timeout_s)
+                herder.delete_connector_config(name)
+        finally:
+            sampler.stop()
+            CountingMirrorSourceTask.acks = None
+    started = CountingMirrorSourceTask.first_poll_at
+    assert started is not None
+    remote = f"{SOURCE}.{topic}"
+    target_ends = b.end_offsets(remote)
+    if target_ends != source_ends:
+        raise RuntimeError(f"target {remote} end offsets {target_ends} differ from the source's {source_ends}")
+    return Rate(case.records, case.records * case.size, done - started), sampler
+
+
+def run_case(case: Case, partitions: int, rounds: int, timeout_s: float) -> Result:
+    print(f"== mirror A->B: {case}, {partitions} partitions, {rounds} round(s), tasks.max=1", flush=True)
+    consumes: list[Rate] = []
+    produces: list[Rate] = []
+    mirrors: list[Rate] = []
+    rss_before = rss_peak = 0.0
+    with embedded_clusters("A", "B") as (a, b):
+        for r in range(rounds):
+            topic = a.create_topic(unique_name("bench-src"), partitions)
+            fill = raw_clients.produce(a.bootstrap_servers, topic, partitions, case.records, case.size)
+            print(f"  round {r + 1} fill A      : {fill}", flush=True)
+            source_ends = a.end_offsets(topic)
+            if sum(source_ends.values()) != case.records:
+                raise RuntimeError(f"source holds {sum(source_ends.values())} records, not {case.records}")
+            consumes.append(raw_clients.consume(a.bootstrap_servers, topic, partitions, case.records))
+            print(f"  round {r + 1} (a) consume : {consumes[-1]}", flush=True)
+            raw_target = b.create_topic(unique_name("bench-raw"), partitions)
+            produces.append(raw_clients.produce(b.bootstrap_servers, raw_target, partitions, case.records, case.size))
+            print(f"  round {r + 1} (b) produce : {produces[-1]}", flush=True)
+            rate, sampler = run_mirror(a, b, topic, case, source_ends, timeout_s)
+            mirrors.append(rate)
+            print(f"  round {r + 1} (c) mirror  : {rate}  peak RSS {sampler.peak_mb:.0f} MB "
+                  f"(+{sampler.delta_mb:.0f} MB over {sampler.baseline_mb:.0f} MB)", flush=True)
+            if sampler.peak_mb >= rss_peak:
+                rss_before, rss_peak = sampler.baseline_mb, sampler.peak_mb
+        print(broker_rss_line([a, b]))
+    result = Result(case, partitions, best(consumes), best(produces), best(mirrors), rss_before, rss_peak)
+    print(Line("(a) raw consume A", result.consume))
+    print(Line("(b) raw produce B", result.produce))
+    print(Line("(c) mirror A->B", result.mirror))
+    slower = result.consume if result.consume.records_per_s <= result.produce.records_per_s else result.produce
+    print(ratio_line("ratio mirror/min(a,b)", result.mirror, slower))
+    print(f"{'peak RSS mirroring':<28}: {rss_peak:.0f} MB (+{rss_peak - rss_before:.0f} MB over "
+          f"{rss_before:.0f} MB before)", flush=True)
+    return result
+
+
+def verdicts(results: list[Result]) -> list[str]:
+    """The issue's targets, judged on what this run measured."""
+    lines = []
+    for r in results:
+        if r.case.size >= 1024:
+            ok = "met" if r.ratio >= RATIO_TARGET else "MISSED"
+            lines.append(f"target ratio >= {RATIO_TARGET} ({r.case}, {r.partitions} p): {r.ratio:.2f} {ok}")
+        if r.partitions >= 64:
+            ok = "met" if r.rss_peak_mb < RSS_TARGET_MB else "MISSED"
+            lines.append(f"target RSS < {RSS_TARGET_MB:.0f} MB ({r.case}, {r.partitions} p): "
+                         f"{r.rss_peak_mb:.0f} MB {ok}")
+    return lines
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m bench.mirror_throughput", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--records", type=int, help="records per case (default: two cases, 200000x100 and 100000x1024)")
+    p.add_argument("--size", type=int, help="record value size in bytes (with --records; default 1024)")
+    p.add_argument("--partitions", type=int, default=4, help="partitions of the mirrored topic (64: memory check)")
+    p.add_argument("--rounds", type=int, default=1, help="repeat a/b/c; the best round of each is compared")
+    p.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for the mirror to finish")
+    return p.parse_args(argv)
+
+
+def cases_from(args: argparse.Namespace) -> list[Case]:
+    if args.records is None and args.size is None:
+        return [Case(200_000, 100), Case(100_000, 1024)]
+    return [Case(args.records or 100_000, args.size if args.size is not None else 1024)]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    results = [run_case(c, args.partitions, args.rounds, args.timeout) for c in cases_from(args)]
+    for line in verdicts(results):
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,13 @@
+"""The Connect REST API (same paths, JSON shapes, status codes and error bodies as Java Connect).
+
+``routes`` is the method+path table (with the namespace prefix that selects a herder in
+MirrorMaker's dedicated mode), ``resources`` the handlers that render herder calls, ``entities``
+the JSON shapes, ``errors`` the one exception -> status table, and ``server`` the stdlib HTTP
+shell. Only ``server`` does I/O.
+"""
+
+from connect_core.rest.resources import RestApp, RestSettings
+from connect_core.rest.routes import HerderSelector, Router
+from connect_core.rest.server import RestServer, RestServerConfig
+
+__all__ = ["HerderSelector", "RestApp", "RestServer", "RestServerConfig", "RestSettings", "Router"]

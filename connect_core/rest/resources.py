@@ -1,0 +1,572 @@
+"""Handlers of the Connect REST API: each renders one :class:`~connect_core.herder.api.Herder` call.
+
+Status codes follow Java's ``ConnectorsResource``/``ConnectorPluginsResource``/``RootResource``:
+create 201 (+ ``Location``), replace 200, pause/resume/topic-reset 202, stop/delete/task restart
+204, connector restart 204 (connector only) or 202 with the pending status. Handlers are plain
+functions of a :class:`Request`; :func:`dispatch` adds routing, the error table and forwarding
+to the leader, so the whole API is testable without a socket.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+from urllib.parse import quote, urlencode
+
+from connect_core import __version__
+from connect_core.api.errors import BadRequestError, ConfigError, NotFoundError, NotLeaderError
+from connect_core.herder.api import ConfigInfoKey, ConnectorTaskId, Herder, RestartRequest
+from connect_core.rest import entities
+from connect_core.rest.errors import (
+    RestError,
+    bad_request,
+    deserialization_error,
+    error_body,
+    error_response,
+    unsupported_media_type,
+)
+from connect_core.rest.routes import HerderSelector, Router
+
+log = logging.getLogger(__name__)
+
+COMMIT_ID = "unknown"  # Java reports AppInfoParser.getCommitId(); "unknown" when not built from git
+HEALTHY_MESSAGE = "Worker has completed startup and is ready to handle requests."
+
+
+@dataclass(frozen=True)
+class RestSettings:
+    """Worker settings the resources consult (Java ``RestServerConfig``)."""
+
+    topic_tracking_enabled: bool = True
+    topic_tracking_reset_enabled: bool = True
+    version: str = __version__
+    commit: str = COMMIT_ID
+
+    @classmethod
+    def from_props(cls, props: Mapping[str, str]) -> RestSettings:
+        def flag(key: str, default: bool) -> bool:
+            raw = props.get(key)
+            if raw is None:
+                return default
+            value = raw.strip().lower()
+            if value not in ("true", "false"):
+                raise ConfigError(
+                    f"Invalid value {raw} for configuration {key}: Expected value to be either true or false", key=key
+                )
+            return value == "true"
+
+        return cls(
+            topic_tracking_enabled=flag("topic.tracking.enable", True),
+            topic_tracking_reset_enabled=flag("topic.tracking.allow.reset", True),
+        )
+
+
+@dataclass
+class Request:
+    """One HTTP request as the handlers see it."""
+
+    method: str
+    path: str  # path inside the namespace, e.g. "/connectors/x/status"
+    query: dict[str, list[str]] = field(default_factory=dict)
+    body: bytes = b""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    herder: Any = None
+    params: dict[str, Any] = field(default_factory=dict)
+    settings: RestSettings = field(default_factory=RestSettings)
+    base_url: str = ""  # "http://host:port" + namespace prefix, for Location headers
+
+    def query_one(self, name: str) -> str | None:
+        values = self.query.get(name)
+        return values[0] if values else None
+
+    def query_bool(self, name: str, default: bool) -> bool:
+        raw = self.query_one(name)
+        if raw is None:
+            return default
+        return raw.strip().lower() == "true"  # Java's Boolean.valueOf
+
+    def json(self) -> Any:
+        ctype = _header(self.headers, "content-type")
+        if ctype is not None and not _is_json_media_type(ctype):
+            raise unsupported_media_type()
+        return entities.parse_json(self.body)
+
+
+@dataclass
+class Response:
+    status: int
+    body: Any = None  # JSON-able; None with a 2xx means no entity
+    headers: dict[str, str] = field(default_factory=dict)
+    raw: bytes | None = None  # a forwarded response, passed through untouched
+
+    def encoded(self) -> bytes:
+        if self.raw is not None:
+            return self.raw
+        if self.body is None and self.status < 400:
+            return b""
+        return entities.dumps(self.body)
+
+
+def _header(headers: Mapping[str, str], name: str) -> str | None:
+    for k, v in headers.items():
+        if k.lower() == name:
+            return v
+    return None
+
+
+def _is_json_media_type(ctype: str) -> bool:
+    main = ctype.split(";", 1)[0].strip().lower()
+    if main in ("", "*/*"):
+        return True
+    _, _, subtype = main.partition("/")
+    return subtype == "json" or subtype.endswith("+json")
+
+
+# ------------------------------------------------------------------------------------ root
+
+
+def server_info(req: Request) -> Response:
+    herder: Herder = req.herder
+    return Response(200, entities.server_info(req.settings.version, req.settings.commit, herder.kafka_cluster_id()))
+
+
+def health(req: Request) -> Response:
+    ready = getattr(req.herder, "is_ready", None)
+    if callable(ready) and not ready():
+        return Response(503, {"status": "starting", "message": "Worker is still starting up."})
+    return Response(200, {"status": "healthy", "message": HEALTHY_MESSAGE})
+
+
+# ------------------------------------------------------------------------------------ connectors
+
+
+def list_connectors(req: Request) -> Response:
+    herder: Herder = req.herder
+    expansions = req.query.get("expand")
+    if expansions is None:
+        return Response(200, herder.connectors())
+    out: dict[str, dict[str, Any]] = {}
+    for name in herder.connectors():
+        try:
+            entry: dict[str, Any] = {}
+            for expansion in expansions:
+                if expansion == "status":
+                    entry["status"] = entities.connector_state_info(herder.connector_status(name))
+                elif expansion == "info":
+                    entry["info"] = entities.connector_info(herder.connector_info(name))
+                else:
+                    log.info("Ignoring unknown expansion type %s", expansion)
+            out[name] = entry
+        except NotFoundError:
+            # Deleted while we were looking: leave it out, as Java does.
+            log.debug("Unable to get connector info for %s on this worker", name)
+    return Response(200, out)
+
+
+def _require_string_config(config: Mapping[str, str | None]) -> dict[str, str]:
+    nulls = [k for k, v in config.items() if v is None]
+    if nulls:
+        raise BadRequestError(
+            f"Connector configuration is invalid and contains the following {len(nulls)} error(s):\n"
+            + "\n".join("Null value can not be supplied as the configuration value." for _ in nulls)
+            + "\nYou can also find the above list of errors at the endpoint "
+            "`/connector-plugins/{connectorType}/config/validate`"
+        )
+    return {k: v for k, v in config.items() if v is not None}
+
+
+def _check_and_put_name(name: str, config: dict[str, str | None]) -> None:
+    included = config.get("name")
+    if included is not None:
+        if included != name:
+            raise bad_request(
+                f"Connector name configuration ({included}) doesn't match connector name in the URL ({name})"
+            )
+    else:
+        config["name"] = name
+
+
+def _location(req: Request, name: str) -> dict[str, str]:
+    return {"Location": f"{req.base_url}/connectors/{quote(name, safe='')}"}
+
+
+def create_connector(req: Request) -> Response:
+    herder: Herder = req.herder
+    raw = req.json()
+    if raw is None:
+        raise deserialization_error("A JSON object with the connector's \"name\" and \"config\" is required")
+    name, config, initial_state = entities.create_connector_request(raw)
+    name = "" if name is None else name.strip()
+    if config is None:
+        # Java fails here with a NullPointerException (500); keep the status, say what is wrong.
+        raise deserialization_error("Connector config is missing: the request needs a \"config\" object")
+    _check_and_put_name(name, config)
+    created, info = herder.put_connector_config(name, _require_string_config(config), False, initial_state)
+    del created
+    return Response(201, entities.connector_info(info), _location(req, name))
+
+
+def get_connector(req: Request) -> Response:
+    herder: Herder = req.herder
+    return Response(200, entities.connector_info(herder.connector_info(req.params["connector"])))
+
+
+def get_connector_config(req: Request) -> Response:
+    herder: Herder = req.herder
+    return Response(200, dict(herder.connector_config(req.params["connector"])))
+
+
+def put_connector_config(req: Request) -> Response:
+    herder: Herder = req.herder
+    name: str = req.params["connector"]
+    raw = req.json()
+    if raw is None:
+        raise deserialization_error("A JSON object of connector configuration is required")
+    config = entities.string_map(raw)
+    _check_and_put_name(name, config)
+    created, info = herder.put_connector_config(name, _require_string_config(config), True)
+    if created:
+        return Response(201, entities.connector_info(info), _location(req, name))
+    return Response(200, entities.connector_info(info))
+
+
+def patch_connector_config(req: Request) -> Response:
+    herder: Herder = req.herder
+    raw = req.json()
+    if raw is None:
+        raise deserialization_error("A JSON object of configuration changes is required")
+    patch = entities.string_map(raw)
+    info = herder.patch_connector_config(req.params["connector"], patch)
+    return Response(200, entities.connector_info(info))
+
+
+def delete_connector(req: Request) -> Response:
+    herder: Herder = req.herder
+    herder.delete_connector_config(req.params["connector"])
+    return Response(204)
+
+
+def connector_status(req: Request) -> Response:
+    herder: Herder = req.herder
+    return Response(200, entities.connector_state_info(herder.connector_status(req.params["connector"])))
+
+
+def task_configs(req: Request) -> Response:
+    herder: Herder = req.herder
+    return Response(200, [entities.task_info(t) for t in herder.task_configs(req.params["connector"])])
+
+
+def tasks_config(req: Request) -> Response:
+    """Deprecated in Java but still served: ``{"<name>-<task>": config}``."""
+    herder: Herder = req.herder
+    log.warning(
+        "The 'GET /connectors/{connector}/tasks-config' endpoint is deprecated; use 'GET /connectors/{connector}/tasks'"
+    )
+    return Response(200, entities.tasks_config(herder.task_configs(req.params["connector"])))
+
+
+def task_status(req: Request) -> Response:
+    herder: Herder = req.herder
+    task = ConnectorTaskId(req.params["connector"], req.params["task"])
+    return Response(200, entities.task_state(task.task, herder.task_status(task)))
+
+
+def restart_task(req: Request) -> Response:
+    herder: Herder = req.herder
+    herder.restart_task(ConnectorTaskId(req.params["connector"], req.params["task"]))
+    return Response(204)
+
+
+def restart_connector(req: Request) -> Response:
+    herder: Herder = req.herder
+    request = RestartRequest(
+        req.params["connector"],
+        only_failed=req.query_bool("onlyFailed", False),
+        include_tasks=req.query_bool("includeTasks", False),
+    )
+    result = herder.restart_connector_and_tasks(request)
+    if not request.include_tasks and not request.only_failed:
+        # Backward compatible form: restart only the connector, no entity (Java 204).
+        return Response(204)
+    if result is None:
+        result = herder.connector_status(request.connector)
+    return Response(202, entities.connector_state_info(result))
+
+
+def pause_connector(req: Request) -> Response:
+    herder: Herder = req.herder
+    herder.pause_connector(req.params["connector"])
+    return Response(202)
+
+
+def resume_connector(req: Request) -> Response:
+    herder: Herder = req.herder
+    herder.resume_connector(req.params["connector"])
+    return Response(202)
+
+
+def stop_connector(req: Request) -> Response:
+    herder: Herder = req.herder
+    herder.stop_connector(req.params["connector"])
+    return Response(204)
+
+
+def active_topics(req: Request) -> Response:
+    herder: Herder = req.herder
+    if not req.settings.topic_tracking_enabled:
+        raise RestError(403, "Topic tracking is disabled.")
+    name: str = req.params["connector"]
+    return Response(200, entities.active_topics(name, herder.connector_active_topics(name)))
+
+
+def reset_active_topics(req: Request) -> Response:
+    herder: Herder = req.herder
+    if not req.settings.topic_tracking_enabled:
+        raise RestError(403, "Topic tracking is disabled.")
+    if not req.settings.topic_tracking_reset_enabled:
+        raise RestError(403, "Topic tracking reset is disabled.")
+    herder.reset_connector_active_topics(req.params["connector"])
+    return Response(202)
+
+
+def get_offsets(req: Request) -> Response:
+    herder: Herder = req.herder
+    return Response(200, entities.connector_offsets(herder.connector_offsets(req.params["connector"])))
+
+
+def alter_offsets(req: Request) -> Response:
+    herder: Herder = req.herder
+    offsets = entities.connector_offsets_request(req.json())
+    if not offsets:
+        raise bad_request("Partitions / offsets need to be provided for an alter offsets request")
+    text = herder.alter_connector_offsets(req.params["connector"], offsets)
+    return Response(200, entities.message(text))
+
+
+def reset_offsets(req: Request) -> Response:
+    herder: Herder = req.herder
+    text = herder.reset_connector_offsets(req.params["connector"])
+    return Response(200, entities.message(text))
+
+
+# ------------------------------------------------------------------------------------ plugins
+
+_ALIAS_SUFFIX = "Connector"
+
+
+def _normalized_plugin_name(name: str) -> str:
+    if name.endswith(_ALIAS_SUFFIX) and len(name) > len(_ALIAS_SUFFIX):
+        return name[: -len(_ALIAS_SUFFIX)]
+    return name
+
+
+def list_plugins(req: Request) -> Response:
+    herder: Herder = req.herder
+    connectors_only = req.query_bool("connectorsOnly", True)
+    plugins = herder.connector_plugins(connectors_only)
+    if connectors_only:
+        plugins = [p for p in plugins if p.type in ("source", "sink")]
+    return Response(200, [entities.plugin_info(p) for p in plugins])
+
+
+def plugin_config(req: Request) -> Response:
+    herder = req.herder
+    name: str = req.params["plugin"]
+    fn: Callable[[str], list[ConfigInfoKey]] | None = getattr(herder, "connector_plugin_config", None)
+    try:
+        keys = fn(name) if fn is not None else plugin_config_keys(name)
+    except Exception as e:
+        from connect_core.plugins import PluginNotFoundError
+
+        if isinstance(e, PluginNotFoundError):
+            raise RestError(404, f"Unknown plugin {name}.") from None
+        raise
+    return Response(200, [entities.config_key_info(k) for k in keys])
+
+
+def plugin_config_keys(name: str) -> list[ConfigInfoKey]:
+    """A plugin's own ConfigDef as key infos; used when the herder offers no richer answer
+    (Java's herder also merges the framework's connector-level keys for connectors)."""
+    from connect_core.plugins import Plugins
+
+    cls = Plugins.load(name)
+    instance = cls()
+    config_fn = getattr(instance, "config", None)
+    if not callable(config_fn):
+        raise bad_request(
+            f"Invalid plugin class {name}. Valid types are sink, source, converter, header_converter, "
+            "transformation, predicate."
+        )
+    keys = dict(config_fn().config_keys())
+    from connect_core.api.connector import SourceConnector
+
+    if isinstance(instance, SourceConnector):
+        # The framework's connector-level keys, the plugin's own definitions taking precedence.
+        from connect_core.runtime.connector_config import source_connector_config_def
+
+        for key_name, key in source_connector_config_def().config_keys().items():
+            keys.setdefault(key_name, key)
+    return [config_key_to_info(k) for k in keys.values()]
+
+
+def config_key_to_info(key: Any) -> ConfigInfoKey:
+    """A :class:`connect_core.config.configdef.ConfigKey` as the REST definition entity."""
+    return ConfigInfoKey(
+        name=key.name,
+        type=key.type.name,
+        required=key.required,
+        default_value=key.default_as_string,
+        importance=key.importance.name,
+        documentation=key.documentation,
+        group=key.group,
+        order_in_group=key.order_in_group,
+        width=key.width.name,
+        display_name=key.display_name,
+        dependents=list(key.dependents),
+    )
+
+
+def validate_config(req: Request) -> Response:
+    herder: Herder = req.herder
+    plugin: str = req.params["plugin"]
+    raw = req.json()
+    if raw is None:
+        raise deserialization_error("A JSON object of connector configuration is required")
+    config = entities.string_map(raw)
+    included = config.get("connector.class")
+    if included is not None and not _normalized_plugin_name(included).endswith(_normalized_plugin_name(plugin)):
+        raise bad_request(f"Included connector type {included} does not match request type {plugin}")
+    return Response(200, entities.config_infos(herder.validate_connector_config(config)))  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------------------------ table
+
+
+def build_router() -> Router:
+    """The public Connect REST API (Java's RootResource, ConnectorsResource, ConnectorPluginsResource)."""
+    r = Router()
+    r.add("GET", "/", server_info)
+    r.add("GET", "/health", health)
+    r.add("GET", "/connectors", list_connectors)
+    r.add("POST", "/connectors", create_connector, forwardable=True, body=True)
+    r.add("GET", "/connectors/{connector}", get_connector)
+    r.add("DELETE", "/connectors/{connector}", delete_connector, forwardable=True)
+    r.add("GET", "/connectors/{connector}/config", get_connector_config)
+    r.add("PUT", "/connectors/{connector}/config", put_connector_config, forwardable=True, body=True)
+    r.add("PATCH", "/connectors/{connector}/config", patch_connector_config, forwardable=True, body=True)
+    r.add("GET", "/connectors/{connector}/status", connector_status)
+    r.add("GET", "/connectors/{connector}/tasks", task_configs)
+    r.add("GET", "/connectors/{connector}/tasks-config", tasks_config)
+    r.add("GET", "/connectors/{connector}/tasks/{task:int}/status", task_status)
+    r.add("POST", "/connectors/{connector}/tasks/{task:int}/restart", restart_task, forwardable=True)
+    r.add("POST", "/connectors/{connector}/restart", restart_connector, forwardable=True)
+    r.add("PUT", "/connectors/{connector}/pause", pause_connector)
+    r.add("PUT", "/connectors/{connector}/resume", resume_connector)
+    r.add("PUT", "/connectors/{connector}/stop", stop_connector, forwardable=True)
+    r.add("GET", "/connectors/{connector}/topics", active_topics)
+    r.add("PUT", "/connectors/{connector}/topics/reset", reset_active_topics)
+    r.add("GET", "/connectors/{connector}/offsets", get_offsets)
+    r.add("PATCH", "/connectors/{connector}/offsets", alter_offsets, forwardable=True, body=True)
+    r.add("DELETE", "/connectors/{connector}/offsets", reset_offsets, forwardable=True)
+    r.add("GET", "/connector-plugins", list_plugins)
+    r.add("GET", "/connector-plugins/{plugin}/config", plugin_config)
+    r.add("PUT", "/connector-plugins/{plugin}/config/validate", validate_config, body=True)
+    return r
+
+
+# ------------------------------------------------------------------------------------ dispatch
+
+
+class Forwarder(Protocol):
+    """Sends a request to another worker (the leader); returns (status, body bytes, headers)."""
+
+    def __call__(
+        self, url: str, method: str, body: bytes | None, headers: Mapping[str, str]
+    ) -> tuple[int, bytes, Mapping[str, str]]: ...
+
+
+NO_LEADER_MESSAGE = (
+    "Cannot complete request momentarily due to no known leader URL, likely because a rebalance was underway."
+)
+TOO_MANY_HOPS_MESSAGE = "Cannot complete request because of a conflicting operation (e.g. worker rebalance)"
+
+
+@dataclass
+class RestApp:
+    """Routing table + herder selection + error table + forwarding: everything but the socket."""
+
+    selector: HerderSelector[Any]
+    router: Router = field(default_factory=build_router)
+    settings: RestSettings = field(default_factory=RestSettings)
+    forwarder: Forwarder | None = None
+
+    @classmethod
+    def for_herder(
+        cls, herder: Any, settings: RestSettings | None = None, forwarder: Forwarder | None = None
+    ) -> RestApp:
+        return cls(HerderSelector.single(herder), settings=settings or RestSettings(), forwarder=forwarder)
+
+    def handle(
+        self,
+        method: str,
+        raw_path: str,
+        query: dict[str, list[str]] | None = None,
+        body: bytes = b"",
+        headers: Mapping[str, str] | None = None,
+        host_url: str = "",
+    ) -> Response:
+        """Serve one request; never raises."""
+        from connect_core.rest.routes import split_path
+
+        query = query or {}
+        headers = headers or {}
+        try:
+            parts = split_path(raw_path)
+            herder, key, rest = self.selector.select(parts)
+            match = self.router.match(method, rest)
+            namespace = HerderSelector.namespace_path(key)
+            req = Request(
+                method=method.upper(),
+                path="/" + "/".join(rest),
+                query=query,
+                body=body,
+                headers=headers,
+                herder=herder,
+                params=match.params,
+                settings=self.settings,
+                base_url=host_url.rstrip("/") + namespace,
+            )
+            try:
+                return match.route.handler(req)
+            except NotLeaderError as e:
+                if not match.route.forwardable:
+                    raise
+                return self._forward(req, namespace, e)
+        except Exception as exc:  # the error table: every failure becomes Java's ErrorMessage
+            status, err = error_response(exc)
+            if status >= 500:
+                log.debug("REST %s %s failed", method, raw_path, exc_info=exc)
+            return Response(status, err)
+
+    def _forward(self, req: Request, namespace: str, exc: NotLeaderError) -> Response:
+        forward = req.query_one("forward")
+        if forward is not None and forward.strip().lower() != "true":
+            raise RestError(409, TOO_MANY_HOPS_MESSAGE)
+        if exc.leader_url is None or self.forwarder is None:
+            raise RestError(409, NO_LEADER_MESSAGE)
+        # First hop carries forward=true; a forwarded request that lands on a non-leader again
+        # carries forward=false, so a third hop is refused (Java's two-hop limit).
+        params = [(k, v) for k, vs in req.query.items() if k != "forward" for v in vs]
+        params.append(("forward", "true" if forward is None else "false"))
+        url = f"{exc.leader_url.rstrip('/')}{namespace}{req.path}?{urlencode(params)}"
+        log.debug("Forwarding request %s %s", req.method, url)
+        fwd_headers = {k: v for k, v in req.headers.items() if k.lower() in ("content-type", "authorization")}
+        status, body, headers = self.forwarder(url, req.method, req.body or None, fwd_headers)
+        out_headers = {k: v for k, v in headers.items() if k.lower() == "location"}
+        return Response(status, raw=body, headers=out_headers)
+
+
+def error_response_for(status: int, message: str) -> Response:
+    return Response(status, error_body(status, message))

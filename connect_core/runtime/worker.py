@@ -1,0 +1,460 @@
+"""The Worker: runs connector instances and source tasks of this process (Kafka's ``Worker``).
+
+A herder decides *what* runs here; the worker builds and runs it: one thread per connector
+(:class:`WorkerConnector`) and one per task (:class:`WorkerSourceTask`), each task with its own
+producer, converters, transformation chain, offset reader/writer and, when the connector uses
+``topic.creation.*``, a TopicAdmin. Stops are graceful and bounded: connectors get 5 s, tasks
+share ``task.shutdown.graceful.timeout.ms``; whatever overruns is cancelled (abandoned).
+
+Client settings: see :mod:`connect_core.runtime.worker_config` (worker keys, ``producer.``/``admin.``
+prefixes, connector ``producer.override.``/``admin.override.`` keys under the override policy).
+Only source connectors are supported (mm2 runs no sink connectors).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from connect_core.api.connector import SourceConnector
+from connect_core.api.errors import BadRequestError, ConfigError, ConnectError, DataError
+from connect_core.api.task import SourceTask
+from connect_core.herder.api import ConnectorTaskId, TargetState
+from connect_core.plugins import Plugins
+from connect_core.runtime.connector_config import (
+    CONNECTOR_CLASS_CONFIG,
+    HEADER_CONVERTER_CLASS_CONFIG,
+    KEY_CONVERTER_CLASS_CONFIG,
+    VALUE_CONVERTER_CLASS_CONFIG,
+    ConnectorConfig,
+    SourceConnectorConfig,
+    TopicCreationGroup,
+)
+from connect_core.runtime.status import ConnectorStatusListener, TaskStatusListener
+from connect_core.runtime.tolerance import RetryWithToleranceOperator
+from connect_core.runtime.worker_config import WorkerConfig, admin_props, producer_props
+from connect_core.runtime.worker_connector import HerderHooks, StateCallback, WorkerConnector
+from connect_core.runtime.worker_source_task import ProducerLike, TaskMetrics, WorkerSourceTask
+from connect_core.storage.api import OffsetBackingStore, StatusBackingStore
+from connect_core.storage.offset_storage import (
+    OffsetStorageReaderImpl,
+    OffsetStorageWriter,
+    validate_offset_format,
+)
+
+log = logging.getLogger(__name__)
+
+CONNECTOR_GRACEFUL_SHUTDOWN_TIMEOUT_S = 5.0
+MODIFY_OFFSETS_TIMEOUT_S = 90.0
+TASK_CLASS_CONFIG = "task.class"
+
+ProducerFactory = Callable[[dict[str, Any]], ProducerLike]
+AdminFactory = Callable[[dict[str, Any]], Any]
+TaskMetricsFactory = Callable[[ConnectorTaskId], TaskMetrics]
+
+
+def _default_producer_factory(props: dict[str, Any]) -> ProducerLike:
+    from connect_core.kafka.clients import create_producer, producer_config
+
+    return create_producer(producer_config(props))  # type: ignore[no-any-return]
+
+
+def _default_admin_factory(props: dict[str, Any]) -> Any:
+    from connect_core.kafka.admin import TopicAdmin
+
+    return TopicAdmin(props)
+
+
+class TooManyTasksError(ConnectError):
+    def __init__(self, connector: str, num_tasks: int, max_tasks: int) -> None:
+        super().__init__(
+            f"The connector {connector} has generated {num_tasks} tasks, which is greater than {max_tasks}, the "
+            "maximum number of tasks it is configured to create. This behaviour should be considered a bug and is "
+            "disallowed. If necessary, it can be permitted by reconfiguring the connector with 'tasks.max.enforce' "
+            "set to false; however, this option will be removed in a future release of Kafka Connect."
+        )
+
+
+def task_class_name(connector_cls: type, task_cls: type) -> str:
+    """The ``task.class`` written into task configs: Java's name for bundled connectors, else a Python path."""
+    java = Plugins.java_name_of(connector_cls)
+    if java.startswith("org.apache.kafka.") and "." in java:
+        return f"{java.rsplit('.', 1)[0]}.{task_cls.__name__}"
+    return f"{task_cls.__module__}:{task_cls.__qualname__}"
+
+
+def _converter_configs(props: Mapping[str, Any], prefix: str) -> dict[str, Any]:
+    n = len(prefix)
+    return {k[n:]: v for k, v in props.items() if k.startswith(prefix) and len(k) > n}
+
+
+def normalize_offsets(
+    offsets: Iterable[tuple[Mapping[str, Any], Mapping[str, Any] | None]],
+) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
+    """Validate and JSON round-trip partitions/offsets, so connectors see what a reader would return."""
+    out: list[tuple[dict[str, Any], dict[str, Any] | None]] = []
+    for partition, offset in offsets:
+        try:
+            validate_offset_format(partition)
+            validate_offset_format(offset)
+        except DataError as e:
+            raise BadRequestError(str(e)) from e
+        p = json.loads(json.dumps(dict(partition)))
+        o = None if offset is None else json.loads(json.dumps(dict(offset)))
+        out.append((p, o))
+    return out
+
+
+class Worker:
+    def __init__(
+        self,
+        worker_id: str,
+        config: WorkerConfig,
+        offset_store: OffsetBackingStore,
+        *,
+        status_store: StatusBackingStore | None = None,
+        producer_factory: ProducerFactory | None = None,
+        admin_factory: AdminFactory | None = None,
+        task_metrics: TaskMetricsFactory | None = None,
+    ) -> None:
+        self.worker_id = worker_id
+        self.config = config
+        self.offset_store = offset_store
+        self.status_store = status_store
+        self.policy = config.override_policy()
+        self._producer_factory = producer_factory or _default_producer_factory
+        self._admin_factory = admin_factory or _default_admin_factory
+        self._task_metrics = task_metrics
+        self._lock = threading.RLock()
+        self._connectors: dict[str, WorkerConnector] = {}
+        self._tasks: dict[ConnectorTaskId, WorkerSourceTask] = {}
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        log.info("Worker %s starting", self.worker_id)
+        self.offset_store.start()
+
+    def stop(self) -> None:
+        """Stop every connector and task still running (the herder normally did already)."""
+        log.info("Worker %s stopping", self.worker_id)
+        self.stop_and_await_tasks(list(self._tasks))
+        self.stop_and_await_connectors(list(self._connectors))
+        self.offset_store.stop()
+
+    @property
+    def topic_creation_enabled(self) -> bool:
+        return self.config.topic_creation_enable
+
+    # ------------------------------------------------------------------ connectors
+
+    def start_connector(
+        self,
+        name: str,
+        props: dict[str, str],
+        herder: HerderHooks | None,
+        listener: ConnectorStatusListener,
+        target_state: TargetState,
+        callback: StateCallback,
+    ) -> None:
+        """Instantiate and start the connector on its thread; ``callback`` reports the first transition."""
+        with self._lock:
+            if name in self._connectors:
+                callback(ConnectError(f"Connector with name {name} already exists"), None)
+                return
+            try:
+                cls = Plugins.load(props.get(CONNECTOR_CLASS_CONFIG, ""), key=CONNECTOR_CLASS_CONFIG)
+                connector = cls()
+                if not isinstance(connector, SourceConnector):
+                    raise ConnectError(f"Connector {name}: only source connectors are supported, not {cls.__name__}")
+                SourceConnectorConfig(props, self.topic_creation_enabled)
+                reader = OffsetStorageReaderImpl(self.offset_store, name)
+                wc = WorkerConnector(name, connector, dict(props), listener, herder, reader)
+                log.info("Instantiated connector %s of type %s", name, cls.__name__)
+            except Exception as e:
+                log.error("Failed to start connector %s: %s", name, e)
+                listener.on_failure(name, e)
+                callback(e, None)
+                return
+            self._connectors[name] = wc
+            wc.transition_to(target_state, callback)
+            wc.start()
+
+    def connector_task_configs(self, name: str, props: Mapping[str, str]) -> list[dict[str, str]]:
+        """The connector's task configs (``task.class`` added); fails the connector if tasks.max is exceeded."""
+        wc = self._connectors.get(name)
+        if wc is None:
+            raise ConnectError(f"Connector {name} not found in this worker.")
+        conf = ConnectorConfig(props)
+        max_tasks = conf.tasks_max
+        configs = wc.task_configs(max_tasks)
+        if len(configs) > max_tasks:
+            if conf.enforce_tasks_max:
+                error = TooManyTasksError(name, len(configs), max_tasks)
+                wc.fail(error)
+                raise error
+            log.warning("The connector %s has generated %d tasks, which is greater than tasks.max=%d",
+                        name, len(configs), max_tasks)  # fmt: skip
+        task_class = task_class_name(type(wc.connector), wc.connector.task_class())
+        return [{**c, TASK_CLASS_CONFIG: task_class} for c in configs]
+
+    def stop_and_await_connector(self, name: str) -> None:
+        self.stop_and_await_connectors([name])
+
+    def stop_and_await_connectors(self, names: Iterable[str]) -> None:
+        names = list(names)
+        for name in names:
+            wc = self._connectors.get(name)
+            if wc is not None:
+                log.info("Stopping connector %s", name)
+                wc.shutdown()
+        deadline = time.monotonic() + CONNECTOR_GRACEFUL_SHUTDOWN_TIMEOUT_S
+        for name in names:
+            with self._lock:
+                wc = self._connectors.pop(name, None)
+            if wc is None:
+                continue
+            if not wc.await_shutdown(deadline - time.monotonic()):
+                log.error("Connector '%s' failed to properly shut down, has become unresponsive, and may be consuming "
+                          "external resources. Correct the configuration for this connector or remove the connector. "
+                          "After fixing the connector, it may be necessary to restart this worker to release any "
+                          "consumed resources.", name)  # fmt: skip
+                wc.cancel()
+
+    def connector_names(self) -> set[str]:
+        return set(self._connectors)
+
+    def is_running(self, name: str) -> bool:
+        wc = self._connectors.get(name)
+        return wc is not None and wc.is_running
+
+    def set_target_state(self, name: str, state: TargetState, callback: StateCallback | None = None) -> None:
+        log.info("Setting connector %s state to %s", name, state.value)
+        wc = self._connectors.get(name)
+        if wc is not None:
+            wc.transition_to(state, callback)
+        for tid, task in list(self._tasks.items()):
+            if tid.connector == name:
+                task.transition_to(state)
+
+    # ------------------------------------------------------------------ tasks
+
+    def start_source_task(
+        self,
+        task_id: ConnectorTaskId,
+        conn_props: Mapping[str, str],
+        task_props: Mapping[str, str],
+        listener: TaskStatusListener,
+        target_state: TargetState,
+        num_tasks: int | None = None,
+    ) -> bool:
+        """Build and start one task; on any setup error report FAILED and return False."""
+        log.info("Creating task %s", task_id)
+        with self._lock:
+            if task_id in self._tasks:
+                raise ConnectError(f"Task already exists in this worker: {task_id}")
+            try:
+                task = self._build_task(task_id, conn_props, task_props, listener, target_state, num_tasks)
+            except Exception as e:
+                log.error("Failed to start task %s: %s", task_id, e, exc_info=not isinstance(e, ConfigError))
+                listener.on_task_failure(task_id, e)
+                return False
+            self._tasks[task_id] = task
+        task.start()
+        return True
+
+    def _build_task(
+        self,
+        task_id: ConnectorTaskId,
+        conn_props: Mapping[str, str],
+        task_props: Mapping[str, str],
+        listener: TaskStatusListener,
+        target_state: TargetState,
+        num_tasks: int | None,
+    ) -> WorkerSourceTask:
+        conf = SourceConnectorConfig(conn_props, self.topic_creation_enabled)
+        if num_tasks is not None and num_tasks > conf.tasks_max and conf.enforce_tasks_max:
+            raise TooManyTasksError(task_id.connector, num_tasks, conf.tasks_max)
+        connector_cls = Plugins.load(conn_props.get(CONNECTOR_CLASS_CONFIG, ""), "source", key=CONNECTOR_CLASS_CONFIG)
+        task_cls = connector_cls().task_class()
+        if not (isinstance(task_cls, type) and issubclass(task_cls, SourceTask)):
+            raise ConnectError(f"Task class {task_cls!r} of connector {task_id.connector} is not a SourceTask")
+        task = task_cls()
+
+        key_conv = self._converter(conn_props, KEY_CONVERTER_CLASS_CONFIG, True)
+        value_conv = self._converter(conn_props, VALUE_CONVERTER_CLASS_CONFIG, False)
+        header_conv = self._converter(conn_props, HEADER_CONVERTER_CLASS_CONFIG, None)
+        from connect_core.transforms.chain import TransformationChain
+
+        chain = TransformationChain.from_config(conn_props)
+        tolerance = RetryWithToleranceOperator(
+            conf.errors_retry_timeout_ms,
+            conf.errors_retry_max_delay_ms,
+            conf.errors_tolerance,
+            log_errors=conf.errors_log_enable,
+            log_messages=conf.errors_log_include_messages,
+        )
+        producer = self._producer_factory(
+            producer_props(self.config.raw(), conn_props, self.policy, f"connector-producer-{task_id}")
+        )
+        groups = conf.topic_creation_groups()
+        creator = self._topic_creator(task_id, conn_props, groups) if groups else None
+        reader = OffsetStorageReaderImpl(self.offset_store, task_id.connector)
+        writer = OffsetStorageWriter(self.offset_store, task_id.connector)
+        metrics = self._task_metrics(task_id) if self._task_metrics is not None else None
+        return WorkerSourceTask(
+            task_id,
+            task,
+            dict(task_props),
+            producer=producer,
+            offset_reader=reader,
+            offset_writer=writer,
+            listener=listener,
+            key_converter=key_conv,
+            value_converter=value_conv,
+            header_converter=header_conv,
+            transformation_chain=chain,
+            tolerance=tolerance,
+            initial_state=target_state,
+            offset_flush_interval_s=self.config.offset_flush_interval_s,
+            offset_flush_timeout_s=self.config.offset_flush_timeout_s,
+            topic_creation_groups=groups,
+            topic_creator=creator,
+            status_store=self.status_store,
+            topic_tracking=self.config.topic_tracking_enable,
+            metrics=metrics,
+        )
+
+    def _converter(self, conn_props: Mapping[str, str], key: str, is_key: bool | None) -> Any:
+        """Connector-level converter if configured, else the worker's (as Java's Plugins.newConverter)."""
+        kind = "header_converter" if is_key is None else "converter"
+        if conn_props.get(key):
+            name, configs = conn_props[key], _converter_configs(conn_props, key + ".")
+        else:
+            worker = self.config.raw()
+            name = worker.get(key) or self.config.get(key)
+            configs = _converter_configs(worker, key + ".")
+        converter = Plugins.load(name, kind, key=key)()
+        if is_key is None:
+            converter.configure(configs)
+        else:
+            converter.configure(configs, is_key)
+        return converter
+
+    def _topic_creator(
+        self, task_id: ConnectorTaskId, conn_props: Mapping[str, str], groups: list[TopicCreationGroup]
+    ) -> Callable[[str, TopicCreationGroup | None], bool]:
+        from connect_core.kafka.admin import NewTopicSpec
+
+        props = admin_props(self.config.raw(), conn_props, self.policy, f"connector-adminclient-{task_id}")
+        holder: dict[str, Any] = {}
+
+        def create(topic: str, group: TopicCreationGroup | None) -> bool:
+            admin = holder.get("admin")
+            if admin is None:
+                admin = holder["admin"] = self._admin_factory(props)
+            if topic in admin.describe_topics([topic]):
+                log.info("Topic '%s' already exists.", topic)
+                return True
+            if group is None:
+                return False
+            spec = NewTopicSpec(topic, group.partitions, group.replication_factor, dict(group.other_configs))
+            log.info("Creating topic '%s' for group %s of connector %s", topic, group.name, task_id.connector)
+            result = admin.create_topics_if_missing([spec])
+            return bool(result.is_created_or_existing(topic))
+
+        return create
+
+    def stop_and_await_task(self, task_id: ConnectorTaskId) -> None:
+        self.stop_and_await_tasks([task_id])
+
+    def stop_and_await_tasks(self, ids: Iterable[ConnectorTaskId]) -> None:
+        ids = list(ids)
+        for tid in ids:
+            task = self._tasks.get(tid)
+            if task is not None:
+                log.info("Stopping task %s", tid)
+                task.stop()
+        deadline = time.monotonic() + self.config.task_shutdown_timeout_s
+        for tid in ids:
+            with self._lock:
+                task = self._tasks.pop(tid, None)
+            if task is None:
+                continue
+            if not task.await_stop(deadline - time.monotonic()):
+                log.error("Graceful stop of task %s failed.", tid)
+                task.cancel()
+
+    def task_ids(self) -> set[ConnectorTaskId]:
+        return set(self._tasks)
+
+    def task(self, task_id: ConnectorTaskId) -> WorkerSourceTask | None:
+        return self._tasks.get(task_id)
+
+    # ------------------------------------------------------------------ offsets (KIP-875)
+
+    def connector_offsets(self, name: str) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
+        partitions = self.offset_store.connector_partitions(name)
+        reader = OffsetStorageReaderImpl(self.offset_store, name)
+        try:
+            return [(p, o) for p, o in reader.offsets(partitions) if o is not None]
+        finally:
+            reader.close()
+
+    def modify_connector_offsets(
+        self,
+        name: str,
+        conn_props: Mapping[str, str],
+        offsets: list[tuple[dict[str, Any], dict[str, Any] | None]] | None,
+    ) -> str:
+        """Alter (or, with None, reset) a stopped connector's offsets; returns Java's success message."""
+        connector_cls = Plugins.load(conn_props.get(CONNECTOR_CLASS_CONFIG, ""), "source", key=CONNECTOR_CLASS_CONFIG)
+        connector = connector_cls()
+        is_reset = offsets is None
+        to_write: list[tuple[dict[str, Any], dict[str, Any] | None]]
+        if offsets is None:
+            to_write = [(p, None) for p in self.offset_store.connector_partitions(name)]
+        else:
+            to_write = offsets
+        normalized = normalize_offsets(to_write)
+        try:
+            handled = connector.alter_offsets(dict(conn_props), normalized)
+        except NotImplementedError as e:
+            raise ConnectError(
+                f"Failed to modify offsets for connector {name} because it doesn't support external modification of "
+                "offsets"
+            ) from e
+        except (BadRequestError, ConfigError):
+            raise
+        except ConnectError as e:
+            raise ConnectError(f"Failed to modify offsets for source connector {name}: {e}") from e
+        if normalized:
+            writer = OffsetStorageWriter(self.offset_store, name)
+            for partition, offset in normalized:
+                writer.offset(partition, offset)
+            writer.begin_flush()
+            future = writer.do_flush()
+            if future is None:
+                writer.cancel_flush()
+                raise ConnectError(f"Failed to modify offsets for source connector {name}: offsets not serializable")
+            try:
+                future.result(timeout=MODIFY_OFFSETS_TIMEOUT_S)
+            except TimeoutError as e:
+                raise ConnectError(f"Timed out while attempting to modify offsets for source connector {name}") from e
+            except Exception as e:
+                raise ConnectError(f"Failed to modify offsets for source connector {name}: {e}") from e
+        else:
+            log.info("No offsets found for source connector %s - this can occur due to a prior attempt to reset "
+                     "offsets or if the source connector hasn't committed any offsets yet", name)  # fmt: skip
+        kind = "reset" if is_reset else "altered"
+        if handled:
+            return f"The offsets for this connector have been {kind} successfully"
+        return (
+            f"The Connect framework-managed offsets for this connector have been {kind} successfully. However, if "
+            f"this connector manages offsets externally, they will need to be manually {kind} in the system that "
+            "the connector uses."
+        )

@@ -1,0 +1,725 @@
+"""The source-task loop (Kafka's ``WorkerSourceTask``/``AbstractWorkerSourceTask``), one thread per task.
+
+::
+
+    poll() -> transformation chain -> key/value/header converters -> producer.produce(cb)
+                                                                          |
+            delivery callback (task thread, inside producer.poll) <-------+
+              ack the SubmittedRecord, task.commit_record(record, metadata), track the topic
+
+Every ``offset.flush.interval.ms`` the longest fully-acknowledged prefix of each source partition
+is written through the OffsetStorageWriter (asynchronously: the loop keeps producing while the
+store acknowledges; a flush not done within ``offset.flush.timeout.ms`` is cancelled and its
+offsets retried with the next one), then ``task.commit()`` runs. At stop the producer is flushed
+(bounded by ``offset.flush.timeout.ms``) and a final synchronous commit is made.
+
+Hot path rules: no per-record logging, no per-record metrics (a :class:`TaskMetrics` hook gets
+one call per batch), converters skipped for bytes when they are the pass-through
+ByteArrayConverter. A full producer queue (BufferError) is back-pressure: serve callbacks with
+``producer.poll`` until there is room.
+
+Cancellation (graceful stop overran ``task.shutdown.graceful.timeout.ms``): the instance is
+marked cancelled, its offset reader is closed, it writes no status and commits no offsets any more,
+so an abandoned task can never overwrite what its successor reports.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from functools import partial
+from typing import Any, Protocol
+
+from confluent_kafka import KafkaError, KafkaException
+
+from connect_core.api.errors import ConnectError, RetriableError
+from connect_core.api.records import RecordMetadata, SourceRecord
+from connect_core.api.task import OffsetStorageReader, SourceTask
+from connect_core.converters.byte_array import ByteArrayConverter
+from connect_core.herder.api import ConnectorTaskId, TargetState
+from connect_core.kafka.errors import from_kafka_error
+from connect_core.runtime.connector_config import TopicCreationGroup, topic_creation_group_for
+from connect_core.runtime.status import TaskStatusListener
+from connect_core.runtime.submitted_records import CommittableOffsets, SubmittedRecord, SubmittedRecords
+from connect_core.runtime.tolerance import SKIP, RetryWithToleranceOperator, Stage
+from connect_core.storage.api import StatusBackingStore, TopicStatus
+from connect_core.storage.offset_storage import OffsetStorageReaderImpl, OffsetStorageWriter
+
+log = logging.getLogger(__name__)
+
+SEND_FAILED_BACKOFF_S = 0.1
+_PAUSE_TICK_S = 0.1
+_BUFFER_FULL_POLL_S = 0.05
+
+
+class TaskMetrics(Protocol):
+    """Per-batch observations of one task; implementations must be cheap and must not raise."""
+
+    def record_batch(self, polled: int, value_bytes: int, elapsed_s: float) -> None:
+        """A polled batch was dispatched to the producer (``elapsed_s``: poll + dispatch time)."""
+
+    def record_acks(self, acked: int, failed: int) -> None:
+        """Delivery reports served since the last call."""
+
+    def record_skipped(self, count: int) -> None:
+        """Records dropped by errors.tolerance=all."""
+
+    def record_commit(self, success: bool, duration_s: float) -> None:
+        """An offset flush finished."""
+
+
+class NoTaskMetrics:
+    def record_batch(self, polled: int, value_bytes: int, elapsed_s: float) -> None:
+        pass
+
+    def record_acks(self, acked: int, failed: int) -> None:
+        pass
+
+    def record_skipped(self, count: int) -> None:
+        pass
+
+    def record_commit(self, success: bool, duration_s: float) -> None:
+        pass
+
+
+class ProducerLike(Protocol):
+    """The part of confluent_kafka.Producer the loop uses."""
+
+    def produce(self, *args: Any, **kwargs: Any) -> None: ...
+
+    def poll(self, timeout: float = ...) -> int: ...
+
+    def flush(self, timeout: float = ...) -> int: ...
+
+    def purge(self, *args: Any, **kwargs: Any) -> None: ...
+
+
+class TopicCreator(Protocol):
+    """Creates a topic for a group's settings if it is missing; True if it now exists."""
+
+    def __call__(self, topic: str, group: TopicCreationGroup | None) -> bool: ...
+
+
+class _TaskState(enum.Enum):
+    INIT = "INIT"
+    RUNNING = "RUNNING"
+    PAUSED = "PAUSED"
+    STOPPED = "STOPPED"
+
+
+class WorkerSourceTaskContext:
+    def __init__(self, reader: OffsetStorageReader, configs: dict[str, str]) -> None:
+        self._reader = reader
+        self._configs = configs
+
+    def offset_storage_reader(self) -> OffsetStorageReader:
+        return self._reader
+
+    def configs(self) -> dict[str, str]:
+        return self._configs
+
+
+class _SilentTaskListener:
+    def on_task_startup(self, task: ConnectorTaskId) -> None:
+        pass
+
+    def on_task_pause(self, task: ConnectorTaskId) -> None:
+        pass
+
+    def on_task_resume(self, task: ConnectorTaskId) -> None:
+        pass
+
+    def on_task_shutdown(self, task: ConnectorTaskId) -> None:
+        pass
+
+    def on_task_failure(self, task: ConnectorTaskId, error: BaseException) -> None:
+        pass
+
+
+class WorkerSourceTask:
+    """Runs one SourceTask on its own thread; see the module docstring for the loop."""
+
+    def __init__(
+        self,
+        task_id: ConnectorTaskId,
+        task: SourceTask,
+        task_props: dict[str, str],
+        *,
+        producer: ProducerLike,
+        offset_reader: OffsetStorageReaderImpl,
+        offset_writer: OffsetStorageWriter,
+        listener: TaskStatusListener,
+        key_converter: Any,
+        value_converter: Any,
+        header_converter: Any,
+        transformation_chain: Any = None,
+        tolerance: RetryWithToleranceOperator | None = None,
+        initial_state: TargetState = TargetState.STARTED,
+        offset_flush_interval_s: float = 60.0,
+        offset_flush_timeout_s: float = 5.0,
+        topic_creation_groups: list[TopicCreationGroup] | None = None,
+        topic_creator: TopicCreator | None = None,
+        status_store: StatusBackingStore | None = None,
+        topic_tracking: bool = True,
+        metrics: TaskMetrics | None = None,
+        on_exit: Callable[[WorkerSourceTask], None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.id = task_id
+        self.task = task
+        self.task_props = task_props
+        self.producer = producer
+        self.offset_reader = offset_reader
+        self.offset_writer = offset_writer
+        self._listener: TaskStatusListener = listener
+        self.key_converter = key_converter
+        self.value_converter = value_converter
+        self.header_converter = header_converter
+        self.chain = transformation_chain if transformation_chain else None
+        self._stop_event = threading.Event()
+        self.tolerance = tolerance or RetryWithToleranceOperator(stop_event=self._stop_event)
+        self._target = initial_state
+        self.flush_interval_s = offset_flush_interval_s
+        self.flush_timeout_s = offset_flush_timeout_s
+        self._groups = topic_creation_groups or []
+        self._topic_creator = topic_creator if self._groups else None
+        self._status_store = status_store if topic_tracking else None
+        self.metrics: TaskMetrics = metrics or NoTaskMetrics()
+        self._on_exit = on_exit
+        self._clock = clock
+
+        self.submitted = SubmittedRecords()
+        self._committable = CommittableOffsets.empty()
+        self._known_topics: set[str] = set()
+        self._active_topics: set[str] = set()
+        self._to_send: list[SourceRecord] | None = None
+        self._producer_error: BaseException | None = None
+        self._acked = 0
+        self._failed_sends = 0
+        self._skipped = 0
+        self._flush_future: Future[None] | None = None
+        self._flush_started = 0.0
+        self._next_commit = 0.0
+
+        self._key_passthrough = type(key_converter) is ByteArrayConverter
+        self._value_passthrough = type(value_converter) is ByteArrayConverter
+        self._header_passthrough = type(header_converter) is ByteArrayConverter
+        self._commit_record_overridden = type(task).commit_record is not SourceTask.commit_record
+
+        self._lock = threading.Lock()
+        self._state = _TaskState.INIT
+        self._stopping = False
+        self._cancelled = False
+        self._failed = False
+        self._started = False
+        self._task_stopped = False
+        self._stop_lock = threading.Lock()
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"task-{task_id}", daemon=True)
+
+    # ------------------------------------------------------------------ control (herder threads)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def transition_to(self, state: TargetState) -> None:
+        with self._lock:
+            self._target = state
+
+    def stop(self) -> None:
+        """Ask the loop to finish: it flushes, commits offsets, stops the task and reports UNASSIGNED."""
+        with self._lock:
+            self._stopping = True
+        self._stop_event.set()
+        self.tolerance.stop()
+
+    def await_stop(self, timeout_s: float) -> bool:
+        return self._done.wait(max(0.0, timeout_s))
+
+    def cancel(self) -> None:
+        """Abandon a task that overran its graceful stop: no more status writes or offset commits."""
+        with self._lock:
+            self._cancelled = True
+            self._stopping = True
+            self._listener = _SilentTaskListener()
+        self._stop_event.set()
+        self.tolerance.stop()
+        self.offset_reader.close()
+        # Last resort to unblock a poll() that never returns (the SPI allows stop() from another thread).
+        threading.Thread(target=self._stop_task_quietly, name=f"cancel-{self.id}", daemon=True).start()
+
+    @property
+    def is_cancelled(self) -> bool:
+        return self._cancelled
+
+    @property
+    def is_failed(self) -> bool:
+        return self._failed
+
+    @property
+    def is_running(self) -> bool:
+        return self._thread.is_alive() and not self._done.is_set()
+
+    def _is_stopping(self) -> bool:
+        return self._stopping
+
+    def _paused(self) -> bool:
+        # STOPPED connectors have their tasks removed by the herder; until then they idle like PAUSED.
+        return self._target is not TargetState.STARTED
+
+    # ------------------------------------------------------------------ status (silenced by cancel)
+
+    def _report(self, event: str, error: BaseException | None = None) -> None:
+        with self._lock:
+            listener = self._listener
+        try:
+            if error is not None:
+                listener.on_task_failure(self.id, error)
+            else:
+                getattr(listener, event)(self.id)
+        except Exception:
+            log.exception("Status listener failed for task %s", self.id)
+
+    # ------------------------------------------------------------------ the task thread
+
+    def _run(self) -> None:
+        try:
+            try:
+                self._do_run()
+            except BaseException as e:
+                self._failed = True
+                if self._cancelled:
+                    log.warning("Task %s threw after being cancelled: %s", self.id, e)
+                elif self._stopping and not isinstance(e, ConnectError):
+                    log.warning("Task %s threw an unexpected exception during shutdown: %s", self.id, e)
+                    self._report("", e)
+                else:
+                    log.error("Task %s threw an uncaught and unrecoverable exception; it is killed and will not "
+                              "recover until manually restarted", self.id, exc_info=True)  # fmt: skip
+                    self._report("", e)
+            finally:
+                self._close()
+            if not self._failed:
+                self._report("on_task_shutdown")
+        finally:
+            self._state = _TaskState.STOPPED
+            self._done.set()
+            if self._on_exit is not None:
+                try:
+                    self._on_exit(self)
+                except Exception:
+                    log.exception("Task exit hook failed for %s", self.id)
+
+    def _do_run(self) -> None:
+        if self._stopping:
+            return
+        if self._paused():
+            self._report("on_task_pause")
+            if not self._await_unpause():
+                return
+        self._started = True
+        self.task.initialize(WorkerSourceTaskContext(self.offset_reader, self.task_props))
+        self.task.start(dict(self.task_props))
+        log.info("Source task %s finished initialization and start", self.id)
+        self._state = _TaskState.RUNNING
+        self._report("on_task_startup")
+        self._next_commit = self._clock() + self.flush_interval_s
+        try:
+            self._execute()
+        except BaseException:
+            if not self._cancelled:
+                try:
+                    self._final_commit()
+                except Exception:
+                    log.exception("Failed to commit offsets for already-failing task %s", self.id)
+            raise
+        self._final_commit()
+
+    def _await_unpause(self) -> bool:
+        while self._paused() and not self._stopping:
+            self._stop_event.wait(_PAUSE_TICK_S)
+        return not self._stopping
+
+    def _execute(self) -> None:
+        producer = self.producer
+        metrics = self.metrics
+        while not self._stopping:
+            self._maybe_commit()
+            if self._producer_error is not None:
+                self._raise_producer_error()
+            if self._paused():
+                self._state = _TaskState.PAUSED
+                self._report("on_task_pause")
+                while self._paused() and not self._stopping:
+                    producer.poll(_PAUSE_TICK_S)
+                    self._after_callbacks()
+                    self._maybe_commit()
+                if self._stopping:
+                    break
+                self._state = _TaskState.RUNNING
+                self._report("on_task_resume")
+                continue
+            started = self._clock()
+            if self._to_send is None:
+                producer.poll(0)
+                self._after_callbacks()
+                try:
+                    batch = self.task.poll()
+                except RetriableError as e:
+                    log.warning("Task %s failed to poll records (will retry): %s", self.id, e)
+                    batch = None
+                if not batch:
+                    continue
+                self._to_send = batch
+                polled = len(batch)
+            else:
+                polled = 0
+            sent_bytes, complete = self._send_records()
+            if polled:
+                metrics.record_batch(polled, sent_bytes, self._clock() - started)
+            if not complete:
+                self._stop_event.wait(SEND_FAILED_BACKOFF_S)
+
+    def _after_callbacks(self) -> None:
+        if self._acked or self._failed_sends:
+            acked, failed = self._acked, self._failed_sends
+            self._acked = self._failed_sends = 0
+            self.metrics.record_acks(acked, failed)
+        if self._skipped:
+            skipped, self._skipped = self._skipped, 0
+            self.metrics.record_skipped(skipped)
+
+    # ------------------------------------------------------------------ hot path
+
+    def _send_records(self) -> tuple[int, bool]:
+        """Dispatch ``_to_send``; returns (value bytes sent, True) or (.., False) if the rest must wait."""
+        batch = self._to_send
+        assert batch is not None
+        produce = self.producer.produce
+        submit = self.submitted.submit
+        chain = self.chain
+        on_delivery = self._on_delivery
+        known = self._known_topics
+        key_conv = self.key_converter
+        value_conv = self.value_converter
+        kp = self._key_passthrough
+        vp = self._value_passthrough
+        nbytes = 0
+        n = len(batch)
+        i = 0
+        while i < n:
+            pre = batch[i]
+            stage = Stage.TRANSFORMATION
+            try:
+                rec = chain.apply(pre) if chain is not None else pre
+                if rec is None:
+                    self._record_dropped(pre)
+                    i += 1
+                    continue
+                topic = rec.topic
+                stage = Stage.KEY_CONVERTER
+                key = rec.key
+                if not (kp and (key is None or key.__class__ is bytes) and rec.key_schema is None):
+                    key = key_conv.from_connect(topic, rec.key_schema, key)
+                stage = Stage.VALUE_CONVERTER
+                value = rec.value
+                if not (vp and (value is None or value.__class__ is bytes) and rec.value_schema is None):
+                    value = value_conv.from_connect(topic, rec.value_schema, value)
+                stage = Stage.HEADER_CONVERTER
+                headers = rec.headers
+                if headers:
+                    headers = self._convert_headers(topic, headers)
+                partition = rec.kafka_partition
+                ts = rec.timestamp
+            except Exception as e:
+                converted = self.tolerance.handle(stage, e, partial(self._convert, pre), pre)
+                if converted is SKIP:
+                    self._skipped += 1
+                    self._record_dropped(pre)
+                    i += 1
+                    continue
+                assert not isinstance(converted, type(SKIP))
+                topic, key, value, headers, partition, ts = converted
+            if topic not in known:
+                try:
+                    self._maybe_create_topic(topic)
+                except RetriableError as e:
+                    log.warning("Task %s could not create or check topic %s; backing off before retrying: %s",
+                                self.id, topic, e)  # fmt: skip
+                    self._to_send = batch[i:]
+                    return nbytes, False
+            if self._producer_error is not None:
+                self._raise_producer_error()
+            handle = submit(pre.source_partition, pre.source_offset)
+            cb = partial(on_delivery, handle, pre)
+            p = -1 if partition is None else partition
+            t = 0 if ts is None else ts
+            try:
+                produce(topic, value, key, p, cb, t, headers=headers)
+            except BufferError:
+                self._produce_when_room(topic, value, key, p, cb, t, headers)
+            except KafkaException as e:
+                handle.drop()
+                err = e.args[0] if e.args and isinstance(e.args[0], KafkaError) else None
+                mapped = from_kafka_error(err, f"Failed to send record to topic '{topic}'") if err else None
+                if mapped is not None and isinstance(mapped, RetriableError):
+                    log.warning("Task %s failed to send to topic %s; backing off before retrying: %s",
+                                self.id, topic, mapped)  # fmt: skip
+                    self._to_send = batch[i:]
+                    return nbytes, False
+                raise ConnectError(f"Unrecoverable exception trying to send to topic '{topic}': {e}") from e
+            if value is not None:
+                nbytes += len(value)
+            i += 1
+        self._to_send = None
+        return nbytes, True
+
+    def _produce_when_room(
+        self, topic: str, value: Any, key: Any, p: int, cb: Any, t: int, headers: Any
+    ) -> None:
+        """Back-pressure: the producer queue is full; serve delivery reports until it has room."""
+        while True:
+            if self._cancelled:
+                raise ConnectError(f"Task {self.id} was cancelled while waiting for producer queue space")
+            self.producer.poll(_BUFFER_FULL_POLL_S)
+            try:
+                self.producer.produce(topic, value, key, p, cb, t, headers=headers)
+                return
+            except BufferError:
+                continue
+
+    def _convert_headers(self, topic: str, headers: list[Any]) -> list[Any]:
+        if self._header_passthrough:
+            for _, v in headers:
+                if v is not None and v.__class__ is not bytes:
+                    break
+            else:
+                return headers
+        conv = self.header_converter
+        return [(k, conv.from_connect_header(topic, k, None, v)) for k, v in headers]
+
+    def _convert(self, pre: SourceRecord) -> tuple[str, Any, Any, Any, int | None, int | None]:
+        """The whole transform + convert pipeline for one record (the retry path; raises on failure)."""
+        rec = self.chain.apply(pre) if self.chain is not None else pre
+        if rec is None:
+            raise _Dropped()
+        topic = rec.topic
+        key = self.key_converter.from_connect(topic, rec.key_schema, rec.key)
+        value = self.value_converter.from_connect(topic, rec.value_schema, rec.value)
+        headers = self._convert_headers(topic, rec.headers) if rec.headers else rec.headers
+        return topic, key, value, headers, rec.kafka_partition, rec.timestamp
+
+    def _record_dropped(self, record: SourceRecord) -> None:
+        """A filtered or skipped record: its offset is committable without sending it (as Java)."""
+        handle = self.submitted.submit(record.source_partition, record.source_offset)
+        handle.ack()
+        self._commit_record(record, None)
+
+    def _commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
+        if not self._commit_record_overridden:
+            return
+        try:
+            self.task.commit_record(record, metadata)
+        except Exception:
+            log.exception("Exception thrown while calling task.commit_record() of %s", self.id)
+
+    def _on_delivery(self, handle: SubmittedRecord, record: SourceRecord, err: KafkaError | None, msg: Any) -> None:
+        """Delivery report (runs on the task thread inside producer.poll/flush)."""
+        if err is None:
+            handle.ack()
+            self._acked += 1
+            topic = msg.topic()
+            if self._commit_record_overridden:
+                self._commit_record(record, RecordMetadata(topic, msg.partition(), msg.offset(), msg.timestamp()[1]))
+            if self._status_store is not None and topic not in self._active_topics:
+                self._record_active_topic(topic)
+            return
+        self._failed_sends += 1
+        if self.tolerance.tolerates_all:
+            try:
+                self.tolerance.failed(Stage.KAFKA_PRODUCE, from_kafka_error(err, f"send to {record.topic}"), record)
+            except Exception:  # pragma: no cover - tolerates_all never raises
+                pass
+            self._skipped += 1
+            handle.ack()
+            self._commit_record(record, None)
+        elif self._producer_error is None:
+            self._producer_error = from_kafka_error(err, f"Failed to send record to topic '{record.topic}'")
+
+    def _raise_producer_error(self) -> None:
+        raise ConnectError(f"Unrecoverable exception from producer send callback: {self._producer_error}") from (
+            self._producer_error
+        )
+
+    def _record_active_topic(self, topic: str) -> None:
+        self._active_topics.add(topic)
+        assert self._status_store is not None
+        try:
+            self._status_store.put_topic(TopicStatus(topic, self.id.connector, self.id.task, int(time.time() * 1000)))
+        except Exception:
+            log.warning("Could not record active topic %s of connector %s", topic, self.id.connector, exc_info=True)
+
+    def _maybe_create_topic(self, topic: str) -> None:
+        if self._topic_creator is None:
+            self._known_topics.add(topic)
+            return
+        group = topic_creation_group_for(self._groups, topic)
+        if self._topic_creator(topic, group):
+            self._known_topics.add(topic)
+            return
+        raise ConnectError(
+            f"Task failed to create new topic {topic}. Ensure that the task is authorized to create topics or that "
+            "the topic exists and restart the task"
+        )
+
+    # ------------------------------------------------------------------ offsets
+
+    def _update_committable(self) -> None:
+        self._committable = self._committable.updated_with(self.submitted.committable_offsets())
+
+    def _maybe_commit(self) -> None:
+        now = self._clock()
+        fut = self._flush_future
+        if fut is not None:
+            if fut.done():
+                self._flush_future = None
+                self._finish_commit(fut, now)
+            elif now - self._flush_started > self.flush_timeout_s:
+                log.error("Task %s timed out waiting to flush offsets to storage; will try again on the next "
+                          "flush interval with the latest offsets", self.id)  # fmt: skip
+                self._flush_future = None
+                self.offset_writer.cancel_flush()
+                self.metrics.record_commit(False, now - self._flush_started)
+            return
+        if now < self._next_commit:
+            return
+        self._next_commit = now + self.flush_interval_s
+        if self._cancelled:
+            return
+        self._start_commit(now)
+
+    def _start_commit(self, now: float) -> Future[None] | None:
+        """Begin an offset flush; returns its future (None when nothing had to be written)."""
+        self._update_committable()
+        offsets, self._committable = self._committable, CommittableOffsets.empty()
+        for partition, offset in offsets.offset_map():
+            if partition is not None:
+                self.offset_writer.offset(partition, offset)
+        if offsets.has_pending:
+            log.debug("Task %s: %d records still unacknowledged at offset commit", self.id, offsets.num_uncommittable)
+        try:
+            should_flush = self.offset_writer.begin_flush(self.flush_timeout_s)
+        except ConnectError as e:
+            log.warning("Task %s could not begin an offset flush: %s", self.id, e)
+            self.metrics.record_commit(False, 0.0)
+            return None
+        if not should_flush:
+            self._commit_task()
+            self.metrics.record_commit(True, self._clock() - now)
+            return None
+        fut = self.offset_writer.do_flush()
+        if fut is None:
+            self.offset_writer.cancel_flush()
+            self.metrics.record_commit(False, self._clock() - now)
+            return None
+        self._flush_future = fut
+        self._flush_started = now
+        if fut.done():
+            self._flush_future = None
+            self._finish_commit(fut, now)
+        return fut
+
+    def _finish_commit(self, fut: Future[None], now: float) -> bool:
+        error = fut.exception()
+        duration = self._clock() - self._flush_started
+        if error is not None:
+            log.error("Task %s failed to flush offsets to storage: %s", self.id, error)
+            self.metrics.record_commit(False, duration)
+            return False
+        self.metrics.record_commit(True, duration)
+        self._commit_task()
+        return True
+
+    def _commit_task(self) -> None:
+        try:
+            self.task.commit()
+        except Exception:
+            log.exception("Exception thrown while calling task.commit() of %s", self.id)
+
+    def _final_commit(self) -> None:
+        """Drain the producer (bounded), then write every committable offset synchronously."""
+        if self._cancelled:
+            log.debug("Skipping final offset commit of %s: the task was cancelled", self.id)
+            return
+        deadline = self._clock() + self.flush_timeout_s
+        remaining = self.producer.flush(max(0.0, deadline - self._clock()))
+        self._after_callbacks()
+        if remaining:
+            log.warning("Task %s: %d records were not acknowledged within offset.flush.timeout.ms; their offsets "
+                        "are not committed", self.id, remaining)  # fmt: skip
+        fut = self._flush_future
+        if fut is not None:
+            self._flush_future = None
+            try:
+                fut.result(timeout=max(0.0, deadline - self._clock()))
+                self._finish_commit(fut, self._clock())
+            except Exception:
+                self.offset_writer.cancel_flush()
+        if self._cancelled:
+            return
+        fut = self._start_commit(self._clock())
+        if fut is None or self._flush_future is None:
+            return
+        self._flush_future = None
+        try:
+            fut.result(timeout=max(0.1, deadline - self._clock()))
+        except TimeoutError:
+            log.error("Task %s timed out flushing offsets at stop", self.id)
+            self.offset_writer.cancel_flush()
+            return
+        except Exception:
+            pass
+        self._finish_commit(fut, self._clock())
+
+    # ------------------------------------------------------------------ close
+
+    def _stop_task_quietly(self) -> None:
+        with self._stop_lock:
+            if self._task_stopped or not self._started:
+                return
+            self._task_stopped = True
+        try:
+            self.task.stop()
+        except Exception:
+            log.warning("Failed to stop task %s", self.id, exc_info=True)
+
+    def _close(self) -> None:
+        self._stop_task_quietly()
+        if self._cancelled:
+            try:
+                self.producer.purge()
+            except Exception:
+                pass
+        try:
+            self.producer.flush(0 if self._cancelled else min(1.0, self.flush_timeout_s))
+        except Exception:
+            pass
+        self.offset_reader.close()
+        for closeable in (self.chain, self.key_converter, self.value_converter, self.header_converter):
+            close = getattr(closeable, "close", None)
+            if callable(close):
+                try:
+                    close()
+                except Exception:
+                    log.debug("Closing %r failed", closeable, exc_info=True)
+
+    def __repr__(self) -> str:
+        return f"WorkerSourceTask{{id={self.id}}}"
+
+
+class _Dropped(Exception):
+    """The retried pipeline filtered the record out (it counts as a skip)."""

@@ -1,0 +1,202 @@
+"""``mm2 run MM2.properties [--clusters A ...] [--metrics-port P]``: the dedicated MirrorMaker driver.
+
+Order matters: every check that can fail on a user mistake runs BEFORE anything is written to
+any cluster or any port is bound — read and validate the file (unknown aliases, a cluster without
+bootstrap servers, IdentityReplicationPolicy both ways, connector settings that do not parse,
+unresolvable ``${...}`` references), then ask every cluster a herder will touch for its metadata
+with a short timeout. Only then are metrics served and herders started. Each mistake is one
+``mm2: error: ...`` line and a non-zero exit (2 configuration, 3 start failure, as Java's 3).
+
+SIGTERM/SIGINT stop every herder gracefully (tasks stop, offsets flushed, group left) and exit 0;
+a second signal exits at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+import threading
+from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from connect_core.api.errors import ConfigError, ConfigIssue, ConnectError
+from connect_core.config.properties import load_properties
+from connect_core.config.providers import resolve_config_providers
+from connect_core.kafka.clients import admin_config, client_props, create_admin
+from mirror.cli.errors import StartupError
+from mirror.driver import make_config
+from mirror.maker_config import (
+    CHECKPOINT_CONNECTOR,
+    HEARTBEAT_CONNECTOR,
+    SOURCE_CONNECTOR,
+    MirrorMakerConfig,
+    SourceAndTarget,
+)
+from mirror.metrics import Mm2Metrics
+
+log = logging.getLogger(__name__)
+
+REACHABILITY_TIMEOUT_S = float(os.environ.get("MM2_REACHABILITY_TIMEOUT_S", "5"))
+STOP_TIMEOUT_S = float(os.environ.get("MM2_STOP_TIMEOUT_S", "60"))
+
+# librdkafka's own connection-refused chatter must not pollute the one-line error of a failed check.
+_QUIET = logging.getLogger("mirror.cli.reachability")
+_QUIET.addHandler(logging.NullHandler())
+_QUIET.propagate = False
+
+
+def load_mm2_config(path: Path, clusters: Iterable[str] | None = None) -> MirrorMakerConfig:
+    """Read and validate mm2.properties; ConfigError (one line, every issue) on any mistake."""
+    config = make_config(load_properties(path))
+    config.validate(list(clusters) if clusters else None)
+    return config
+
+
+def _connector_config_class(name: str) -> Any:
+    from mirror import config as mc
+
+    return {
+        SOURCE_CONNECTOR: mc.MirrorSourceConfig,
+        CHECKPOINT_CONNECTOR: mc.MirrorCheckpointConfig,
+        HEARTBEAT_CONNECTOR: mc.MirrorHeartbeatConfig,
+    }[name]
+
+
+def check_connector_configs(config: MirrorMakerConfig, pairs: Iterable[SourceAndTarget]) -> None:
+    """Parse the connector configs each herder will write, so a bad value fails now, naming the flow."""
+    issues: list[ConfigIssue] = []
+    for pair in pairs:
+        names = [HEARTBEAT_CONNECTOR]
+        if config.flow_enabled(pair):
+            names = [SOURCE_CONNECTOR, CHECKPOINT_CONNECTOR, HEARTBEAT_CONNECTOR]
+        for name in names:
+            raw = config.connector_base_config(pair, name)
+            try:
+                _connector_config_class(name)(resolve_config_providers(raw))
+            except ConfigError as e:
+                issues.extend(ConfigIssue(i.key, f"{i.message} (flow {pair}, {name})") for i in e.issues)
+    if issues:
+        raise ConfigError(issues)
+
+
+def resolved_cluster_props(config: MirrorMakerConfig, alias: str) -> dict[str, Any]:
+    return resolve_config_providers(config.cluster_props(alias), config.raw)
+
+
+def check_reachable(config: MirrorMakerConfig, aliases: Iterable[str],
+                    timeout_s: float = REACHABILITY_TIMEOUT_S) -> None:
+    """One metadata request per cluster (in parallel, no topic named, so nothing is created)."""
+
+    def probe(alias: str) -> str | None:
+        props = resolved_cluster_props(config, alias)
+        admin_props = client_props(props, "admin.")
+        servers = admin_props.get("bootstrap.servers", "")
+        try:
+            admin = create_admin(admin_config(admin_props, {"logger": _QUIET}))
+            admin.list_topics(timeout=timeout_s)
+        except Exception as e:  # KafkaException, ConfigError from a bad client setting
+            reason = " ".join(str(e).split()) or type(e).__name__
+            if "timed out" in reason.lower() or "transport" in reason.lower():
+                reason = f"no answer within {timeout_s:g}s"
+            return f"cluster '{alias}' ({servers}) is unreachable: {reason}"
+        return None
+
+    wanted = list(dict.fromkeys(aliases))
+    with ThreadPoolExecutor(max_workers=max(1, len(wanted))) as pool:
+        problems = [p for p in pool.map(probe, wanted) if p]
+    if problems:
+        raise StartupError("; ".join(problems))
+
+
+def prepare(config_path: Path, clusters: list[str] | None) -> tuple[MirrorMakerConfig, list[SourceAndTarget]]:
+    """Every pre-flight check of ``mm2 run``; returns the config and the pairs this node runs."""
+    config = load_mm2_config(config_path, clusters)
+    pairs = config.herder_pairs(clusters or None)
+    check_connector_configs(config, pairs)
+    for pair in pairs:  # worker configs resolve eagerly: an unresolvable reference fails now
+        resolve_config_providers(config.worker_config(pair))
+    involved = [a for p in pairs for a in (p.source, p.target)]
+    check_reachable(config, involved)
+    return config, pairs
+
+
+def start_metrics_server(port: int, metrics: Mm2Metrics) -> None:
+    from prometheus_client import start_http_server
+
+    try:
+        start_http_server(port, registry=metrics.registry)
+    except OSError as e:
+        raise StartupError(f"cannot serve metrics on port {port}: {e.strerror or e}") from e
+    log.info("Prometheus metrics at http://0.0.0.0:%d/metrics", port)
+
+
+class _Signals:
+    """First SIGTERM/SIGINT asks for a graceful stop; a second one exits at once."""
+
+    def __init__(self) -> None:
+        self.stop = threading.Event()
+        self._previous: dict[int, Any] = {}
+
+    def install(self) -> None:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            self._previous[sig] = signal.signal(sig, self._handle)
+
+    def restore(self) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+
+    def _handle(self, signum: int, _frame: FrameType | None) -> None:
+        if self.stop.is_set():
+            sys.stderr.write("mm2: second signal, exiting without waiting\n")
+            sys.stderr.flush()
+            os._exit(130)
+        log.info("Received %s, stopping", signal.Signals(signum).name)
+        self.stop.set()
+
+
+def run(config_path: Path, clusters: list[str] | None, metrics_port: int | None,
+        herder: str | None = None) -> None:
+    """The whole ``mm2 run``; returns normally after a clean stop (exit 0)."""
+    from mirror.driver import MirrorMaker
+    from mirror.herder_factory import default_factory
+
+    config, pairs = prepare(config_path, clusters)
+    metrics = Mm2Metrics()
+    signals = _Signals()
+    signals.install()
+    if metrics_port is not None:
+        start_metrics_server(metrics_port, metrics)
+    driver = MirrorMaker(config, default_factory(herder), clusters=clusters or None, metrics=metrics)
+    log.info("Running %d flow(s): %s", len(pairs), ", ".join(map(str, pairs)))
+    try:
+        driver.start(interrupted=signals.stop.is_set)
+    except ConnectError as e:
+        driver.stop(STOP_TIMEOUT_S)
+        raise StartupError(" ".join(str(e).split()) or type(e).__name__) from e
+    except BaseException:
+        driver.stop(STOP_TIMEOUT_S)
+        raise
+    while not signals.stop.wait(0.5):
+        pass
+    clean = driver.stop(STOP_TIMEOUT_S)
+    signals.restore()
+    _exit_watchdog(0 if clean else 1)
+    if not clean:
+        raise StartupError(f"herders did not stop within {STOP_TIMEOUT_S:g}s")
+
+
+def _exit_watchdog(code: int, grace_s: float = 10.0) -> None:
+    """A client thread that never ends must not keep a stopped mm2 alive."""
+    timer = threading.Timer(grace_s, lambda: os._exit(code))
+    timer.daemon = True
+    timer.start()
+
+
+def worker_props_for(config: MirrorMakerConfig, pair: SourceAndTarget) -> Mapping[str, Any]:
+    """Resolved worker config of a flow (what its herder gets); for `mm2 status` and tests."""
+    return resolve_config_providers(config.worker_config(pair))

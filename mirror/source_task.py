@@ -1,0 +1,371 @@
+"""MirrorSourceTask: copies its assigned source partitions, record for record, to the remote topics.
+
+Behaviour (Kafka 4.x ``MirrorSourceTask``):
+
+* The consumer is ``assign()``-ed (no group membership, nothing committed to the source). Each
+  partition resumes at the stored Connect offset + 1 (the offset is the last replicated record);
+  a partition without one starts per ``auto.offset.reset`` (MM2 default ``earliest``).
+* Each record keeps its partition number, key and value bytes (tombstones stay tombstones), all
+  headers (order, duplicates, null values) and its source timestamp; the topic is named by the
+  replication policy. Source partition ``{topic, partition, cluster}``, offset ``{offset}``.
+* ``commit_record`` (after the target acknowledged) feeds the offset-sync writer; ``commit``
+  (after each offset flush) sends delayed syncs so quiet partitions reach their end.
+
+Memory is bounded whatever the backlog: librdkafka's prefetch queue is capped
+(``queued.max.messages.kbytes``, ``fetch.max.bytes``) and ``poll`` returns at most
+``max.poll.records`` records. ``fetch.wait.max.ms`` is kept at or above 100 ms.
+
+Metrics are aggregated per batch and partition and handed to a :class:`SourceMetrics` sink, never
+per record; the default sink does nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any, Protocol
+
+from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Consumer, KafkaError
+from confluent_kafka import TopicPartition as KTopicPartition
+
+from connect_core.api.errors import ConfigError, ConfigIssue
+from connect_core.api.records import RecordMetadata, SourceRecord
+from connect_core.api.schema import OPTIONAL_BYTES_SCHEMA
+from connect_core.api.task import SourceTask
+from connect_core.kafka.clients import consumer_config, create_consumer
+from connect_core.kafka.errors import from_kafka_error
+from mirror.config import REPLICATION_CONSUMER_ROLE, MirrorSourceTaskConfig
+from mirror.formats import (
+    OFFSET_KEY,
+    PARTITION_KEY,
+    TOPIC_KEY,
+    OffsetSync,
+    TopicPartition,
+    unwrap_offset,
+    wrap_partition,
+)
+from mirror.offset_sync_producer import OffsetSyncProducer
+from mirror.policy import ReplicationPolicy
+
+log = logging.getLogger(__name__)
+
+#: Prefetch defaults (a user's explicit consumer setting wins, but never beyond these caps unless set).
+PREFETCH_DEFAULTS: dict[str, Any] = {
+    "queued.max.messages.kbytes": 32768,
+    "queued.min.messages": 20000,
+    "fetch.max.bytes": 16 * 1024 * 1024,
+    "fetch.wait.max.ms": 500,
+}
+MIN_FETCH_WAIT_MS = 100
+DEFAULT_MAX_POLL_RECORDS = 1000
+
+
+class SourceMetrics(Protocol):
+    """Where the task reports per-batch, per-remote-partition measurements (times in ms)."""
+
+    def polled(self, topic: str, partition: int, records: int, value_bytes: int, max_age_ms: float) -> None:
+        """A poll returned ``records`` records of this remote partition."""
+
+    def acknowledged(self, topic: str, partition: int, records: int, max_latency_ms: float) -> None:
+        """The target acknowledged ``records`` records; latency = ack time - source timestamp."""
+
+
+class NoOpSourceMetrics:
+    """The default sink: measurements are dropped."""
+
+    def polled(self, topic: str, partition: int, records: int, value_bytes: int, max_age_ms: float) -> None:
+        return None
+
+    def acknowledged(self, topic: str, partition: int, records: int, max_latency_ms: float) -> None:
+        return None
+
+
+class MirrorSourceTask(SourceTask):
+    """See the module docstring."""
+
+    def __init__(self, metrics: SourceMetrics | None = None) -> None:
+        self.metrics: SourceMetrics = metrics or NoOpSourceMetrics()
+        self._consumer: Consumer | None = None
+        self._offset_syncs: OffsetSyncProducer | None = None
+        self._policy: ReplicationPolicy | None = None
+        self._source_alias = ""
+        self._poll_timeout_s = 1.0
+        self._max_records = DEFAULT_MAX_POLL_RECORDS
+        self._consumer_lock = threading.Lock()
+        self._stopping = False
+        self._remote: dict[str, str] = {}
+        self._partitions: dict[tuple[str, int], dict[str, Any]] = {}
+        self._tp_of: dict[int, TopicPartition] = {}
+        self._acks: dict[tuple[str, int], list[float]] = {}
+        self._acks_lock = threading.Lock()
+        self.assigned: list[TopicPartition] = []
+        self._lag_hook: Any = None
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    def start(self, props: dict[str, str]) -> None:
+        config = MirrorSourceTaskConfig(props)
+        self._source_alias = config.source_cluster_alias
+        self._policy = config.replication_policy()
+        self._poll_timeout_s = config.consumer_poll_timeout_s
+        self._stopping = False
+        java = config.source_consumer_config(REPLICATION_CONSUMER_ROLE)
+        self._max_records = _int_setting(java, "max.poll.records", DEFAULT_MAX_POLL_RECORDS)
+        self.assigned = config.task_topic_partitions()
+        self._lag_hook = getattr(self.metrics, "lag", None)
+        assigned_hook = getattr(self.metrics, "assigned", None)
+        if assigned_hook is not None:
+            assigned_hook([(self._remote_topic(tp.topic), tp.partition) for tp in self.assigned])
+        try:
+            if config.emit_offset_syncs_enabled:
+                self._offset_syncs = OffsetSyncProducer(config.offset_syncs_topic_producer_config(),
+                                                        config.offset_syncs_topic(), config.max_offset_lag,
+                                                        on_sent=self._on_offset_sync_sent)
+            self._consumer = create_consumer(replication_consumer_config(java, config.entity_label()))
+            self._initialize_consumer(self.assigned, str(java.get("auto.offset.reset", "earliest")).strip())
+        except BaseException:
+            self.stop()
+            raise
+        log.info("%s replicating %d topic-partitions %s->%s: %s.", config.entity_label(), len(self.assigned),
+                 self._source_alias, config.target_cluster_alias, [str(tp) for tp in self.assigned])
+
+    def _initialize_consumer(self, partitions: list[TopicPartition], auto_offset_reset: str) -> None:
+        assert self._consumer is not None
+        wrapped = [self._partition_map(tp.topic, tp.partition) for tp in partitions]
+        stored = self._stored_offsets(wrapped)
+        reset = {"earliest": OFFSET_BEGINNING, "smallest": OFFSET_BEGINNING, "beginning": OFFSET_BEGINNING,
+                 "latest": OFFSET_END, "largest": OFFSET_END, "end": OFFSET_END}.get(auto_offset_reset.lower())
+        if reset is None:
+            raise ConfigError([ConfigIssue("consumer.auto.offset.reset",
+                                           f"Invalid value {auto_offset_reset}: MirrorSourceTask needs earliest or "
+                                           "latest for partitions without a stored offset")])
+        assignment = []
+        uncommitted = 0
+        for tp, offset in zip(partitions, stored, strict=True):
+            if offset < 0:
+                uncommitted += 1
+                assignment.append(KTopicPartition(tp.topic, tp.partition, reset))
+            else:
+                assignment.append(KTopicPartition(tp.topic, tp.partition, offset + 1))
+        self._consumer.assign(assignment)
+        log.info("Starting with %d previously uncommitted partitions.", uncommitted)
+
+    def _stored_offsets(self, wrapped: list[dict[str, Any]]) -> list[int]:
+        context = getattr(self, "context", None)
+        if context is None or not wrapped:
+            return [-1] * len(wrapped)
+        reader = context.offset_storage_reader()
+        found = dict((_key(p), o) for p, o in reader.offsets(wrapped))
+        return [unwrap_offset(found.get(_key(p))) for p in wrapped]
+
+    def stop(self) -> None:
+        """May run on another thread while ``poll`` waits: wait for it, then close the clients."""
+        self._stopping = True
+        acquired = self._consumer_lock.acquire(timeout=self._poll_timeout_s + 30)
+        try:
+            if self._consumer is not None:
+                try:
+                    self._consumer.close()
+                except Exception as e:  # closing quietly, as Kafka does
+                    log.warning("Error closing the source consumer: %s", e)
+                self._consumer = None
+        finally:
+            if acquired:
+                self._consumer_lock.release()
+        if self._offset_syncs is not None:
+            self._offset_syncs.close()
+            self._offset_syncs = None
+        self._flush_ack_metrics()
+
+    # -- the data path ---------------------------------------------------------------------------
+
+    def _partition_map(self, topic: str, partition: int) -> dict[str, Any]:
+        key = (topic, partition)
+        wrapped = self._partitions.get(key)
+        if wrapped is None:
+            tp = TopicPartition(topic, partition)
+            wrapped = self._partitions[key] = wrap_partition(tp, self._source_alias)
+            self._tp_of[id(wrapped)] = tp
+        return wrapped
+
+    def _remote_topic(self, topic: str) -> str:
+        remote = self._remote.get(topic)
+        if remote is None:
+            assert self._policy is not None
+            remote = self._remote[topic] = self._policy.format_remote_topic(self._source_alias, topic)
+        return remote
+
+    def poll(self) -> list[SourceRecord] | None:
+        if not self._consumer_lock.acquire(blocking=False):
+            return None
+        try:
+            if self._stopping or self._consumer is None:
+                return None
+            # poll() returns as soon as one record is there (consume() would wait out its timeout);
+            # then take whatever else is already prefetched, without waiting.
+            first = self._consumer.poll(self._poll_timeout_s)
+            if first is None:
+                return None
+            messages = [first]
+            if self._max_records > 1:
+                messages.extend(self._consumer.consume(num_messages=self._max_records - 1, timeout=0))
+            return self._convert(messages)
+        finally:
+            self._consumer_lock.release()
+            self._flush_ack_metrics()
+
+    def _convert(self, messages: list[Any]) -> list[SourceRecord] | None:
+        records: list[SourceRecord] = []
+        stats: dict[tuple[str, int], list[int]] = {}
+        newest: dict[tuple[str, int], Any] = {}
+        now_ms = int(time.time() * 1000)
+        for msg in messages:
+            err = msg.error()
+            if err is not None:
+                self._on_consume_error(err)
+                continue
+            topic = msg.topic()
+            partition = msg.partition()
+            remote = self._remote_topic(topic)
+            value = msg.value()
+            _ts_type, ts = msg.timestamp()
+            timestamp = ts if ts >= 0 else None
+            records.append(SourceRecord(
+                self._partition_map(topic, partition), {OFFSET_KEY: msg.offset()}, remote, partition,
+                msg.key(), value, msg.headers(), timestamp, OPTIONAL_BYTES_SCHEMA, OPTIONAL_BYTES_SCHEMA,
+            ))
+            s = stats.get((remote, partition))
+            if s is None:
+                s = stats[(remote, partition)] = [0, 0, now_ms]
+            s[0] += 1
+            if value is not None:
+                s[1] += len(value)
+            if timestamp is not None and timestamp < s[2]:
+                s[2] = timestamp
+            newest[(topic, partition)] = msg
+        for (remote, partition), (count, nbytes, oldest) in stats.items():
+            self.metrics.polled(remote, partition, count, nbytes, float(now_ms - oldest))
+        if self._lag_hook is not None:
+            self._report_lag(newest)
+        return records or None
+
+    def _report_lag(self, newest: dict[tuple[str, int], Any]) -> None:
+        """Per polled partition: records behind the source's high watermark (from the last fetch)."""
+        consumer = self._consumer
+        if consumer is None:
+            return
+        for (topic, partition), msg in newest.items():
+            try:
+                _low, high = consumer.get_watermark_offsets(KTopicPartition(topic, partition), cached=True)
+            except Exception:
+                continue
+            if high is None or high < 0:
+                continue
+            _t, ts = msg.timestamp()
+            self._lag_hook(self._remote_topic(topic), partition, max(high - msg.offset() - 1, 0),
+                           ts if ts >= 0 else None)
+
+    def _on_offset_sync_sent(self, sync: OffsetSync) -> None:
+        hook = getattr(self.metrics, "offset_syncs_sent", None)
+        if hook is not None:
+            hook(self._remote_topic(sync.topic), sync.partition, 1)
+
+    def _on_consume_error(self, err: KafkaError) -> None:
+        """Kafka's task logs client errors and carries on; only fatal ones stop it."""
+        if err.code() == KafkaError._PARTITION_EOF:
+            return
+        if err.fatal():
+            raise from_kafka_error(err, "source consumer")
+        log.warning("Failure during poll: %s", err)
+
+    def commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
+        if self._stopping or metadata is None or metadata.offset is None or metadata.offset < 0:
+            return
+        ts = record.timestamp
+        key = (record.topic, record.kafka_partition or 0)
+        latency = (time.time() * 1000 - ts) if ts is not None else 0.0
+        with self._acks_lock:
+            acc = self._acks.get(key)
+            if acc is None:
+                self._acks[key] = [1, latency]
+            else:
+                acc[0] += 1
+                if latency > acc[1]:
+                    acc[1] = latency
+        syncs = self._offset_syncs
+        if syncs is not None:
+            sp = record.source_partition
+            offset = record.source_offset
+            if sp is None or offset is None:
+                return
+            tp = self._tp_of.get(id(sp))
+            if tp is None:
+                tp = TopicPartition(str(sp[TOPIC_KEY]), int(sp[PARTITION_KEY]))
+            syncs.queue(tp, int(offset[OFFSET_KEY]), metadata.offset)
+
+    def commit(self) -> None:
+        syncs = self._offset_syncs
+        if syncs is not None:
+            syncs.commit()
+        self._flush_ack_metrics()
+
+    def _flush_ack_metrics(self) -> None:
+        if not self._acks:
+            return
+        with self._acks_lock:
+            acks, self._acks = self._acks, {}
+        for (topic, partition), (count, latency) in acks.items():
+            self.metrics.acknowledged(topic, partition, int(count), float(latency))
+
+    @property
+    def offset_sync_producer(self) -> OffsetSyncProducer | None:
+        return self._offset_syncs
+
+
+def replication_consumer_config(java_props: dict[str, Any], label: str) -> dict[str, Any]:
+    """librdkafka config for the replication consumer: assign-only, bounded prefetch."""
+    conf = consumer_config(java_props)
+    for key, value in PREFETCH_DEFAULTS.items():
+        conf.setdefault(key, value)
+    try:
+        wait = int(conf["fetch.wait.max.ms"])
+    except (TypeError, ValueError) as e:
+        raise ConfigError([ConfigIssue("consumer.fetch.max.wait.ms", f"Invalid value {conf['fetch.wait.max.ms']}")]) \
+            from e
+    if wait < MIN_FETCH_WAIT_MS:
+        log.warning("Raising the replication consumer's fetch wait from %d ms to %d ms", wait, MIN_FETCH_WAIT_MS)
+        conf["fetch.wait.max.ms"] = MIN_FETCH_WAIT_MS
+    # librdkafka needs a group.id even for assign(); nothing is ever committed or joined with it.
+    conf.setdefault("group.id", f"mm2-replication-{label}")
+    conf["enable.auto.commit"] = False
+    conf["enable.auto.offset.store"] = False
+    conf.pop("auto.offset.reset", None)  # positions are always explicit (see _initialize_consumer)
+    return conf
+
+
+def _int_setting(props: dict[str, Any], key: str, default: int) -> int:
+    value = props.get(key)
+    if value is None:
+        return default
+    try:
+        number = int(str(value).strip())
+    except ValueError as e:
+        raise ConfigError([ConfigIssue("consumer." + key, f"Invalid value {value}: not an integer")]) from e
+    if number < 1:
+        raise ConfigError([ConfigIssue("consumer." + key, f"Invalid value {value}: must be at least 1")])
+    return number
+
+
+def _key(partition: dict[str, Any]) -> tuple[Any, ...]:
+    return tuple(sorted((k, str(v)) for k, v in partition.items()))
+
+
+__all__ = [
+    "MIN_FETCH_WAIT_MS",
+    "PREFETCH_DEFAULTS",
+    "MirrorSourceTask",
+    "NoOpSourceMetrics",
+    "SourceMetrics",
+    "replication_consumer_config",
+]

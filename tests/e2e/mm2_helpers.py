@@ -1,0 +1,176 @@
+"""Helpers for e2e tests that run ``mm2`` as a subprocess against embedded clusters."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+from confluent_kafka import Message
+
+from connect_core.embedded import KafkaCluster, wait_for
+
+T = TypeVar("T")
+
+#: Short intervals so a test sees refreshes, checkpoints and group syncs within seconds.
+FAST_SETTINGS: dict[str, str] = {
+    "refresh.topics.interval.seconds": "2",
+    "refresh.groups.interval.seconds": "2",
+    "emit.checkpoints.interval.seconds": "1",
+    "emit.heartbeats.interval.seconds": "1",
+    "sync.group.offsets.enabled": "true",
+    "sync.group.offsets.interval.seconds": "1",
+    "sync.topic.configs.interval.seconds": "2",
+    "offset.flush.interval.ms": "500",
+    "replication.factor": "1",
+    "checkpoints.topic.replication.factor": "1",
+    "heartbeats.topic.replication.factor": "1",
+    "offset-syncs.topic.replication.factor": "1",
+    "offset.storage.replication.factor": "1",
+    "status.storage.replication.factor": "1",
+    "config.storage.replication.factor": "1",
+    "offset.storage.partitions": "5",
+    "status.storage.partitions": "1",
+}
+
+
+def mm2_properties(clusters: Mapping[str, KafkaCluster], flows: list[str], **extra: str) -> dict[str, str]:
+    """mm2.properties for ``clusters`` (alias -> cluster) with ``flows`` ("A->B") enabled."""
+    props = {"clusters": ", ".join(clusters)}
+    for alias, cluster in clusters.items():
+        props[f"{alias}.bootstrap.servers"] = cluster.bootstrap_servers
+        props[f"{alias}.session.timeout.ms"] = "6000"
+        props[f"{alias}.heartbeat.interval.ms"] = "1000"
+    props.update(FAST_SETTINGS)
+    props["emit.heartbeats.enabled"] = "false"  # herders only for the flows under test ...
+    for flow in flows:
+        props[f"{flow}.enabled"] = "true"
+        props[f"{flow}.emit.heartbeats.enabled"] = "true"  # ... and they do emit heartbeats
+    props.update(extra)
+    return props
+
+
+def write_properties(path: Path, props: Mapping[str, str]) -> Path:
+    path.write_text("".join(f"{k} = {v}\n" for k, v in props.items()))
+    return path
+
+
+class Mm2Process:
+    """``python -m mirror run ...`` with its output in a file (read it on failure)."""
+
+    def __init__(self, config: Path, *args: str, log_dir: Path, name: str = "mm2",
+                 env: Mapping[str, str] | None = None) -> None:
+        self.log_path = log_dir / f"{name}.log"
+        self._log = self.log_path.open("wb")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "mirror", "run", str(config), *args],
+            stdout=self._log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})},
+            start_new_session=True,
+        )
+
+    def output(self) -> str:
+        self._log.flush()
+        return self.log_path.read_text(errors="replace")
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def terminate(self, timeout: float = 60.0) -> int:
+        """SIGTERM and wait; returns the exit code (kills and fails loudly on a hang)."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise AssertionError(f"mm2 did not stop within {timeout}s:\n{self.output()[-4000:]}") from None
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+
+    def close(self) -> None:
+        self.kill()
+        self._log.close()
+
+
+def eventually(predicate: Callable[[], T], timeout: float, what: str, proc: Mm2Process | None = None) -> T:
+    """wait_for that shows the mm2 log tail when it times out (or when mm2 died)."""
+
+    def check() -> T:
+        if proc is not None and not proc.alive():
+            raise AssertionError(f"mm2 exited ({proc.proc.returncode}) while waiting for {what}:\n"
+                                 f"{proc.output()[-4000:]}")
+        try:
+            return predicate()
+        except (KeyError, AssertionError):
+            return None  # type: ignore[return-value]
+
+    try:
+        return wait_for(check, timeout, 0.5, what)
+    except TimeoutError:
+        tail = proc.output()[-4000:] if proc is not None else ""
+        raise AssertionError(f"timed out after {timeout}s waiting for {what}\n{tail}") from None
+
+
+def record_view(msg: Message) -> tuple[Any, ...]:
+    """What must be identical between a source record and its replica."""
+    return (msg.key(), msg.value(), tuple(msg.headers() or ()), msg.timestamp()[1])
+
+
+def partitions_view(cluster: KafkaCluster, topic: str) -> dict[int, list[tuple[Any, ...]]]:
+    return {p: [record_view(m) for m in msgs] for p, msgs in cluster.read_all(topic).items()}
+
+
+def mirrored_identically(source: KafkaCluster, topic: str, target: KafkaCluster, remote: str,
+                         at_least: int | None = None) -> bool:
+    """True when the remote topic holds exactly the source partitions' records (same order)."""
+    if remote not in target.topic_names():
+        return False
+    src = partitions_view(source, topic)
+    dst = partitions_view(target, remote)
+    if at_least is not None and sum(len(v) for v in src.values()) < at_least:
+        return False
+    return src == dst
+
+
+def mm2_status(config: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "mirror", "status", str(config), *extra],
+                          capture_output=True, text=True, timeout=90)
+
+
+def status_json(config: Path) -> dict[str, Any]:
+    run = mm2_status(config, "--json")
+    assert run.returncode == 0, run.stdout + run.stderr
+    data: dict[str, Any] = json.loads(run.stdout)
+    return data
+
+
+def group_offsets(cluster: KafkaCluster, group: str, topic: str, partitions: int) -> dict[int, int]:
+    from confluent_kafka import ConsumerGroupTopicPartitions
+    from confluent_kafka import TopicPartition as TP
+
+    request = [ConsumerGroupTopicPartitions(group, [TP(topic, p) for p in range(partitions)])]
+    result = cluster.admin().list_consumer_group_offsets(request)[group].result(timeout=10)
+    return {tp.partition: tp.offset for tp in result.topic_partitions if tp.offset >= 0}
+
+
+def commit_group(cluster: KafkaCluster, group: str, offsets: Mapping[tuple[str, int], int]) -> None:
+    from confluent_kafka import TopicPartition as TP
+
+    consumer = cluster.consumer(**{"group.id": group})
+    try:
+        consumer.commit(offsets=[TP(t, p, o) for (t, p), o in offsets.items()], asynchronous=False)
+    finally:
+        consumer.close()
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)

@@ -1,0 +1,111 @@
+"""``mm2 run --metrics-port`` on two clusters: /metrics shows the flow as it happens.
+
+A backlog is replicated while /metrics is scraped in a tight loop: the record and byte counters
+climb to exactly the backlog (value bytes only, as Kafka's byte-count), lag in records and seconds
+is seen above zero while the backlog drains and returns to zero once caught up; live records then
+move the counters again. The runtime's own series (connector/task states, heartbeats, offset
+flushes) are checked on the same process.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from connect_core.embedded import KafkaCluster, free_port
+from tests.e2e.metrics_harness import Mm2Run, Samples, matching, total, write_mm2_config
+
+PARTITIONS = 2
+BACKLOG = 4000
+LIVE = 40
+VALUE = b"x" * 100
+CONNECTORS = ("MirrorSourceConnector", "MirrorCheckpointConnector", "MirrorHeartbeatConnector")
+
+
+def produce_backlog(cluster: KafkaCluster, topic: str, count: int, start: int = 0) -> None:
+    """Big batches: the backlog exists only to be drained, exact end offsets come from the fetch."""
+    producer = cluster.producer(**{"linger.ms": 20, "batch.num.messages": 10000,
+                                   "max.in.flight.requests.per.connection": 5})
+    for i in range(start, start + count):
+        producer.produce(topic, key=b"k%d" % i, value=VALUE, partition=i % PARTITIONS)
+        if i % 1000 == 0:
+            producer.poll(0)
+    assert producer.flush(30) == 0, "backlog not fully produced"
+
+
+def test_counters_and_lag_follow_the_flow(
+    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path, unique_name: Callable[[str], str]
+) -> None:
+    a, b = two_clusters
+    topic = unique_name("payments")
+    remote = f"A.{topic}"
+    a.create_topic(topic, partitions=PARTITIONS)
+    produce_backlog(a, topic, BACKLOG)
+    # Small polls make the drain take many batches, so lag is visible between them.
+    config = write_mm2_config(tmp_path / "mm2.properties", a.bootstrap_servers, b.bootstrap_servers,
+                              topics=re.escape(topic), extra={"A.consumer.max.poll.records": "20"})
+    port = free_port()
+
+    with Mm2Run(config, port, tmp_path / "mm2.log") as mm2:
+        mm2.wait_for_metrics()
+        seen_records: list[float] = []
+        seen_lag: list[tuple[float, float]] = []  # (records, seconds) summed over partitions, while > 0
+
+        def drained(s: Samples) -> bool:
+            records = total(s, "mm2_source_records_total", topic=remote)
+            lag = total(s, "mm2_replication_lag_records", topic=remote)
+            if records and (not seen_records or records != seen_records[-1]):
+                seen_records.append(records)
+            if lag > 0:
+                seen_lag.append((lag, max(matching(s, "mm2_replication_lag_seconds", topic=remote).values())))
+            lags = matching(s, "mm2_replication_lag_records", topic=remote)
+            return records >= BACKLOG and len(lags) == PARTITIONS and not any(lags.values())
+
+        samples = mm2.wait_for(drained, 180, f"{BACKLOG} records replicated and lag back to zero")
+
+        # Counters moved in steps while the backlog drained, and ended exactly at the backlog.
+        assert len(seen_records) >= 2, f"record count jumped straight to the end: {seen_records}"
+        assert seen_records == sorted(seen_records), seen_records
+        assert total(samples, "mm2_source_records_total", topic=remote) == BACKLOG
+        for p in range(PARTITIONS):
+            assert total(samples, "mm2_source_records_total", topic=remote, partition=str(p)) == BACKLOG / PARTITIONS
+        assert total(samples, "mm2_source_bytes_total", topic=remote) == BACKLOG * len(VALUE)
+        # Lag was seen above zero while draining, in records and in seconds, never beyond the backlog.
+        assert seen_lag, "replication lag never showed above zero while a backlog drained"
+        assert all(0 < records <= BACKLOG for records, _ in seen_lag), seen_lag
+        assert any(seconds > 0 for _, seconds in seen_lag), seen_lag
+        # Caught up: zero in both units, per partition.
+        assert set(matching(samples, "mm2_replication_lag_seconds", topic=remote).values()) == {0.0}
+        latency = total(samples, "mm2_source_replication_latency_seconds_count", topic=remote)
+        assert latency > 0
+        assert total(samples, "mm2_source_record_age_seconds_count", topic=remote) > 0
+
+        # Live records move the counters again and lag returns to zero.
+        a.produce(topic, [{"key": b"live%d" % i, "value": VALUE, "partition": i % PARTITIONS} for i in range(LIVE)])
+
+        def live_done(s: Samples) -> bool:
+            return (total(s, "mm2_source_records_total", topic=remote) >= BACKLOG + LIVE
+                    and not any(matching(s, "mm2_replication_lag_records", topic=remote).values()))
+
+        samples = mm2.wait_for(live_done, 60, "live records replicated")
+        assert total(samples, "mm2_source_records_total", topic=remote) == BACKLOG + LIVE
+        assert total(samples, "mm2_source_bytes_total", topic=remote) == (BACKLOG + LIVE) * len(VALUE)
+
+        # The runtime's series, on the same process: connectors and their tasks RUNNING, heartbeats, flushes.
+        def runtime_visible(s: Samples) -> bool:
+            running = {dict(ls)["connector"] for ls, v in matching(s, "mm2_connector_state", state="RUNNING").items()
+                       if v == 1}
+            tasks = {dict(ls)["connector"] for ls, v in matching(s, "mm2_task_state", state="RUNNING").items()
+                     if v == 1}
+            return (running >= set(CONNECTORS) and tasks >= {"MirrorSourceConnector", "MirrorHeartbeatConnector"}
+                    and total(s, "mm2_heartbeats_total") > 0
+                    and total(s, "mm2_offset_commits_total", result="success") > 0)
+
+        samples = mm2.wait_for(runtime_visible, 60, "connector/task states, heartbeats and offset flushes")
+        for ls, v in matching(samples, "mm2_connector_state").items():
+            assert v == (1.0 if dict(ls)["state"] == "RUNNING" else 0.0), (dict(ls), v)
+        assert total(samples, "mm2_task_failures_total") == 0
+        assert total(samples, "mm2_offset_commits_total", result="failure") == 0
+        assert all(dict(ls)["source"] == "A" and dict(ls)["target"] == "B"
+                   for (name, ls) in samples if name.startswith("mm2_") and ls)

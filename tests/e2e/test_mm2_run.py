@@ -1,0 +1,176 @@
+"""``mm2 run`` as a subprocess on embedded clusters: what an operator relies on, end to end.
+
+Two clusters, both directions (A->B, B->A): records identical per partition (key, value, headers,
+timestamp, order), topic configs copied, checkpoints and translated group offsets for an idle
+group, heartbeats, no cycles, live tailing, ``mm2 status`` in both forms, and a clean exit 0 on
+SIGTERM. Three clusters (A->B, B->A, A->C): the same data reaches every target, and nothing loops.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from connect_core.embedded import KafkaCluster
+from mirror.formats import Checkpoint, Heartbeat
+from tests.e2e.mm2_helpers import (
+    Mm2Process,
+    commit_group,
+    eventually,
+    group_offsets,
+    mirrored_identically,
+    mm2_properties,
+    mm2_status,
+    now_ms,
+    status_json,
+    write_properties,
+)
+
+STARTUP_S = 90.0
+
+
+def _records(prefix: str, count: int, partitions: int) -> list[dict[str, object]]:
+    base = now_ms() - 60_000
+    return [
+        {
+            "key": None if i % 5 == 0 else f"{prefix}-k{i % 4}".encode(),
+            "value": f"{prefix} value {i}".encode(),
+            "headers": [("h", f"{i}".encode()), ("h", None), ("trace", b"\x00\xff")],
+            "timestamp": base + i,
+            "partition": i % partitions,
+        }
+        for i in range(count)
+    ]
+
+
+def _checkpoints(cluster: KafkaCluster, topic: str) -> dict[tuple[str, str, int], Checkpoint]:
+    latest: dict[tuple[str, str, int], Checkpoint] = {}
+    for msgs in cluster.read_all(topic).values():
+        for m in msgs:
+            cp = Checkpoint.decode(m.key(), m.value())
+            latest[(cp.consumer_group_id, cp.topic_partition.topic, cp.topic_partition.partition)] = cp
+    return latest
+
+
+def _heartbeats(cluster: KafkaCluster, topic: str = "heartbeats") -> set[tuple[str, str]]:
+    if topic not in cluster.topic_names():
+        return set()
+    out: set[tuple[str, str]] = set()
+    for msgs in cluster.read_all(topic).values():
+        for m in msgs:
+            hb = Heartbeat.decode(m.key(), m.value())
+            out.add((hb.source_cluster_alias, hb.target_cluster_alias))
+    return out
+
+
+def _topic_config(cluster: KafkaCluster, topic: str, key: str) -> str | None:
+    from confluent_kafka.admin import ConfigResource, ResourceType
+
+    res = ConfigResource(ResourceType.TOPIC, topic)
+    entries = cluster.admin().describe_configs([res])[res].result(timeout=10)
+    entry = entries.get(key)
+    return None if entry is None else str(entry.value)
+
+
+def test_two_clusters_both_directions(two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path) -> None:
+    a, b = two_clusters
+    a.create_topic("orders", 3, {"retention.ms": "3600000"})
+    b.create_topic("payments", 2)
+    a.produce("orders", _records("o", 30, 3))
+    b.produce("payments", _records("p", 10, 2))
+    # an idle consumer group on A that consumed part of orders: its offsets must reach B, translated
+    consumed = {("orders", 0): 4, ("orders", 1): 10, ("orders", 2): 0}
+    commit_group(a, "app", consumed)
+
+    config = write_properties(tmp_path / "mm2.properties",
+                              mm2_properties({"A": a, "B": b}, ["A->B", "B->A"], **{"topics": "orders, payments"}))
+    mm2 = Mm2Process(config, log_dir=tmp_path)
+    try:
+        eventually(lambda: mirrored_identically(a, "orders", b, "A.orders"), STARTUP_S, "A.orders on B", mm2)
+        eventually(lambda: mirrored_identically(b, "payments", a, "B.payments"), 30, "B.payments on A", mm2)
+        assert _topic_config(b, "A.orders", "retention.ms") == "3600000"
+
+        # live tailing: new records keep flowing
+        a.produce("orders", _records("live", 9, 3))
+        eventually(lambda: mirrored_identically(a, "orders", b, "A.orders", at_least=39), 30, "live records", mm2)
+
+        # checkpoints of the group, and its translated offsets committed on B (never past the source's)
+        def checkpoint_rows() -> dict[tuple[str, str, int], Checkpoint] | None:
+            if "A.checkpoints.internal" not in b.topic_names():
+                return None
+            rows = _checkpoints(b, "A.checkpoints.internal")
+            return rows if {("app", "A.orders", 0), ("app", "A.orders", 1)} <= set(rows) else None
+
+        rows = eventually(checkpoint_rows, 30, "checkpoints for group app", mm2)
+        for (group, topic, partition), cp in rows.items():
+            assert group == "app" and topic == "A.orders"
+            assert cp.upstream_offset == consumed[("orders", partition)]
+            assert 0 <= cp.downstream_offset <= cp.upstream_offset
+
+        def synced() -> dict[int, int] | None:
+            got = group_offsets(b, "app", "A.orders", 3)
+            want = {p: cp.downstream_offset for (_, _, p), cp in _checkpoints(b, "A.checkpoints.internal").items()}
+            return got if got and all(got.get(p) == o for p, o in want.items() if o > 0) else None
+
+        eventually(synced, 30, "group app offsets synced to B", mm2)
+
+        # heartbeats: each herder writes its own, and each is replicated back the other way
+        eventually(lambda: ("A", "B") in _heartbeats(b), 30, "A->B heartbeats on B", mm2)
+        eventually(lambda: ("B", "A") in _heartbeats(a), 30, "B->A heartbeats on A", mm2)
+        eventually(lambda: "B.heartbeats" in a.topic_names() and "A.heartbeats" in b.topic_names(), 30,
+                   "remote heartbeat topics", mm2)
+        # no cycles
+        assert not any(t.startswith(("A.B.", "B.A.")) for t in a.topic_names() | b.topic_names())
+
+        # status: lag 0 on the data topics, connectors running, the checkpoint of app
+        # (heartbeats topics are replicated too and may lag a heartbeat or two: not asserted)
+        def caught_up() -> dict[str, object] | None:
+            flows = {f["flow"]: f for f in status_json(config)["flows"]}
+            ab, ba = flows["A->B"], flows["B->A"]
+            orders = [p for p in ab["partitions"] if p["topic"] == "orders"]
+            payments = [p for p in ba["partitions"] if p["topic"] == "payments"]
+            states = {c["name"]: c["state"] for c in ab["connectors"]}
+            ok = (ab["error"] is None and ba["error"] is None
+                  and len(orders) == 3 and all(p["lag"] == 0 for p in orders)
+                  and len(payments) == 2 and all(p["lag"] == 0 for p in payments)
+                  and states.get("MirrorSourceConnector") == "RUNNING"
+                  and any(c["group"] == "app" for c in ab["checkpoints"]))
+            return flows if ok else None
+
+        flows = eventually(caught_up, 30, "mm2 status shows both flows caught up", mm2)
+        assert {(p["partition"], p["source_end_offset"], p["remote_topic"]) for p in flows["A->B"]["partitions"]
+                if p["topic"] == "orders"} == {(0, 13, "A.orders"), (1, 13, "A.orders"), (2, 13, "A.orders")}
+        table = mm2_status(config)
+        assert table.returncode == 0, table.stderr
+        assert "== A->B: total lag" in table.stdout and "== B->A: total lag" in table.stdout
+        assert "MirrorSourceConnector" in table.stdout and "A.orders" in table.stdout
+
+        assert mm2.terminate(60) == 0, mm2.output()[-3000:]
+        assert "Traceback" not in mm2.output()
+    finally:
+        mm2.close()
+
+
+def test_three_clusters(three_clusters: tuple[KafkaCluster, KafkaCluster, KafkaCluster], tmp_path: Path) -> None:
+    a, b, c = three_clusters
+    a.create_topic("orders", 2)
+    b.create_topic("payments", 1)
+    a.produce("orders", _records("o", 12, 2))
+    b.produce("payments", _records("p", 5, 1))
+    config = write_properties(
+        tmp_path / "mm2.properties",
+        mm2_properties({"A": a, "B": b, "C": c}, ["A->B", "B->A", "A->C"], **{"topics": "orders, payments"}),
+    )
+    mm2 = Mm2Process(config, log_dir=tmp_path)
+    try:
+        eventually(lambda: mirrored_identically(a, "orders", b, "A.orders"), STARTUP_S, "A.orders on B", mm2)
+        eventually(lambda: mirrored_identically(a, "orders", c, "A.orders"), 60, "A.orders on C", mm2)
+        eventually(lambda: mirrored_identically(b, "payments", a, "B.payments"), 60, "B.payments on A", mm2)
+        eventually(lambda: ("A", "C") in _heartbeats(c), 30, "A->C heartbeats on C", mm2)
+        assert "B.payments" not in c.topic_names()  # B->C is not a flow
+        assert not any(t.startswith(("A.B.", "B.A.")) for t in a.topic_names() | b.topic_names())
+        flows = {f["flow"]: f for f in status_json(config)["flows"]}
+        assert set(flows) == {"A->B", "B->A", "A->C"}
+        assert all(f["error"] is None for f in flows.values())
+        assert mm2.terminate(60) == 0, mm2.output()[-3000:]
+    finally:
+        mm2.close()

@@ -1,0 +1,96 @@
+"""Two ``mm2 run`` processes share a flow (distributed herder, group ``A-mm2`` on B).
+
+SIGKILL of one must lose no record: its tasks move to the survivor, which resumes from the
+committed offsets (duplicates allowed only from the window since the last flush).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+from connect_core.embedded import KafkaCluster
+from tests.e2e.mm2_helpers import (
+    Mm2Process,
+    eventually,
+    mm2_properties,
+    now_ms,
+    status_json,
+    write_properties,
+)
+
+PARTITIONS = 4
+
+
+def _values(cluster: KafkaCluster, topic: str) -> dict[int, list[bytes]]:
+    return {p: [m.value() for m in msgs] for p, msgs in cluster.read_all(topic).items()}
+
+
+def _first_occurrences(values: list[bytes]) -> list[bytes]:
+    seen: set[bytes] = set()
+    out: list[bytes] = []
+    for v in values:
+        if v not in seen:
+            seen.add(v)
+            out.append(v)
+    return out
+
+
+def test_sigkill_of_one_process_loses_nothing(two_clusters: tuple[KafkaCluster, KafkaCluster],
+                                              tmp_path: Path) -> None:
+    a, b = two_clusters
+    a.create_topic("orders", PARTITIONS)
+    sent = 0
+    stop = threading.Event()
+
+    def produce() -> None:
+        nonlocal sent
+        while not stop.is_set():
+            batch = [{"value": f"r{sent + i}".encode(), "partition": (sent + i) % PARTITIONS,
+                      "timestamp": now_ms()} for i in range(8)]
+            a.produce("orders", batch)
+            sent += len(batch)
+            time.sleep(0.2)
+
+    props = mm2_properties({"A": a, "B": b}, ["A->B"], **{"topics": "orders", "tasks.max": str(PARTITIONS)})
+    config = write_properties(tmp_path / "mm2.properties", props)
+    env = {"MM2_HERDER": "distributed"}
+    first = Mm2Process(config, log_dir=tmp_path, name="mm2-1", env=env)
+    second = Mm2Process(config, log_dir=tmp_path, name="mm2-2", env=env)
+    producer = threading.Thread(target=produce, daemon=True)
+    try:
+        producer.start()
+
+        def all_flowing() -> bool:
+            src, dst = _values(a, "orders"), _values(b, "A.orders") if "A.orders" in b.topic_names() else {}
+            return sent > 40 and all(len(dst.get(p, [])) > 5 for p in range(PARTITIONS)) and bool(src)
+
+        eventually(all_flowing, 120, "records flowing on every partition", first)
+        assert second.alive(), second.output()[-3000:]
+        flow = next(f for f in status_json(config)["flows"] if f["flow"] == "A->B")
+        source = next(c for c in flow["connectors"] if c["name"] == "MirrorSourceConnector")
+        assert len(source["tasks"]) == PARTITIONS and all(t["state"] == "RUNNING" for t in source["tasks"])
+
+        first.proc.kill()  # SIGKILL: no LeaveGroup, no flush
+        first.proc.wait(10)
+        killed_at = sent
+        time.sleep(3)
+        stop.set()
+        producer.join(10)
+        total = sent
+        assert total > killed_at
+
+        def complete() -> bool:
+            src, dst = _values(a, "orders"), _values(b, "A.orders")
+            return all(_first_occurrences(dst.get(p, [])) == src[p] for p in range(PARTITIONS))
+
+        eventually(complete, 90, "every record on B after the SIGKILL", second)
+        dst = _values(b, "A.orders")
+        duplicates = sum(len(v) - len(set(v)) for v in dst.values())
+        assert duplicates <= total  # at-least-once: bounded replay, never loss
+        assert second.terminate(60) == 0, second.output()[-3000:]
+    finally:
+        stop.set()
+        first.close()
+        second.close()

@@ -1,0 +1,63 @@
+"""The benchmarks run end to end (``python -m bench.<name>``) and print the lines their readers parse.
+
+Tiny volumes: this proves the harness works (own brokers started and killed, raw yardsticks, worker
+run to completion, end offsets checked), not how fast anything is.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+RATE = r"\s+[\d,]+ rec/s\s+[\d.]+ MB/s \(\d+ in [\d.]+ s\)"
+
+
+def run_bench(module: str, *args: str, timeout: float = 60.0) -> str:
+    result = subprocess.run(
+        [sys.executable, "-m", module, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
+    )
+    assert result.returncode == 0, f"{module} failed:\n{result.stdout}\n{result.stderr[-4000:]}"
+    return result.stdout
+
+
+def figure(output: str, label: str, pattern: str) -> re.Match[str]:
+    match = re.search(rf"^{re.escape(label)}\s*: {pattern}$", output, re.MULTILINE)
+    assert match is not None, f"no line {label!r} matching {pattern!r} in:\n{output}"
+    return match
+
+
+def _no_broker_left(output: str) -> None:
+    # every "bench-*" broker the run started is gone (they are SIGKILLed on exit)
+    names = re.findall(r"(bench-[A-Za-z-]+-[0-9a-f]{10})=", output)
+    assert names, output
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert not [n for n in names if n in ps], f"brokers still running: {names}"
+
+
+def test_source_task_loop_prints_rates_and_ratio() -> None:
+    out = run_bench("bench.source_task_loop", "--records", "3000", "--size", "100", "--partitions", "2")
+    figure(out, "raw produce", RATE)
+    worker = figure(out, "worker source task", RATE)
+    assert "(3000 in" in worker.group(0)
+    ratio = figure(out, "ratio worker/raw", r"([\d.]+)")
+    assert float(ratio.group(1)) > 0
+    _no_broker_left(out)
+
+
+def test_mirror_throughput_prints_rates_ratio_and_rss() -> None:
+    out = run_bench("bench.mirror_throughput", "--records", "3000", "--size", "1024", "--partitions", "2")
+    for label in ("(a) raw consume A", "(b) raw produce B", "(c) mirror A->B"):
+        figure(out, label, RATE)
+    ratio = figure(out, "ratio mirror/min(a,b)", r"([\d.]+)")
+    assert float(ratio.group(1)) > 0
+    rss = figure(out, "peak RSS mirroring", r"(\d+) MB \(\+(-?\d+) MB over (\d+) MB before\)")
+    assert int(rss.group(1)) > 0
+    assert re.search(r"^target ratio >= 0\.7 \(3000 x 1024 B, 2 p\): [\d.]+ (met|MISSED)$", out, re.MULTILINE), out
+    _no_broker_left(out)
