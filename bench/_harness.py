@@ -8,16 +8,18 @@ one ``name: value`` line per figure so scripts (and the smoke test) can read the
 from __future__ import annotations
 
 import contextlib
-import importlib
 import os
+import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
 
 from bench.raw_clients import Rate
 from connect_core.embedded import EmbeddedKafkaCluster, unique_name
+from connect_core.herder.api import ConnectorTaskId, State, TargetState
 
 _PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
 
@@ -36,24 +38,85 @@ def embedded_clusters(*names: str) -> Iterator[list[EmbeddedKafkaCluster]]:
                 cluster.stop()
 
 
-@contextlib.contextmanager
-def start_herder(worker_props: dict[str, str]) -> Iterator[Any]:
-    """A started StandaloneHerder (our Worker inside), stopped on exit.
+class WorkerRun:
+    """One connector and its tasks running in our Worker (file offsets, in-memory statuses).
 
-    Imported lazily: the runtime is built by other hands and a benchmark should fail with a clear
-    message, not an ImportError at module import, while it is missing.
+    The Worker is driven directly, as a one-connector standalone herder would drive it: start the
+    connector, ask it for task configs (again whenever it requests a reconfiguration, as
+    MirrorSourceConnector does once its first topic scan is done), start each task.
     """
-    try:
-        standalone = importlib.import_module("connect_core.herder.standalone")
-        builder = standalone.build_standalone_herder
-    except (ImportError, AttributeError) as e:
-        raise RuntimeError(f"the standalone herder is not available in this build ({e})") from e
-    herder = builder(worker_props)
-    herder.start()
-    try:
-        yield herder
-    finally:
-        herder.stop()
+
+    def __init__(self, worker_props: dict[str, str], connector_props: dict[str, str], offsets_file: Path) -> None:
+        from connect_core.runtime.status import StatusRecorder
+        from connect_core.runtime.worker import Worker
+        from connect_core.runtime.worker_config import StandaloneConfig
+        from connect_core.storage.file_offsets import FileOffsetBackingStore
+        from connect_core.storage.memory import MemoryStatusBackingStore
+
+        self.name = connector_props["name"]
+        self.connector_props = connector_props
+        self.status = MemoryStatusBackingStore()
+        self.recorder = StatusRecorder(self.status, "bench-worker")
+        self.worker = Worker("bench-worker", StandaloneConfig(worker_props), FileOffsetBackingStore(offsets_file),
+                             status_store=self.status)
+        self.task_ids: list[ConnectorTaskId] = []
+        self._reconfigure = threading.Event()
+
+    # HerderHooks
+    def request_task_reconfiguration(self, connector: str) -> None:
+        self._reconfigure.set()
+
+    def start(self, timeout_s: float = 60.0) -> WorkerRun:
+        self.worker.start()
+        started: Future[TargetState | None] = Future()
+
+        def on_started(error: BaseException | None, state: TargetState | None) -> None:
+            if error is not None:
+                started.set_exception(error)
+            else:
+                started.set_result(state)
+
+        self.worker.start_connector(self.name, self.connector_props, self, self.recorder, TargetState.STARTED,
+                                    on_started)
+        started.result(timeout_s)
+        deadline = time.monotonic() + timeout_s
+        configs = self.worker.connector_task_configs(self.name, self.connector_props)
+        while not configs:
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"connector {self.name} produced no task configs in {timeout_s:.0f} s")
+            self._reconfigure.wait(0.1)
+            self._reconfigure.clear()
+            configs = self.worker.connector_task_configs(self.name, self.connector_props)
+        for index, task_props in enumerate(configs):
+            task_id = ConnectorTaskId(self.name, index)
+            if not self.worker.start_source_task(task_id, self.connector_props, task_props, self.recorder,
+                                                 TargetState.STARTED, len(configs)):
+                self.check()
+                raise RuntimeError(f"task {task_id} did not start")
+            self.task_ids.append(task_id)
+        return self
+
+    def check(self) -> None:
+        """Raise if the connector or a task has FAILED (so a benchmark stops instead of waiting)."""
+        for status in [self.status.get_connector(self.name), *self.status.get_all_tasks(self.name)]:
+            if status is not None and status.state is State.FAILED:
+                raise RuntimeError(f"{status} failed:\n{status.trace}")
+
+    def stop(self) -> None:
+        self.worker.stop_and_await_tasks(self.task_ids)
+        self.worker.stop_and_await_connector(self.name)
+        self.worker.stop()
+
+
+@contextlib.contextmanager
+def running_connector(worker_props: dict[str, str], connector_props: dict[str, str]) -> Iterator[WorkerRun]:
+    """A :class:`WorkerRun` started in a scratch directory and stopped on exit."""
+    with tempfile.TemporaryDirectory(prefix="bench-worker-") as tmp:
+        run = WorkerRun(worker_props, connector_props, Path(tmp) / "offsets")
+        try:
+            yield run.start()
+        finally:
+            run.stop()
 
 
 # ---------------------------------------------------------------------------------------- memory
@@ -152,21 +215,31 @@ class AckCounter:
     def __init__(self, expected: int) -> None:
         self.expected = expected
         self.count = 0
+        self.first_at: float | None = None
         self.done_at: float | None = None
         self._lock = threading.Lock()
         self._done = threading.Event()
 
     def add(self, n: int = 1) -> None:
         with self._lock:
+            if self.count == 0:
+                self.first_at = time.perf_counter()
             self.count += n
             if self.count >= self.expected and self.done_at is None:
                 self.done_at = time.perf_counter()
                 self._done.set()
 
-    def wait(self, timeout_s: float) -> float:
-        """``perf_counter()`` at the last acknowledgement; TimeoutError if it did not come in time."""
-        if not self._done.wait(timeout_s):
-            raise TimeoutError(f"only {self.count} of {self.expected} records acknowledged in {timeout_s:.0f} s")
+    def wait(self, timeout_s: float, check: Callable[[], None] | None = None) -> float:
+        """``perf_counter()`` at the last acknowledgement; TimeoutError if it did not come in time.
+
+        ``check`` runs every half second while waiting and may raise (a failed task ends the wait).
+        """
+        deadline = time.monotonic() + timeout_s
+        while not self._done.wait(0.5):
+            if check is not None:
+                check()
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"only {self.count} of {self.expected} records acknowledged in {timeout_s:.0f} s")
         assert self.done_at is not None
         return self.done_at
 

@@ -46,7 +46,7 @@ def demo_properties(a: str, b: str) -> dict[str, str]:
         "emit.heartbeats.interval.seconds": "1",
         "sync.group.offsets.enabled": "true",
         "sync.group.offsets.interval.seconds": "1",
-        "offset.flush.interval.ms": "500",
+        "B.offset.flush.interval.ms": "500",  # worker settings are per target cluster
         "replication.factor": "1",
         "checkpoints.topic.replication.factor": "1",
         "heartbeats.topic.replication.factor": "1",
@@ -56,7 +56,6 @@ def demo_properties(a: str, b: str) -> dict[str, str]:
         "config.storage.replication.factor": "1",
         "offset.storage.partitions": "5",
         "status.storage.partitions": "1",
-        "session.timeout.ms": "6000",
         "B.session.timeout.ms": "6000",
         "B.heartbeat.interval.ms": "1000",
         "offset.lag.max": "5",

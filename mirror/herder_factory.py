@@ -86,7 +86,13 @@ def _metric_kwargs(spec: HerderSpec) -> dict[str, Any]:
     flow = spec.flow_metrics()
     if flow is None:
         return {}
-    return {"flow_metrics": flow, "runtime_metrics": flow.runtime, "on_task_created": flow.attach}
+    return {
+        "metrics": spec.metrics,
+        "metric_labels": (spec.pair.source, spec.pair.target),
+        "flow_metrics": flow,
+        "runtime_metrics": getattr(flow, "runtime", flow),
+        "on_task_created": flow.attach,
+    }
 
 
 def _optional_kwargs(func: Callable[..., Any], candidates: Mapping[str, Any]) -> dict[str, Any]:

@@ -92,8 +92,9 @@ def _unique_aliases(kind: str) -> Any:
         if value is None:
             raise ConfigError(f"Invalid value null for configuration {name}", key=name)
         if len(set(value)) != len(value):
-            raise ConfigError(f"Invalid value {','.join(value)} for configuration {name}: Duplicate alias provided.",
-                              key=name)
+            raise ConfigError(
+                f"Invalid value {','.join(value)} for configuration {name}: Duplicate alias provided.", key=name
+            )
 
     check.__doc__ = f"unique {kind} aliases"
     return check
@@ -249,23 +250,77 @@ def enrich_topic_creation(definition: ConfigDef, props: Mapping[str, Any]) -> Co
     out = ConfigDef(definition)
     prefix = f"{TOPIC_CREATION_PREFIX}{DEFAULT_TOPIC_CREATION_GROUP}."
     group = f"{TOPIC_CREATION_GROUP}: {DEFAULT_TOPIC_CREATION_GROUP}"
-    out.define(prefix + INCLUDE_REGEX_CONFIG, Type.LIST, ".*", None, Importance.LOW,
-               "Regexes of topics this group creates.", group, 1, Width.LONG)
-    out.define(prefix + EXCLUDE_REGEX_CONFIG, Type.LIST, "", None, Importance.LOW,
-               "Regexes of topics this group does not create.", group, 2, Width.LONG)
-    out.define(prefix + REPLICATION_FACTOR_CONFIG, Type.SHORT, NO_DEFAULT, _rf_validator, Importance.LOW,
-               "Replication factor of created topics (-1: broker default).", group, 3, Width.LONG)
+    out.define(
+        prefix + INCLUDE_REGEX_CONFIG,
+        Type.LIST,
+        ".*",
+        None,
+        Importance.LOW,
+        "Regexes of topics this group creates.",
+        group,
+        1,
+        Width.LONG,
+    )
+    out.define(
+        prefix + EXCLUDE_REGEX_CONFIG,
+        Type.LIST,
+        "",
+        None,
+        Importance.LOW,
+        "Regexes of topics this group does not create.",
+        group,
+        2,
+        Width.LONG,
+    )
+    out.define(
+        prefix + REPLICATION_FACTOR_CONFIG,
+        Type.SHORT,
+        NO_DEFAULT,
+        _rf_validator,
+        Importance.LOW,
+        "Replication factor of created topics (-1: broker default).",
+        group,
+        3,
+        Width.LONG,
+    )
     out.define(prefix + PARTITIONS_CONFIG, Type.INT, NO_DEFAULT, _partitions_validator, Importance.LOW,
                "Partitions of created topics (-1: broker default).", group, 4, Width.LONG)  # fmt: skip
     for alias in _group_aliases(props):
         p = f"{TOPIC_CREATION_PREFIX}{alias}."
         g = f"{TOPIC_CREATION_GROUP}: {alias}"
-        out.define(p + INCLUDE_REGEX_CONFIG, Type.LIST, "", _regex_validator, Importance.LOW,
-                   "Regexes of topics this group creates.", g, 1, Width.LONG)
-        out.define(p + EXCLUDE_REGEX_CONFIG, Type.LIST, "", _regex_validator, Importance.LOW,
-                   "Regexes of topics this group does not create.", g, 2, Width.LONG)
-        out.define(p + REPLICATION_FACTOR_CONFIG, Type.SHORT, None, _rf_validator, Importance.LOW,
-                   "Replication factor (default: the default group's).", g, 3, Width.LONG)
+        out.define(
+            p + INCLUDE_REGEX_CONFIG,
+            Type.LIST,
+            "",
+            _regex_validator,
+            Importance.LOW,
+            "Regexes of topics this group creates.",
+            g,
+            1,
+            Width.LONG,
+        )
+        out.define(
+            p + EXCLUDE_REGEX_CONFIG,
+            Type.LIST,
+            "",
+            _regex_validator,
+            Importance.LOW,
+            "Regexes of topics this group does not create.",
+            g,
+            2,
+            Width.LONG,
+        )
+        out.define(
+            p + REPLICATION_FACTOR_CONFIG,
+            Type.SHORT,
+            None,
+            _rf_validator,
+            Importance.LOW,
+            "Replication factor (default: the default group's).",
+            g,
+            3,
+            Width.LONG,
+        )
         out.define(p + PARTITIONS_CONFIG, Type.INT, None, _partitions_validator, Importance.LOW,
                    "Partitions (default: the default group's).", g, 4, Width.LONG)  # fmt: skip
     return out

@@ -415,11 +415,9 @@ class Worker:
         connector_cls = Plugins.load(conn_props.get(CONNECTOR_CLASS_CONFIG, ""), "source", key=CONNECTOR_CLASS_CONFIG)
         connector = connector_cls()
         is_reset = offsets is None
-        to_write: list[tuple[dict[str, Any], dict[str, Any] | None]]
-        if offsets is None:
-            to_write = [(p, None) for p in self.offset_store.connector_partitions(name)]
-        else:
-            to_write = offsets
+        to_write: list[tuple[dict[str, Any], dict[str, Any] | None]] = (
+            [(p, None) for p in self.offset_store.connector_partitions(name)] if offsets is None else offsets
+        )
         normalized = normalize_offsets(to_write)
         try:
             handled = connector.alter_offsets(dict(conn_props), normalized)

@@ -276,9 +276,7 @@ def connector_overrides(
 ) -> dict[str, Any]:
     """The connector's ``<prefix>*`` keys, refused with a ConfigError if the policy forbids any."""
     overrides = _with_prefix(connector_props, prefix)
-    issues = [
-        ConfigIssue(prefix + cv.name, msg) for cv in policy.validate(overrides) for msg in cv.errors
-    ]
+    issues = [ConfigIssue(prefix + cv.name, msg) for cv in policy.validate(overrides) for msg in cv.errors]
     if issues:
         raise ConfigError(issues)
     return overrides

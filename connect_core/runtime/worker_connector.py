@@ -174,11 +174,7 @@ class WorkerConnector:
             self._initialize()
             while True:
                 with self._cond:
-                    while (
-                        self._pending is None
-                        and not self._stopping
-                        and self._external_failure is None
-                    ):
+                    while self._pending is None and not self._stopping and self._external_failure is None:
                         self._cond.wait()
                     if self._stopping:
                         break

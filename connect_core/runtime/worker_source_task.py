@@ -45,7 +45,7 @@ from connect_core.kafka.errors import from_kafka_error
 from connect_core.runtime.connector_config import TopicCreationGroup, topic_creation_group_for
 from connect_core.runtime.status import TaskStatusListener
 from connect_core.runtime.submitted_records import CommittableOffsets, SubmittedRecord, SubmittedRecords
-from connect_core.runtime.tolerance import SKIP, RetryWithToleranceOperator, Stage
+from connect_core.runtime.tolerance import RetryWithToleranceOperator, Stage
 from connect_core.storage.api import StatusBackingStore, TopicStatus
 from connect_core.storage.offset_storage import OffsetStorageReaderImpl, OffsetStorageWriter
 
@@ -98,10 +98,8 @@ class ProducerLike(Protocol):
     def purge(self, *args: Any, **kwargs: Any) -> None: ...
 
 
-class TopicCreator(Protocol):
-    """Creates a topic for a group's settings if it is missing; True if it now exists."""
-
-    def __call__(self, topic: str, group: TopicCreationGroup | None) -> bool: ...
+#: Creates a topic for a group's settings if it is missing; True if it now exists.
+TopicCreator = Callable[[str, TopicCreationGroup | None], bool]
 
 
 class _TaskState(enum.Enum):
@@ -437,12 +435,11 @@ class WorkerSourceTask:
                 ts = rec.timestamp
             except Exception as e:
                 converted = self.tolerance.handle(stage, e, partial(self._convert, pre), pre)
-                if converted is SKIP:
+                if not isinstance(converted, tuple):
                     self._skipped += 1
                     self._record_dropped(pre)
                     i += 1
                     continue
-                assert not isinstance(converted, type(SKIP))
                 topic, key, value, headers, partition, ts = converted
             if topic not in known:
                 try:
@@ -459,7 +456,7 @@ class WorkerSourceTask:
             p = -1 if partition is None else partition
             t = 0 if ts is None else ts
             try:
-                produce(topic, value, key, p, cb, t, headers=headers)
+                produce(topic, value, key, p, cb, timestamp=t, headers=headers)
             except BufferError:
                 self._produce_when_room(topic, value, key, p, cb, t, headers)
             except KafkaException as e:
@@ -478,16 +475,14 @@ class WorkerSourceTask:
         self._to_send = None
         return nbytes, True
 
-    def _produce_when_room(
-        self, topic: str, value: Any, key: Any, p: int, cb: Any, t: int, headers: Any
-    ) -> None:
+    def _produce_when_room(self, topic: str, value: Any, key: Any, p: int, cb: Any, t: int, headers: Any) -> None:
         """Back-pressure: the producer queue is full; serve delivery reports until it has room."""
         while True:
             if self._cancelled:
                 raise ConnectError(f"Task {self.id} was cancelled while waiting for producer queue space")
             self.producer.poll(_BUFFER_FULL_POLL_S)
             try:
-                self.producer.produce(topic, value, key, p, cb, t, headers=headers)
+                self.producer.produce(topic, value, key, p, cb, timestamp=t, headers=headers)
                 return
             except BufferError:
                 continue

@@ -148,7 +148,9 @@ def connect_distributed(
 ) -> None:
     """Run a distributed Connect worker (as connect-distributed.sh)."""
     require_file(worker_config, "worker config file")
-    _not_yet("connect distributed")
+    from mirror.cli.distributed_cmd import run_distributed
+
+    run_distributed(worker_config)
 
 
 def main() -> None:

@@ -27,7 +27,6 @@ FAST_SETTINGS: dict[str, str] = {
     "sync.group.offsets.enabled": "true",
     "sync.group.offsets.interval.seconds": "1",
     "sync.topic.configs.interval.seconds": "2",
-    "offset.flush.interval.ms": "500",
     "replication.factor": "1",
     "checkpoints.topic.replication.factor": "1",
     "heartbeats.topic.replication.factor": "1",
@@ -47,6 +46,8 @@ def mm2_properties(clusters: Mapping[str, KafkaCluster], flows: list[str], **ext
         props[f"{alias}.bootstrap.servers"] = cluster.bootstrap_servers
         props[f"{alias}.session.timeout.ms"] = "6000"
         props[f"{alias}.heartbeat.interval.ms"] = "1000"
+        # worker settings are per target cluster in mm2.properties (top-level ones do not reach workers)
+        props[f"{alias}.offset.flush.interval.ms"] = "500"
     props.update(FAST_SETTINGS)
     props["emit.heartbeats.enabled"] = "false"  # herders only for the flows under test ...
     for flow in flows:
@@ -158,7 +159,8 @@ def group_offsets(cluster: KafkaCluster, group: str, topic: str, partitions: int
     from confluent_kafka import TopicPartition as TP
 
     request = [ConsumerGroupTopicPartitions(group, [TP(topic, p) for p in range(partitions)])]
-    result = cluster.admin().list_consumer_group_offsets(request)[group].result(timeout=10)
+    admin = cluster.admin()  # keep the client alive until the future completes
+    result = admin.list_consumer_group_offsets(request)[group].result(timeout=10)
     return {tp.partition: tp.offset for tp in result.topic_partitions if tp.offset >= 0}
 
 

@@ -66,7 +66,8 @@ def _topic_config(cluster: KafkaCluster, topic: str, key: str) -> str | None:
     from confluent_kafka.admin import ConfigResource, ResourceType
 
     res = ConfigResource(ResourceType.TOPIC, topic)
-    entries = cluster.admin().describe_configs([res])[res].result(timeout=10)
+    admin = cluster.admin()  # keep the client alive until the future completes
+    entries = admin.describe_configs([res])[res].result(timeout=10)
     entry = entries.get(key)
     return None if entry is None else str(entry.value)
 

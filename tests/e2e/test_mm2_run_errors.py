@@ -26,7 +26,8 @@ def mm2(*args: str, timeout: float = RUN_TIMEOUT_S) -> subprocess.CompletedProce
 
 
 def cluster_state(cluster: KafkaCluster) -> tuple[set[str], set[str]]:
-    groups = cluster.admin().list_consumer_groups(request_timeout=10).result()
+    admin = cluster.admin()  # keep the client alive until the future completes
+    groups = admin.list_consumer_groups(request_timeout=10).result()
     return cluster.topic_names(), {g.group_id for g in groups.valid}
 
 

@@ -109,7 +109,8 @@ def check_signature(
         )
     if key is None:
         raise RestError(
-            503, "This worker is still starting up and has not been able to read a session key from the config topic yet"
+            503,
+            "This worker is still starting up and has not been able to read a session key from the config topic yet",
         )
     if not signature.is_valid(key):
         raise RestError(403, "Internal request contained invalid signature.")

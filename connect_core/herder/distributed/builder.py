@@ -1,0 +1,117 @@
+"""Wiring of a DistributedHerder from worker properties (Java ``ConnectDistributed``'s middle part).
+
+Kafka-backed config, status and offset stores on the worker's internal topics, the Worker, and a
+:class:`~connect_core.herder.distributed.coordinator.WorkerGroupMember` in ``group.id`` that
+advertises this worker's REST URL. Nothing starts here: ``herder.start()`` does that on its thread.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from connect_core.herder.distributed.herder import DistributedHerder, RebalanceListener
+from connect_core.runtime.distributed_config import DistributedConfig
+from connect_core.storage.api import ClusterConfigState
+
+log = logging.getLogger(__name__)
+
+# Java client keys the kafka-python group client understands, and their keyword names.
+_MEMBER_CLIENT_KEYS = {
+    "security.protocol": "security_protocol",
+    "sasl.mechanism": "sasl_mechanism",
+    "ssl.truststore.location": "ssl_cafile",
+    "ssl.keystore.location": "ssl_certfile",
+    "ssl.endpoint.identification.algorithm": None,
+}
+
+
+def _member_client_configs(props: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, kw in _MEMBER_CLIENT_KEYS.items():
+        value = props.get(key)
+        if kw is not None and value not in (None, ""):
+            out[kw] = value
+    jaas = str(props.get("sasl.jaas.config") or "")
+    if jaas:
+        import re
+
+        found = dict(re.findall(r'(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"', jaas))
+        if "username" in found:
+            out["sasl_plain_username"] = found["username"]
+        if "password" in found:
+            out["sasl_plain_password"] = found["password"]
+    return out
+
+
+def member_factory(
+    config: DistributedConfig, advertised_url: str, client_id: str
+) -> Callable[[RebalanceListener, Callable[[], ClusterConfigState]], Any]:
+    def build(listener: RebalanceListener, snapshot: Callable[[], ClusterConfigState]) -> Any:
+        from connect_core.herder.distributed.coordinator import WorkerGroupMember
+
+        raw = config.raw()
+        return WorkerGroupMember(
+            bootstrap_servers=config.bootstrap_servers,
+            group_id=config.group_id,
+            rest_url=advertised_url,
+            config_snapshot=snapshot,
+            listener=listener,  # type: ignore[arg-type]
+            connect_protocol=config.connect_protocol.value,
+            session_timeout_ms=int(config.get_int("session.timeout.ms")),
+            heartbeat_interval_ms=int(config.get_int("heartbeat.interval.ms")),
+            rebalance_timeout_ms=int(config.get_int("rebalance.timeout.ms")),
+            scheduled_rebalance_max_delay_ms=config.scheduled_rebalance_max_delay_ms,
+            client_id=client_id,
+            client_configs=_member_client_configs(raw),
+        )
+
+    return build
+
+
+def build_distributed_herder(
+    worker_props: Mapping[str, Any],
+    *,
+    worker_id: str,
+    advertised_url: str,
+    rest_namespace: tuple[str, ...] | None = None,
+    on_became_leader: Callable[[], None] | None = None,
+    kafka_cluster_id: str | None = None,
+    lookup_cluster_id: bool = True,
+) -> DistributedHerder:
+    """A DistributedHerder for these worker properties (raises ConfigError listing every bad key)."""
+    from connect_core.kafka.admin import TopicAdmin
+    from connect_core.kafka.clients import client_props
+    from connect_core.runtime.worker import Worker
+    from connect_core.storage.kafka_config import KafkaConfigBackingStore
+    from connect_core.storage.kafka_offsets import KafkaOffsetBackingStore
+    from connect_core.storage.kafka_status import KafkaStatusBackingStore
+
+    props = dict(worker_props)
+    config = DistributedConfig(props)
+    config.check_supported()
+    admin = TopicAdmin(client_props(props, "admin."))
+    if kafka_cluster_id is None and lookup_cluster_id:
+        try:
+            kafka_cluster_id = admin.cluster_id()
+        except Exception as e:  # REST reports null, as Java does when the lookup fails
+            log.warning("Could not look up the Kafka cluster id: %s", e)
+    offset_store = KafkaOffsetBackingStore.from_worker_config(props, admin=admin)
+    status_store = KafkaStatusBackingStore.from_worker_config(props, admin=admin)
+    config_store = KafkaConfigBackingStore.from_worker_config(props, admin=admin)
+    worker = Worker(worker_id, config, offset_store, status_store=status_store)
+    client_id = str(props.get("client.id") or f"connect-{worker_id}")
+    return DistributedHerder(
+        config,
+        worker,
+        worker_id,
+        advertised_url,
+        config_store,
+        status_store,
+        member_factory(config, advertised_url, client_id),
+        kafka_cluster_id=kafka_cluster_id,
+        rest_namespace=tuple(rest_namespace or ()),
+        on_became_leader=on_became_leader,
+        closers=[admin.close],
+    )

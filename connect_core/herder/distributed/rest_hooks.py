@@ -1,0 +1,48 @@
+"""The distributed herder's internal REST endpoints (Java's ``InternalClusterResource``).
+
+``POST /connectors/{connector}/tasks`` takes a follower's task configs (a JSON list of string
+maps) and ``PUT /connectors/{connector}/fence`` asks for zombie fencing (KIP-618 seam). Both verify
+the request signature against the exact body bytes received. They are not forwarded: a follower
+that receives one answers 409 with the leader's URL, and the sender retries on the new leader
+once it knows it (a forwarded copy could not carry a valid signature anyway).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from connect_core.herder.distributed.session_key import InternalRequestSignature
+from connect_core.rest import entities
+from connect_core.rest.errors import deserialization_error
+from connect_core.rest.resources import Request, Response, RestApp
+
+
+def _task_configs(raw: Any) -> list[dict[str, str]]:
+    if not isinstance(raw, list):
+        raise deserialization_error("Task configurations must be a JSON array of objects")
+    out: list[dict[str, str]] = []
+    for item in raw:
+        config = entities.string_map(item)
+        out.append({k: v for k, v in config.items() if v is not None})
+    return out
+
+
+def put_task_configs(req: Request) -> Response:
+    configs = _task_configs(req.json())
+    signature = InternalRequestSignature.from_headers(req.body, req.headers)
+    req.herder.put_task_configs(req.params["connector"], configs, signature)
+    return Response(204)
+
+
+def fence_zombies(req: Request) -> Response:
+    signature = InternalRequestSignature.from_headers(req.body, req.headers)
+    req.herder.fence_zombies(req.params["connector"], signature)
+    return Response(204)
+
+
+def install_internal_routes(app: RestApp) -> RestApp:
+    """Add the internal endpoints to ``app``'s routing table (idempotent per app)."""
+    if not any(r.internal for r in app.router.routes):
+        app.router.add("POST", "/connectors/{connector}/tasks", put_task_configs, internal=True, body=True)
+        app.router.add("PUT", "/connectors/{connector}/fence", fence_zombies, internal=True, body=True)
+    return app
