@@ -271,3 +271,14 @@ def best(rates: list[Rate]) -> Rate:
 def broker_rss_line(clusters: list[EmbeddedKafkaCluster]) -> str:
     parts = [f"{c.name}={rss_mb(c.pid):.0f} MB" for c in clusters if c.pid is not None]
     return f"{'broker RSS':<28}: " + ", ".join(parts)
+
+
+def parse_pairs(items: list[str]) -> dict[str, str]:
+    """``["k=v", ...]`` from repeatable CLI options; SystemExit naming a malformed one."""
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise SystemExit(f"expected KEY=VALUE, got {item!r}")
+        out[key.strip()] = value.strip()
+    return out

@@ -9,13 +9,16 @@ Per case, on two fresh embedded brokers A and B started here (and killed at the 
 1. fill topic T on A (raw produce, big batches);
 2. (a) raw consume of T from A with confluent-kafka's batch ``consume()``;
 3. (b) raw produce of the same records to B;
-4. (c) mirror A->B with MirrorSourceConnector (tasks.max=1) in a StandaloneHerder configured the way
-   ``mm2`` configures it (``mirror.maker_config.MirrorMakerConfig``), from the task's first poll until
-   the target acknowledged the last record; then the target's end offsets are checked against the
-   source's.
+4. (d) a naive Python consume->produce copy A->B (context: the ceiling of any per-record Python loop);
+5. (c) mirror A->B with MirrorSourceConnector (tasks.max=1) in our Worker (driven directly, as a
+   one-connector standalone herder would), configured the way ``mm2`` configures it
+   (``mirror.maker_config.MirrorMakerConfig``), from the task's first poll until the target
+   acknowledged the last record; then the target's end offsets are checked against the source's.
+   (c') is the same run timed from the first acknowledgement (start-up latency left out).
 
-Printed: the three rates, mirror / min(a, b), and this process's peak RSS while mirroring (sampled
-every 20 ms plus the kernel's VmHWM, reset before the phase), with the delta over the RSS before it.
+Printed: the rates, mirror / min(a, b), mirror / naive copy, and this process's peak RSS while
+mirroring (sampled every 20 ms plus the kernel's VmHWM, reset before the phase), with the delta over
+the RSS before it.
 Targets (issue "Mirror connectors"): ratio >= 0.7 with 1 KB records; peak RSS < 500 MB on 64 partitions.
 """
 
@@ -36,6 +39,7 @@ from bench._harness import (
     best,
     broker_rss_line,
     embedded_clusters,
+    parse_pairs,
     ratio_line,
     running_connector,
 )
@@ -63,10 +67,15 @@ class CountingMirrorSourceTask(MirrorSourceTask):
     acks: ClassVar[AckCounter | None] = None
     first_poll_at: ClassVar[float | None] = None
 
+    first_records_at: ClassVar[float | None] = None
+
     def poll(self) -> list[SourceRecord] | None:
         if CountingMirrorSourceTask.first_poll_at is None:
             CountingMirrorSourceTask.first_poll_at = time.perf_counter()
-        return super().poll()
+        records = super().poll()
+        if records and CountingMirrorSourceTask.first_records_at is None:
+            CountingMirrorSourceTask.first_records_at = time.perf_counter()
+        return records
 
     def commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
         super().commit_record(record, metadata)
@@ -98,13 +107,23 @@ class Result:
     consume: Rate
     produce: Rate
     mirror: Rate
+    mirror_steady: Rate
+    copy: Rate
     rss_before_mb: float
     rss_peak_mb: float
 
     @property
+    def slower(self) -> Rate:
+        return self.consume if self.consume.records_per_s <= self.produce.records_per_s else self.produce
+
+    @property
     def ratio(self) -> float:
-        slower = min(self.consume.records_per_s, self.produce.records_per_s)
+        slower = self.slower.records_per_s
         return self.mirror.records_per_s / slower if slower else 0.0
+
+
+#: extra mm2.properties lines from ``--mm2 KEY=VALUE`` (e.g. ``A.consumer.fetch.queue.backoff.ms=20``)
+EXTRA_MM2: dict[str, str] = {}
 
 
 def mm2_properties(a: EmbeddedKafkaCluster, b: EmbeddedKafkaCluster, topic: str) -> dict[str, str]:
@@ -120,6 +139,7 @@ def mm2_properties(a: EmbeddedKafkaCluster, b: EmbeddedKafkaCluster, topic: str)
         "offset-syncs.topic.replication.factor": "1",
         "sync.topic.acls.enabled": "false",
         "emit.heartbeats.enabled": "false",
+        **EXTRA_MM2,
     }
 
 
@@ -136,9 +156,11 @@ def herder_configs(a: EmbeddedKafkaCluster, b: EmbeddedKafkaCluster, topic: str,
 
 
 def run_mirror(a: EmbeddedKafkaCluster, b: EmbeddedKafkaCluster, topic: str, case: Case,
-               source_ends: dict[int, int], timeout_s: float) -> tuple[Rate, RssSampler]:
+               source_ends: dict[int, int], timeout_s: float) -> tuple[Rate, Rate, RssSampler]:
+    """Mirror ``topic``; returns (first poll -> last ack, first ack -> last ack, the RSS sampler)."""
     CountingMirrorSourceTask.acks = acks = AckCounter(case.records)
     CountingMirrorSourceTask.first_poll_at = None
+    CountingMirrorSourceTask.first_records_at = None
     sampler = RssSampler()
     name = unique_name("bench-mirror")
     worker, connector = herder_configs(a, b, topic, name)
@@ -156,9 +178,12 @@ def run_mirror(a: EmbeddedKafkaCluster, b: EmbeddedKafkaCluster, topic: str, cas
     if target_ends != source_ends:
         raise RuntimeError(f"target {remote} end offsets {target_ends} differ from the source's {source_ends}")
     first = acks.first_at if acks.first_at is not None else done
-    print(f"    (first ack {first - started:.2f} s after the first poll; from then on "
-          f"{Rate(case.records, case.records * case.size, done - first)})", flush=True)
-    return Rate(case.records, case.records * case.size, done - started), sampler
+    got = CountingMirrorSourceTask.first_records_at or done
+    total = Rate(case.records, case.records * case.size, done - started)
+    steady = Rate(case.records, case.records * case.size, done - first)
+    print(f"    (first records {got - started:.2f} s, first ack {first - started:.2f} s after the first poll)",
+          flush=True)
+    return total, steady, sampler
 
 
 def run_case(case: Case, partitions: int, rounds: int, timeout_s: float) -> Result:
@@ -166,6 +191,8 @@ def run_case(case: Case, partitions: int, rounds: int, timeout_s: float) -> Resu
     consumes: list[Rate] = []
     produces: list[Rate] = []
     mirrors: list[Rate] = []
+    steadies: list[Rate] = []
+    copies: list[Rate] = []
     rss_before = rss_peak = 0.0
     with embedded_clusters("A", "B") as (a, b):
         for r in range(rounds):
@@ -180,19 +207,28 @@ def run_case(case: Case, partitions: int, rounds: int, timeout_s: float) -> Resu
             raw_target = b.create_topic(unique_name("bench-raw"), partitions)
             produces.append(raw_clients.produce(b.bootstrap_servers, raw_target, partitions, case.records, case.size))
             print(f"  round {r + 1} (b) produce : {produces[-1]}", flush=True)
-            rate, sampler = run_mirror(a, b, topic, case, source_ends, timeout_s)
+            copy_target = b.create_topic(unique_name("bench-copy"), partitions)
+            copies.append(raw_clients.naive_copy(a.bootstrap_servers, b.bootstrap_servers, topic, copy_target,
+                                                 partitions, case.records))
+            print(f"  round {r + 1} (d) copy    : {copies[-1]}", flush=True)
+            rate, steady, sampler = run_mirror(a, b, topic, case, source_ends, timeout_s)
             mirrors.append(rate)
+            steadies.append(steady)
             print(f"  round {r + 1} (c) mirror  : {rate}  peak RSS {sampler.peak_mb:.0f} MB "
                   f"(+{sampler.delta_mb:.0f} MB over {sampler.baseline_mb:.0f} MB)", flush=True)
             if sampler.peak_mb >= rss_peak:
                 rss_before, rss_peak = sampler.baseline_mb, sampler.peak_mb
         print(broker_rss_line([a, b]))
-    result = Result(case, partitions, best(consumes), best(produces), best(mirrors), rss_before, rss_peak)
+    result = Result(case, partitions, best(consumes), best(produces), best(mirrors), best(steadies), best(copies),
+                    rss_before, rss_peak)
     print(Line("(a) raw consume A", result.consume))
     print(Line("(b) raw produce B", result.produce))
     print(Line("(c) mirror A->B", result.mirror))
-    slower = result.consume if result.consume.records_per_s <= result.produce.records_per_s else result.produce
-    print(ratio_line("ratio mirror/min(a,b)", result.mirror, slower))
+    print(Line("(c') mirror after first ack", result.mirror_steady))
+    print(Line("(d) naive Python copy", result.copy))
+    print(ratio_line("ratio mirror/min(a,b)", result.mirror, result.slower))
+    print(ratio_line("ratio mirror'/min(a,b)", result.mirror_steady, result.slower))
+    print(ratio_line("ratio mirror/naive copy", result.mirror, result.copy))
     print(f"{'peak RSS mirroring':<28}: {rss_peak:.0f} MB (+{rss_peak - rss_before:.0f} MB over "
           f"{rss_before:.0f} MB before)", flush=True)
     return result
@@ -220,6 +256,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--partitions", type=int, default=4, help="partitions of the mirrored topic (64: memory check)")
     p.add_argument("--rounds", type=int, default=1, help="repeat a/b/c; the best round of each is compared")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for the mirror to finish")
+    p.add_argument("--mm2", action="append", default=[], metavar="KEY=VALUE",
+                   help="extra mm2.properties line (repeatable), e.g. A.consumer.fetch.queue.backoff.ms=20")
     return p.parse_args(argv)
 
 
@@ -231,6 +269,7 @@ def cases_from(args: argparse.Namespace) -> list[Case]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    EXTRA_MM2.update(parse_pairs(args.mm2))
     results = [run_case(c, args.partitions, args.rounds, args.timeout) for c in cases_from(args)]
     for line in verdicts(results):
         print(line)

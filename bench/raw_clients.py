@@ -96,3 +96,50 @@ def consume(bootstrap: str, topic: str, partitions: int, count: int) -> Rate:
     if seen < count:
         raise RuntimeError(f"consumed only {seen} of {count}")
     return Rate(seen, nbytes, elapsed)
+
+
+def naive_copy(source: str, target: str, topic: str, target_topic: str, partitions: int, count: int) -> Rate:
+    """The simplest Python consume -> produce loop (same partition, key, value, headers, timestamp).
+
+    Not a yardstick to divide by: the ceiling any per-record Python replicator can reach here, so a
+    mirror ratio can be split into "Python per record" and "our runtime". ``fetch.queue.backoff.ms``
+    is lowered because a consumer that is drained slower than it fetches otherwise idles for
+    librdkafka's default 1 s whenever its prefetch queue was full.
+    """
+    consumer = Consumer(
+        {
+            "bootstrap.servers": source,
+            "group.id": f"bench-copy-{time.time_ns()}",
+            "enable.auto.commit": False,
+            "allow.auto.create.topics": False,
+            "fetch.wait.max.ms": 100,
+            "fetch.queue.backoff.ms": 20,
+        }
+    )
+    producer = Producer({"bootstrap.servers": target, **PRODUCER_TUNING})
+    consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+    seen = 0
+    nbytes = 0
+    start = time.perf_counter()
+    deadline = start + 300
+    while seen < count and time.perf_counter() < deadline:
+        for msg in consumer.consume(num_messages=1000, timeout=1.0):
+            if msg.error() is not None:
+                continue
+            value = msg.value()
+            while True:
+                try:
+                    producer.produce(target_topic, value, msg.key(), msg.partition() or 0,
+                                     timestamp=msg.timestamp()[1], headers=msg.headers())
+                    break
+                except BufferError:
+                    producer.poll(0.01)
+            seen += 1
+            nbytes += len(value) if value else 0
+        producer.poll(0)
+    remaining = producer.flush(120)
+    elapsed = time.perf_counter() - start
+    consumer.close()
+    if seen < count or remaining:
+        raise RuntimeError(f"copied {seen} of {count}, {remaining} unacknowledged")
+    return Rate(seen, nbytes, elapsed)

@@ -22,7 +22,16 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from bench import raw_clients
-from bench._harness import AckCounter, Line, best, broker_rss_line, embedded_clusters, ratio_line, running_connector
+from bench._harness import (
+    AckCounter,
+    Line,
+    best,
+    broker_rss_line,
+    embedded_clusters,
+    parse_pairs,
+    ratio_line,
+    running_connector,
+)
 from bench.raw_clients import Rate
 from connect_core.api.connector import SourceConnector
 from connect_core.api.records import RecordMetadata, SourceRecord
@@ -130,6 +139,10 @@ class Case:
         return f"{self.records} x {self.size} B"
 
 
+#: extra worker properties from ``--worker KEY=VALUE``
+EXTRA_WORKER: dict[str, str] = {}
+
+
 def worker_props(bootstrap: str) -> dict[str, str]:
     """Worker config; the producer gets the raw loop's batching so the ratio measures our overhead."""
     return {
@@ -141,6 +154,7 @@ def worker_props(bootstrap: str) -> dict[str, str]:
         "producer.linger.ms": str(raw_clients.PRODUCER_TUNING["linger.ms"]),
         "producer.batch.size": str(raw_clients.PRODUCER_TUNING["batch.size"]),
         "producer.acks": "all",
+        **EXTRA_WORKER,
     }
 
 
@@ -223,6 +237,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--batch", type=int, default=1000, help="records per SourceTask.poll()")
     p.add_argument("--transform", action="store_true", help="add an InsertHeader transform to the connector")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for the worker to finish")
+    p.add_argument("--worker", action="append", default=[], metavar="KEY=VALUE",
+                   help="extra worker property (repeatable), e.g. producer.enable.idempotence=false")
     return p.parse_args(argv)
 
 
@@ -234,6 +250,7 @@ def cases_from(args: argparse.Namespace) -> list[Case]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    EXTRA_WORKER.update(parse_pairs(args.worker))
     for case in cases_from(args):
         run_case(case, args.partitions, args.rounds, args.batch, args.transform, args.timeout)
     return 0

@@ -389,7 +389,7 @@ KNOWN_PREFIXES: tuple[str, ...] = (
 KNOWN_KEYS: frozenset[str] = (
     SOURCE_TASK_CONFIG_DEF.names() | CHECKPOINT_TASK_CONFIG_DEF.names() | HEARTBEAT_CONNECTOR_CONFIG_DEF.names()
     | {TOPICS, TOPICS_EXCLUDE, GROUPS, GROUPS_EXCLUDE, USE_DEFAULTS_FROM, EMIT_OFFSET_SYNCS_ENABLED,
-       EXACTLY_ONCE_SUPPORT, "offsets.storage.topic", "topics.blacklist", "groups.blacklist",
+       EXACTLY_ONCE_SUPPORT, "offsets.storage.topic", "task.class", "topics.blacklist", "groups.blacklist",
        "config.properties.blacklist"}
 )
 

@@ -9,6 +9,7 @@ records arriving on B and the ``mm2 status`` table periodically. Stops on Ctrl-C
 
 from __future__ import annotations
 
+import gc
 import logging
 import threading
 import time
@@ -123,7 +124,7 @@ class _Tail:
         self._consumer: Any = None
         self._assigned: set[str] = set()
 
-    def poll(self, stats: DemoStats, emit: Callable[[str], None], max_lines: int = 3) -> None:
+    def poll(self, stats: DemoStats, emit: Callable[[str], None], max_lines: int = 2) -> None:
         remote = {f"A.{t}": n for t, n in TOPICS.items()}
         existing = set(remote) & self._cluster.topic_names()
         if existing - self._assigned:
@@ -175,6 +176,8 @@ def run_demo(duration_s: float | None, emit: Callable[[str], None] = print,
         producer = _Producer(a, stats)
         producer.start()
         committer = _GroupCommitter(a)
+        time.sleep(1.0)
+        committer.commit_progress()  # the group exists before MirrorMaker starts, so it is checkpointed
         config = make_config(demo_properties(a.bootstrap_servers, b.bootstrap_servers))
         driver = MirrorMaker(config, default_factory(herder))
         emit("Starting MirrorMaker for A->B (remote topics on B: A.orders, A.clicks) ...")
@@ -206,6 +209,7 @@ def run_demo(duration_s: float | None, emit: Callable[[str], None] = print,
             producer.join(5)
         if driver is not None:
             driver.stop(30)
+            gc.collect()  # drop the connectors' admin clients before their brokers go away (no log noise)
         for closer in (tail, committer):
             if closer is not None:
                 try:

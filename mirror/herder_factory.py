@@ -31,6 +31,7 @@ from mirror.metrics_bindings import FlowMetrics
 log = logging.getLogger(__name__)
 
 HERDER_ENV = "MM2_HERDER"
+NOT_USED_URL = "NOTUSED"
 DISTRIBUTED = "distributed"
 STANDALONE = "standalone"
 
@@ -172,7 +173,9 @@ def distributed_factory(spec: HerderSpec) -> FlowHerder:
         {
             "worker_id": spec.worker_id,
             **_metric_kwargs(spec),
-            "advertised_url": spec.rest_url,
+            # Java advertises "NOTUSED" when internal REST is off: followers then cannot forward
+            # task configs to the leader (KAFKA-9981), so multi-node flows should enable REST.
+            "advertised_url": spec.rest_url or NOT_USED_URL,
             "rest_namespace": spec.rest_namespace or None,
             "on_became_leader": spec.on_became_leader,
         },

@@ -292,6 +292,8 @@ class RestServer:
         return f"{split.hostname}:{split.port}"
 
     def stop(self) -> None:
+        if not self._servers:
+            return
         serving = len(self._threads)
         for i, (_, server) in enumerate(self._servers):
             if i < serving:  # shutdown() waits for serve_forever, so only for started servers

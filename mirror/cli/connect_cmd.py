@@ -25,7 +25,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from connect_core.api.errors import ConnectError
+from connect_core.api.errors import ConfigError, ConnectError
 from connect_core.config.properties import load_properties
 from connect_core.herder.api import TargetState
 from connect_core.rest.entities import create_connector_request, string_map
@@ -152,8 +152,11 @@ class StandaloneWorker:
         try:
             self.herder = self._herder_builder(self.worker_props, self.rest.worker_id(), self.rest.advertised_url())
             self.herder.start()
-        except BaseException:
+        except BaseException as e:
             self.stop()
+            if isinstance(e, ConnectError) and not isinstance(e, ConfigError):
+                # e.g. the cluster is unreachable: Java's "Failed to start Connect" (exit 3)
+                raise StartupError(str(e)) from e
             raise
         self.rest.attach(RestApp.for_herder(self.herder, self.settings))
         log.info("Kafka Connect standalone worker started; REST API at %s", self.rest.advertised_url())
@@ -174,11 +177,21 @@ class StandaloneWorker:
                 self.herder = None
 
 
+def _validate_worker_config(worker_props: dict[str, str]) -> None:
+    """Every worker-config mistake at once, before a port is bound or a client is created."""
+    from connect_core.runtime.worker_config import StandaloneConfig
+
+    StandaloneConfig(dict(worker_props))
+    RestServer.from_props(worker_props)
+    RestSettings.from_props(worker_props)
+
+
 def run_standalone(
     worker_config: Path, connector_configs: list[Path], *, stop: threading.Event | None = None
 ) -> None:
     """The command body; returns after a clean stop (SIGTERM/SIGINT or ``stop`` set)."""
     worker_props = load_properties(worker_config)
+    _validate_worker_config(worker_props)
     requests = [parse_connector_file(p) for p in connector_configs]
     stop = stop or threading.Event()
     previous = _install_signal_handlers(stop)

@@ -97,7 +97,7 @@ def write_mm2_config(path: Path, source_bootstrap: str, target_bootstrap: str, t
         "emit.checkpoints.interval.seconds": "1",
         "sync.group.offsets.enabled": "true",
         "sync.group.offsets.interval.seconds": "1",
-        "offset.flush.interval.ms": "1000",
+        "B.offset.flush.interval.ms": "1000",  # worker settings of the A->B herder come from its target's props
         "offset.lag.max": "10",
         **(extra or {}),
     }
@@ -183,10 +183,10 @@ class Mm2Run(_Process):
         except AssertionError as e:
             raise AssertionError(f"{e}\n--- mm2 log ---\n{self.log_tail()}") from e
 
-    def wait_for(self, check: Callable[[Samples], Any], timeout: float, what: str) -> Any:
+    def wait_for(self, check: Callable[[Samples], Any], timeout: float, what: str, interval: float = 0.5) -> Any:
         """Scrape until ``check(samples)`` is truthy; the failure message carries the mm2 log."""
         try:
-            return wait_until(lambda: check(self.scrape()), timeout, what)
+            return wait_until(lambda: check(self.scrape()), timeout, what, interval)
         except AssertionError as e:
             if "exited with" in str(e):
                 raise

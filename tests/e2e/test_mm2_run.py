@@ -8,9 +8,15 @@ SIGTERM. Three clusters (A->B, B->A, A->C): the same data reaches every target, 
 
 from __future__ import annotations
 
+import json
+import urllib.error
+import urllib.request
 from pathlib import Path
+from typing import Any
 
-from connect_core.embedded import KafkaCluster
+import pytest
+
+from connect_core.embedded import KafkaCluster, free_port
 from mirror.formats import Checkpoint, Heartbeat
 from tests.e2e.mm2_helpers import (
     Mm2Process,
@@ -62,6 +68,11 @@ def _heartbeats(cluster: KafkaCluster, topic: str = "heartbeats") -> set[tuple[s
     return out
 
 
+def _get_json(url: str) -> Any:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return json.loads(response.read())
+
+
 def _topic_config(cluster: KafkaCluster, topic: str, key: str) -> str | None:
     from confluent_kafka.admin import ConfigResource, ResourceType
 
@@ -82,8 +93,11 @@ def test_two_clusters_both_directions(two_clusters: tuple[KafkaCluster, KafkaClu
     consumed = {("orders", 0): 4, ("orders", 1): 10, ("orders", 2): 0}
     commit_group(a, "app", consumed)
 
-    config = write_properties(tmp_path / "mm2.properties",
-                              mm2_properties({"A": a, "B": b}, ["A->B", "B->A"], **{"topics": "orders, payments"}))
+    port = free_port()
+    config = write_properties(tmp_path / "mm2.properties", mm2_properties(
+        {"A": a, "B": b}, ["A->B", "B->A"],
+        **{"topics": "orders, payments", "dedicated.mode.enable.internal.rest": "true",
+           "listeners": f"http://127.0.0.1:{port}"}))
     mm2 = Mm2Process(config, log_dir=tmp_path)
     try:
         eventually(lambda: mirrored_identically(a, "orders", b, "A.orders"), STARTUP_S, "A.orders on B", mm2)
@@ -144,6 +158,16 @@ def test_two_clusters_both_directions(two_clusters: tuple[KafkaCluster, KafkaClu
         assert table.returncode == 0, table.stderr
         assert "== A->B: total lag" in table.stdout and "== B->A: total lag" in table.stdout
         assert "MirrorSourceConnector" in table.stdout and "A.orders" in table.stdout
+
+        # the Connect REST API of each flow under /{source}/{target}
+        base = f"http://127.0.0.1:{port}"
+        assert sorted(_get_json(f"{base}/A/B/connectors")) == sorted(
+            ["MirrorSourceConnector", "MirrorCheckpointConnector", "MirrorHeartbeatConnector"])
+        assert _get_json(f"{base}/B/A/connectors/MirrorSourceConnector/status")["connector"]["state"] == "RUNNING"
+        assert _get_json(f"{base}/A/B/connectors/MirrorSourceConnector/config")["source.cluster.alias"] == "A"
+        with pytest.raises(urllib.error.HTTPError) as missing:
+            _get_json(f"{base}/A/C/connectors")
+        assert missing.value.code == 404
 
         assert mm2.terminate(60) == 0, mm2.output()[-3000:]
         assert "Traceback" not in mm2.output()

@@ -619,10 +619,15 @@ def members_bytes(states: dict[str, ExtendedWorkerState], sessioned: bool) -> li
     return [(m, serialize_metadata(s, sessioned)) for m, s in states.items()]
 
 
-@pytest.mark.parametrize(("protocol", "version"), [("compatible", CONNECT_PROTOCOL_V1), ("sessioned", CONNECT_PROTOCOL_V2)])
+@pytest.mark.parametrize(
+    ("protocol", "version"), [("compatible", CONNECT_PROTOCOL_V1), ("sessioned", CONNECT_PROTOCOL_V2)]
+)
 def test_perform_assignment_encodes_for_the_chosen_protocol(protocol: str, version: int) -> None:
     snap = Snapshot({"c": 2})
-    states = {"leader": ExtendedWorkerState("http://l:8083", CONFIG_OFFSET), "other": ExtendedWorkerState("http://o", 3)}
+    states = {
+        "leader": ExtendedWorkerState("http://l:8083", CONFIG_OFFSET),
+        "other": ExtendedWorkerState("http://o", 3),
+    }
     ctx = AssignmentContext(snap, lambda: snap, -1, 0)
     result = IncrementalCooperativeAssignor(DEFAULT_DELAY, FakeClock()).perform_assignment(
         "leader", protocol, members_bytes(states, version == 2), ctx
@@ -689,3 +694,17 @@ def test_members_report_previous_assignment_through_metadata() -> None:
     w1, w2 = result.assignments["w1"], result.assignments["w2"]
     assert w1.connectors == () and w1.revoked_connectors == ()
     assert len(w1.revoked_tasks) == 2 and w2.tasks == ()  # revoke first; assign in the follow-up round
+
+
+def test_revocation_that_did_not_take_effect_is_applied_again(cluster: Cluster) -> None:
+    """A member that never got its revocations still runs that work; if it is then deleted, it must be
+    revoked (the leader re-bases on what members report, not on what it sent)."""
+    cluster.rebalance()
+    cluster.add_workers("worker2")
+    r = cluster.rebalance(fail=True)  # worker1 would lose connector1 and its tasks, but never hears of it
+    assert r.newly_revoked_connectors["worker1"] == ["connector1"]
+    del cluster.connectors["connector1"]
+    r = cluster.rebalance()
+    assert r.newly_revoked_connectors["worker1"] == ["connector1"]
+    assert sorted(r.newly_revoked_tasks["worker1"]) == [ConnectorTaskId("connector1", i) for i in range(4)]
+    assert all(c != "connector1" for a in cluster.members.values() for c in a.connectors)

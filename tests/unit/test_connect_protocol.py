@@ -53,9 +53,7 @@ def conn_array(entries: list[tuple[str, list[int]]] | None) -> bytes:
 
 
 def assignment(version: int = CONNECT_PROTOCOL_V1, **kw: object) -> ExtendedAssignment:
-    base: dict[str, object] = dict(
-        version=version, error=NO_ERROR, leader="leader", leader_url=LEADER_URL, offset=1
-    )
+    base: dict[str, object] = dict(version=version, error=NO_ERROR, leader="leader", leader_url=LEADER_URL, offset=1)
     base.update(kw)
     return ExtendedAssignment(**base)  # type: ignore[arg-type]
 
@@ -154,7 +152,7 @@ def test_metadata_round_trip_keeps_previous_assignment() -> None:
     assert deserialize_metadata(serialize_metadata(state, sessioned=False)) == state
 
 
-# ----------------------------------------------------------------------------- cross-version (Kafka's compatibility test)
+# ----------------------------------------------------------- cross-version (Kafka's compatibility test)
 
 
 def empty_state(version: int) -> ExtendedWorkerState:

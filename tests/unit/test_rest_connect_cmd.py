@@ -124,3 +124,16 @@ def test_herder_start_failure_releases_the_port() -> None:
     with pytest.raises(RuntimeError):
         worker.start()
     assert worker.rest._servers == []
+
+
+def test_unreachable_cluster_on_start_is_startup_error() -> None:
+    from connect_core.api.errors import ConnectError
+
+    class Unreachable(StartStopFake):
+        def start(self) -> None:
+            raise ConnectError("Failed to connect to and describe Kafka cluster")
+
+    worker = StandaloneWorker({"listeners": "http://127.0.0.1:0"}, lambda *a: Unreachable())
+    with pytest.raises(StartupError, match="describe Kafka cluster"):
+        worker.start()
+    assert worker.rest._servers == []

@@ -312,6 +312,7 @@ class DistributedHerder:
         self.status_store.start()
         self.config_store.start()
         self._member = self._member_factory(_RebalanceListener(self), self.config_store.snapshot)
+        self._install_release_hook()
 
     def _run(self) -> None:
         try:
@@ -450,54 +451,70 @@ class DistributedHerder:
             member.request_rejoin()
             return False
         self._rebalance_success()
-        if self.is_leader() and int(getattr(a, "delay", 0) or 0) > 0:
-            self._maybe_release_departed_work()
         return True
 
-    def _maybe_release_departed_work(self) -> None:
-        """Leader: skip the lost-work delay when the departed worker released its work cleanly.
+    def _install_release_hook(self) -> None:
+        """Leader: skip the lost-work delay for work its departed worker released cleanly.
 
         Kafka's assignor holds the work of any departed worker for ``scheduled.rebalance.max.delay.ms``,
-        hoping it returns. A worker stopped on purpose (SIGTERM) first stops its tasks, which writes
-        UNASSIGNED to the status topic, and only then leaves the group. When every connector and task
-        nobody runs is UNASSIGNED there (a crashed worker leaves them RUNNING), nothing can run twice,
-        so the leader expires the delay and rebalances at once.
+        hoping it returns. A worker stopped on purpose (SIGTERM) first stops its connectors and tasks,
+        which writes UNASSIGNED to the status topic, and only then leaves the group; a crashed one
+        leaves them RUNNING. So, just before the leader assigns a round in which a member has gone,
+        if no work that nobody reports is still RUNNING/PAUSED in the status topic, nothing can run
+        twice and the pending delay is expired: that round already reassigns the work.
         """
-        member = self._member
-        owner_url = getattr(member, "owner_url", None)
-        assignor = getattr(getattr(member, "coordinator", None), "_incremental", None)
-        if member is None or owner_url is None or assignor is None:
+        assignor = getattr(getattr(self._member, "coordinator", None), "_incremental", None)
+        perform = getattr(assignor, "perform_assignment", None)
+        if assignor is None or perform is None:
             return
-        try:
-            read = getattr(self.status_store, "read_to_end", None)
-            if callable(read):
-                read(self._sync_timeout_s)
-            unowned_connectors = [c for c in self._config_state.connectors() if owner_url(c) is None]
-            unowned_tasks = [
-                t for c in self._config_state.connectors() for t in self._config_state.tasks(c) if owner_url(t) is None
-            ]
-            if not unowned_connectors and not unowned_tasks:
+
+        def perform_assignment(leader_id: str, protocol: str, members: Any, ctx: Any) -> Any:
+            try:
+                self._expire_delay_if_released(assignor, members, ctx)
+            except Exception:
+                log.debug("Cannot tell whether departed work was released cleanly", exc_info=True)
+            return perform(leader_id, protocol, members, ctx)
+
+        assignor.perform_assignment = perform_assignment
+
+    def _expire_delay_if_released(self, assignor: Any, members: Any, ctx: Any) -> None:
+        """Runs on the group client's thread while this worker leads an assignment round."""
+        from connect_core.herder.distributed.protocol import deserialize_metadata
+
+        previous = set(getattr(assignor, "previous_members", ()) or ())
+        current = {m for m, _ in members}
+        if not previous or previous <= current:
+            return  # nobody departed
+        reported_c: set[str] = set()
+        reported_t: set[ConnectorTaskId] = set()
+        for _, metadata in members:
+            state = deserialize_metadata(metadata)
+            reported_c.update(state.assignment.connectors)
+            reported_t.update(state.assignment.tasks)
+        snapshot = ctx.config_snapshot
+        unreported_c = [c for c in snapshot.connectors() if c not in reported_c]
+        unreported_t = [t for c in snapshot.connectors() for t in snapshot.tasks(c) if t not in reported_t]
+        if not unreported_c and not unreported_t:
+            return
+        read = getattr(self.status_store, "read_to_end", None)
+        if callable(read):
+            read(min(self._sync_timeout_s, 2.0))
+        held = ("RUNNING", "PAUSED", "RESTARTING")
+        for c in unreported_c:
+            cs = self.status_store.get_connector(c)
+            if cs is not None and cs.state.value in held:
                 return
-            for c in unowned_connectors:
-                cs = self.status_store.get_connector(c)
-                if cs is None or cs.state.value != "UNASSIGNED":
-                    return
-            for t in unowned_tasks:
-                ts = self.status_store.get_task(t)
-                if ts is None or ts.state.value != "UNASSIGNED":
-                    return
-        except Exception:
-            log.debug("Cannot tell whether departed work was released cleanly", exc_info=True)
-            return
+        for t in unreported_t:
+            ts = self.status_store.get_task(t)
+            if ts is not None and ts.state.value in held:
+                return
         log.info(
-            "The work of departed workers (%d connectors, %d tasks) was released cleanly; reassigning it now "
-            "instead of after the scheduled rebalance delay",
-            len(unowned_connectors),
-            len(unowned_tasks),
+            "Departed workers released their work cleanly (%d connectors, %d tasks); reassigning it now instead "
+            "of after scheduled.rebalance.max.delay.ms",
+            len(unreported_c),
+            len(unreported_t),
         )
         assignor.scheduled_rebalance = max(1, int(assignor.clock()))
-        self._scheduled_rebalance = float("inf")
-        member.request_rejoin()
 
     def _rebalance_success(self) -> None:
         leader = self.is_leader()

@@ -1,0 +1,330 @@
+"""Three ``python -m mirror connect distributed`` processes on one broker share connectors and tasks.
+
+Group timing is shortened (session 6 s, heartbeat 1 s, lost-work delay 10 s). Every test ends by
+replaying the status topic: a task must never be RUNNING on two workers at once (a worker killed
+with SIGKILL counts as stopped from the moment it was killed).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from connect_core.embedded import KafkaCluster, free_port, unique_name
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(150)]
+
+REPO = Path(__file__).resolve().parents[2]
+CONNECTOR = "tests.distributed_plugins:IdleSourceConnector"
+DELAY_MS = 10000
+
+
+def http(method: str, url: str, body: Any = None, timeout: float = 10) -> tuple[int, Any]:
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            payload = resp.read()
+            return resp.status, (json.loads(payload) if payload else None)
+    except urllib.error.HTTPError as e:
+        payload = e.read()
+        return e.code, (json.loads(payload) if payload else None)
+
+
+def wait_for(what: str, predicate: Callable[[], Any], timeout: float, interval: float = 0.3) -> Any:
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        try:
+            last = predicate()
+        except OSError as e:
+            last = e
+        if last and not isinstance(last, Exception):
+            return last
+        time.sleep(interval)
+    raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
+
+
+@dataclass
+class WorkerProc:
+    port: int
+    props_file: Path
+    log_file: Path
+    proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def worker_id(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1"}
+        log = self.log_file.open("ab")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "mirror", "connect", "distributed", str(self.props_file)],
+            cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def ready(self) -> bool:
+        if not self.alive():
+            raise AssertionError(f"worker {self.port} exited: {self.log_file.read_text()[-3000:]}")
+        status, _ = http("GET", f"{self.base}/connectors", timeout=5)
+        return status == 200
+
+
+@dataclass
+class Cluster:
+    kafka: KafkaCluster
+    workdir: Path
+    status_topic: str
+    workers: list[WorkerProc] = field(default_factory=list)
+    killed_at: dict[str, float] = field(default_factory=dict)  # worker id -> wall-clock ms
+
+    def add_worker(self, group: str, topics: tuple[str, str, str]) -> WorkerProc:
+        port = free_port()
+        i = len(self.workers)
+        props = self.workdir / f"worker{i}.properties"
+        props.write_text(
+            f"bootstrap.servers={self.kafka.bootstrap_servers}\n"
+            f"group.id={group}\n"
+            "key.converter=org.apache.kafka.connect.storage.StringConverter\n"
+            "value.converter=org.apache.kafka.connect.storage.StringConverter\n"
+            f"config.storage.topic={topics[0]}\noffset.storage.topic={topics[1]}\nstatus.storage.topic={topics[2]}\n"
+            "config.storage.replication.factor=-1\noffset.storage.replication.factor=-1\n"
+            "status.storage.replication.factor=-1\noffset.storage.partitions=2\nstatus.storage.partitions=2\n"
+            "session.timeout.ms=6000\nheartbeat.interval.ms=1000\n"
+            f"scheduled.rebalance.max.delay.ms={DELAY_MS}\n"
+            f"listeners=http://127.0.0.1:{port}\noffset.flush.interval.ms=2000\n"
+        )
+        w = WorkerProc(port, props, self.workdir / f"worker{i}.log")
+        self.workers.append(w)
+        return w
+
+    def statuses(self, name: str) -> dict[str, Any] | None:
+        for w in self.workers:
+            if not w.alive():
+                continue
+            try:
+                code, body = http("GET", f"{w.base}/connectors/{name}/status", timeout=5)
+            except OSError:
+                continue
+            if code == 200:
+                return dict(body)
+        return None
+
+    def running_tasks(self, names: list[str]) -> dict[str, str] | None:
+        """task -> worker id when every connector and task of ``names`` is RUNNING, else None."""
+        out: dict[str, str] = {}
+        for name in names:
+            st = self.statuses(name)
+            if st is None or st["connector"]["state"] != "RUNNING" or not st["tasks"]:
+                return None
+            for t in st["tasks"]:
+                if t["state"] != "RUNNING":
+                    return None
+                out[f"{name}-{t['id']}"] = t["worker_id"]
+            out[name] = st["connector"]["worker_id"]
+        return out
+
+    def kill(self, w: WorkerProc, sig: int) -> None:
+        assert w.proc is not None
+        if sig == signal.SIGKILL:
+            self.killed_at[w.worker_id] = time.time() * 1000
+        w.proc.send_signal(sig)
+
+    def assert_never_ran_twice(self) -> None:
+        history: dict[bytes, list[tuple[int, dict[str, Any]]]] = {}
+        for msgs in self.kafka.read_all(self.status_topic).values():
+            for m in msgs:
+                key = m.key() or b""
+                if key.startswith(b"status-task-") and m.value():
+                    history.setdefault(key, []).append((m.timestamp()[1], json.loads(m.value())))
+        assert history, "no task statuses were written"
+        for key, records in history.items():
+            holder: str | None = None
+            for ts, rec in records:
+                state, worker = rec["state"], rec["worker_id"]
+                if state == "RUNNING":
+                    if holder is not None and holder != worker:
+                        killed = self.killed_at.get(holder)
+                        assert killed is not None and killed <= ts, (
+                            f"{key.decode()} RUNNING on {worker} while still running on {holder}: {records}"
+                        )
+                    holder = worker
+                elif worker == holder and state in ("UNASSIGNED", "FAILED", "DESTROYED"):
+                    holder = None
+
+    def stop_all(self) -> None:
+        for w in self.workers:
+            if w.alive():
+                assert w.proc is not None
+                w.proc.terminate()
+        for w in self.workers:
+            if w.proc is not None:
+                try:
+                    w.proc.wait(30)
+                except subprocess.TimeoutExpired:
+                    w.proc.kill()
+                    w.proc.wait(5)
+
+
+@pytest.fixture
+def cluster(kafka_cluster: KafkaCluster, tmp_workdir: Path) -> Iterator[Cluster]:
+    prefix = unique_name("dist")
+    topics = (f"{prefix}-configs", f"{prefix}-offsets", f"{prefix}-status")
+    c = Cluster(kafka_cluster, tmp_workdir, topics[2])
+    for _ in range(3):
+        c.add_worker(prefix, topics)
+    for w in c.workers:
+        w.start()
+    try:
+        for w in c.workers:
+            wait_for(f"worker {w.port} REST", w.ready, 60)
+        yield c
+    finally:
+        c.stop_all()
+
+
+def by_worker(placement: dict[str, str], names: list[str]) -> dict[str, tuple[int, int]]:
+    """worker id -> (connectors, tasks) it runs."""
+    out: dict[str, tuple[int, int]] = {}
+    for unit, worker in placement.items():
+        c, t = out.get(worker, (0, 0))
+        out[worker] = (c + 1, t) if unit in names else (c, t + 1)
+    return out
+
+
+def create(c: Cluster, via: WorkerProc, name: str, tasks: int) -> None:
+    config = {"connector.class": CONNECTOR, "tasks.max": str(tasks)}
+    code, body = wait_for(
+        f"create {name} via {via.port}",
+        lambda: (lambda r: r if r[0] != 409 else None)(http("POST", f"{via.base}/connectors",
+                                                            {"name": name, "config": config}, timeout=60)),
+        60,
+    )  # fmt: skip
+    assert code == 201, body
+    assert body["name"] == name
+
+
+def test_work_is_spread_writes_are_forwarded_and_sigterm_moves_work_at_once(cluster: Cluster) -> None:
+    names = ["c0", "c1", "c2"]
+    # One create through each worker: at most one of them is the leader, so the others are forwarded.
+    for w, name in zip(cluster.workers, names, strict=True):
+        create(cluster, w, name, 2)
+    for w in cluster.workers:  # every worker lists all three (409 while a rebalance is pending, as Java)
+        wait_for(f"{w.port} lists c0..c2",
+                 lambda w=w: (r := http("GET", f"{w.base}/connectors"))[0] == 200 and sorted(r[1]) == names, 30)
+
+    def balanced() -> dict[str, str] | None:
+        placement = cluster.running_tasks(names)
+        if placement is None:
+            return None
+        counts = by_worker(placement, names)
+        return placement if sorted(counts.values()) == [(1, 2)] * 3 else None
+
+    placement = wait_for("3 connectors and 6 tasks spread evenly", balanced, 60)
+    assert set(placement.values()) == {w.worker_id for w in cluster.workers}
+
+    # SIGTERM: the worker stops its work, leaves the group, and its work moves without the 10 s delay.
+    leaving = cluster.workers[2]
+    moved = [u for u, wid in placement.items() if wid == leaving.worker_id]
+    t0 = time.monotonic()
+    cluster.kill(leaving, signal.SIGTERM)
+    assert leaving.proc is not None
+    assert leaving.proc.wait(30) == 0
+    remaining = {w.worker_id for w in cluster.workers[:2]}
+
+    def moved_on() -> dict[str, str] | None:
+        p = cluster.running_tasks(names)
+        return p if p is not None and set(p.values()) <= remaining else None
+
+    after = wait_for("work of the stopped worker running elsewhere", moved_on, 40)
+    elapsed = time.monotonic() - t0
+    assert elapsed < DELAY_MS / 1000, f"work moved only after {elapsed:.1f}s (the lost-work delay is 10 s)"
+    assert all(after[u] in remaining for u in moved)
+    cluster.assert_never_ran_twice()
+
+
+def test_sigkilled_worker_keeps_its_work_for_the_delay_and_gets_it_back(cluster: Cluster) -> None:
+    create(cluster, cluster.workers[0], "idle", 6)
+    names = ["idle"]
+
+    def spread() -> dict[str, str] | None:
+        p = cluster.running_tasks(names)
+        if p is None:
+            return None
+        tasks = [wid for u, wid in p.items() if u != "idle"]
+        return p if sorted(tasks.count(w.worker_id) for w in cluster.workers) == [2, 2, 2] else None
+
+    placement = wait_for("6 tasks, 2 per worker", spread, 60)
+    victim = next(w for w in cluster.workers if placement["idle"] != w.worker_id)  # keep the connector alive
+    victim_tasks = sorted(u for u, wid in placement.items() if wid == victim.worker_id and u != "idle")
+    assert len(victim_tasks) == 2
+    t0 = time.monotonic()
+    cluster.kill(victim, signal.SIGKILL)
+    assert victim.proc is not None
+    victim.proc.wait(10)
+
+    # For well past the session timeout, nobody else runs the dead worker's tasks.
+    while time.monotonic() - t0 < 8.0:
+        st = cluster.statuses("idle")
+        assert st is not None
+        for t in st["tasks"]:
+            if f"idle-{t['id']}" in victim_tasks and t["state"] == "RUNNING":
+                assert t["worker_id"] == victim.worker_id, f"reassigned before the delay: {st}"
+        time.sleep(0.5)
+
+    # The worker returns (same REST address, so the same worker id) within the delay: it gets its work back.
+    victim.start()
+    wait_for("restarted worker REST", victim.ready, 60)
+
+    def back() -> dict[str, str] | None:
+        p = cluster.running_tasks(names)
+        if p is None:
+            return None
+        tasks = [wid for u, wid in p.items() if u != "idle"]
+        return p if sorted(tasks.count(w.worker_id) for w in cluster.workers) == [2, 2, 2] else None
+
+    final = wait_for("work back on the returning worker", back, 40)
+    assert sum(1 for u, wid in final.items() if wid == victim.worker_id and u != "idle") == 2
+    cluster.assert_never_ran_twice()
+
+
+def test_sigkilled_worker_that_stays_away_loses_its_work_after_the_delay(cluster: Cluster) -> None:
+    create(cluster, cluster.workers[0], "idle", 6)
+    names = ["idle"]
+    placement = wait_for("6 running tasks", lambda: cluster.running_tasks(names), 60)
+    victim = next(w for w in cluster.workers if placement["idle"] != w.worker_id)
+    wait_for("victim runs tasks", lambda: (p := cluster.running_tasks(names)) and victim.worker_id in p.values(), 60)
+    t0 = time.monotonic()
+    cluster.kill(victim, signal.SIGKILL)
+    assert victim.proc is not None
+    victim.proc.wait(10)
+    remaining = {w.worker_id for w in cluster.workers if w is not victim}
+
+    def reassigned() -> dict[str, str] | None:
+        p = cluster.running_tasks(names)
+        return p if p is not None and set(p.values()) <= remaining else None
+
+    wait_for("tasks reassigned to the surviving workers", reassigned, 60, interval=0.5)
+    elapsed = time.monotonic() - t0
+    assert elapsed >= DELAY_MS / 1000, f"reassigned after {elapsed:.1f}s, before the {DELAY_MS} ms delay"
+    cluster.assert_never_ran_twice()
