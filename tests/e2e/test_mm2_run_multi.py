@@ -10,7 +10,7 @@ import threading
 import time
 from pathlib import Path
 
-from connect_core.embedded import KafkaCluster
+from connect_core.embedded import KafkaCluster, free_port
 from tests.e2e.mm2_helpers import (
     Mm2Process,
     eventually,
@@ -53,11 +53,15 @@ def test_sigkill_of_one_process_loses_nothing(two_clusters: tuple[KafkaCluster, 
             sent += len(batch)
             time.sleep(0.2)
 
-    props = mm2_properties({"A": a, "B": b}, ["A->B"], **{"topics": "orders", "tasks.max": str(PARTITIONS)})
-    config = write_properties(tmp_path / "mm2.properties", props)
+    props = mm2_properties({"A": a, "B": b}, ["A->B"], **{"topics": "orders", "tasks.max": str(PARTITIONS),
+                                                          "dedicated.mode.enable.internal.rest": "true"})
+    # the same flow settings; each process its own REST listener (followers forward task configs, KIP-710)
+    config = write_properties(tmp_path / "mm2.properties", {**props, "listeners": f"http://127.0.0.1:{free_port()}"})
+    config2 = write_properties(tmp_path / "mm2-2.properties",
+                               {**props, "listeners": f"http://127.0.0.1:{free_port()}"})
     env = {"MM2_HERDER": "distributed"}
     first = Mm2Process(config, log_dir=tmp_path, name="mm2-1", env=env)
-    second = Mm2Process(config, log_dir=tmp_path, name="mm2-2", env=env)
+    second = Mm2Process(config2, log_dir=tmp_path, name="mm2-2", env=env)
     producer = threading.Thread(target=produce, daemon=True)
     try:
         producer.start()

@@ -220,7 +220,7 @@ def test_checkpoints_and_group_offset_sync(two_clusters: tuple[KafkaCluster, Kaf
     consumer = Consumer({"bootstrap.servers": b.bootstrap_servers, "group.id": group, "auto.offset.reset": "latest",
                          "enable.auto.commit": False, "allow.auto.create.topics": False,
                          "session.timeout.ms": 6000})
-    seen: list[bytes] = []
+    seen: list[bytes | None] = []
     try:
         consumer.subscribe([f"A.{topic}"])
         deadline = time.monotonic() + 30
@@ -230,7 +230,7 @@ def test_checkpoints_and_group_offset_sync(two_clusters: tuple[KafkaCluster, Kaf
                 seen.append(msg.value())
     finally:
         consumer.close()
-    expected_unconsumed = [f"e{i}".encode() for i in range(consumed, 100)]
+    expected_unconsumed: list[bytes | None] = [f"e{i}".encode() for i in range(consumed, 100)]
     assert seen[-len(expected_unconsumed):] == expected_unconsumed  # nothing it had not consumed is skipped
     assert len(seen) - len(expected_unconsumed) <= lag_max  # re-reads at most offset.lag.max
 
