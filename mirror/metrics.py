@@ -65,7 +65,8 @@ class Mm2Metrics:
         )
         self.replication_lag_records = Gauge(
             "mm2_replication_lag_records",
-            "Source end offset minus the next offset to replicate: records not yet on the target.",
+            "Source end offset (high watermark of the last fetch) minus the replication consumer's position: "
+            "records not yet read for replication; updated after each polled batch.",
             PARTITION,
             registry=r,
         )

@@ -183,10 +183,15 @@ class Mm2Run(_Process):
         except AssertionError as e:
             raise AssertionError(f"{e}\n--- mm2 log ---\n{self.log_tail()}") from e
 
-    def wait_for(self, check: Callable[[Samples], Any], timeout: float, what: str, interval: float = 0.5) -> Any:
-        """Scrape until ``check(samples)`` is truthy; the failure message carries the mm2 log."""
+    def wait_for(self, check: Callable[[Samples], Any], timeout: float, what: str, interval: float = 0.5) -> Samples:
+        """Scrape until ``check(samples)`` is truthy and return those samples; failures carry the mm2 log."""
+
+        def probe() -> Samples | None:
+            samples = self.scrape()
+            return samples if check(samples) else None
+
         try:
-            return wait_until(lambda: check(self.scrape()), timeout, what, interval)
+            return wait_until(probe, timeout, what, interval)  # type: ignore[no-any-return]
         except AssertionError as e:
             if "exited with" in str(e):
                 raise

@@ -49,6 +49,7 @@ from typing import Any, Protocol
 from kafka import errors as kafka_errors
 from kafka.coordinator.base import BaseCoordinator
 from kafka.net.compat import KafkaNetClient
+from kafka.structs import MemberState
 
 from connect_core.api.errors import ConnectError
 from connect_core.herder.api import ConnectorTaskId
@@ -203,6 +204,26 @@ class WorkerCoordinator(BaseCoordinator):  # type: ignore[misc]
         log.info("Joined group %s at generation %s as %s (%s; leader %s): %d connector(s), %d task(s)",
                  self.group_id, generation, member_id, protocol, new.leader, len(new.connectors),
                  len(new.tasks))  # fmt: skip
+
+    async def join_group_async(self, timeout_ms: float | None = None) -> bool:
+        # kafka-python 3.0.x leaves the JoinGroup/SyncGroup task running when a bounded wait times out,
+        # but if that task then *succeeds* before the next wait starts, the next call sees a finished
+        # task and starts a brand-new JoinGroup, throwing the assignment away and forcing the whole
+        # group through one more rebalance. poll() waits in slices, so consume such a result here.
+        task: Any = getattr(self, "_join_task", None)
+        if task is not None and task.is_done and task.succeeded():
+            self._join_task = None
+            with self._lock:
+                self.rejoining = False
+                self.rejoin_needed = False
+                self.state = MemberState.STABLE
+                self._enable_heartbeat()
+            generation = self._generation
+            await self._on_join_complete_async(
+                generation.generation_id, generation.member_id, generation.protocol, task.value
+            )
+            return True
+        return bool(await super().join_group_async(timeout_ms))
 
     def need_rejoin(self) -> bool:
         with self._lock:
