@@ -25,6 +25,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import quote
 
@@ -81,48 +82,52 @@ def rest_path(pair: SourceAndTarget) -> str:
     return "/" + "/".join(quote(part, safe="") for part in rest_namespace(pair))
 
 
+def _configure_one(herder: Herder, name: str, cfg: dict[str, str], pair: SourceAndTarget,
+                   should_continue: Callable[[], bool]) -> bool:
+    """Write one connector's config if it differs; True if written (see :func:`configure_connectors`)."""
+    for attempt in range(_CONFLICT_RETRIES):
+        if not should_continue():
+            return False
+        try:
+            try:
+                current: dict[str, str] | None = herder.connector_config(name)
+            except NotFoundError:
+                current = None
+            if not differs(cfg, current):
+                return False
+            herder.put_connector_config(name, cfg, allow_replace=True)
+            log.info("%s: wrote the %s config", pair, name)
+            return True
+        except NotLeaderError:
+            log.info("%s: no longer the leader; keeping the existing %s config", pair, name)
+            return False
+        except ConflictError as e:
+            log.debug("%s: cannot write %s yet (%s), attempt %d", pair, name, e, attempt + 1)
+            time.sleep(_CONFLICT_BACKOFF_S)
+        except ConfigError as e:
+            log.error("%s: %s config rejected, leaving it unconfigured: %s", pair, name, e)
+            return False
+        except ConnectError as e:
+            log.error("%s: writing the %s config failed: %s", pair, name, e)
+            return False
+    log.error("%s: gave up writing the %s config (herder busy rebalancing)", pair, name)
+    return False
+
+
 def configure_connectors(herder: Herder, desired: Mapping[str, Mapping[str, str]], pair: SourceAndTarget,
                          should_continue: Callable[[], bool] = lambda: True) -> list[str]:
-    """Write each desired config that differs from the herder's; returns the names written.
+    """Write each desired config that differs from the herder's; returns the names written, in order.
 
     Mirrors MirrorHerder.configureConnectors: a NotLeaderError means another node leads now and
     its view wins; a rejected config (e.g. the checkpoint connector with emit.checkpoints.enabled
     =false) is logged and that connector left as it is. A rebalance in progress is retried.
+    The three writes are issued together (Java's puts are asynchronous too): a distributed herder
+    then applies them in one rebalance instead of one rebalance each.
     """
-    written: list[str] = []
-    for name in CONNECTOR_NAMES:
-        if name not in desired:
-            continue
-        cfg = dict(desired[name])
-        for attempt in range(_CONFLICT_RETRIES):
-            if not should_continue():
-                return written
-            try:
-                try:
-                    current: dict[str, str] | None = herder.connector_config(name)
-                except NotFoundError:
-                    current = None
-                if not differs(cfg, current):
-                    break
-                herder.put_connector_config(name, cfg, allow_replace=True)
-                log.info("%s: wrote the %s config", pair, name)
-                written.append(name)
-                break
-            except NotLeaderError:
-                log.info("%s: no longer the leader; keeping the existing %s config", pair, name)
-                return written
-            except ConflictError as e:
-                log.debug("%s: cannot write %s yet (%s), attempt %d", pair, name, e, attempt + 1)
-                time.sleep(_CONFLICT_BACKOFF_S)
-            except ConfigError as e:
-                log.error("%s: %s config rejected, leaving it unconfigured: %s", pair, name, e)
-                break
-            except ConnectError as e:
-                log.error("%s: writing the %s config failed: %s", pair, name, e)
-                break
-        else:
-            log.error("%s: gave up writing the %s config (herder busy rebalancing)", pair, name)
-    return written
+    names = [n for n in CONNECTOR_NAMES if n in desired]
+    with ThreadPoolExecutor(max_workers=max(1, len(names)), thread_name_prefix=f"mm2-configure-{pair}") as pool:
+        results = list(pool.map(lambda n: _configure_one(herder, n, dict(desired[n]), pair, should_continue), names))
+    return [n for n, written in zip(names, results, strict=True) if written]
 
 
 class MirrorMaker:
@@ -150,6 +155,7 @@ class MirrorMaker:
         self._configurer: threading.Thread | None = None
         self._rest: Any = None
         self._selector: Any = None
+        self._flow_locks: dict[SourceAndTarget, threading.Lock] = {}
         self.configured: dict[SourceAndTarget, list[str]] = {}  # what each leadership wrote (for tests/logs)
 
     # ----------------------------------------------------------------------------- lifecycle
@@ -259,6 +265,15 @@ class MirrorMaker:
             flow = self._herders.get(pair)
             if flow is None:
                 continue
+            # one thread per request: flows are independent, and one flow's slow rebalance must not
+            # delay another's configuration; a per-flow lock keeps one flow's runs in order
+            threading.Thread(target=self._configure, args=(pair, flow), name=f"mm2-configure-{pair}",
+                             daemon=True).start()
+
+    def _configure(self, pair: SourceAndTarget, flow: FlowHerder) -> None:
+        with self._flow_locks.setdefault(pair, threading.Lock()):
+            if self._stopping.is_set():
+                return
             try:
                 desired = desired_connector_configs(self.config, pair)
                 written = configure_connectors(flow.herder, desired, pair, lambda: not self._stopping.is_set())

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import socket
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -503,6 +503,8 @@ def build_standalone_herder(
     worker_id: str | None = None,
     metrics: Any = None,
     metric_labels: tuple[str, ...] = ("", ""),
+    runtime_metrics: Any = None,
+    on_task_created: Callable[[Any], None] | None = None,
     kafka_offsets: bool = False,
     kafka_status: bool = False,
     offset_store: OffsetBackingStore | None = None,
@@ -538,13 +540,17 @@ def build_standalone_herder(
     wid = worker_id or default_worker_id(props)
     task_metrics: Any = None
     state_metrics: StateMetrics | None = None
-    if metrics is not None and hasattr(metrics, "set_state"):
+    if runtime_metrics is not None:  # StateMetrics + for_task (mirror.metrics_bindings.FlowMetrics)
+        state_metrics = runtime_metrics
+        task_metrics = runtime_metrics.for_task
+    elif metrics is not None and hasattr(metrics, "set_state"):
         state_metrics = _DuckStateMetrics(metrics, tuple(metric_labels))
 
         def task_metrics(task: ConnectorTaskId) -> TaskMetrics:
             return _DuckTaskMetrics(metrics, tuple(metric_labels), task)
 
-    worker = Worker(wid, config, offset_store, status_store=status_store, task_metrics=task_metrics)
+    worker = Worker(wid, config, offset_store, status_store=status_store, task_metrics=task_metrics,
+                    on_task_created=on_task_created)
     return StandaloneHerder(
         worker,
         status_store=status_store,

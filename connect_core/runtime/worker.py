@@ -55,6 +55,9 @@ TASK_CLASS_CONFIG = "task.class"
 ProducerFactory = Callable[[dict[str, Any]], ProducerLike]
 AdminFactory = Callable[[dict[str, Any]], Any]
 TaskMetricsFactory = Callable[[ConnectorTaskId], TaskMetrics]
+#: Sees every task instance right after it is created, before ``initialize``/``start`` (mm2 hands the
+#: mirror tasks their metric sinks here).
+TaskCreatedHook = Callable[[SourceTask], None]
 
 
 def _default_producer_factory(props: dict[str, Any]) -> ProducerLike:
@@ -120,6 +123,7 @@ class Worker:
         producer_factory: ProducerFactory | None = None,
         admin_factory: AdminFactory | None = None,
         task_metrics: TaskMetricsFactory | None = None,
+        on_task_created: TaskCreatedHook | None = None,
     ) -> None:
         self.worker_id = worker_id
         self.config = config
@@ -129,6 +133,7 @@ class Worker:
         self._producer_factory = producer_factory or _default_producer_factory
         self._admin_factory = admin_factory or _default_admin_factory
         self._task_metrics = task_metrics
+        self._on_task_created = on_task_created
         self._lock = threading.RLock()
         self._connectors: dict[str, WorkerConnector] = {}
         self._tasks: dict[ConnectorTaskId, WorkerSourceTask] = {}
@@ -284,6 +289,8 @@ class Worker:
         if not (isinstance(task_cls, type) and issubclass(task_cls, SourceTask)):
             raise ConnectError(f"Task class {task_cls!r} of connector {task_id.connector} is not a SourceTask")
         task = task_cls()
+        if self._on_task_created is not None:
+            self._on_task_created(task)
 
         key_conv = self._converter(conn_props, KEY_CONVERTER_CLASS_CONFIG, True)
         value_conv = self._converter(conn_props, VALUE_CONVERTER_CLASS_CONFIG, False)

@@ -154,9 +154,9 @@ class Cluster:
         history: dict[bytes, list[tuple[int, dict[str, Any]]]] = {}
         for msgs in self.kafka.read_all(self.status_topic).values():
             for m in msgs:
-                key = m.key() or b""
-                if key.startswith(b"status-task-") and m.value():
-                    history.setdefault(key, []).append((m.timestamp()[1], json.loads(m.value())))
+                key, value = m.key() or b"", m.value()
+                if key.startswith(b"status-task-") and value:
+                    history.setdefault(key, []).append((m.timestamp()[1], json.loads(value)))
         assert history, "no task statuses were written"
         for key, records in history.items():
             holder: str | None = None
@@ -229,9 +229,12 @@ def test_work_is_spread_writes_are_forwarded_and_sigterm_moves_work_at_once(clus
     # One create through each worker: at most one of them is the leader, so the others are forwarded.
     for w, name in zip(cluster.workers, names, strict=True):
         create(cluster, w, name, 2)
+    def lists_all(w: WorkerProc) -> bool:
+        code, listed = http("GET", f"{w.base}/connectors")
+        return code == 200 and sorted(listed) == names
+
     for w in cluster.workers:  # every worker lists all three (409 while a rebalance is pending, as Java)
-        wait_for(f"{w.port} lists c0..c2",
-                 lambda w=w: (r := http("GET", f"{w.base}/connectors"))[0] == 200 and sorted(r[1]) == names, 30)
+        wait_for(f"{w.port} lists c0..c2", lambda w=w: lists_all(w), 30)  # type: ignore[misc]
 
     def balanced() -> dict[str, str] | None:
         placement = cluster.running_tasks(names)

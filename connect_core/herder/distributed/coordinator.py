@@ -86,7 +86,7 @@ class WorkerRebalanceListener(Protocol):
 
     def on_assigned(self, assignment: ExtendedAssignment, generation: int) -> None: ...
 
-    def on_revoked(self, leader: str | None, connectors: Sequence[str], tasks: Sequence[ConnectorTaskId]) -> None: ...
+    def on_revoked(self, leader: str, connectors: Sequence[str], tasks: Sequence[ConnectorTaskId]) -> None: ...
 
 
 class WorkerCoordinator(BaseCoordinator):  # type: ignore[misc]
@@ -162,8 +162,9 @@ class WorkerCoordinator(BaseCoordinator):  # type: ignore[misc]
         with self._lock:
             self._config_snapshot = result.config_snapshot
             self._leader_state = result.leader_state
+        delay = max((a.delay for a in result.assignments.values()), default=0)
         log.info("Leader %s assigned generation %s (%s, delay %s ms) to %d member(s)", leader_id,
-                 ctx.generation_id, protocol, getattr(self._incremental, "delay", 0), len(members))  # fmt: skip
+                 ctx.generation_id, protocol, delay, len(members))  # fmt: skip
         return result.serialized
 
     async def _on_join_complete_async(
@@ -184,7 +185,7 @@ class WorkerCoordinator(BaseCoordinator):  # type: ignore[misc]
             self._current_protocol = mode
             if mode is not ConnectProtocolCompatibility.EAGER:
                 if new.revoked_connectors or new.revoked_tasks:
-                    revoked = (new.leader, new.revoked_connectors, new.revoked_tasks)
+                    revoked = (new.leader or "", new.revoked_connectors, new.revoked_tasks)
                     self._events.append(lambda: self._listener.on_revoked(*revoked))
                 previous = self._assignment_snapshot
                 if previous is not None:
@@ -272,14 +273,13 @@ class WorkerCoordinator(BaseCoordinator):  # type: ignore[misc]
                     return False
                 if self._wakeup_event.wait(min(remaining, POLL_SLICE_S)):
                     self._wakeup_event.clear()
+                    self._deliver_events()
                     return False
         except kafka_errors.KafkaError as e:
             if getattr(e, "retriable", False):
                 log.debug("Retriable group error in group %s: %s", self.group_id, e)
                 return False
             raise ConnectError(f"Connect group {self.group_id}: {type(e).__name__}: {e}") from e
-        finally:
-            self._deliver_events()
 
     def _find_coordinator(self, deadline: float) -> None:
         """Look the coordinator up; after a heartbeat interval without one, revoke everything (Kafka)."""
@@ -305,7 +305,7 @@ class WorkerCoordinator(BaseCoordinator):  # type: ignore[misc]
             self.group_id,
             missing_s,
         )
-        self._listener.on_revoked(snapshot.leader, snapshot.connectors, snapshot.tasks)
+        self._listener.on_revoked(snapshot.leader or "", snapshot.connectors, snapshot.tasks)
 
     def _prepare_join(self) -> None:
         """Kafka's onJoinPrepare, on the herder thread: the eager protocol stops everything first."""
@@ -316,7 +316,7 @@ class WorkerCoordinator(BaseCoordinator):  # type: ignore[misc]
             snapshot = self._assignment_snapshot
             eager = self._current_protocol is ConnectProtocolCompatibility.EAGER
         if eager and snapshot is not None and not snapshot.failed:
-            self._listener.on_revoked(snapshot.leader, snapshot.connectors, snapshot.tasks)
+            self._listener.on_revoked(snapshot.leader or "", snapshot.connectors, snapshot.tasks)
 
     def _heartbeat_check(self) -> None:
         try:
