@@ -26,12 +26,12 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import quote
 
 from connect_core.api.errors import ConfigError, ConflictError, ConnectError, NotFoundError, NotLeaderError
 from connect_core.config.providers import resolve_config_providers
-from connect_core.herder.api import Herder
+from connect_core.herder.api import ConnectorInfo, Herder, TargetState
 from mirror.herder_factory import FlowHerder, HerderFactory, HerderSpec
 from mirror.maker_config import (
     CHECKPOINT_CONNECTOR,
@@ -82,7 +82,17 @@ def rest_path(pair: SourceAndTarget) -> str:
     return "/" + "/".join(quote(part, safe="") for part in rest_namespace(pair))
 
 
-def _configure_one(herder: Herder, name: str, cfg: dict[str, str], pair: SourceAndTarget,
+class ConnectorConfigs(Protocol):
+    """The two Herder methods the leader's configuration needs (any Herder has them)."""
+
+    def connector_config(self, name: str) -> dict[str, str]: ...
+
+    def put_connector_config(
+        self, name: str, config: dict[str, str], allow_replace: bool, initial_state: TargetState | None = None
+    ) -> tuple[bool, ConnectorInfo]: ...
+
+
+def _configure_one(herder: ConnectorConfigs, name: str, cfg: dict[str, str], pair: SourceAndTarget,
                    should_continue: Callable[[], bool]) -> bool:
     """Write one connector's config if it differs; True if written (see :func:`configure_connectors`)."""
     for attempt in range(_CONFLICT_RETRIES):
@@ -114,7 +124,7 @@ def _configure_one(herder: Herder, name: str, cfg: dict[str, str], pair: SourceA
     return False
 
 
-def configure_connectors(herder: Herder, desired: Mapping[str, Mapping[str, str]], pair: SourceAndTarget,
+def configure_connectors(herder: ConnectorConfigs, desired: Mapping[str, Mapping[str, str]], pair: SourceAndTarget,
                          should_continue: Callable[[], bool] = lambda: True) -> list[str]:
     """Write each desired config that differs from the herder's; returns the names written, in order.
 

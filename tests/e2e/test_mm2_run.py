@@ -116,6 +116,7 @@ def test_two_clusters_both_directions(two_clusters: tuple[KafkaCluster, KafkaClu
             return rows if {("app", "A.orders", 0), ("app", "A.orders", 1)} <= set(rows) else None
 
         rows = eventually(checkpoint_rows, 30, "checkpoints for group app", mm2)
+        assert rows is not None
         for (group, topic, partition), cp in rows.items():
             assert group == "app" and topic == "A.orders"
             assert cp.upstream_offset == consumed[("orders", partition)]
@@ -138,7 +139,7 @@ def test_two_clusters_both_directions(two_clusters: tuple[KafkaCluster, KafkaClu
 
         # status: lag 0 on the data topics, connectors running, the checkpoint of app
         # (heartbeats topics are replicated too and may lag a heartbeat or two: not asserted)
-        def caught_up() -> dict[str, object] | None:
+        def caught_up() -> dict[str, Any] | None:
             flows = {f["flow"]: f for f in status_json(config)["flows"]}
             ab, ba = flows["A->B"], flows["B->A"]
             orders = [p for p in ab["partitions"] if p["topic"] == "orders"]
@@ -152,6 +153,7 @@ def test_two_clusters_both_directions(two_clusters: tuple[KafkaCluster, KafkaClu
             return flows if ok else None
 
         flows = eventually(caught_up, 30, "mm2 status shows both flows caught up", mm2)
+        assert flows is not None
         assert {(p["partition"], p["source_end_offset"], p["remote_topic"]) for p in flows["A->B"]["partitions"]
                 if p["topic"] == "orders"} == {(0, 13, "A.orders"), (1, 13, "A.orders"), (2, 13, "A.orders")}
         table = mm2_status(config)

@@ -24,7 +24,7 @@ PARTITIONS = 4
 
 
 def _values(cluster: KafkaCluster, topic: str) -> dict[int, list[bytes]]:
-    return {p: [m.value() for m in msgs] for p, msgs in cluster.read_all(topic).items()}
+    return {p: [m.value() or b"" for m in msgs] for p, msgs in cluster.read_all(topic).items()}
 
 
 def _first_occurrences(values: list[bytes]) -> list[bytes]:

@@ -708,3 +708,14 @@ def test_revocation_that_did_not_take_effect_is_applied_again(cluster: Cluster) 
     assert r.newly_revoked_connectors["worker1"] == ["connector1"]
     assert sorted(r.newly_revoked_tasks["worker1"]) == [ConnectorTaskId("connector1", i) for i in range(4)]
     assert all(c != "connector1" for a in cluster.members.values() for c in a.connectors)
+
+
+def test_expire_delay_reassigns_lost_work_in_the_next_round(cluster: Cluster) -> None:
+    cluster.add_workers("worker2")
+    cluster.rebalance()
+    cluster.remove_workers("worker2")
+    cluster.assignor.expire_delay()  # e.g. the leader knows worker2 stopped its work cleanly
+    cluster.rebalance()
+    assert cluster.delay_now == 0
+    cluster.assert_allocations([2], [8])
+    cluster.assert_balanced_and_complete()

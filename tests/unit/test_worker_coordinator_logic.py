@@ -169,3 +169,16 @@ def test_leader_assigns_with_the_assignor_and_remembers_owners(coordinator: Any)
     assert tasks == [T(0), T(1), T(2)]
     assert all(a is not None and a.leader_url == "http://a" for a in decoded.values())
     assert coord._leader_state is not None and coord._leader_state.owner_url(T(0)) in {"http://a", "http://b"}
+
+
+def test_before_assignment_hook_sees_the_incremental_round_only(coordinator: Any) -> None:
+    coord, _ = coordinator
+    seen: list[tuple[Any, list[str], int]] = []
+    coord.before_assignment = lambda assignor, members, ctx: seen.append(
+        (assignor, [m for m, _ in members], ctx.config_snapshot.offset)
+    )
+    meta = serialize_metadata(ExtendedWorkerState("http://a", 3), True)
+    coord._perform_assignment("a", "sessioned", [SimpleNamespace(member_id="a", metadata=meta)])
+    assert seen == [(coord.incremental_assignor, ["a"], 3)]
+    coord._perform_assignment("a", "default", [SimpleNamespace(member_id="a", metadata=meta)])
+    assert len(seen) == 1

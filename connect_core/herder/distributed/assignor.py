@@ -532,6 +532,14 @@ class IncrementalCooperativeAssignor:
                 self.delay = self.max_delay
             self.scheduled_rebalance = now + self.delay
 
+    def expire_delay(self) -> None:
+        """Treat the lost-work delay as already expired, so the next round reassigns lost work at once.
+
+        For a leader that knows the departed workers stopped their work cleanly (nothing can run
+        twice), waiting for them to return only leaves that work idle.
+        """
+        self.scheduled_rebalance = max(1, self.clock())
+
     def _reset_delay(self) -> None:
         self.candidate_workers_for_reassignment.clear()
         self.scheduled_rebalance = 0

@@ -31,6 +31,12 @@ The herder uses one :class:`WorkerGroupMember` from one thread (the *herder thre
 * ``config_snapshot()`` (the config store's snapshot supplier) is called on the network thread when
   joining and, on the leader, when assigning: it must be thread-safe and quick.
 
+* State: ``member_id`` ("" unless in a stable generation), ``generation``, ``last_completed_generation``,
+  ``assignment`` (complete, or None), ``is_leader``, ``leader_url``, ``current_protocol_version``,
+  ``owner_url(connector | task_id)`` (leader only). Leader hook: ``member.coordinator.before_assignment
+  = fn(assignor, members, ctx)`` runs before each incremental round (``assignor.expire_delay()``...).
+* Construction does no I/O; the first ``ensure_active``/``poll`` bootstraps (False while unreachable).
+
 Generations: Kafka starts at 1, Tansu at 0; nothing here depends on either. Errors the group
 protocol cannot recover from (unknown protocol type, group authorization) raise
 :class:`~connect_core.api.errors.ConnectError` from ``ensure_active``/``poll``.
@@ -81,6 +87,9 @@ POLL_SLICE_S = 0.1  # how often a waiting poll() looks at "the group wants us to
 _API_VERSION_HINT = (2, 8, 0)
 
 
+BeforeAssignment = Callable[[IncrementalCooperativeAssignor, Sequence[tuple[str, bytes]], AssignmentContext], None]
+
+
 class WorkerRebalanceListener(Protocol):
     """What the herder hears from the group (``on_poll_timeout_expiry(self) -> None`` is optional)."""
 
@@ -123,6 +132,9 @@ class WorkerCoordinator(BaseCoordinator):  # type: ignore[misc]
         self._config_snapshot: ConfigSnapshot | None = None
         self._leader_state: LeaderState | None = None
         self._events: deque[Callable[[], None]] = deque()
+        # Optional leader-side hook, called on the network thread just before each incremental
+        # assignment with (assignor, [(member id, metadata)], context); e.g. to expire_delay().
+        self.before_assignment: BeforeAssignment | None = None
         # Herder-thread state.
         self._join_prepared = False
         self._coordinator_missing_since: float | None = None
@@ -155,10 +167,17 @@ class WorkerCoordinator(BaseCoordinator):  # type: ignore[misc]
             last_completed = self._last_completed_generation
         ctx = AssignmentContext(snapshot, self._config_snapshot_fn, last_completed, self._generation.generation_id)
         mode = ConnectProtocolCompatibility.from_protocol(protocol)
-        assignor = self._eager if mode is ConnectProtocolCompatibility.EAGER else self._incremental
-        result = assignor.perform_assignment(
-            leader_id, protocol, [(m.member_id, bytes(m.metadata)) for m in members], ctx
-        )
+        raw_members = [(m.member_id, bytes(m.metadata)) for m in members]
+        if mode is ConnectProtocolCompatibility.EAGER:
+            result = self._eager.perform_assignment(leader_id, protocol, raw_members, ctx)
+        else:
+            hook = self.before_assignment
+            if hook is not None:
+                try:
+                    hook(self._incremental, raw_members, ctx)
+                except Exception:
+                    log.exception("before_assignment hook failed; assigning without it")
+            result = self._incremental.perform_assignment(leader_id, protocol, raw_members, ctx)
         with self._lock:
             self._config_snapshot = result.config_snapshot
             self._leader_state = result.leader_state
@@ -348,6 +367,11 @@ class WorkerCoordinator(BaseCoordinator):  # type: ignore[misc]
     def assignment(self) -> ExtendedAssignment | None:
         with self._lock:
             return self._assignment_snapshot
+
+    @property
+    def incremental_assignor(self) -> IncrementalCooperativeAssignor:
+        """The leader-side assignor (its state only matters while this worker leads)."""
+        return self._incremental
 
     @property
     def member_id(self) -> str:
