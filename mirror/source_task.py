@@ -168,7 +168,9 @@ class MirrorSourceTask(SourceTask):
         assert self._consumer is not None
         deadline = time.monotonic() + self._poll_timeout_s
         # A few topics: one small request each; many: one request for the whole cluster.
-        names: list[str | None] = sorted(topics) if len(topics) <= _METADATA_PER_TOPIC_MAX else [None]
+        names: list[str | None] = [None]
+        if len(topics) <= _METADATA_PER_TOPIC_MAX:
+            names = [*sorted(topics)]
         for topic in names:
             remaining = deadline - time.monotonic()
             if remaining <= 0:

@@ -14,6 +14,7 @@ its end with a read-only :class:`~connect_core.kafka.log.KafkaBasedLog`.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,7 +39,8 @@ from mirror.status_report import ConnectorState, FlowStatus, GroupCheckpoint, Pa
 
 log = logging.getLogger(__name__)
 
-DEFAULT_TIMEOUT_S = 10.0
+#: Per request; ``MM2_STATUS_TIMEOUT_S`` overrides (an unreachable cluster costs about this long).
+DEFAULT_TIMEOUT_S = float(os.environ.get("MM2_STATUS_TIMEOUT_S", "10"))
 
 # ------------------------------------------------------------------------------------- pure folds
 

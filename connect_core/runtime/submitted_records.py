@@ -10,9 +10,12 @@ Partition maps are keyed by a canonical hashable form, cached by object identity
 which keeps references to them, we assume a task does not mutate a partition map once submitted.
 
 Threading: :meth:`SubmittedRecords.submit`, :meth:`SubmittedRecords.committable_offsets` and
-:meth:`SubmittedRecords.remove_last_occurrence` run on the task thread;
-:meth:`SubmittedRecord.ack` may run on the producer's delivery-callback thread;
-:meth:`SubmittedRecords.await_all_messages` blocks the task thread until acks drain.
+:meth:`SubmittedRecords.remove_last_occurrence` run on the task thread; :meth:`SubmittedRecord.ack`
+runs on the thread serving delivery reports (the task thread itself in our runtime, where
+``producer.poll`` serves them), one thread at a time; :meth:`SubmittedRecords.await_all_messages`
+may block any thread until acks drain. ``submit`` and ``ack`` are per record, so they take no lock:
+each counter has a single writer (submitted and dropped: the task thread; acked: the acking
+thread) and only a waiter makes ``ack`` touch the condition.
 """
 
 from __future__ import annotations
@@ -84,15 +87,16 @@ class SubmittedRecord:
         return self._acked
 
     def ack(self) -> None:
-        """Mark the record acknowledged; idempotent and safe from any thread."""
+        """Mark the record acknowledged; idempotent. From one acking thread at a time."""
+        if self._acked:
+            return
+        self._acked = True
         owner = self._owner
-        with owner._cond:
-            if self._acked:
-                return
-            self._acked = True
-            owner._acked_total += 1
-            owner._unacked -= 1
-            if owner._waiters:
+        owner._acked_total += 1
+        if owner._waiters:
+            # A waiter registers itself before it reads the counters, so either it sees this ack
+            # or this ack sees it (the GIL orders the two threads' steps).
+            with owner._cond:
                 owner._cond.notify_all()
 
     def drop(self) -> bool:
@@ -178,36 +182,43 @@ class SubmittedRecords:
     def __init__(self) -> None:
         self._records: dict[PartitionKey, deque[SubmittedRecord]] = {}
         self._partitions: dict[PartitionKey, dict[str, Any] | None] = {}
-        self._key_cache: dict[int, tuple[dict[str, Any], PartitionKey]] = {}
+        # id(partition map) -> (the map, its key, its deque): one lookup per submit when tasks
+        # reuse their partition maps. Cleared whenever a deque is removed, so it never points to
+        # a deque that is no longer tracked; entries keep the maps alive, so ids are not reused.
+        self._by_identity: dict[int, tuple[dict[str, Any] | None, PartitionKey, deque[SubmittedRecord]]] = {}
         self._cond = threading.Condition(threading.Lock())
-        self._unacked = 0
-        self._acked_total = 0
+        self._submitted_total = 0  # written by the task thread only
+        self._dropped_total = 0  # written by the task thread only
+        self._acked_total = 0  # written by the acking thread only
         self._waiters = 0
 
-    def _key_for(self, partition: dict[str, Any] | None) -> PartitionKey:
-        if partition is None:
-            return None
-        cached = self._key_cache.get(id(partition))
-        if cached is not None and cached[0] is partition:
-            return cached[1]
+    def _deque_for(
+        self, partition: dict[str, Any] | None
+    ) -> tuple[dict[str, Any] | None, PartitionKey, deque[SubmittedRecord]]:
         key = partition_key(partition)
-        if len(self._key_cache) >= _CACHE_MAX:
-            self._key_cache.clear()
-        self._key_cache[id(partition)] = (partition, key)
-        return key
-
-    def submit(self, partition: dict[str, Any] | None, offset: dict[str, Any] | None) -> SubmittedRecord:
-        """Track a record about to be sent; returns the handle to ``ack()`` or ``drop()``."""
-        key = self._key_for(partition)
-        handle = SubmittedRecord(self, key, partition, offset)
         dq = self._records.get(key)
         if dq is None:
             dq = self._records[key] = deque()
             self._partitions[key] = partition
-        dq.append(handle)
-        with self._cond:
-            self._unacked += 1
+        if len(self._by_identity) >= _CACHE_MAX:
+            self._by_identity.clear()
+        entry = self._by_identity[id(partition)] = (partition, key, dq)
+        return entry
+
+    def submit(self, partition: dict[str, Any] | None, offset: dict[str, Any] | None) -> SubmittedRecord:
+        """Track a record about to be sent; returns the handle to ``ack()`` or ``drop()``."""
+        entry = self._by_identity.get(id(partition))
+        if entry is None or entry[0] is not partition:
+            entry = self._deque_for(partition)
+        handle = SubmittedRecord(self, entry[1], partition, offset)
+        entry[2].append(handle)
+        self._submitted_total += 1
         return handle
+
+    def _forget_deque(self, key: PartitionKey) -> None:
+        del self._records[key]
+        self._partitions.pop(key, None)
+        self._by_identity.clear()
 
     def remove_last_occurrence(self, handle: SubmittedRecord) -> bool:
         """Stop tracking ``handle`` (searching from the newest); False if it is not tracked."""
@@ -225,17 +236,14 @@ class SubmittedRecords:
                     found = True
                     break
         if not dq:
-            del self._records[handle._key]
-            self._partitions.pop(handle._key, None)
-        if found:
-            with self._cond:
-                if not handle._acked:
-                    # Counts as drained for await_all_messages, without becoming committable.
-                    handle._acked = True
-                    self._acked_total += 1
-                    self._unacked -= 1
-                    if self._waiters:
-                        self._cond.notify_all()
+            self._forget_deque(handle._key)
+        if found and not handle._acked:
+            # Counts as drained for await_all_messages, without becoming committable.
+            handle._acked = True
+            self._dropped_total += 1
+            if self._waiters:
+                with self._cond:
+                    self._cond.notify_all()
         return found
 
     def committable_offsets(self) -> CommittableOffsets:
@@ -263,29 +271,31 @@ class SubmittedRecords:
             if not remaining:
                 empty.append(key)
         for key in empty:
-            del self._records[key]
-            del self._partitions[key]
+            self._forget_deque(key)
         return CommittableOffsets(
             offsets, committable, uncommittable, len(self._records), largest_size, largest_partition
         )
 
+    def _drained(self) -> int:
+        return self._acked_total + self._dropped_total
+
     @property
     def num_unacked(self) -> int:
-        with self._cond:
-            return self._unacked
+        return self._submitted_total - self._acked_total - self._dropped_total
 
     def await_all_messages(self, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds until every record submitted so far is acked or dropped."""
         deadline = time.monotonic() + max(0.0, timeout)
+        target = self._submitted_total
         with self._cond:
-            target = self._acked_total + self._unacked
             self._waiters += 1
             try:
-                while self._acked_total < target:
+                while self._drained() < target:
                     remaining = deadline - time.monotonic()
                     if remaining <= 0:
                         return False
-                    self._cond.wait(remaining)
+                    # Bounded slices: a belt-and-braces guard against a missed wake-up.
+                    self._cond.wait(min(remaining, 0.05))
                 return True
             finally:
                 self._waiters -= 1

@@ -257,7 +257,7 @@ SOURCE_PRODUCER_DEFAULTS: dict[str, str] = {
     "linger.ms": "10",
     "batch.size": "1000000",
     "batch.num.messages": "10000",
-    "queue.buffering.max.kbytes": "65536",
+    "queue.buffering.max.kbytes": "16384",
     "queue.buffering.max.messages": "100000",
 }
 

@@ -320,6 +320,7 @@ class WorkerSourceTask:
             if not self._await_unpause():
                 return
         self._started = True
+        self._warm_up_producer()
         self.task.initialize(WorkerSourceTaskContext(self.offset_reader, self.task_props))
         self.task.start(dict(self.task_props))
         log.info("Source task %s finished initialization and start", self.id)
@@ -336,6 +337,27 @@ class WorkerSourceTask:
                     log.exception("Failed to commit offsets for already-failing task %s", self.id)
             raise
         self._final_commit()
+
+    def _warm_up_producer(self) -> None:
+        """Connect the producer now, in the background, while the task starts.
+
+        librdkafka connects lazily: an idempotent producer asks for its producer id only once a
+        broker connection is up, and a producer nobody asked anything of yet retries that on a
+        500 ms timer, so the first batch waits 0.5-1 s for its acknowledgement. One metadata
+        request brings the connection (and the producer id) up while ``task.start()`` runs.
+        """
+        list_topics = getattr(self.producer, "list_topics", None)
+        if list_topics is None:
+            return
+        timeout = max(1.0, self.flush_timeout_s)
+
+        def warm_up() -> None:
+            try:
+                list_topics(timeout=timeout)
+            except Exception as e:  # best effort: the first send connects anyway
+                log.debug("Producer warm-up of task %s failed: %s", self.id, e)
+
+        threading.Thread(target=warm_up, name=f"producer-warm-up-{self.id}", daemon=True).start()
 
     def _await_unpause(self) -> bool:
         while self._paused() and not self._stopping:

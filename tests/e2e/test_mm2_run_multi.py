@@ -70,7 +70,7 @@ def test_sigkill_of_one_process_loses_nothing(two_clusters: tuple[KafkaCluster, 
             src, dst = _values(a, "orders"), _values(b, "A.orders") if "A.orders" in b.topic_names() else {}
             return sent > 40 and all(len(dst.get(p, [])) > 5 for p in range(PARTITIONS)) and bool(src)
 
-        eventually(all_flowing, 120, "records flowing on every partition", first)
+        eventually(all_flowing, 60, "records flowing on every partition", first)
         assert second.alive(), second.output()[-3000:]
         flow = next(f for f in status_json(config)["flows"] if f["flow"] == "A->B")
         source = next(c for c in flow["connectors"] if c["name"] == "MirrorSourceConnector")

@@ -7,6 +7,7 @@ checks the reading side (topics, decoding, lag arithmetic, renderings) on a real
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -91,7 +92,7 @@ def test_status_of_an_unreachable_target_is_an_error_row(kafka_cluster: KafkaClu
              "B.bootstrap.servers": f"127.0.0.1:{free_port()}", "A->B.enabled": "true",
              "emit.heartbeats.enabled": "false"}
     path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
-    run = subprocess.run([sys.executable, "-m", "mirror", "status", str(path)],
-                         capture_output=True, text=True, timeout=60)
+    run = subprocess.run([sys.executable, "-m", "mirror", "status", str(path)], capture_output=True, text=True,
+                         timeout=60, env={**os.environ, "MM2_STATUS_TIMEOUT_S": "3"})
     assert run.returncode == 1
     assert "target cluster 'B' is unreachable" in run.stdout
