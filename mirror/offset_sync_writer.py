@@ -76,7 +76,8 @@ class PartitionState:
 class OffsetSyncQueue:
     """Pending and delayed offset syncs of one source task, with an in-flight send limit.
 
-    Thread-safe: acknowledgements, ``commit()`` and send callbacks may come from different threads.
+    Thread-safe: acknowledgements, ``commit()`` and send callbacks may come from different threads
+    (except :meth:`on_record_owned`, the single-thread per-record path).
     """
 
     def __init__(self, max_offset_lag: int, max_in_flight: int = MAX_OUTSTANDING_OFFSET_SYNCS) -> None:
@@ -96,13 +97,31 @@ class OffsetSyncQueue:
             state = self.partition_states.get(topic_partition)
             if state is None:
                 state = self.partition_states[topic_partition] = PartitionState(self.max_offset_lag)
-            if state.should_emit(upstream_offset, downstream_offset):
-                self._delayed.pop(topic_partition, None)
-                self._pending[topic_partition] = OffsetSync(topic_partition, upstream_offset, downstream_offset)
-                return True
-            # The delayed sync is always the state's newest (upstream, downstream) pair.
-            self._delayed[topic_partition] = state
-            return False
+            return self.on_record_owned(topic_partition, state, upstream_offset, downstream_offset)
+
+    def state_for(self, topic_partition: TopicPartition) -> PartitionState:
+        """The partition's state (created if new), for :meth:`on_record_owned`."""
+        with self._lock:
+            state = self.partition_states.get(topic_partition)
+            if state is None:
+                state = self.partition_states[topic_partition] = PartitionState(self.max_offset_lag)
+            return state
+
+    def on_record_owned(self, topic_partition: TopicPartition, state: PartitionState, upstream_offset: int,
+                        downstream_offset: int) -> bool:
+        """:meth:`on_record` without the lock and the state lookup: the per-record path of a task.
+
+        Only for a caller that is the one thread using this queue while it runs (a source task
+        acknowledges, commits and serves its sync sends on its own thread); ``state`` must come
+        from :meth:`state_for` after the last :meth:`forget` of the partition.
+        """
+        if state.should_emit(upstream_offset, downstream_offset):
+            self._delayed.pop(topic_partition, None)
+            self._pending[topic_partition] = OffsetSync(topic_partition, upstream_offset, downstream_offset)
+            return True
+        # The delayed sync is always the state's newest (upstream, downstream) pair.
+        self._delayed[topic_partition] = state
+        return False
 
     def promote_delayed(self) -> None:
         """Make every delayed position pending (newest wins over an older pending sync)."""

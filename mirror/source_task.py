@@ -46,6 +46,7 @@ from mirror.formats import (
     wrap_partition,
 )
 from mirror.offset_sync_producer import OffsetSyncProducer
+from mirror.offset_sync_writer import PartitionState
 from mirror.policy import ReplicationPolicy
 
 log = logging.getLogger(__name__)
@@ -63,6 +64,8 @@ PREFETCH_DEFAULTS: dict[str, Any] = {
 MIN_FETCH_WAIT_MS = 100
 _METADATA_PER_TOPIC_MAX = 8
 DEFAULT_MAX_POLL_RECORDS = 1000
+#: Longest consumer wait while records are still unacknowledged (acks are served between polls).
+ACK_WAIT_POLL_S = 0.005
 
 
 class SourceMetrics(Protocol):
@@ -85,11 +88,34 @@ class NoOpSourceMetrics:
         return None
 
 
+_NO_TIMESTAMP = float("inf")
+
+
+class _Partition:
+    """Everything the hot path needs about one assigned source partition, found once per run of messages."""
+
+    __slots__ = ("acked", "max_latency", "newest", "oldest", "partition_map", "polled", "polled_bytes", "remote",
+                 "sync_state", "tp")
+
+    def __init__(self, tp: TopicPartition, partition_map: dict[str, Any], remote: str) -> None:
+        self.tp = tp
+        self.partition_map = partition_map  # the SourceRecord.source_partition of every record
+        self.remote = remote
+        self.sync_state: PartitionState | None = None
+        self.newest: Any = None  # newest message of the current poll (None between polls)
+        self.polled = 0
+        self.polled_bytes = 0
+        self.oldest: float = _NO_TIMESTAMP
+        self.acked = 0
+        self.max_latency = 0.0
+
+
 class MirrorSourceTask(SourceTask):
     """See the module docstring."""
 
     def __init__(self, metrics: SourceMetrics | None = None) -> None:
-        self.metrics: SourceMetrics = metrics or NoOpSourceMetrics()
+        self._measure = False  # a real metrics sink: per-record byte/age/latency bookkeeping
+        self.metrics = metrics or NoOpSourceMetrics()
         self._consumer: Consumer | None = None
         self._offset_syncs: OffsetSyncProducer | None = None
         self._policy: ReplicationPolicy | None = None
@@ -99,12 +125,23 @@ class MirrorSourceTask(SourceTask):
         self._consumer_lock = threading.Lock()
         self._stopping = False
         self._remote: dict[str, str] = {}
-        self._partitions: dict[tuple[str, int], dict[str, Any]] = {}
-        self._tp_of: dict[int, TopicPartition] = {}
-        self._acks: dict[tuple[str, int], list[float]] = {}
-        self._acks_lock = threading.Lock()
+        self._runs: dict[tuple[str, int], _Partition] = {}
+        self._run_of: dict[int, _Partition] = {}  # id(partition map) -> its _Partition
+        self._acked_runs: list[_Partition] = []  # partitions with ack metrics not yet reported
+        self._foreign_acks: dict[tuple[str, int], _Partition] = {}
+        self._unacknowledged = 0  # records returned by poll() and not yet seen by commit_record()
         self.assigned: list[TopicPartition] = []
         self._lag_hook: Any = None
+
+    @property
+    def metrics(self) -> SourceMetrics:
+        return self._metrics
+
+    @metrics.setter
+    def metrics(self, sink: SourceMetrics) -> None:
+        """Set before ``start`` (``FlowMetrics.attach``); the no-op sink turns all bookkeeping off."""
+        self._metrics = sink
+        self._measure = not isinstance(sink, NoOpSourceMetrics)
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -209,14 +246,19 @@ class MirrorSourceTask(SourceTask):
 
     # -- the data path ---------------------------------------------------------------------------
 
-    def _partition_map(self, topic: str, partition: int) -> dict[str, Any]:
+    def _partition(self, topic: str, partition: int) -> _Partition:
         key = (topic, partition)
-        wrapped = self._partitions.get(key)
-        if wrapped is None:
+        run = self._runs.get(key)
+        if run is None:
             tp = TopicPartition(topic, partition)
-            wrapped = self._partitions[key] = wrap_partition(tp, self._source_alias)
-            self._tp_of[id(wrapped)] = tp
-        return wrapped
+            run = self._runs[key] = _Partition(tp, wrap_partition(tp, self._source_alias),
+                                               self._remote_topic(topic))
+            self._run_of[id(run.partition_map)] = run
+        return run
+
+    def _partition_map(self, topic: str, partition: int) -> dict[str, Any]:
+        """The source-partition map of a topic-partition: one object per partition, reused by every record."""
+        return self._partition(topic, partition).partition_map
 
     def _remote_topic(self, topic: str) -> str:
         remote = self._remote.get(topic)
@@ -232,68 +274,117 @@ class MirrorSourceTask(SourceTask):
             if self._stopping or self._consumer is None:
                 return None
             # poll() returns as soon as one record is there (consume() would wait out its timeout);
-            # then take whatever else is already prefetched, without waiting.
-            first = self._consumer.poll(self._poll_timeout_s)
+            # then take whatever else is already prefetched, without waiting. While records handed
+            # out are not acknowledged yet, wait briefly: the worker serves delivery reports (and so
+            # commit_record and the offset syncs) only between polls.
+            timeout = self._poll_timeout_s if self._unacknowledged <= 0 else min(self._poll_timeout_s,
+                                                                                 ACK_WAIT_POLL_S)
+            first = self._consumer.poll(timeout)
             if first is None:
                 return None
             messages = [first]
             if self._max_records > 1:
                 messages.extend(self._consumer.consume(num_messages=self._max_records - 1, timeout=0))
-            return self._convert(messages)
+            records = self._convert(messages)
+            if records:
+                self._unacknowledged += len(records)
+            return records
         finally:
             self._consumer_lock.release()
-            self._flush_ack_metrics()
+            if self._acked_runs:
+                self._flush_ack_metrics()
 
     def _convert(self, messages: list[Any]) -> list[SourceRecord] | None:
+        """One SourceRecord per message: the per-record hot path of replication.
+
+        librdkafka hands out messages in runs of one partition, so the partition's map, remote
+        topic and counters are looked up once per run; only the offset map (which the runtime
+        keeps per record) and the record itself are new per message. Without a metrics sink
+        nothing is measured.
+        """
         records: list[SourceRecord] = []
-        stats: dict[tuple[str, int], list[int]] = {}
-        newest: dict[tuple[str, int], Any] = {}
-        now_ms = int(time.time() * 1000)
-        for msg in messages:
-            err = msg.error()
-            if err is not None:
-                self._on_consume_error(err)
-                continue
-            topic = msg.topic()
-            partition = msg.partition()
-            remote = self._remote_topic(topic)
-            value = msg.value()
-            _ts_type, ts = msg.timestamp()
-            timestamp = ts if ts >= 0 else None
-            records.append(SourceRecord(
-                self._partition_map(topic, partition), {OFFSET_KEY: msg.offset()}, remote, partition,
-                msg.key(), value, msg.headers(), timestamp, OPTIONAL_BYTES_SCHEMA, OPTIONAL_BYTES_SCHEMA,
-            ))
-            s = stats.get((remote, partition))
-            if s is None:
-                s = stats[(remote, partition)] = [0, 0, now_ms]
-            s[0] += 1
-            if value is not None:
-                s[1] += len(value)
-            if timestamp is not None and timestamp < s[2]:
-                s[2] = timestamp
-            newest[(topic, partition)] = msg
-        for (remote, partition), (count, nbytes, oldest) in stats.items():
-            self.metrics.polled(remote, partition, count, nbytes, float(now_ms - oldest))
-        if self._lag_hook is not None:
-            self._report_lag(newest)
+        append = records.append
+        measure = self._measure
+        lag = self._lag_hook is not None
+        seen: list[_Partition] = []
+        run: _Partition | None = None
+        last_topic = ""
+        last_partition = -1
+        schema = OPTIONAL_BYTES_SCHEMA
+        try:
+            for msg in messages:
+                err = msg.error()
+                if err is not None:
+                    self._on_consume_error(err)
+                    continue
+                topic = msg.topic()
+                partition = msg.partition()
+                if run is None or partition != last_partition or topic != last_topic:
+                    run = self._partition(topic, partition)
+                    last_topic = topic
+                    last_partition = partition
+                    if run.newest is None:
+                        seen.append(run)
+                        run.newest = msg
+                value = msg.value()
+                ts = msg.timestamp()[1]
+                if ts < 0:
+                    ts = None
+                append(SourceRecord(run.partition_map, {OFFSET_KEY: msg.offset()}, run.remote, partition, msg.key(),
+                                    value, msg.headers(), ts, schema, schema))
+                if lag:
+                    run.newest = msg
+                if measure:
+                    run.polled += 1
+                    if value is not None:
+                        run.polled_bytes += len(value)
+                    if ts is not None and ts < run.oldest:
+                        run.oldest = ts
+        except BaseException:
+            for run in seen:  # a failed batch is dropped whole: forget what it counted
+                run.newest = None
+                run.polled = run.polled_bytes = 0
+                run.oldest = _NO_TIMESTAMP
+            raise
+        if measure or lag:
+            self._report_polled(seen, measure, lag)
+        else:
+            for run in seen:
+                run.newest = None
         return records or None
 
-    def _report_lag(self, newest: dict[tuple[str, int], Any]) -> None:
+    def _report_polled(self, seen: list[_Partition], measure: bool, lag: bool) -> None:
+        """Per batch and partition: the poll metrics, then the lag behind the source."""
+        now_ms = time.time() * 1000
+        for run in seen:
+            if measure:
+                oldest = run.oldest if run.oldest <= now_ms else now_ms
+                self.metrics.polled(run.remote, run.tp.partition, run.polled, run.polled_bytes, now_ms - oldest)
+                run.polled = run.polled_bytes = 0
+                run.oldest = _NO_TIMESTAMP
+        if lag:
+            self._report_lag(seen)
+        for run in seen:
+            run.newest = None
+
+    def _report_lag(self, seen: list[_Partition]) -> None:
         """Per polled partition: records behind the source's high watermark (from the last fetch)."""
         consumer = self._consumer
         if consumer is None:
             return
-        for (topic, partition), msg in newest.items():
+        for run in seen:
+            msg = run.newest
+            if msg is None:
+                continue
+            tp = run.tp
             try:
-                _low, high = consumer.get_watermark_offsets(KTopicPartition(topic, partition), cached=True)
+                _low, high = consumer.get_watermark_offsets(KTopicPartition(tp.topic, tp.partition), cached=True)
             except Exception:
                 continue
             if high is None or high < 0:
                 continue
             _t, ts = msg.timestamp()
-            self._lag_hook(self._remote_topic(topic), partition, max(high - msg.offset() - 1, 0),
-                           ts if ts >= 0 else None)
+            self._lag_hook(run.remote, tp.partition, max(high - msg.offset() - 1, 0), ts if ts >= 0 else None)
 
     def _on_offset_sync_sent(self, sync: OffsetSync) -> None:
         hook = getattr(self.metrics, "offset_syncs_sent", None)
@@ -309,29 +400,65 @@ class MirrorSourceTask(SourceTask):
         log.warning("Failure during poll: %s", err)
 
     def commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
-        if self._stopping or metadata is None or metadata.offset is None or metadata.offset < 0:
+        """Per acknowledged record (task thread): ack metrics and the offset-sync decision.
+
+        Everything here runs on the task thread (delivery reports are served by the worker's
+        ``producer.poll``), as do ``poll`` and ``commit``: no locks on this path.
+        """
+        self._unacknowledged -= 1
+        if metadata is None or self._stopping:
             return
-        ts = record.timestamp
-        key = (record.topic, record.kafka_partition or 0)
-        latency = (time.time() * 1000 - ts) if ts is not None else 0.0
-        with self._acks_lock:
-            acc = self._acks.get(key)
-            if acc is None:
-                self._acks[key] = [1, latency]
-            else:
-                acc[0] += 1
-                if latency > acc[1]:
-                    acc[1] = latency
-        syncs = self._offset_syncs
-        if syncs is not None:
-            sp = record.source_partition
+        downstream = metadata.offset
+        if downstream is None or downstream < 0:
+            return
+        sp = record.source_partition
+        run = self._run_of.get(id(sp))
+        if run is None or run.partition_map is not sp:
+            self._commit_foreign_record(record, downstream)
+            return
+        if self._measure:
+            ts = record.timestamp
+            latency = (time.time() * 1000 - ts) if ts is not None else 0.0
+            if not run.acked:
+                self._acked_runs.append(run)
+            run.acked += 1
+            if latency > run.max_latency:
+                run.max_latency = latency
+        producer = self._offset_syncs
+        if producer is not None:
             offset = record.source_offset
-            if sp is None or offset is None:
+            if offset is None:
                 return
-            tp = self._tp_of.get(id(sp))
-            if tp is None:
-                tp = TopicPartition(str(sp[TOPIC_KEY]), int(sp[PARTITION_KEY]))
-            syncs.queue(tp, int(offset[OFFSET_KEY]), metadata.offset)
+            upstream = offset[OFFSET_KEY]
+            if upstream.__class__ is not int:
+                upstream = int(upstream)
+            state = run.sync_state
+            if state is None:
+                state = run.sync_state = producer.syncs.state_for(run.tp)
+            if producer.syncs.on_record_owned(run.tp, state, upstream, downstream):
+                producer.fire_pending()
+
+    def _commit_foreign_record(self, record: SourceRecord, downstream: int) -> None:
+        """A record this task did not poll (the general case, keyed by the record's fields)."""
+        if self._measure:
+            partition = record.kafka_partition or 0
+            key = (record.topic, partition)
+            acc = self._foreign_acks.get(key)
+            if acc is None:
+                acc = self._foreign_acks[key] = _Partition(TopicPartition(record.topic, partition), {}, record.topic)
+            ts = record.timestamp
+            latency = (time.time() * 1000 - ts) if ts is not None else 0.0
+            if not acc.acked:
+                self._acked_runs.append(acc)
+            acc.acked += 1
+            if latency > acc.max_latency:
+                acc.max_latency = latency
+        syncs = self._offset_syncs
+        sp = record.source_partition
+        offset = record.source_offset
+        if syncs is None or sp is None or offset is None:
+            return
+        syncs.queue(TopicPartition(str(sp[TOPIC_KEY]), int(sp[PARTITION_KEY])), int(offset[OFFSET_KEY]), downstream)
 
     def commit(self) -> None:
         syncs = self._offset_syncs
@@ -340,12 +467,13 @@ class MirrorSourceTask(SourceTask):
         self._flush_ack_metrics()
 
     def _flush_ack_metrics(self) -> None:
-        if not self._acks:
-            return
-        with self._acks_lock:
-            acks, self._acks = self._acks, {}
-        for (topic, partition), (count, latency) in acks.items():
-            self.metrics.acknowledged(topic, partition, int(count), float(latency))
+        runs, self._acked_runs = self._acked_runs, []
+        for run in runs:
+            count, latency = run.acked, run.max_latency
+            run.acked = 0
+            run.max_latency = 0.0
+            if count:
+                self.metrics.acknowledged(run.remote, run.tp.partition, count, latency)
 
     @property
     def offset_sync_producer(self) -> OffsetSyncProducer | None:

@@ -38,6 +38,7 @@ from confluent_kafka import KafkaError, KafkaException
 
 from connect_core.api.errors import ConnectError, RetriableError
 from connect_core.api.records import RecordMetadata, SourceRecord
+from connect_core.api.schema import SchemaType
 from connect_core.api.task import OffsetStorageReader, SourceTask
 from connect_core.converters.byte_array import ByteArrayConverter
 from connect_core.herder.api import ConnectorTaskId, TargetState
@@ -54,6 +55,7 @@ log = logging.getLogger(__name__)
 SEND_FAILED_BACKOFF_S = 0.1
 _PAUSE_TICK_S = 0.1
 _BUFFER_FULL_POLL_S = 0.05
+_BYTES = SchemaType.BYTES
 
 
 class TaskMetrics(Protocol):
@@ -196,7 +198,8 @@ class WorkerSourceTask:
         self._active_topics: set[str] = set()
         self._to_send: list[SourceRecord] | None = None
         self._producer_error: BaseException | None = None
-        self._acked = 0
+        self._acks_seen = 0  # submitted._acked_total at the last metrics report
+        self._non_delivery_acks = 0  # acks since then that were no successful delivery
         self._failed_sends = 0
         self._skipped = 0
         self._flush_future: Future[None] | None = None
@@ -207,6 +210,8 @@ class WorkerSourceTask:
         self._value_passthrough = type(value_converter) is ByteArrayConverter
         self._header_passthrough = type(header_converter) is ByteArrayConverter
         self._commit_record_overridden = type(task).commit_record is not SourceTask.commit_record
+        self._fast_path = (self.chain is None and self._key_passthrough and self._value_passthrough
+                           and self._header_passthrough)
 
         self._lock = threading.Lock()
         self._state = _TaskState.INIT
@@ -405,10 +410,16 @@ class WorkerSourceTask:
                 self._stop_event.wait(SEND_FAILED_BACKOFF_S)
 
     def _after_callbacks(self) -> None:
-        if self._acked or self._failed_sends:
-            acked, failed = self._acked, self._failed_sends
-            self._acked = self._failed_sends = 0
-            self.metrics.record_acks(acked, failed)
+        submitted = self.submitted
+        if submitted._acked_total != self._acks_seen or self._failed_sends:
+            acks = submitted._acked_total
+            # Acks that were no delivery (filtered, skipped) are not successful sends.
+            acked = acks - self._acks_seen - self._non_delivery_acks
+            failed = self._failed_sends
+            self._acks_seen = acks
+            self._non_delivery_acks = self._failed_sends = 0
+            if acked or failed:
+                self.metrics.record_acks(acked, failed)
         if self._skipped:
             skipped, self._skipped = self._skipped, 0
             self.metrics.record_skipped(skipped)
@@ -417,6 +428,81 @@ class WorkerSourceTask:
 
     def _send_records(self) -> tuple[int, bool]:
         """Dispatch ``_to_send``; returns (value bytes sent, True) or (.., False) if the rest must wait."""
+        if self._producer_error is not None:
+            self._raise_producer_error()
+        if self._fast_path:
+            nbytes, rest = self._send_passthrough()
+            if rest is None:
+                self._to_send = None
+                return nbytes, True
+            self._to_send = rest
+            more, complete = self._send_general()
+            return nbytes + more, complete
+        return self._send_general()
+
+    def _send_passthrough(self) -> tuple[int, list[SourceRecord] | None]:
+        """The fast path: no transformations, ByteArrayConverter for keys, values and headers.
+
+        Records whose key, value and header values are bytes (or None) with no schema or a BYTES
+        one go to the producer as they are; that is exactly what the converters would return, so
+        their calls are skipped. At the first record that needs more (other types, a missing
+        topic, a failed send) the rest of the batch is returned for :meth:`_send_general`.
+        Delivery callbacks cannot run in here except inside ``_produce_when_room`` (``produce``
+        serves none), so the producer error is checked only after that.
+        """
+        batch = self._to_send
+        assert batch is not None
+        produce = self.producer.produce
+        submit = self.submitted.submit
+        on_delivery = self._on_delivery
+        known = self._known_topics
+        nbytes = 0
+        last_topic: str | None = None
+        for i, pre in enumerate(batch):
+            key = pre.key
+            value = pre.value
+            if not (key is None or key.__class__ is bytes) or not (value is None or value.__class__ is bytes):
+                return nbytes, batch[i:]
+            schema = pre.key_schema
+            if schema is not None and schema.type is not _BYTES:
+                return nbytes, batch[i:]
+            schema = pre.value_schema
+            if schema is not None and schema.type is not _BYTES:
+                return nbytes, batch[i:]
+            headers = pre.headers
+            if headers:
+                for h in headers:
+                    v = h[1]
+                    if v is not None and v.__class__ is not bytes:
+                        return nbytes, batch[i:]
+            topic = pre.topic
+            if topic is not last_topic:
+                if topic not in known:
+                    if self._topic_creator is not None:
+                        return nbytes, batch[i:]
+                    known.add(topic)
+                last_topic = topic
+            partition = pre.kafka_partition
+            ts = pre.timestamp
+            handle = submit(pre.source_partition, pre.source_offset)
+            cb = partial(on_delivery, handle, pre)
+            try:
+                produce(topic, value, key, -1 if partition is None else partition, cb,
+                        timestamp=0 if ts is None else ts, headers=headers)
+            except BufferError:
+                self._produce_when_room(topic, value, key, -1 if partition is None else partition, cb,
+                                        0 if ts is None else ts, headers)
+                if self._producer_error is not None:
+                    self._raise_producer_error()
+            except KafkaException:
+                handle.drop()
+                return nbytes, batch[i:]  # the general path sends it again and handles the error
+            if value is not None:
+                nbytes += len(value)
+        return nbytes, None
+
+    def _send_general(self) -> tuple[int, bool]:
+        """Every record through transformations, converters and topic creation, with tolerance."""
         batch = self._to_send
         assert batch is not None
         produce = self.producer.produce
@@ -534,6 +620,7 @@ class WorkerSourceTask:
         """A filtered or skipped record: its offset is committable without sending it (as Java)."""
         handle = self.submitted.submit(record.source_partition, record.source_offset)
         handle.ack()
+        self._non_delivery_acks += 1
         self._commit_record(record, None)
 
     def _commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
@@ -546,15 +633,25 @@ class WorkerSourceTask:
 
     def _on_delivery(self, handle: SubmittedRecord, record: SourceRecord, err: KafkaError | None, msg: Any) -> None:
         """Delivery report (runs on the task thread inside producer.poll/flush)."""
-        if err is None:
-            handle.ack()
-            self._acked += 1
+        if err is not None:
+            self._on_delivery_failed(handle, record, err)
+            return
+        handle.ack()
+        if self._commit_record_overridden:
             topic = msg.topic()
-            if self._commit_record_overridden:
-                self._commit_record(record, RecordMetadata(topic, msg.partition(), msg.offset(), msg.timestamp()[1]))
+            try:
+                self.task.commit_record(record, RecordMetadata(topic, msg.partition(), msg.offset(),
+                                                               msg.timestamp()[1]))
+            except Exception:
+                log.exception("Exception thrown while calling task.commit_record() of %s", self.id)
             if self._status_store is not None and topic not in self._active_topics:
                 self._record_active_topic(topic)
-            return
+        elif self._status_store is not None:
+            topic = msg.topic()
+            if topic not in self._active_topics:
+                self._record_active_topic(topic)
+
+    def _on_delivery_failed(self, handle: SubmittedRecord, record: SourceRecord, err: KafkaError) -> None:
         self._failed_sends += 1
         if self.tolerance.tolerates_all:
             try:
@@ -563,6 +660,7 @@ class WorkerSourceTask:
                 pass
             self._skipped += 1
             handle.ack()
+            self._non_delivery_acks += 1
             self._commit_record(record, None)
         elif self._producer_error is None:
             self._producer_error = from_kafka_error(err, f"Failed to send record to topic '{record.topic}'")

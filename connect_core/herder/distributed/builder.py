@@ -74,7 +74,7 @@ def build_distributed_herder(
     worker_props: Mapping[str, Any],
     *,
     worker_id: str,
-    advertised_url: str,
+    advertised_url: str | None = None,
     rest_namespace: tuple[str, ...] | None = None,
     on_became_leader: Callable[[], None] | None = None,
     kafka_cluster_id: str | None = None,
@@ -89,6 +89,9 @@ def build_distributed_herder(
     from connect_core.storage.kafka_status import KafkaStatusBackingStore
 
     props = dict(worker_props)
+    # Without a REST server (MirrorMaker dedicated mode without internal REST) followers cannot send
+    # task configs to the leader; the URL is still what the group sees of this worker.
+    url = advertised_url or f"http://{worker_id}/"
     config = DistributedConfig(props)
     config.check_supported()
     admin = TopicAdmin(client_props(props, "admin."))
@@ -106,10 +109,10 @@ def build_distributed_herder(
         config,
         worker,
         worker_id,
-        advertised_url,
+        url,
         config_store,
         status_store,
-        member_factory(config, advertised_url, client_id),
+        member_factory(config, url, client_id),
         kafka_cluster_id=kafka_cluster_id,
         rest_namespace=tuple(rest_namespace or ()),
         on_became_leader=on_became_leader,

@@ -391,6 +391,9 @@ class DistributedHerder:
             if self._stopping.is_set():
                 return
         self._process_restart_requests()
+        if self._scheduled_rebalance < float("inf"):
+            # A delayed follow-up rebalance is pending: look at it again after this tick's poll (Java).
+            self._rebalance_resolved = False
 
         should_return = self._process_config_updates()
         if should_return:
