@@ -115,13 +115,20 @@ class OffsetSyncQueue:
         acknowledges, commits and serves its sync sends on its own thread); ``state`` must come
         from :meth:`state_for` after the last :meth:`forget` of the partition.
         """
-        if state.should_emit(upstream_offset, downstream_offset):
-            self._delayed.pop(topic_partition, None)
-            self._pending[topic_partition] = OffsetSync(topic_partition, upstream_offset, downstream_offset)
-            return True
-        # The delayed sync is always the state's newest (upstream, downstream) pair.
-        self._delayed[topic_partition] = state
-        return False
+        # PartitionState.should_emit, inlined for the common "no sync now" case (once per record).
+        last = state.last_sync_downstream_offset
+        if (last != -1 and downstream_offset - last - 1 < state.max_offset_lag
+                and upstream_offset - state.previous_upstream_offset == 1
+                and downstream_offset >= state.previous_downstream_offset):
+            state.previous_upstream_offset = upstream_offset
+            state.previous_downstream_offset = downstream_offset
+            # The delayed sync is always the state's newest (upstream, downstream) pair.
+            self._delayed[topic_partition] = state
+            return False
+        state.should_emit(upstream_offset, downstream_offset)  # True here; updates the state
+        self._delayed.pop(topic_partition, None)
+        self._pending[topic_partition] = OffsetSync(topic_partition, upstream_offset, downstream_offset)
+        return True
 
     def promote_delayed(self) -> None:
         """Make every delayed position pending (newest wins over an older pending sync)."""

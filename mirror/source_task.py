@@ -46,7 +46,7 @@ from mirror.formats import (
     wrap_partition,
 )
 from mirror.offset_sync_producer import OffsetSyncProducer
-from mirror.offset_sync_writer import PartitionState
+from mirror.offset_sync_writer import OffsetSyncQueue, PartitionState
 from mirror.policy import ReplicationPolicy
 
 log = logging.getLogger(__name__)
@@ -117,7 +117,8 @@ class MirrorSourceTask(SourceTask):
         self._measure = False  # a real metrics sink: per-record byte/age/latency bookkeeping
         self.metrics = metrics or NoOpSourceMetrics()
         self._consumer: Consumer | None = None
-        self._offset_syncs: OffsetSyncProducer | None = None
+        self._sync_queue: OffsetSyncQueue | None = None
+        self._offset_syncs = None
         self._policy: ReplicationPolicy | None = None
         self._source_alias = ""
         self._poll_timeout_s = 1.0
@@ -132,6 +133,15 @@ class MirrorSourceTask(SourceTask):
         self._unacknowledged = 0  # records returned by poll() and not yet seen by commit_record()
         self.assigned: list[TopicPartition] = []
         self._lag_hook: Any = None
+
+    @property
+    def _offset_syncs(self) -> OffsetSyncProducer | None:
+        return self._sync_producer
+
+    @_offset_syncs.setter
+    def _offset_syncs(self, producer: OffsetSyncProducer | None) -> None:
+        self._sync_producer = producer
+        self._sync_queue = producer.syncs if producer is not None else None  # one hop less per record
 
     @property
     def metrics(self) -> SourceMetrics:
@@ -424,8 +434,8 @@ class MirrorSourceTask(SourceTask):
             run.acked += 1
             if latency > run.max_latency:
                 run.max_latency = latency
-        producer = self._offset_syncs
-        if producer is not None:
+        syncs = self._sync_queue
+        if syncs is not None:
             offset = record.source_offset
             if offset is None:
                 return
@@ -434,9 +444,9 @@ class MirrorSourceTask(SourceTask):
                 upstream = int(upstream)
             state = run.sync_state
             if state is None:
-                state = run.sync_state = producer.syncs.state_for(run.tp)
-            if producer.syncs.on_record_owned(run.tp, state, upstream, downstream):
-                producer.fire_pending()
+                state = run.sync_state = syncs.state_for(run.tp)
+            if syncs.on_record_owned(run.tp, state, upstream, downstream) and self._offset_syncs is not None:
+                self._offset_syncs.fire_pending()
 
     def _commit_foreign_record(self, record: SourceRecord, downstream: int) -> None:
         """A record this task did not poll (the general case, keyed by the record's fields)."""

@@ -23,6 +23,11 @@ class AuditGate:
 
     lock = threading.Lock()
     failing: set[int] = set()
+    # a task owning a partition in ``holding`` blocks in poll (ignoring stop) until ``release`` is set,
+    # then returns one "zombie" record with offset n = 999999
+    holding: set[int] = set()
+    hung = threading.Event()
+    release = threading.Event()
     connector_starts: Counter[str] = Counter()
     task_starts: Counter[tuple[str, str]] = Counter()
 
@@ -30,6 +35,9 @@ class AuditGate:
     def reset(cls) -> None:
         with cls.lock:
             cls.failing = set()
+            cls.holding = set()
+            cls.hung = threading.Event()
+            cls.release = threading.Event()
             cls.connector_starts.clear()
             cls.task_starts.clear()
 
@@ -55,6 +63,14 @@ class GatedSourceTask(CountingSourceTask):
             fail = any(p["p"] in AuditGate.failing for p in self.partitions)
         if fail:
             raise RuntimeError("gated failure for the audit test")
+        with AuditGate.lock:
+            hold = any(p["p"] in AuditGate.holding for p in self.partitions)
+            hung, release = AuditGate.hung, AuditGate.release
+        if hold:
+            hung.set()
+            release.wait(30)  # a badly behaved task: stop() does not wake it
+            part = self.partitions[0]
+            return [SourceRecord(part, {"n": 999999}, self.topic, None, b"zombie", b"zombie", None, None)]
         return super().poll()
 
 

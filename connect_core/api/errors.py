@@ -39,6 +39,9 @@ class ConfigIssue:
     message: str
 
     def __str__(self) -> str:
+        # Messages in Kafka's wording already name the key ("... for configuration tasks.max: ...").
+        if not self.key or self.key in self.message:
+            return self.message
         return f"{self.key}: {self.message}"
 
 
@@ -52,7 +55,7 @@ class ConfigError(ConnectError):
         super().__init__(self.describe())
 
     def describe(self) -> str:
-        parts = [str(i) if i.key else i.message for i in self.issues]
+        parts = [str(i) for i in self.issues]
         return "; ".join(parts) if parts else "invalid configuration"
 
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 # confluent-kafka's header representation: a list of (key, value) pairs; duplicates allowed.
-Header = tuple[str, bytes | None]
+# Values are bytes as read from Kafka; transformations may set Connect values (e.g. text) that the
+# header converter turns into bytes.
+Header = tuple[str, Any]
 
 
 class SourceRecord:

@@ -127,7 +127,7 @@ def render_value(value: Any, sensitive: bool = False) -> str:
 
 def invalid_value(name: str, value: Any, reason: str | None = None) -> ConfigError:
     """Build the error a validator raises for a bad value (Kafka's ``ConfigException(name, value, msg)``)."""
-    msg = f"Invalid value {render_value(value)}"
+    msg = f"Invalid value {render_value(value)} for configuration {name}"
     if reason:
         msg += f": {reason}"
     return ConfigError([ConfigIssue(name, msg)])

@@ -35,6 +35,10 @@ class ByteArrayConverter(ConverterBase):
         return SchemaAndValue(OPTIONAL_BYTES_SCHEMA, data)
 
     def from_connect_header(self, topic: str, header_key: str, schema: Schema | None, value: Any) -> bytes | None:
+        # Header values set by transformations (InsertHeader) are text: write them as UTF-8, which is
+        # what the same literal looks like under SimpleHeaderConverter.
+        if type(value) is str and schema is None:
+            return value.encode("utf-8")
         return self.from_connect(topic, schema, value)
 
     def to_connect_header(self, topic: str, header_key: str, data: bytes | None) -> SchemaAndValue:

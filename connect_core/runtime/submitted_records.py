@@ -215,6 +215,17 @@ class SubmittedRecords:
         self._submitted_total += 1
         return handle
 
+    def track(self, handle: SubmittedRecord) -> None:
+        """Like :meth:`submit`, for a handle the caller built (a subclass carrying per-record state,
+        e.g. the runtime's handle that is also the record's delivery callback)."""
+        partition = handle.partition
+        entry = self._by_identity.get(id(partition))
+        if entry is None or entry[0] is not partition:
+            entry = self._deque_for(partition)
+        handle._key = entry[1]
+        entry[2].append(handle)
+        self._submitted_total += 1
+
     def _forget_deque(self, key: PartitionKey) -> None:
         del self._records[key]
         self._partitions.pop(key, None)

@@ -111,7 +111,9 @@ class InsertHeader(PluginBase):
     def configure(self, props: Mapping[str, Any]) -> None:
         parsed = self.parse(props)
         self.header: str = parsed["header"]
-        self.value: bytes = str(parsed["value.literal"]).encode("utf-8")
+        # Kept as text, like Java's parsed literal: the header converter decides the bytes
+        # (SimpleHeaderConverter and ByteArrayConverter both write it as UTF-8).
+        self.value: str = str(parsed["value.literal"])
 
     def apply(self, record: SourceRecord) -> SourceRecord | None:
         headers = list(record.headers) if record.headers else []

@@ -111,7 +111,7 @@ def gated(topic: str, **extra: str) -> dict[str, str]:
 
 
 def keys_on(cluster: KafkaCluster, topic: str) -> Counter[str]:
-    return Counter(m.key().decode() for msgs in cluster.read_all(topic).values() for m in msgs)
+    return Counter((m.key() or b"").decode() for msgs in cluster.read_all(topic).values() for m in msgs)
 
 
 def max_n(keys: Counter[str], p: int = 0) -> int:
@@ -270,6 +270,12 @@ def test_resume_from_stopped_recreates_tasks_that_continue_from_committed_offset
     after = keys_on(kafka_cluster, topic)
     assert max_n(after) > max_n(before) + 5
     assert sorted(int(k.split("-")[1]) for k in after) == list(range(max_n(after) + 1)), "a record was skipped"
+
+    # A null offset in a PATCH removes that partition's offset (KIP-875 tombstone).
+    assert api("GET", "/connectors/r/offsets")[1]["offsets"] != []
+    assert api("PATCH", "/connectors/r/offsets", {"offsets": [{"partition": {"p": 0}, "offset": None}]}) == (
+        200, {"message": "The offsets for this connector have been altered successfully"})
+    assert api("GET", "/connectors/r/offsets") == (200, {"offsets": []})
     assert [k for k, c in after.items() if c > 1] == [], "a graceful stop/resume replayed records"
 
 

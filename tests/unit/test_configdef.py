@@ -315,7 +315,10 @@ def test_callable_validators() -> None:
     assert d.parse({"n": "4", "m": "6"}) == {"n": 4, "m": 6}
     with pytest.raises(ConfigError) as info:
         d.parse({"n": "3", "m": "-1"})
-    assert _issues(info.value) == {"n": "must be even", "m": "Invalid value -1: Value must be at least 0"}
+    assert _issues(info.value) == {
+        "n": "must be even",
+        "m": "Invalid value -1 for configuration m: Value must be at least 0",
+    }
 
 
 def test_validators_describe_themselves() -> None:

@@ -72,7 +72,7 @@ def test_distributed_config_defaults_and_errors() -> None:
         DistributedConfig({})
     for key in ("group.id", "config.storage.topic", "offset.storage.topic", "status.storage.topic"):
         assert key in str(e.value)
-    with pytest.raises(ConfigError, match="connect.protocol"):
+    with pytest.raises(ConfigError, match=r"connect\.protocol"):
         DistributedConfig({**BASE, "connect.protocol": "bogus"})
     with pytest.raises(ConfigError, match="verification"):
         DistributedConfig({**BASE, "inter.worker.signature.algorithm": "HmacSHA512"})
