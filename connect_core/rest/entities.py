@@ -25,6 +25,7 @@ from connect_core.herder.api import (
     TaskInfo,
 )
 from connect_core.rest.errors import deserialization_error
+from connect_core.rest.secrets import mask_config
 
 UNDEFINED_VERSION = "undefined"
 
@@ -41,7 +42,7 @@ def task_id(tid: ConnectorTaskId) -> dict[str, Any]:
 def connector_info(info: ConnectorInfo) -> dict[str, Any]:
     return {
         "name": info.name,
-        "config": dict(info.config),
+        "config": mask_config(info.config),
         "tasks": [task_id(t) for t in info.tasks],
         "type": info.type,
     }
@@ -69,12 +70,12 @@ def connector_state_info(info: ConnectorStateInfo) -> dict[str, Any]:
 
 
 def task_info(info: TaskInfo) -> dict[str, Any]:
-    return {"id": task_id(info.id), "config": dict(info.config)}
+    return {"id": task_id(info.id), "config": mask_config(info.config)}
 
 
 def tasks_config(infos: Iterable[TaskInfo]) -> dict[str, Any]:
     """The deprecated ``tasks-config`` map: ``"<connector>-<task>" -> config``."""
-    return {str(i.id): dict(i.config) for i in infos}
+    return {str(i.id): mask_config(i.config) for i in infos}
 
 
 def plugin_info(info: PluginInfo) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from urllib.parse import quote, urlencode
 
 from connect_core import __version__
 from connect_core.api.errors import BadRequestError, ConfigError, NotFoundError, NotLeaderError
+from connect_core.config.configdef import HIDDEN
 from connect_core.herder.api import ConfigInfoKey, ConnectorTaskId, Herder, RestartRequest
 from connect_core.rest import entities
 from connect_core.rest.errors import (
@@ -28,6 +29,7 @@ from connect_core.rest.errors import (
     unsupported_media_type,
 )
 from connect_core.rest.routes import HerderSelector, Router
+from connect_core.rest.secrets import mask_config, restore_hidden
 
 log = logging.getLogger(__name__)
 
@@ -215,7 +217,15 @@ def get_connector(req: Request) -> Response:
 
 def get_connector_config(req: Request) -> Response:
     herder: Herder = req.herder
-    return Response(200, dict(herder.connector_config(req.params["connector"])))
+    return Response(200, mask_config(herder.connector_config(req.params["connector"])))
+
+
+def _stored_config(herder: Herder, name: str) -> dict[str, str] | None:
+    """The current config, to restore secrets a client sent back as ``[hidden]``."""
+    try:
+        return dict(herder.connector_config(name))
+    except NotFoundError:
+        return None
 
 
 def put_connector_config(req: Request) -> Response:
@@ -224,7 +234,7 @@ def put_connector_config(req: Request) -> Response:
     raw = req.json()
     if raw is None:
         raise deserialization_error("A JSON object of connector configuration is required")
-    config = entities.string_map(raw)
+    config = restore_hidden(entities.string_map(raw), _stored_config(herder, name))
     _check_and_put_name(name, config)
     created, info = herder.put_connector_config(name, _require_string_config(config), True)
     if created:
@@ -238,6 +248,8 @@ def patch_connector_config(req: Request) -> Response:
     if raw is None:
         raise deserialization_error("A JSON object of configuration changes is required")
     patch = entities.string_map(raw)
+    stored = _stored_config(herder, req.params["connector"])
+    patch = {k: (stored[k] if v == HIDDEN and stored and k in stored else v) for k, v in patch.items()}
     info = herder.patch_connector_config(req.params["connector"], patch)
     return Response(200, entities.connector_info(info))
 

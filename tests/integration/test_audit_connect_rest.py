@@ -67,8 +67,11 @@ class Api:
         last: Any = None
         while time.monotonic() < deadline:
             code, last = self("GET", f"/connectors/{name}/status")
-            if code == 200 and last["connector"]["state"] == connector and \
-                    [t["state"] for t in sorted(last["tasks"], key=lambda t: t["id"])] == tasks:
+            if (
+                code == 200
+                and last["connector"]["state"] == connector
+                and [t["state"] for t in sorted(last["tasks"], key=lambda t: t["id"])] == tasks
+            ):
                 return dict(last)
             time.sleep(0.1)
         raise AssertionError(f"{name} did not reach {connector}/{tasks}: {last}")
@@ -122,13 +125,16 @@ def max_n(keys: Counter[str], p: int = 0) -> int:
 
 
 def test_create_status_expand_tasks_and_topics_shapes(
-    rest: tuple[StandaloneWorker, Api], kafka_cluster: KafkaCluster, unique_name: Callable[[str], str],
+    rest: tuple[StandaloneWorker, Api],
+    kafka_cluster: KafkaCluster,
+    unique_name: Callable[[str], str],
 ) -> None:
     w, api = rest
     wid = w.rest.worker_id()
     topic = kafka_cluster.create_topic(unique_name("shapes"), partitions=2)
-    status, body, headers = api.call("POST", "/connectors", {"name": "g", "config": gated(
-        topic, **{"tasks.max": "2", "source.partitions": "2"})})
+    status, body, headers = api.call(
+        "POST", "/connectors", {"name": "g", "config": gated(topic, **{"tasks.max": "2", "source.partitions": "2"})}
+    )
     assert status == 201, body
     assert set(body) == {"name", "config", "tasks", "type"} and body["type"] == "source"
     assert body["config"]["name"] == "g" and body["config"]["connector.class"] == GATED
@@ -168,7 +174,9 @@ def test_create_status_expand_tasks_and_topics_shapes(
 
 
 def test_pause_resume_stop_and_offsets_lifecycle(
-    rest: tuple[StandaloneWorker, Api], kafka_cluster: KafkaCluster, unique_name: Callable[[str], str],
+    rest: tuple[StandaloneWorker, Api],
+    kafka_cluster: KafkaCluster,
+    unique_name: Callable[[str], str],
 ) -> None:
     _, api = rest
     topic = kafka_cluster.create_topic(unique_name("life"))
@@ -189,8 +197,10 @@ def test_pause_resume_stop_and_offsets_lifecycle(
 
     # ...but changed only while STOPPED: 400 with Java's message, for PATCH and DELETE.
     not_stopped = {"error_code": 400, "message": STOPPED_MESSAGE.format(name="c")}
-    assert api("PATCH", "/connectors/c/offsets", {"offsets": [{"partition": {"p": 0}, "offset": {"n": 1}}]}) \
-        == (400, not_stopped)
+    assert api("PATCH", "/connectors/c/offsets", {"offsets": [{"partition": {"p": 0}, "offset": {"n": 1}}]}) == (
+        400,
+        not_stopped,
+    )
     assert api("DELETE", "/connectors/c/offsets") == (400, not_stopped)
 
     # Pause: tasks PAUSED and nothing more is produced; resume: records flow again.
@@ -214,15 +224,19 @@ def test_pause_resume_stop_and_offsets_lifecycle(
     # Bad alter requests: 400 (no offsets; connector rejects the offset), and nothing changes.
     assert api("PATCH", "/connectors/c/offsets", {})[0] == 400
     code, body = api("PATCH", "/connectors/c/offsets", {"offsets": []})
-    assert code == 400 and body == {"error_code": 400,
-                                    "message": "Partitions / offsets need to be provided for an alter offsets request"}
+    assert code == 400 and body == {
+        "error_code": 400,
+        "message": "Partitions / offsets need to be provided for an alter offsets request",
+    }
     code, body = api("PATCH", "/connectors/c/offsets", {"offsets": [{"partition": {"p": 0}, "offset": {"x": 1}}]})
     assert code == 400 and body["error_code"] == 400 and "'n'" in body["message"]
     assert committed() == max_n(keys)
 
     # Alter while stopped: Java's message; GET shows it; resuming re-sends everything after it.
-    assert api("PATCH", "/connectors/c/offsets", {"offsets": [{"partition": {"p": 0}, "offset": {"n": 3}}]}) \
-        == (200, {"message": "The offsets for this connector have been altered successfully"})
+    assert api("PATCH", "/connectors/c/offsets", {"offsets": [{"partition": {"p": 0}, "offset": {"n": 3}}]}) == (
+        200,
+        {"message": "The offsets for this connector have been altered successfully"},
+    )
     assert committed() == 3
     total = kafka_cluster.end_offsets(topic)[0]
     assert api("PUT", "/connectors/c/resume") == (202, None)
@@ -236,7 +250,9 @@ def test_pause_resume_stop_and_offsets_lifecycle(
 
     # Reset while stopped: Java's message; offsets are gone.
     assert api("DELETE", "/connectors/c/offsets") == (
-        200, {"message": "The offsets for this connector have been reset successfully"})
+        200,
+        {"message": "The offsets for this connector have been reset successfully"},
+    )
     assert api("GET", "/connectors/c/offsets") == (200, {"offsets": []})
 
     # Delete: 204, then 404 everywhere with Java's body.
@@ -251,7 +267,9 @@ def test_pause_resume_stop_and_offsets_lifecycle(
 
 
 def test_resume_from_stopped_recreates_tasks_that_continue_from_committed_offsets(
-    rest: tuple[StandaloneWorker, Api], kafka_cluster: KafkaCluster, unique_name: Callable[[str], str],
+    rest: tuple[StandaloneWorker, Api],
+    kafka_cluster: KafkaCluster,
+    unique_name: Callable[[str], str],
 ) -> None:
     _, api = rest
     topic = kafka_cluster.create_topic(unique_name("resume"))
@@ -274,7 +292,9 @@ def test_resume_from_stopped_recreates_tasks_that_continue_from_committed_offset
     # A null offset in a PATCH removes that partition's offset (KIP-875 tombstone).
     assert api("GET", "/connectors/r/offsets")[1]["offsets"] != []
     assert api("PATCH", "/connectors/r/offsets", {"offsets": [{"partition": {"p": 0}, "offset": None}]}) == (
-        200, {"message": "The offsets for this connector have been altered successfully"})
+        200,
+        {"message": "The offsets for this connector have been altered successfully"},
+    )
     assert api("GET", "/connectors/r/offsets") == (200, {"offsets": []})
     assert [k for k, c in after.items() if c > 1] == [], "a graceful stop/resume replayed records"
 
@@ -283,7 +303,9 @@ def test_resume_from_stopped_recreates_tasks_that_continue_from_committed_offset
 
 
 def test_restart_include_tasks_and_only_failed(
-    rest: tuple[StandaloneWorker, Api], kafka_cluster: KafkaCluster, unique_name: Callable[[str], str],
+    rest: tuple[StandaloneWorker, Api],
+    kafka_cluster: KafkaCluster,
+    unique_name: Callable[[str], str],
 ) -> None:
     _, api = rest
     topic = kafka_cluster.create_topic(unique_name("restart"), partitions=2)
@@ -344,7 +366,9 @@ def test_restart_include_tasks_and_only_failed(
 
 
 def test_bad_input_codes_and_bodies_leave_running_connector_untouched(
-    rest: tuple[StandaloneWorker, Api], kafka_cluster: KafkaCluster, unique_name: Callable[[str], str],
+    rest: tuple[StandaloneWorker, Api],
+    kafka_cluster: KafkaCluster,
+    unique_name: Callable[[str], str],
 ) -> None:
     _, api = rest
     topic = kafka_cluster.create_topic(unique_name("bad"))
@@ -388,7 +412,8 @@ def test_bad_input_codes_and_bodies_leave_running_connector_untouched(
     assert code == 400 and "Invalid value -1" in error(400, body)
     code, body = api("PUT", "/connectors/ok/config", {**cfg, "name": "other"})
     assert code == 400 and error(400, body) == (
-        "Connector name configuration (other) doesn't match connector name in the URL (ok)")
+        "Connector name configuration (other) doesn't match connector name in the URL (ok)"
+    )
 
     # unknown connector
     assert api("GET", "/connectors/ghost") == (404, {"error_code": 404, "message": "Connector ghost not found"})
@@ -416,7 +441,9 @@ def test_bad_input_codes_and_bodies_leave_running_connector_untouched(
 
 
 def test_password_values_never_appear_in_errors_validation_or_logs(
-    rest: tuple[StandaloneWorker, Api], kafka_cluster: KafkaCluster, unique_name: Callable[[str], str],
+    rest: tuple[StandaloneWorker, Api],
+    kafka_cluster: KafkaCluster,
+    unique_name: Callable[[str], str],
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     _, api = rest
@@ -444,7 +471,9 @@ def test_password_values_never_appear_in_errors_validation_or_logs(
 
 
 def test_invalid_config_message_names_the_key(
-    rest: tuple[StandaloneWorker, Api], kafka_cluster: KafkaCluster, unique_name: Callable[[str], str],
+    rest: tuple[StandaloneWorker, Api],
+    kafka_cluster: KafkaCluster,
+    unique_name: Callable[[str], str],
 ) -> None:
     """Java's ConfigException text is "Invalid value <v> for configuration <key>: <reason>", both in the
     400 body of a create and in the validate endpoint; with several bad keys the user must see which."""
@@ -453,11 +482,42 @@ def test_invalid_config_message_names_the_key(
     cfg = {**gated(topic), "tasks.max": "zero", "records": "many"}
     code, body = api("POST", "/connectors", {"name": "x", "config": cfg})
     assert code == 400 and body["message"].startswith(
-        "Connector configuration is invalid and contains the following 2 error(s):\n")
+        "Connector configuration is invalid and contains the following 2 error(s):\n"
+    )
     assert "Invalid value zero for configuration tasks.max: Not a number of type INT" in body["message"]
     assert "Invalid value many for configuration records: Not a number of type INT" in body["message"]
     code, body = api("PUT", f"/connector-plugins/{GATED}/config/validate", {**cfg, "name": "x"})
     assert code == 200 and body["error_count"] == 2
     errors = {c["value"]["name"]: c["value"]["errors"] for c in body["configs"] if c["value"]["errors"]}
-    assert errors == {"tasks.max": ["Invalid value zero for configuration tasks.max: Not a number of type INT"],
-                      "records": ["Invalid value many for configuration records: Not a number of type INT"]}
+    assert errors == {
+        "tasks.max": ["Invalid value zero for configuration tasks.max: Not a number of type INT"],
+        "records": ["Invalid value many for configuration records: Not a number of type INT"],
+    }
+
+
+def test_secrets_masked_in_rest_answers_and_kept_on_round_trip(
+    rest: tuple[StandaloneWorker, Api],
+    kafka_cluster: KafkaCluster,
+    unique_name: Callable[[str], str],
+) -> None:
+    """A PASSWORD-typed value never comes back over REST; sending ``[hidden]`` back keeps the stored secret."""
+    _, api = rest
+    topic = kafka_cluster.create_topic(unique_name("mask"))
+    good = "correct-horse-battery-Sekr1t"
+    code, body = api("POST", "/connectors", {"name": "m", "config": gated(topic, secret=good)})
+    assert code == 201 and body["config"]["secret"] == "[hidden]"
+    api.wait_states("m", "RUNNING", ["RUNNING"])
+    for path in ("/connectors/m", "/connectors/m/config", "/connectors/m/tasks", "/connectors?expand=info"):
+        code, body = api("GET", path)
+        assert code == 200 and good not in json.dumps(body), path
+    code, config = api("GET", "/connectors/m/config")
+    assert config["secret"] == "[hidden]"
+    # GET, change one key, PUT back: the secret is not replaced by the placeholder.
+    code, _ = api("PUT", "/connectors/m/config", {**config, "tasks.max": "1"})
+    assert code == 200
+    api.wait_states("m", "RUNNING", ["RUNNING"])
+    worker, _ = rest
+    assert worker.herder.connector_config("m")["secret"] == good
+    # a provider reference is not a secret and stays visible
+    code, _ = api("PUT", "/connectors/m/config", {**config, "secret": "${env:SOME_SECRET_VAR}"})
+    assert api("GET", "/connectors/m/config")[1]["secret"] == "${env:SOME_SECRET_VAR}"
