@@ -215,6 +215,19 @@ class SubmittedRecords:
         self._submitted_total += 1
         return handle
 
+    def deque_for(self, partition: dict[str, Any] | None) -> tuple[PartitionKey, deque[SubmittedRecord]]:
+        """(key, in-flight deque) of a source partition, for a caller that appends many handles of
+        the same partition in a row (see :meth:`track`). Valid until the next
+        :meth:`committable_offsets` or :meth:`remove_last_occurrence`; each handle appended must
+        carry this key and be counted with :meth:`count_submitted`."""
+        entry = self._by_identity.get(id(partition))
+        if entry is None or entry[0] is not partition:
+            entry = self._deque_for(partition)
+        return entry[1], entry[2]
+
+    def count_submitted(self, n: int = 1) -> None:
+        self._submitted_total += n
+
     def track(self, handle: SubmittedRecord) -> None:
         """Like :meth:`submit`, for a handle the caller built (a subclass carrying per-record state,
         e.g. the runtime's handle that is also the record's delivery callback)."""
