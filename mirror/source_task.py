@@ -283,6 +283,8 @@ class MirrorSourceTask(SourceTask):
         try:
             if self._stopping or self._consumer is None:
                 return None
+            if self._acked_runs:  # acks served since the last poll: report them before blocking
+                self._flush_ack_metrics()
             # poll() returns as soon as one record is there (consume() would wait out its timeout);
             # then take whatever else is already prefetched, without waiting. While records handed
             # out are not acknowledged yet, wait briefly: the worker serves delivery reports (and so
