@@ -214,15 +214,18 @@ class MirrorMaker:
         return {k: str(v) for k, v in resolved.items()}
 
     def _start_rest(self) -> None:
+        from connect_core.herder.distributed.rest_hooks import install_internal_routes
         from connect_core.rest.resources import RestApp
         from connect_core.rest.routes import HerderSelector
-        from connect_core.rest.server import RestServer
+        from connect_core.rest.server import RestServer, urllib_forwarder
 
         rest_props = {k: str(v) for k, v in self._resolve(self.config.raw).items()}
         self._selector = HerderSelector(depth=2)
         self._rest = RestServer.from_props(rest_props)
         self._rest.start()
-        self._rest.attach(RestApp(self._selector))
+        # Writes reaching a follower go to the leader; followers' connectors send their task configs to
+        # the leader's /{source}/{target}/connectors/{name}/tasks (KIP-710's internal endpoints).
+        self._rest.attach(install_internal_routes(RestApp(self._selector, forwarder=urllib_forwarder)))
         log.info("REST API for %d flow(s) at %s{source}/{target}/...", len(self.pairs), self.rest_url)
 
     def stop(self, timeout_s: float = DEFAULT_STOP_TIMEOUT_S) -> bool:

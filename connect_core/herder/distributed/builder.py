@@ -79,8 +79,15 @@ def build_distributed_herder(
     on_became_leader: Callable[[], None] | None = None,
     kafka_cluster_id: str | None = None,
     lookup_cluster_id: bool = True,
+    runtime_metrics: Any = None,
+    on_task_created: Callable[[Any], None] | None = None,
 ) -> DistributedHerder:
-    """A DistributedHerder for these worker properties (raises ConfigError listing every bad key)."""
+    """A DistributedHerder for these worker properties (raises ConfigError listing every bad key).
+
+    ``runtime_metrics`` (mirror.metrics_bindings.RuntimeMetrics or alike) receives connector/task
+    states, per-task flush metrics (``for_task``) and rebalances; ``on_task_created`` sees every
+    task instance before it starts (mm2 hands mirror tasks their metric sinks there).
+    """
     from connect_core.kafka.admin import TopicAdmin
     from connect_core.kafka.clients import client_props
     from connect_core.runtime.worker import Worker
@@ -103,7 +110,9 @@ def build_distributed_herder(
     offset_store = KafkaOffsetBackingStore.from_worker_config(props, admin=admin)
     status_store = KafkaStatusBackingStore.from_worker_config(props, admin=admin)
     config_store = KafkaConfigBackingStore.from_worker_config(props, admin=admin)
-    worker = Worker(worker_id, config, offset_store, status_store=status_store)
+    task_metrics = runtime_metrics.for_task if runtime_metrics is not None else None
+    worker = Worker(worker_id, config, offset_store, status_store=status_store, task_metrics=task_metrics,
+                    on_task_created=on_task_created)
     client_id = str(props.get("client.id") or f"connect-{worker_id}")
     return DistributedHerder(
         config,
@@ -117,4 +126,5 @@ def build_distributed_herder(
         rest_namespace=tuple(rest_namespace or ()),
         on_became_leader=on_became_leader,
         closers=[admin.close],
+        runtime_metrics=runtime_metrics,
     )

@@ -228,6 +228,7 @@ class DistributedHerder:
         on_became_leader: Callable[[], None] | None = None,
         task_config_forwarder: TaskConfigForwarder = http_post_task_configs,
         closers: Iterable[Callable[[], None]] = (),
+        runtime_metrics: Any = None,
     ) -> None:
         config.check_supported()
         self.config = config
@@ -245,7 +246,10 @@ class DistributedHerder:
         self._sync_timeout_s = config.worker_sync_timeout_s
         self._leadership_listeners: list[Callable[[bool], None]] = []
 
-        self.status = StatusRecorder(status_store, worker_id, lambda: self._generation)
+        # State gauges and rebalance timings (mirror.metrics_bindings.RuntimeMetrics); None = not measured.
+        self._runtime_metrics = runtime_metrics
+        self._rebalancing = False
+        self.status = StatusRecorder(status_store, worker_id, lambda: self._generation, metrics=runtime_metrics)
         self._requests = RequestQueue()
         self._member_factory = member_factory
         self._member: GroupMember | None = None
@@ -376,6 +380,8 @@ class DistributedHerder:
                 self._can_read_configs = True
             else:
                 return
+        if self._assignment is None:
+            self._note_rebalance_started()  # the first join is a rebalance too
         member.ensure_active(ENSURE_ACTIVE_WAIT_S)
         if self._stopping.is_set():
             return
@@ -519,7 +525,15 @@ class DistributedHerder:
         )
         assignor.scheduled_rebalance = max(1, int(assignor.clock()))
 
+    def _note_rebalance_started(self) -> None:
+        if self._runtime_metrics is not None and not self._rebalancing:
+            self._rebalancing = True
+            self._safely(self._runtime_metrics.rebalance_started)
+
     def _rebalance_success(self) -> None:
+        if self._runtime_metrics is not None:  # every completed rebalance counts; duration if its start was seen
+            self._rebalancing = False
+            self._safely(self._runtime_metrics.rebalance_completed)
         leader = self.is_leader()
         if leader != self._was_leader:
             self._was_leader = leader
@@ -646,6 +660,7 @@ class DistributedHerder:
             self._clean_deleted_statuses()
 
     def _on_revoked(self, leader: str, connectors: Iterable[str], tasks: Iterable[ConnectorTaskId]) -> None:
+        self._note_rebalance_started()
         conns, tids = set(connectors), set(tasks)
         if not conns and not tids:
             return
