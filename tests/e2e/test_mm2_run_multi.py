@@ -6,6 +6,7 @@ committed offsets (duplicates allowed only from the window since the last flush)
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from pathlib import Path
@@ -78,6 +79,17 @@ def test_sigkill_of_one_process_loses_nothing(two_clusters: tuple[KafkaCluster, 
         flow = next(f for f in status_json(config)["flows"] if f["flow"] == "A->B")
         source = next(c for c in flow["connectors"] if c["name"] == "MirrorSourceConnector")
         assert len(source["tasks"]) == PARTITIONS and all(t["state"] == "RUNNING" for t in source["tasks"])
+
+        def source_tasks(proc: Mm2Process) -> set[str]:
+            """MirrorSourceConnector tasks in the process's latest assignment (its herder logs each one)."""
+            lines = [ln for ln in proc.output().splitlines() if "got assignment:" in ln]
+            return set(re.findall(r"MirrorSourceConnector-\d+", lines[-1].split("revoked=")[0])) if lines else set()
+
+        def shared() -> bool:
+            mine, theirs = source_tasks(first), source_tasks(second)
+            return bool(mine) and bool(theirs) and not mine & theirs and len(mine | theirs) == PARTITIONS
+
+        eventually(shared, 60, "the source tasks split between both processes", first)
 
         first.proc.kill()  # SIGKILL: no LeaveGroup, no flush
         first.proc.wait(10)
