@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from connect_core.api.connector import SourceConnector
-from connect_core.api.errors import ConnectError, RetriableError
+from connect_core.api.errors import RetriableError
 from connect_core.api.task import Task
 from connect_core.config.configdef import ConfigDef, ConfigValue
 from mirror.config import (
@@ -30,9 +30,7 @@ from mirror.filters import GroupFilter, TopicFilter
 from mirror.formats import (
     CONSUMER_GROUP_ID_KEY,
     TOPIC_KEY,
-    validate_source_offset,
-    validate_source_partition_partition,
-    validate_source_partition_string,
+    validate_alter_offsets,
 )
 from mirror.mirror_admin import MirrorAdmin
 from mirror.scheduler import Scheduler
@@ -51,7 +49,7 @@ def group_partitions(elements: Sequence[T], num_groups: int) -> list[list[T]]:
     index = 0
     for g in range(num_groups):
         size = per_group + (1 if g < leftover else 0)
-        out.append(list(elements[index:index + size]))
+        out.append(list(elements[index : index + size]))
         index += size
     return out
 
@@ -78,10 +76,12 @@ class MirrorCheckpointConnector(SourceConnector):
         self._topic_filter = config.topic_filter()
         self._group_filter = config.group_filter()
         timeout = config.admin_timeout_s
-        self._source_admin = MirrorAdmin(config.source_admin_config(CHECKPOINT_SOURCE_ADMIN_ROLE),
-                                         config.source_cluster_alias, timeout)
-        self._target_admin = MirrorAdmin(config.target_admin_config(CHECKPOINT_TARGET_ADMIN_ROLE),
-                                         config.target_cluster_alias, timeout)
+        self._source_admin = MirrorAdmin(
+            config.source_admin_config(CHECKPOINT_SOURCE_ADMIN_ROLE), config.source_cluster_alias, timeout
+        )
+        self._target_admin = MirrorAdmin(
+            config.target_admin_config(CHECKPOINT_TARGET_ADMIN_ROLE), config.target_cluster_alias, timeout
+        )
         scheduler = self._scheduler = Scheduler.for_connector(type(self), config.entity_label(), timeout)
         scheduler.execute(self._create_internal_topics, "creating internal topics")
         scheduler.execute(self._load_initial_consumer_groups, "loading initial consumer groups")
@@ -131,15 +131,15 @@ class MirrorCheckpointConnector(SourceConnector):
         offsets: list[tuple[dict[str, Any], dict[str, Any] | None]],
     ) -> bool:
         """Validate ``{group, topic, partition}`` -> ``{offset: 0}``; tombstones always pass."""
-        for partition, offset in offsets:
-            if offset is None:
-                continue
-            if partition is None:
-                raise ConnectError("Source partitions may not be null")
-            validate_source_partition_string(partition, CONSUMER_GROUP_ID_KEY)
-            validate_source_partition_string(partition, TOPIC_KEY)
-            validate_source_partition_partition(partition)
-            validate_source_offset(partition, offset, only_offset_zero=True)
+        validate_alter_offsets(
+            offsets,
+            (
+                CONSUMER_GROUP_ID_KEY,
+                TOPIC_KEY,
+            ),
+            with_partition=True,
+            only_offset_zero=True,
+        )
         return True
 
     # -- state ----------------------------------------------------------------------------------
@@ -169,8 +169,13 @@ class MirrorCheckpointConnector(SourceConnector):
             if groups == known:
                 return
             self._known_groups = groups
-        log.info("Found %d consumer groups. %d are new. %d were removed. Previously had %d.", len(groups),
-                 len(groups - known), len(known - groups), len(known))
+        log.info(
+            "Found %d consumer groups. %d are new. %d were removed. Previously had %d.",
+            len(groups),
+            len(groups - known),
+            len(known - groups),
+            len(known),
+        )
         context = getattr(self, "context", None)
         if context is not None:
             context.request_task_reconfiguration()

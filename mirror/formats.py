@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from connect_core.api.errors import ConnectError
 from mirror.errors import InvalidSourceOffsetError, RecordFormatError
 
 MAX_STRING_LENGTH = 32767
@@ -350,6 +351,26 @@ def validate_source_offset(source_partition: Mapping[str, Any], source_offset: M
             f"value {offset!r} for the '{OFFSET_KEY}' key, which cannot be negative")
 
 
+def validate_alter_offsets(
+    offsets: list[tuple[dict[str, Any], dict[str, Any] | None]],
+    string_keys: tuple[str, ...],
+    *,
+    with_partition: bool,
+    only_offset_zero: bool,
+) -> None:
+    """KIP-875 checks the three connectors share: tombstones pass; partitions carry their keys."""
+    for partition, offset in offsets:
+        if offset is None:
+            continue
+        if partition is None:
+            raise ConnectError("Source partitions may not be null")
+        for key in string_keys:
+            validate_source_partition_string(partition, key)
+        if with_partition:
+            validate_source_partition_partition(partition)
+        validate_source_offset(partition, offset, only_offset_zero=only_offset_zero)
+
+
 __all__ = [
     "CONSUMER_GROUP_ID_KEY",
     "MAX_STRING_LENGTH",
@@ -367,6 +388,7 @@ __all__ = [
     "TopicPartition",
     "unwrap_offset",
     "unwrap_partition",
+    "validate_alter_offsets",
     "validate_source_offset",
     "validate_source_partition_partition",
     "validate_source_partition_string",

@@ -11,15 +11,13 @@ import logging
 from typing import Any
 
 from connect_core.api.connector import SourceConnector
-from connect_core.api.errors import ConnectError
 from connect_core.api.task import Task
 from connect_core.config.configdef import ConfigDef
 from mirror.config import HEARTBEAT_CONNECTOR_CONFIG_DEF, HEARTBEATS_TARGET_ADMIN_ROLE, MirrorHeartbeatConfig
 from mirror.formats import (
     SOURCE_CLUSTER_ALIAS_KEY,
     TARGET_CLUSTER_ALIAS_KEY,
-    validate_source_offset,
-    validate_source_partition_string,
+    validate_alter_offsets,
 )
 from mirror.mirror_admin import MirrorAdmin
 from mirror.scheduler import Scheduler
@@ -38,8 +36,11 @@ class MirrorHeartbeatConnector(SourceConnector):
     def start(self, props: dict[str, str]) -> None:
         config = self._config = MirrorHeartbeatConfig(props)
         config.emit_heartbeats_interval_s()  # a bad interval fails start, naming the key
-        self._target_admin = MirrorAdmin(config.target_admin_config(HEARTBEATS_TARGET_ADMIN_ROLE),
-                                         config.target_cluster_alias, config.admin_timeout_s)
+        self._target_admin = MirrorAdmin(
+            config.target_admin_config(HEARTBEATS_TARGET_ADMIN_ROLE),
+            config.target_cluster_alias,
+            config.admin_timeout_s,
+        )
         self._scheduler = Scheduler.for_connector(type(self), config.entity_label(), config.admin_timeout_s)
         self._scheduler.execute(self._create_internal_topics, "creating internal topics")
 
@@ -74,14 +75,15 @@ class MirrorHeartbeatConnector(SourceConnector):
         offsets: list[tuple[dict[str, Any], dict[str, Any] | None]],
     ) -> bool:
         """Validate ``{sourceClusterAlias, targetClusterAlias}`` -> ``{offset: 0}``; tombstones pass."""
-        for partition, offset in offsets:
-            if offset is None:
-                continue
-            if partition is None:
-                raise ConnectError("Source partitions may not be null")
-            validate_source_partition_string(partition, SOURCE_CLUSTER_ALIAS_KEY)
-            validate_source_partition_string(partition, TARGET_CLUSTER_ALIAS_KEY)
-            validate_source_offset(partition, offset, only_offset_zero=True)
+        validate_alter_offsets(
+            offsets,
+            (
+                SOURCE_CLUSTER_ALIAS_KEY,
+                TARGET_CLUSTER_ALIAS_KEY,
+            ),
+            with_partition=False,
+            only_offset_zero=True,
+        )
         return True
 
 

@@ -36,9 +36,7 @@ from mirror.formats import (
     SOURCE_CLUSTER_KEY,
     TOPIC_KEY,
     TopicPartition,
-    validate_source_offset,
-    validate_source_partition_partition,
-    validate_source_partition_string,
+    validate_alter_offsets,
 )
 from mirror.mirror_admin import MirrorAdmin
 from mirror.policy import ReplicationPolicy
@@ -85,10 +83,12 @@ class MirrorSourceConnector(SourceConnector):
         self._topic_filter = config.topic_filter()
         self._config_filter = config.config_property_filter()
         timeout = config.admin_timeout_s
-        self._source_admin = MirrorAdmin(config.source_admin_config(REPLICATION_SOURCE_ADMIN_ROLE),
-                                         config.source_cluster_alias, timeout)
-        self._target_admin = MirrorAdmin(config.target_admin_config(REPLICATION_TARGET_ADMIN_ROLE),
-                                         config.target_cluster_alias, timeout)
+        self._source_admin = MirrorAdmin(
+            config.source_admin_config(REPLICATION_SOURCE_ADMIN_ROLE), config.source_cluster_alias, timeout
+        )
+        self._target_admin = MirrorAdmin(
+            config.target_admin_config(REPLICATION_TARGET_ADMIN_ROLE), config.target_cluster_alias, timeout
+        )
         # Validate the intervals now so a bad one fails start, naming its key.
         acls_s = config.sync_topic_acls_interval_s()
         configs_s = config.sync_topic_configs_interval_s()
@@ -147,15 +147,15 @@ class MirrorSourceConnector(SourceConnector):
         offsets: list[tuple[dict[str, Any], dict[str, Any] | None]],
     ) -> bool:
         """Validate ``{cluster, topic, partition}`` -> ``{offset >= 0}``; tombstones always pass."""
-        for partition, offset in offsets:
-            if offset is None:
-                continue
-            if partition is None:
-                raise ConnectError("Source partitions may not be null")
-            validate_source_partition_string(partition, SOURCE_CLUSTER_KEY)
-            validate_source_partition_string(partition, TOPIC_KEY)
-            validate_source_partition_partition(partition)
-            validate_source_offset(partition, offset, only_offset_zero=False)
+        validate_alter_offsets(
+            offsets,
+            (
+                SOURCE_CLUSTER_KEY,
+                TOPIC_KEY,
+            ),
+            with_partition=True,
+            only_offset_zero=False,
+        )
         return True
 
     # -- state (for tests and the REST layer) ----------------------------------------------------
@@ -173,8 +173,9 @@ class MirrorSourceConnector(SourceConnector):
     def should_replicate_topic(self, topic: str) -> bool:
         config, tf, policy = self._config, self._topic_filter, self._policy
         assert config is not None and tf is not None and policy is not None
-        return should_replicate_topic(topic, tf, policy, config.target_cluster_alias,
-                                      config.heartbeats_replication_enabled)
+        return should_replicate_topic(
+            topic, tf, policy, config.target_cluster_alias, config.heartbeats_replication_enabled
+        )
 
     def _format_remote(self, topic: str) -> str:
         assert self._policy is not None and self._config is not None
@@ -190,8 +191,7 @@ class MirrorSourceConnector(SourceConnector):
         checkpoints = self._config.checkpoints_topic()
         source = self._config.source_cluster_alias
         listing = self._target_admin.topic_partition_counts()
-        return expand({t: n for t, n in listing.items()
-                       if is_known_target_topic(t, self._policy, source, checkpoints)})
+        return expand({t: n for t, n in listing.items() if is_known_target_topic(t, self._policy, source, checkpoints)})
 
     # -- scheduled jobs ----------------------------------------------------------------------------
 
@@ -227,10 +227,16 @@ class MirrorSourceConnector(SourceConnector):
             self._known_target = target
         if not result.changed:
             return
-        log.info("Found %d new topic-partitions on %s. Found %d deleted topic-partitions on %s. "
-                 "Found %d topic-partitions missing on %s.", len(result.new), self._config_alias("source"),
-                 len(result.deleted), self._config_alias("source"), len(result.missing_in_target),
-                 self._config_alias("target"))
+        log.info(
+            "Found %d new topic-partitions on %s. Found %d deleted topic-partitions on %s. "
+            "Found %d topic-partitions missing on %s.",
+            len(result.new),
+            self._config_alias("source"),
+            len(result.deleted),
+            self._config_alias("source"),
+            len(result.missing_in_target),
+            self._config_alias("target"),
+        )
         with self._lock:
             self._known_source = source
         self.compute_and_create_topic_partitions()
@@ -253,8 +259,9 @@ class MirrorSourceConnector(SourceConnector):
             assert self._config_filter is not None
             new_topics = {}
             for remote, partitions in plan.create.items():
-                entries = target_config_entries(described.get(remote_to_source[remote], []), self._config_filter,
-                                                incremental=False)
+                entries = target_config_entries(
+                    described.get(remote_to_source[remote], []), self._config_filter, incremental=False
+                )
                 new_topics[remote] = (partitions, config.replication_factor, create_configs(entries))
             target_admin.create_topics(new_topics)
         if plan.grow:
@@ -275,8 +282,9 @@ class MirrorSourceConnector(SourceConnector):
             return
         described = source_admin.describe_topic_configs(topics)
         ops = {
-            self._format_remote(topic): config_alter_ops(target_config_entries(entries, cfilter, incremental=True),
-                                                         cfilter)
+            self._format_remote(topic): config_alter_ops(
+                target_config_entries(entries, cfilter, incremental=True), cfilter
+            )
             for topic, entries in described.items()
         }
         ops = {t: o for t, o in ops.items() if o}
@@ -297,9 +305,11 @@ class MirrorSourceConnector(SourceConnector):
         if bindings is None:
             if not self._no_acl_authorizer:
                 self._no_acl_authorizer = True
-                log.info("No ACL authorizer is configured on the source Kafka cluster, so no topic ACL syncing "
-                         "will take place. Consider disabling topic ACL syncing by setting %s to 'false'.",
-                         SYNC_TOPIC_ACLS_ENABLED)
+                log.info(
+                    "No ACL authorizer is configured on the source Kafka cluster, so no topic ACL syncing "
+                    "will take place. Consider disabling topic ACL syncing by setting %s to 'false'.",
+                    SYNC_TOPIC_ACLS_ENABLED,
+                )
             return
         to_sync = acls_to_sync(bindings, self.should_replicate_topic, self._format_remote)
         if to_sync:
