@@ -22,6 +22,7 @@ from connect_core.embedded import EmbeddedKafkaCluster, unique_name
 from connect_core.herder.api import ConnectorTaskId, State, TargetState
 
 _PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 @contextlib.contextmanager
@@ -199,6 +200,43 @@ class RssSampler:
     @property
     def delta_mb(self) -> float:
         return self.peak_mb - self.baseline_mb
+
+
+# ------------------------------------------------------------------------------------------- cpu
+
+
+def cpu_seconds(pid: int | str = "self") -> float:
+    """User + system CPU seconds a process has used so far (all its threads); 0.0 once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
+
+
+class CpuMeter:
+    """CPU used during one phase by this process and each broker: on 2 shared cores, where time went."""
+
+    def __init__(self, clusters: list[EmbeddedKafkaCluster]) -> None:
+        self._pids = {c.name: c.pid for c in clusters if c.pid is not None}
+        self._start: dict[str, float] = {}
+        self._wall = 0.0
+        self.used: dict[str, float] = {}
+
+    def __enter__(self) -> CpuMeter:
+        self._start = {"this process": cpu_seconds()} | {n: cpu_seconds(p) for n, p in self._pids.items()}
+        self._wall = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._wall = time.perf_counter() - self._wall
+        now = {"this process": cpu_seconds()} | {n: cpu_seconds(p) for n, p in self._pids.items()}
+        self.used = {n: now[n] - self._start[n] for n in now}
+
+    def __str__(self) -> str:
+        parts = ", ".join(f"{n} {s:.2f} s" for n, s in self.used.items())
+        return f"cpu over {self._wall:.2f} s: {parts}"
 
 
 # ------------------------------------------------------------------------------------ completion

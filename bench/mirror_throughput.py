@@ -4,7 +4,9 @@
     python -m bench.mirror_throughput --partitions 64      # same, 64 partitions (the memory check)
     python -m bench.mirror_throughput --records 50000 --size 1024
 
-Per case, on two fresh embedded brokers A and B started here (and killed at the end):
+Per case, on embedded brokers started here (and killed at the end): one source broker A, and for
+each phase that writes a new, empty target broker B (Tansu's memory store slows down as it fills, so
+a shared B would favour whichever phase ran first):
 
 1. fill topic T on A (raw produce, big batches);
 2. (a) raw consume of T from A with confluent-kafka's batch ``consume()``;
@@ -16,7 +18,8 @@ Per case, on two fresh embedded brokers A and B started here (and killed at the 
    acknowledged the last record; then the target's end offsets are checked against the source's.
    (c') is the same run timed from the first acknowledgement (start-up latency left out).
 
-Printed: the rates, mirror / min(a, b), mirror / naive copy, and this process's peak RSS while
+Printed: the rates, the CPU seconds this process and each broker used in each phase, mirror /
+min(a, b), mirror / naive copy, and this process's peak RSS while
 mirroring (sampled every 20 ms plus the kernel's VmHWM, reset before the phase), with the delta over
 the RSS before it.
 Targets (issue "Mirror connectors"): ratio >= 0.7 with 1 KB records; peak RSS < 500 MB on 64 partitions.
@@ -29,11 +32,12 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from bench import raw_clients
 from bench._harness import (
     AckCounter,
+    CpuMeter,
     Line,
     RssSampler,
     best,
@@ -90,6 +94,11 @@ class CountingMirrorSourceTask(MirrorSourceTask):
         if CountingMirrorSourceTask.first_poll_at is None:
             CountingMirrorSourceTask.first_poll_at = time.perf_counter()
         return super().poll()
+
+    def poll_messages(self) -> list[Any] | None:
+        if CountingMirrorSourceTask.first_poll_at is None:
+            CountingMirrorSourceTask.first_poll_at = time.perf_counter()
+        return super().poll_messages()
 
 
 class BenchMirrorSourceConnector(MirrorSourceConnector):
@@ -202,31 +211,41 @@ def run_case(case: Case, partitions: int, rounds: int, timeout_s: float) -> Resu
     steadies: list[Rate] = []
     copies: list[Rate] = []
     rss_before = rss_peak = 0.0
-    with embedded_clusters("A", "B") as (a, b):
+    with embedded_clusters("A") as (a,):
         for r in range(rounds):
+            label = f"  round {r + 1}"
             topic = a.create_topic(unique_name("bench-src"), partitions)
             fill = raw_clients.produce(a.bootstrap_servers, topic, partitions, case.records, case.size)
-            print(f"  round {r + 1} fill A      : {fill}", flush=True)
+            print(f"{label} fill A      : {fill}", flush=True)
             source_ends = a.end_offsets(topic)
             if sum(source_ends.values()) != case.records:
                 raise RuntimeError(f"source holds {sum(source_ends.values())} records, not {case.records}")
-            consumes.append(raw_clients.consume(a.bootstrap_servers, topic, partitions, case.records))
-            print(f"  round {r + 1} (a) consume : {consumes[-1]}", flush=True)
-            raw_target = b.create_topic(unique_name("bench-raw"), partitions)
-            produces.append(raw_clients.produce(b.bootstrap_servers, raw_target, partitions, case.records, case.size))
-            print(f"  round {r + 1} (b) produce : {produces[-1]}", flush=True)
-            copy_target = b.create_topic(unique_name("bench-copy"), partitions)
-            copies.append(raw_clients.naive_copy(a.bootstrap_servers, b.bootstrap_servers, topic, copy_target,
-                                                 partitions, case.records))
-            print(f"  round {r + 1} (d) copy    : {copies[-1]}", flush=True)
-            rate, steady, sampler = run_mirror(a, b, topic, case, source_ends, timeout_s)
+            with CpuMeter([a]) as cpu:
+                consumes.append(raw_clients.consume(a.bootstrap_servers, topic, partitions, case.records))
+            print(f"{label} (a) consume : {consumes[-1]}\n      {cpu}", flush=True)
+            # Every writing phase gets its own empty target broker: Tansu's memory store slows down as
+            # it fills, which would otherwise penalise whichever phase runs last.
+            with embedded_clusters("B") as (b,), CpuMeter([a, b]) as cpu:
+                raw_target = b.create_topic(unique_name("bench-raw"), partitions)
+                produces.append(raw_clients.produce(b.bootstrap_servers, raw_target, partitions, case.records,
+                                                    case.size))
+            print(f"{label} (b) produce : {produces[-1]}\n      {cpu}", flush=True)
+            with embedded_clusters("B") as (b,), CpuMeter([a, b]) as cpu:
+                copy_target = b.create_topic(unique_name("bench-copy"), partitions)
+                copies.append(raw_clients.naive_copy(a.bootstrap_servers, b.bootstrap_servers, topic, copy_target,
+                                                     partitions, case.records))
+            print(f"{label} (d) copy    : {copies[-1]}\n      {cpu}", flush=True)
+            with embedded_clusters("B") as (b,), CpuMeter([a, b]) as cpu:
+                rate, steady, sampler = run_mirror(a, b, topic, case, source_ends, timeout_s)
+                broker_rss = broker_rss_line([a, b])
             mirrors.append(rate)
             steadies.append(steady)
-            print(f"  round {r + 1} (c) mirror  : {rate}  peak RSS {sampler.peak_mb:.0f} MB "
-                  f"(+{sampler.delta_mb:.0f} MB over {sampler.baseline_mb:.0f} MB)", flush=True)
+            print(f"{label} (c) mirror  : {rate}  peak RSS {sampler.peak_mb:.0f} MB "
+                  f"(+{sampler.delta_mb:.0f} MB over {sampler.baseline_mb:.0f} MB)\n      {cpu} (start-up included)",
+                  flush=True)
+            print(broker_rss, flush=True)
             if sampler.peak_mb >= rss_peak:
                 rss_before, rss_peak = sampler.baseline_mb, sampler.peak_mb
-        print(broker_rss_line([a, b]))
     result = Result(case, partitions, best(consumes), best(produces), best(mirrors), best(steadies), best(copies),
                     rss_before, rss_peak)
     print(Line("(a) raw consume A", result.consume))

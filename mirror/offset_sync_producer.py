@@ -17,7 +17,12 @@ from confluent_kafka import KafkaError, Message, Producer
 
 from connect_core.kafka.clients import create_producer, producer_config
 from mirror.formats import OffsetSync, TopicPartition
-from mirror.offset_sync_writer import MAX_OUTSTANDING_OFFSET_SYNCS, OffsetSyncQueue
+from mirror.offset_sync_writer import (
+    MAX_OUTSTANDING_OFFSET_SYNCS,
+    OffsetSyncQueue,
+    PartitionState,
+    contiguous_sync_points,
+)
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +66,30 @@ class OffsetSyncProducer:
         """Account for one acknowledged record and send whatever is due (cheap when nothing is)."""
         if self.syncs.on_record(topic_partition, upstream_offset, downstream_offset):
             self.fire_pending()
+
+    def queue_run(self, topic_partition: TopicPartition, state: PartitionState, first_upstream: int,
+                  first_downstream: int, count: int) -> None:
+        """A run of acknowledged records with consecutive offsets on both sides (owner thread):
+        the same syncs as :meth:`queue` per record, each sent as it becomes due."""
+        points = contiguous_sync_points(state, first_upstream, first_downstream, count)
+        self._queue_points(topic_partition, state, points, first_upstream + count - 1)
+
+    def queue_pairs(self, topic_partition: TopicPartition, state: PartitionState,
+                    pairs: list[tuple[int, int]]) -> None:
+        """Acknowledged records' exact (upstream, downstream) offsets, in order (owner thread)."""
+        if not pairs:
+            return
+        points = [pair for pair in pairs if state.should_emit(pair[0], pair[1])]
+        self._queue_points(topic_partition, state, points, pairs[-1][0])
+
+    def _queue_points(self, topic_partition: TopicPartition, state: PartitionState,
+                      points: list[tuple[int, int]], last_upstream: int) -> None:
+        syncs = self.syncs
+        for upstream, downstream in points:
+            syncs.make_pending(topic_partition, upstream, downstream)
+            self.fire_pending()
+        if not points or points[-1][0] != last_upstream:
+            syncs.mark_delayed(topic_partition, state)
 
     def commit(self) -> None:
         """Offset flush: make delayed syncs pending (quiet partitions reach their end) and send."""

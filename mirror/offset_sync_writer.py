@@ -73,6 +73,36 @@ class PartitionState:
                 f"max_offset_lag={self.max_offset_lag})")
 
 
+def contiguous_sync_points(state: PartitionState, first_upstream: int, first_downstream: int,
+                           count: int) -> list[tuple[int, int]]:
+    """:meth:`PartitionState.should_emit` over a run of ``count`` records whose upstream and downstream
+    offsets both step by one, without a call per record.
+
+    Returns the (upstream, downstream) pairs it would flag, in order, and leaves ``state`` as after
+    the run's last record. After the first record nothing can skip upstream or go backwards
+    downstream, so only staleness flags a record: first at ``last sync + 1 + max_offset_lag``, then
+    every ``max_offset_lag + 1`` records.
+    """
+    points: list[tuple[int, int]] = []
+    if count <= 0:
+        return points
+    if state.should_emit(first_upstream, first_downstream):
+        points.append((first_upstream, first_downstream))
+    if count == 1:
+        return points
+    last_downstream = first_downstream + count - 1
+    lag = state.max_offset_lag
+    step = lag + 1 if lag >= 0 else 1
+    downstream = max(state.last_sync_downstream_offset + 1 + lag, first_downstream + 1)
+    while downstream <= last_downstream:
+        points.append((first_upstream + downstream - first_downstream, downstream))
+        state.last_sync_downstream_offset = downstream
+        downstream += step
+    state.previous_upstream_offset = first_upstream + count - 1
+    state.previous_downstream_offset = last_downstream
+    return points
+
+
 class OffsetSyncQueue:
     """Pending and delayed offset syncs of one source task, with an in-flight send limit.
 
@@ -130,6 +160,15 @@ class OffsetSyncQueue:
         self._pending[topic_partition] = OffsetSync(topic_partition, upstream_offset, downstream_offset)
         return True
 
+    def make_pending(self, topic_partition: TopicPartition, upstream_offset: int, downstream_offset: int) -> None:
+        """A sync the caller's own rule flagged (owner thread, as :meth:`on_record_owned`)."""
+        self._delayed.pop(topic_partition, None)
+        self._pending[topic_partition] = OffsetSync(topic_partition, upstream_offset, downstream_offset)
+
+    def mark_delayed(self, topic_partition: TopicPartition, state: PartitionState) -> None:
+        """The state's newest position is to be synced at the next commit (owner thread)."""
+        self._delayed[topic_partition] = state
+
     def promote_delayed(self) -> None:
         """Make every delayed position pending (newest wins over an older pending sync)."""
         with self._lock:
@@ -185,4 +224,4 @@ class OffsetSyncQueue:
                 self._delayed.pop(tp, None)
 
 
-__all__ = ["MAX_OUTSTANDING_OFFSET_SYNCS", "OffsetSyncQueue", "PartitionState"]
+__all__ = ["MAX_OUTSTANDING_OFFSET_SYNCS", "OffsetSyncQueue", "PartitionState", "contiguous_sync_points"]

@@ -30,6 +30,7 @@ from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Consumer, KafkaError
 from confluent_kafka import TopicPartition as KTopicPartition
 
 from connect_core.api.errors import ConfigError, ConfigIssue
+from connect_core.api.message_copy import CopyRun
 from connect_core.api.records import RecordMetadata, SourceRecord
 from connect_core.api.schema import OPTIONAL_BYTES_SCHEMA
 from connect_core.api.task import SourceTask
@@ -92,15 +93,25 @@ _NO_TIMESTAMP = float("inf")
 
 
 class _Partition:
-    """Everything the hot path needs about one assigned source partition, found once per run of messages."""
+    """Everything the hot path needs about one assigned source partition, found once per run of messages.
 
-    __slots__ = ("acked", "max_latency", "newest", "oldest", "partition_map", "polled", "polled_bytes", "remote",
-                 "sync_state", "tp")
+    It is also the partition's :class:`~connect_core.api.message_copy.CopyRoute` when the worker
+    copies messages without SourceRecords (``topic``, ``partition``, ``source_partition`` and the
+    per-run callbacks).
+    """
 
-    def __init__(self, tp: TopicPartition, partition_map: dict[str, Any], remote: str) -> None:
+    __slots__ = ("acked", "max_latency", "newest", "oldest", "partition", "partition_map", "polled", "polled_bytes",
+                 "remote", "source_partition", "sync_state", "task", "topic", "tp")
+
+    def __init__(self, task: MirrorSourceTask, tp: TopicPartition, partition_map: dict[str, Any],
+                 remote: str) -> None:
+        self.task = task
         self.tp = tp
         self.partition_map = partition_map  # the SourceRecord.source_partition of every record
         self.remote = remote
+        self.topic = remote
+        self.partition = tp.partition
+        self.source_partition = partition_map
         self.sync_state: PartitionState | None = None
         self.newest: Any = None  # newest message of the current poll (None between polls)
         self.polled = 0
@@ -108,6 +119,15 @@ class _Partition:
         self.oldest: float = _NO_TIMESTAMP
         self.acked = 0
         self.max_latency = 0.0
+
+    def source_offset(self, upstream_offset: int) -> dict[str, Any]:
+        return {OFFSET_KEY: upstream_offset}
+
+    def dispatched(self, run: CopyRun) -> None:
+        self.task._run_dispatched(self, run)
+
+    def acknowledged(self, run: CopyRun) -> None:
+        self.task._run_acknowledged(self, run)
 
 
 class MirrorSourceTask(SourceTask):
@@ -261,7 +281,7 @@ class MirrorSourceTask(SourceTask):
         run = self._runs.get(key)
         if run is None:
             tp = TopicPartition(topic, partition)
-            run = self._runs[key] = _Partition(tp, wrap_partition(tp, self._source_alias),
+            run = self._runs[key] = _Partition(self, tp, wrap_partition(tp, self._source_alias),
                                                self._remote_topic(topic))
             self._run_of[id(run.partition_map)] = run
         return run
@@ -281,22 +301,9 @@ class MirrorSourceTask(SourceTask):
         if not self._consumer_lock.acquire(blocking=False):
             return None
         try:
-            if self._stopping or self._consumer is None:
+            messages = self._consume()
+            if messages is None:
                 return None
-            if self._acked_runs:  # acks served since the last poll: report them before blocking
-                self._flush_ack_metrics()
-            # poll() returns as soon as one record is there (consume() would wait out its timeout);
-            # then take whatever else is already prefetched, without waiting. While records handed
-            # out are not acknowledged yet, wait briefly: the worker serves delivery reports (and so
-            # commit_record and the offset syncs) only between polls.
-            timeout = self._poll_timeout_s if self._unacknowledged <= 0 else min(self._poll_timeout_s,
-                                                                                 ACK_WAIT_POLL_S)
-            first = self._consumer.poll(timeout)
-            if first is None:
-                return None
-            messages = [first]
-            if self._max_records > 1:
-                messages.extend(self._consumer.consume(num_messages=self._max_records - 1, timeout=0))
             records = self._convert(messages)
             if records:
                 self._unacknowledged += len(records)
@@ -305,6 +312,91 @@ class MirrorSourceTask(SourceTask):
             self._consumer_lock.release()
             if self._acked_runs:
                 self._flush_ack_metrics()
+
+    def _consume(self) -> list[Any] | None:
+        """The next prefetched messages (consumer lock held)."""
+        if self._stopping or self._consumer is None:
+            return None
+        if self._acked_runs:  # acks served since the last poll: report them before blocking
+            self._flush_ack_metrics()
+        # poll() returns as soon as one record is there (consume() would wait out its timeout);
+        # then take whatever else is already prefetched, without waiting. While records handed
+        # out are not acknowledged yet, wait briefly: the worker serves delivery reports (and so
+        # commit_record and the offset syncs) only between polls.
+        timeout = self._poll_timeout_s if self._unacknowledged <= 0 else min(self._poll_timeout_s, ACK_WAIT_POLL_S)
+        first = self._consumer.poll(timeout)
+        if first is None:
+            return None
+        messages = [first]
+        if self._max_records > 1:
+            messages.extend(self._consumer.consume(num_messages=self._max_records - 1, timeout=0))
+        return messages
+
+    # -- the message-copy path (connect_core.api.message_copy): no SourceRecords, reports per run --
+
+    def poll_messages(self) -> list[Any] | None:
+        if not self._consumer_lock.acquire(blocking=False):
+            return None
+        try:
+            return self._consume()
+        finally:
+            self._consumer_lock.release()
+
+    def route(self, topic: str, partition: int) -> _Partition:
+        return self._partition(topic, partition)
+
+    def message_error(self, message: Any) -> None:
+        self._on_consume_error(message.error())
+
+    def to_source_records(self, messages: list[Any]) -> list[SourceRecord]:
+        records = self._convert(messages) or []
+        self._unacknowledged += len(records)
+        return records
+
+    def _run_dispatched(self, route: _Partition, run: CopyRun) -> None:
+        """Per run handed to the producer: the poll metrics and the lag behind the source."""
+        self._unacknowledged += run.count
+        if self._measure:
+            now_ms = time.time() * 1000
+            oldest = _oldest(run)
+            self.metrics.polled(route.remote, route.partition, run.count, run.value_bytes,
+                                now_ms - oldest if 0 <= oldest <= now_ms else 0.0)
+        if self._lag_hook is not None:
+            self._report_partition_lag(route, run.last_upstream, run.last_timestamp)
+
+    def _run_acknowledged(self, route: _Partition, run: CopyRun) -> None:
+        """Per run fully acknowledged: the ack metrics and the offset syncs Kafka's per-record rule gives."""
+        self._unacknowledged -= run.count
+        if self._stopping:
+            return
+        if self._measure and run.count > run.skipped:
+            oldest = _oldest(run)
+            self.metrics.acknowledged(route.remote, route.partition, run.count - run.skipped,
+                                      time.time() * 1000 - oldest if oldest >= 0 else 0.0)
+        syncs = self._offset_syncs
+        if syncs is None or run.skipped or run.first_downstream < 0 or run.last_downstream < 0:
+            # A skipped record leaves its neighbours' offsets unknown: no sync from this run; the
+            # next run's first record is an upstream skip, which syncs.
+            return
+        state = route.sync_state
+        if state is None:
+            state = route.sync_state = syncs.syncs.state_for(route.tp)
+        count = run.count
+        first_down = run.first_downstream
+        if run.last_downstream - first_down == count - 1:
+            upstream = run.upstream_offsets
+            if upstream is None:
+                syncs.queue_run(route.tp, state, run.first_upstream, first_down, count)
+            else:
+                syncs.queue_pairs(route.tp, state, [(u, first_down + i) for i, u in enumerate(upstream)])
+            return
+        # Something else wrote between these records downstream (or a retry duplicated some): only
+        # the first and last records' downstream offsets are known. Syncs of exact pairs are always
+        # safe; a group position inside the run translates with an older sync (re-reads more).
+        pairs = [(run.first_upstream, first_down)]
+        if count > 1:
+            pairs.append((run.last_upstream, run.last_downstream))
+        syncs.queue_pairs(route.tp, state, pairs)
 
     def _convert(self, messages: list[Any]) -> list[SourceRecord] | None:
         """One SourceRecord per message: the per-record hot path of replication.
@@ -381,22 +473,25 @@ class MirrorSourceTask(SourceTask):
 
     def _report_lag(self, seen: list[_Partition]) -> None:
         """Per polled partition: records behind the source's high watermark (from the last fetch)."""
+        for run in seen:
+            msg = run.newest
+            if msg is not None:
+                self._report_partition_lag(run, msg.offset(), msg.timestamp()[1])
+
+    def _report_partition_lag(self, route: _Partition, newest_offset: int, newest_ts: int) -> None:
+        """Records of the partition behind the source's high watermark after ``newest_offset``."""
         consumer = self._consumer
         if consumer is None:
             return
-        for run in seen:
-            msg = run.newest
-            if msg is None:
-                continue
-            tp = run.tp
-            try:
-                _low, high = consumer.get_watermark_offsets(KTopicPartition(tp.topic, tp.partition), cached=True)
-            except Exception:
-                continue
-            if high is None or high < 0:
-                continue
-            _t, ts = msg.timestamp()
-            self._lag_hook(run.remote, tp.partition, max(high - msg.offset() - 1, 0), ts if ts >= 0 else None)
+        tp = route.tp
+        try:
+            _low, high = consumer.get_watermark_offsets(KTopicPartition(tp.topic, tp.partition), cached=True)
+        except Exception:
+            return
+        if high is None or high < 0:
+            return
+        self._lag_hook(route.remote, tp.partition, max(high - newest_offset - 1, 0),
+                       newest_ts if newest_ts >= 0 else None)
 
     def _on_offset_sync_sent(self, sync: OffsetSync) -> None:
         hook = getattr(self.metrics, "offset_syncs_sent", None)
@@ -457,7 +552,8 @@ class MirrorSourceTask(SourceTask):
             key = (record.topic, partition)
             acc = self._foreign_acks.get(key)
             if acc is None:
-                acc = self._foreign_acks[key] = _Partition(TopicPartition(record.topic, partition), {}, record.topic)
+                acc = self._foreign_acks[key] = _Partition(self, TopicPartition(record.topic, partition), {},
+                                                           record.topic)
             ts = record.timestamp
             latency = (time.time() * 1000 - ts) if ts is not None else 0.0
             if not acc.acked:
@@ -490,6 +586,16 @@ class MirrorSourceTask(SourceTask):
     @property
     def offset_sync_producer(self) -> OffsetSyncProducer | None:
         return self._offset_syncs
+
+
+def _oldest(run: CopyRun) -> int:
+    """The older of a run's first and last timestamps (-1 when it has none)."""
+    first, last = run.first_timestamp, run.last_timestamp
+    if first < 0:
+        return last
+    if last < 0:
+        return first
+    return first if first <= last else last
 
 
 def replication_consumer_config(java_props: dict[str, Any], label: str) -> dict[str, Any]:

@@ -36,7 +36,7 @@ from connect_core.runtime.connector_config import (
 )
 from connect_core.runtime.status import ConnectorStatusListener, TaskStatusListener
 from connect_core.runtime.tolerance import RetryWithToleranceOperator
-from connect_core.runtime.worker_config import WorkerConfig, admin_props, producer_props
+from connect_core.runtime.worker_config import WorkerConfig, admin_props, keeps_partition_order, producer_props
 from connect_core.runtime.worker_connector import HerderHooks, StateCallback, WorkerConnector
 from connect_core.runtime.worker_source_task import ProducerLike, TaskMetrics, WorkerSourceTask
 from connect_core.storage.api import OffsetBackingStore, StatusBackingStore
@@ -305,9 +305,8 @@ class Worker:
             log_errors=conf.errors_log_enable,
             log_messages=conf.errors_log_include_messages,
         )
-        producer = self._producer_factory(
-            producer_props(self.config.raw(), conn_props, self.policy, f"connector-producer-{task_id}")
-        )
+        java_producer = producer_props(self.config.raw(), conn_props, self.policy, f"connector-producer-{task_id}")
+        producer = self._producer_factory(java_producer)
         groups = conf.topic_creation_groups()
         creator = self._topic_creator(task_id, conn_props, groups) if groups else None
         reader = OffsetStorageReaderImpl(self.offset_store, task_id.connector)
@@ -334,6 +333,7 @@ class Worker:
             status_store=self.status_store,
             topic_tracking=self.config.topic_tracking_enable,
             metrics=metrics,
+            ordered_delivery=keeps_partition_order(java_producer),
         )
 
     def _converter(self, conn_props: Mapping[str, str], key: str, is_key: bool | None) -> Any:

@@ -246,13 +246,14 @@ class StandaloneConfig(WorkerConfig):
 
 # --------------------------------------------------------------------------- client configs
 
-#: Producer settings for source tasks: Connect's at-least-once defaults (acks=all, retry "forever")
-#: with librdkafka's idempotence (keeps order across retries with 5 in flight) and batching tuned for
-#: throughput; the local queue is capped so memory stays bounded (produce() raises BufferError and
-#: the task loop polls until space frees up).
+#: Producer settings for source tasks: Connect's own (``Worker.baseProducerConfigs``: acks=all, retry
+#: "forever", no idempotence, one request in flight so retries cannot reorder a partition) with
+#: batching tuned for throughput; the local queue is capped so memory stays bounded (produce()
+#: raises BufferError and the task loop polls until space frees up).
 SOURCE_PRODUCER_DEFAULTS: dict[str, str] = {
     "acks": "all",
-    "enable.idempotence": "true",
+    "enable.idempotence": "false",
+    "max.in.flight.requests.per.connection": "1",
     "delivery.timeout.ms": "2147483647",
     "linger.ms": "10",
     "batch.size": "1000000",
@@ -260,6 +261,17 @@ SOURCE_PRODUCER_DEFAULTS: dict[str, str] = {
     "queue.buffering.max.kbytes": "16384",
     "queue.buffering.max.messages": "100000",
 }
+
+
+def keeps_partition_order(producer_props: Mapping[str, Any]) -> bool:
+    """Whether a producer with these (Java-style) settings writes each partition in produce order
+    even across retries: idempotence on, or at most one request in flight."""
+    if str(producer_props.get("enable.idempotence", "false")).strip().lower() == "true":
+        return True
+    try:
+        return int(str(producer_props.get("max.in.flight.requests.per.connection", "5")).strip()) <= 1
+    except ValueError:
+        return False
 
 
 def _worker_shared(worker: Mapping[str, Any]) -> dict[str, Any]:

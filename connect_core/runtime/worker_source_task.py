@@ -43,6 +43,7 @@ from typing import Any, Protocol
 from confluent_kafka import KafkaError, KafkaException, Producer
 
 from connect_core.api.errors import ConnectError, RetriableError
+from connect_core.api.message_copy import MessageCopyTask
 from connect_core.api.records import RecordMetadata, SourceRecord
 from connect_core.api.schema import SchemaType
 from connect_core.api.task import OffsetStorageReader, SourceTask
@@ -50,6 +51,7 @@ from connect_core.converters.byte_array import ByteArrayConverter
 from connect_core.herder.api import ConnectorTaskId, TargetState
 from connect_core.kafka.errors import from_kafka_error
 from connect_core.runtime.connector_config import TopicCreationGroup, topic_creation_group_for
+from connect_core.runtime.message_copy_loop import MessageCopier
 from connect_core.runtime.status import TaskStatusListener
 from connect_core.runtime.submitted_records import (
     CommittableOffsets,
@@ -251,7 +253,10 @@ class WorkerSourceTask:
         metrics: TaskMetrics | None = None,
         on_exit: Callable[[WorkerSourceTask], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        ordered_delivery: bool = False,
     ) -> None:
+        """``ordered_delivery``: the producer keeps each partition in order (idempotent, or one
+        request in flight), which the message-copy loop relies on."""
         self.id = task_id
         self.task = task
         self.task_props = task_props
@@ -285,6 +290,7 @@ class WorkerSourceTask:
         self._acks_seen = 0  # submitted._acked_total at the last metrics report
         self._non_delivery_acks = 0  # acks since then that were no successful delivery
         self._failed_sends = 0
+        self._copied_acks_seen = 0  # MessageCopier.records_acked at the last metrics report
         self._skipped = 0
         self._flush_future: Future[None] | None = None
         self._flush_started = 0.0
@@ -299,8 +305,16 @@ class WorkerSourceTask:
                            and self._header_passthrough)
         # confluent_kafka.Producer.produce(topic, value, key, partition, callback, on_delivery,
         # timestamp, headers): all positional parses ~250 ns faster per record than keywords.
-        # Other producers (test doubles) get the documented keywords.
-        self._positional_produce = isinstance(producer, Producer)
+        # Other producers (test doubles) get the documented keywords unless they declare
+        # ``positional_produce = True``.
+        self._positional_produce = isinstance(producer, Producer) or getattr(producer, "positional_produce", False)
+        # Tasks that copy consumed messages as they are skip SourceRecords entirely when nothing
+        # in the pipeline could change a record (see connect_core.api.message_copy).
+        self._copier: MessageCopier | None = None
+        if (self._fast_path and ordered_delivery and self._positional_produce
+                and isinstance(task, MessageCopyTask)):
+            self._copier = MessageCopier(self, task)
+        self._to_copy: list[Any] | None = None
 
         self._lock = threading.Lock()
         self._state = _TaskState.INIT
@@ -492,17 +506,16 @@ class WorkerSourceTask:
                 self._report("on_task_resume")
                 continue
             started = self._clock()
-            if self._to_send is None:
+            if self._to_send is None and self._to_copy is None:
                 producer.poll(0)
                 self._after_callbacks()
                 try:
-                    batch = self.task.poll()
+                    batch = self._poll_task()
                 except RetriableError as e:
                     log.warning("Task %s failed to poll records (will retry): %s", self.id, e)
                     batch = None
                 if not batch:
                     continue
-                self._to_send = batch
                 polled = len(batch)
             else:
                 polled = 0
@@ -512,17 +525,34 @@ class WorkerSourceTask:
             if not complete:
                 self._stop_event.wait(SEND_FAILED_BACKOFF_S)
 
+    def _poll_task(self) -> list[Any] | None:
+        """The task's next batch, kept as what is to be sent (messages to copy, or SourceRecords)."""
+        if self._copier is not None:
+            messages = self._copier.task.poll_messages()
+            if messages:
+                self._to_copy = messages
+            return messages
+        batch = self.task.poll()
+        if batch:
+            self._to_send = batch
+        return batch
+
     def _after_callbacks(self) -> None:
         submitted = self.submitted
-        if submitted._submitted_total - self._pruned_at >= _PRUNE_EVERY:
+        copier = self._copier
+        submitted_records = submitted._submitted_total + (copier.records_submitted if copier is not None else 0)
+        if submitted_records - self._pruned_at >= _PRUNE_EVERY:
             # Move acknowledged prefixes out of SubmittedRecords now rather than at the next offset
             # commit (every 60 s by default): memory stays bounded by the records in flight.
-            self._pruned_at = submitted._submitted_total
+            self._pruned_at = submitted_records
             self._update_committable()
-        if submitted._acked_total != self._acks_seen or self._failed_sends:
+        copied = copier.records_acked - self._copied_acks_seen if copier is not None else 0
+        if submitted._acked_total != self._acks_seen or self._failed_sends or copied:
             acks = submitted._acked_total
-            # Acks that were no delivery (filtered, skipped) are not successful sends.
-            acked = acks - self._acks_seen - self._non_delivery_acks
+            # Acks that were no delivery (filtered, skipped, a copied run's handle) are not
+            # successful sends; the records of copied runs are counted by the copier.
+            acked = acks - self._acks_seen - self._non_delivery_acks + copied
+            self._copied_acks_seen += copied
             failed = self._failed_sends
             self._acks_seen = acks
             self._non_delivery_acks = self._failed_sends = 0
@@ -538,6 +568,15 @@ class WorkerSourceTask:
         """Dispatch ``_to_send``; returns (value bytes sent, True) or (.., False) if the rest must wait."""
         if self._producer_error is not None:
             self._raise_producer_error()
+        if self._to_copy is not None:
+            assert self._copier is not None
+            messages, self._to_copy = self._to_copy, None
+            nbytes, records = self._copier.send(messages)
+            if records is None:
+                return nbytes, True
+            self._to_send = records
+            more, complete = self._send_records()
+            return nbytes + more, complete
         if self._fast_path:
             nbytes, rest = self._send_passthrough()
             if rest is None:

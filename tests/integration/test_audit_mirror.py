@@ -32,8 +32,24 @@ REFRESH_S = 3
 SLACK_S = 7
 
 
+#: A transformation that never matches: records stay as they are, but the worker must take the
+#: general per-record path (SourceRecords, converters, commit_record) instead of copying messages.
+NO_OP_TRANSFORM = {
+    "transforms": "never", "transforms.never.type": "org.apache.kafka.connect.transforms.Filter",
+    "transforms.never.predicate": "none",
+    "predicates": "none", "predicates.none.type": "org.apache.kafka.connect.transforms.predicates.TopicNameMatches",
+    "predicates.none.pattern": "no-topic-is-named-like-this",
+}  # fmt: skip
+
+
+def copies_messages(herder: StandaloneHerder) -> set[bool]:
+    """Per running source task: whether the worker copies its consumed messages without SourceRecords."""
+    return {task._copier is not None for task in herder.worker._tasks.values()}
+
+
 @contextmanager
-def source_flow(a: KafkaCluster, b: KafkaCluster, offsets: Path) -> Iterator[StandaloneHerder]:
+def source_flow(a: KafkaCluster, b: KafkaCluster, offsets: Path,
+                extra: dict[str, str] | None = None) -> Iterator[StandaloneHerder]:  # fmt: skip
     herder = build_standalone_herder({
         "bootstrap.servers": b.bootstrap_servers, "key.converter": BYTES, "value.converter": BYTES,
         "header.converter": BYTES, "offset.flush.interval.ms": "300",
@@ -49,7 +65,7 @@ def source_flow(a: KafkaCluster, b: KafkaCluster, offsets: Path) -> Iterator[Sta
             "target.cluster.bootstrap.servers": b.bootstrap_servers,
             "tasks.max": "2", "replication.factor": "1", "offset-syncs.topic.replication.factor": "1",
             "refresh.topics.interval.seconds": str(REFRESH_S),
-            "sync.topic.configs.interval.seconds": str(REFRESH_S),
+            "sync.topic.configs.interval.seconds": str(REFRESH_S), **(extra or {}),
         }, True)  # fmt: skip
         yield herder
     finally:
@@ -83,21 +99,24 @@ def identical(a: KafkaCluster, b: KafkaCluster, topic: str) -> bool:
     return per_partition(b, remote) == per_partition(a, topic)
 
 
+@pytest.mark.parametrize("path", ["message-copy", "records"])
 def test_batched_backlog_live_and_restart_identical_per_partition(
-    two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: NameFn, tmp_path: Path,
+    two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: NameFn, tmp_path: Path, path: str,
 ) -> None:
     a, b = two_clusters
+    extra = NO_OP_TRANSFORM if path == "records" else None
     topic = a.create_topic(unique_name("batched"), partitions=3)
     batched(a, topic, "backlog", 600, 1_600_000_000_000)
     offsets = tmp_path / "offsets.json"
-    with source_flow(a, b, offsets) as herder:
+    with source_flow(a, b, offsets, extra) as herder:
         # exact equality, duplicates included: a fresh flow must not replay anything either
         wait_for(lambda: identical(a, b, topic), 30, 0.5, "backlog not identical on the target")
         assert herder.connector_status("MirrorSourceConnector").connector.state is State.RUNNING
+        assert copies_messages(herder) == {path == "message-copy"}
         batched(a, topic, "live", 300, 1_650_000_000_000)
         wait_for(lambda: identical(a, b, topic), 30, 0.5, "live data not identical on the target")
     batched(a, topic, "offline", 150, 1_670_000_000_000)
-    with source_flow(a, b, offsets):
+    with source_flow(a, b, offsets, extra):
         wait_for(lambda: identical(a, b, topic), 30, 0.5, "data written while stopped not identical")
     assert b.partitions_for(f"A.{topic}") == [0, 1, 2]
 

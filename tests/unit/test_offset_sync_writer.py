@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import random
 import threading
 
 import pytest
 
 from mirror.formats import OffsetSync, TopicPartition
 from mirror.offset_sync_store import OffsetSyncStore
-from mirror.offset_sync_writer import MAX_OUTSTANDING_OFFSET_SYNCS, OffsetSyncQueue, PartitionState
+from mirror.offset_sync_writer import (
+    MAX_OUTSTANDING_OFFSET_SYNCS,
+    OffsetSyncQueue,
+    PartitionState,
+    contiguous_sync_points,
+)
 
 TP = TopicPartition("topic", 0)
 
@@ -244,3 +250,60 @@ def test_concurrent_acks_and_sends_account_exactly() -> None:
     # the newest sync of every partition was sent last for that partition
     last = {s.topic_partition: s for s in sent}
     assert all(last[tp].upstream_offset == 199 for tp in tps)
+
+
+# -- runs: the per-run rule must flag exactly what the per-record rule flags ------------------------
+
+
+def _state(lag: int, prev_up: int, prev_down: int, last_sync: int) -> PartitionState:
+    state = PartitionState(lag)
+    state.previous_upstream_offset = prev_up
+    state.previous_downstream_offset = prev_down
+    state.last_sync_downstream_offset = last_sync
+    return state
+
+
+def _per_record(state: PartitionState, up: int, down: int, count: int) -> list[tuple[int, int]]:
+    return [(up + i, down + i) for i in range(count) if state.should_emit(up + i, down + i)]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_contiguous_run_matches_the_per_record_rule(seed: int) -> None:
+    rng = random.Random(seed)
+    for _ in range(250):
+        lag = rng.choice([-1, 0, 1, 2, 5, 100, rng.randint(0, 3000)])
+        fresh = rng.random() < 0.2
+        prev_down = -1 if fresh else rng.randint(0, 5000)
+        last_sync = -1 if fresh else rng.randint(max(0, prev_down - 3000), prev_down)
+        prev_up = -1 if fresh else rng.randint(0, 5000)
+        up = prev_up + 1 if rng.random() < 0.7 else rng.randint(0, 6000)
+        down = prev_down + 1 if rng.random() < 0.7 else rng.randint(0, 6000)
+        count = rng.choice([1, 2, 3, rng.randint(1, 2500)])
+        by_run, by_record = _state(lag, prev_up, prev_down, last_sync), _state(lag, prev_up, prev_down, last_sync)
+        assert contiguous_sync_points(by_run, up, down, count) == _per_record(by_record, up, down, count)
+        assert by_run == by_record
+
+
+def test_contiguous_run_of_1000_with_default_lag_flags_every_101st() -> None:
+    state = PartitionState(100)
+    points = contiguous_sync_points(state, 500, 0, 1000)
+    assert points[:3] == [(500, 0), (601, 101), (702, 202)]
+    assert len(points) == 10
+    assert (state.previous_upstream_offset, state.previous_downstream_offset) == (1499, 999)
+
+
+def test_empty_run_changes_nothing() -> None:
+    state = _state(10, 4, 7, 3)
+    assert contiguous_sync_points(state, 5, 8, 0) == []
+    assert state == _state(10, 4, 7, 3)
+
+
+def test_make_pending_and_mark_delayed() -> None:
+    queue = OffsetSyncQueue(100)
+    state = queue.state_for(TP)
+    state.should_emit(0, 0)
+    queue.mark_delayed(TP, state)
+    assert queue.delayed() == {TP: OffsetSync(TP, 0, 0)}
+    queue.make_pending(TP, 5, 9)
+    assert queue.delayed() == {}
+    assert queue.pending() == {TP: OffsetSync(TP, 5, 9)}
