@@ -361,8 +361,13 @@ class MirrorSourceTask(SourceTask):
             oldest = _oldest(run)
             self.metrics.polled(route.remote, route.partition, run.count, run.value_bytes,
                                 now_ms - oldest if 0 <= oldest <= now_ms else 0.0)
-        if self._lag_hook is not None:
-            self._report_partition_lag(route, run.last_upstream, run.last_timestamp)
+        # The consumer is read outside poll here: hold its lock so a concurrent stop() cannot close it
+        # underneath (skip the report rather than wait if stop() holds it).
+        if self._lag_hook is not None and self._consumer_lock.acquire(blocking=False):
+            try:
+                self._report_partition_lag(route, run.last_upstream, run.last_timestamp)
+            finally:
+                self._consumer_lock.release()
 
     def _run_acknowledged(self, route: _Partition, run: CopyRun) -> None:
         """Per run fully acknowledged: the ack metrics and the offset syncs Kafka's per-record rule gives."""

@@ -7,6 +7,7 @@ them together and sets up logging.
 from __future__ import annotations
 
 import logging
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -153,9 +154,23 @@ def connect_distributed(
     run_distributed(worker_config)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    """The ``mm2`` console script: typer's parsing, but a usage mistake is one line, not a box."""
     excepthook_to_stderr()
-    app()
+    try:
+        result = app(args=argv, prog_name="mm2", standalone_mode=False)
+    except typer.Abort:
+        print("mm2: aborted", file=sys.stderr)
+        sys.exit(1)
+    except typer.TyperException as e:  # usage errors: missing argument, unknown option or command...
+        format_message = getattr(e, "format_message", None)
+        if format_message is None:
+            raise
+        ctx = getattr(e, "ctx", None)
+        command = ctx.command_path if ctx is not None else "mm2"
+        print(f"{command}: {format_message()} (see '{command} --help')", file=sys.stderr)
+        sys.exit(e.exit_code)
+    sys.exit(result if isinstance(result, int) else 0)
 
 
 if __name__ == "__main__":

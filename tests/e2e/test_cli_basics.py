@@ -73,3 +73,12 @@ def test_missing_clusters_key_named(tmp_path: Path) -> None:
     cfg.write_text("A.bootstrap.servers = localhost:1\n")
     line = one_line_error(mm2("run", str(cfg)))
     assert "clusters" in line
+
+
+def test_usage_mistakes_print_one_line_naming_the_problem() -> None:
+    missing = mm2("run")
+    assert missing.returncode == 2
+    assert one_line_error(missing) == "mm2 run: Missing argument 'config'. (see 'mm2 run --help')"
+    assert "--bogus" in one_line_error(mm2("run", "--bogus", "x.properties"))
+    assert "'nonsense'" in one_line_error(mm2("nonsense"))
+    assert "'worker_config'" in one_line_error(mm2("connect", "standalone"))
