@@ -57,7 +57,7 @@ def demo_properties(a: str, b: str) -> dict[str, str]:
         "config.storage.replication.factor": "1",
         "offset.storage.partitions": "5",
         "status.storage.partitions": "1",
-        "B.session.timeout.ms": "6000",
+        "B.session.timeout.ms": "3000",
         "B.heartbeat.interval.ms": "1000",
         "offset.lag.max": "5",
     }
