@@ -171,9 +171,9 @@ class KafkaConfigBackingStore:
         records: list[tuple[str, bytes | None]] = [
             (formats.task_key(connector, i), formats.encode_task_config(cfg)) for i, cfg in enumerate(configs)
         ]
+        # Every task record is acknowledged before the commit is sent (Java reads to the end here for
+        # the same guarantee; the read after the commit brings our own state up to date).
         self._send_all(records, deadline, "writing task configurations")
-        if configs:
-            self._read_to_end(deadline, "writing task configurations")
         self._send_all(
             [(formats.commit_key(connector), formats.encode_task_commit(len(configs)))],
             deadline,
