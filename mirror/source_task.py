@@ -100,18 +100,16 @@ class _Partition:
     per-run callbacks).
     """
 
-    __slots__ = ("acked", "max_latency", "newest", "oldest", "partition", "partition_map", "polled", "polled_bytes",
-                 "remote", "source_partition", "sync_state", "task", "topic", "tp")
+    __slots__ = ("acked", "max_latency", "newest", "oldest", "partition", "polled", "polled_bytes",
+                 "source_partition", "sync_state", "task", "topic", "tp")
 
-    def __init__(self, task: MirrorSourceTask, tp: TopicPartition, partition_map: dict[str, Any],
-                 remote: str) -> None:
+    def __init__(self, task: MirrorSourceTask, tp: TopicPartition, source_partition: dict[str, Any],
+                 topic: str) -> None:
         self.task = task
         self.tp = tp
-        self.partition_map = partition_map  # the SourceRecord.source_partition of every record
-        self.remote = remote
-        self.topic = remote
+        self.source_partition = source_partition  # the SourceRecord.source_partition of every record
+        self.topic = topic  # the remote topic
         self.partition = tp.partition
-        self.source_partition = partition_map
         self.sync_state: PartitionState | None = None
         self.newest: Any = None  # newest message of the current poll (None between polls)
         self.polled = 0
@@ -283,12 +281,12 @@ class MirrorSourceTask(SourceTask):
             tp = TopicPartition(topic, partition)
             run = self._runs[key] = _Partition(self, tp, wrap_partition(tp, self._source_alias),
                                                self._remote_topic(topic))
-            self._run_of[id(run.partition_map)] = run
+            self._run_of[id(run.source_partition)] = run
         return run
 
     def _partition_map(self, topic: str, partition: int) -> dict[str, Any]:
         """The source-partition map of a topic-partition: one object per partition, reused by every record."""
-        return self._partition(topic, partition).partition_map
+        return self._partition(topic, partition).source_partition
 
     def _remote_topic(self, topic: str) -> str:
         remote = self._remote.get(topic)
@@ -359,7 +357,7 @@ class MirrorSourceTask(SourceTask):
         if self._measure:
             now_ms = time.time() * 1000
             oldest = _oldest(run)
-            self.metrics.polled(route.remote, route.partition, run.count, run.value_bytes,
+            self.metrics.polled(route.topic, route.partition, run.count, run.value_bytes,
                                 now_ms - oldest if 0 <= oldest <= now_ms else 0.0)
         # The consumer is read outside poll here: hold its lock so a concurrent stop() cannot close it
         # underneath (skip the report rather than wait if stop() holds it).
@@ -376,7 +374,7 @@ class MirrorSourceTask(SourceTask):
             return
         if self._measure and run.count > run.skipped:
             oldest = _oldest(run)
-            self.metrics.acknowledged(route.remote, route.partition, run.count - run.skipped,
+            self.metrics.acknowledged(route.topic, route.partition, run.count - run.skipped,
                                       time.time() * 1000 - oldest if oldest >= 0 else 0.0)
         syncs = self._offset_syncs
         if syncs is None or run.skipped or run.first_downstream < 0 or run.last_downstream < 0:
@@ -439,7 +437,7 @@ class MirrorSourceTask(SourceTask):
                 ts = msg.timestamp()[1]
                 if ts < 0:
                     ts = None
-                append(SourceRecord(run.partition_map, {OFFSET_KEY: msg.offset()}, run.remote, partition, msg.key(),
+                append(SourceRecord(run.source_partition, {OFFSET_KEY: msg.offset()}, run.topic, partition, msg.key(),
                                     value, msg.headers(), ts, schema, schema))
                 if lag:
                     run.newest = msg
@@ -468,7 +466,7 @@ class MirrorSourceTask(SourceTask):
         for run in seen:
             if measure:
                 oldest = run.oldest if run.oldest <= now_ms else now_ms
-                self.metrics.polled(run.remote, run.tp.partition, run.polled, run.polled_bytes, now_ms - oldest)
+                self.metrics.polled(run.topic, run.tp.partition, run.polled, run.polled_bytes, now_ms - oldest)
                 run.polled = run.polled_bytes = 0
                 run.oldest = _NO_TIMESTAMP
         if lag:
@@ -495,7 +493,7 @@ class MirrorSourceTask(SourceTask):
             return
         if high is None or high < 0:
             return
-        self._lag_hook(route.remote, tp.partition, max(high - newest_offset - 1, 0),
+        self._lag_hook(route.topic, tp.partition, max(high - newest_offset - 1, 0),
                        newest_ts if newest_ts >= 0 else None)
 
     def _on_offset_sync_sent(self, sync: OffsetSync) -> None:
@@ -525,7 +523,7 @@ class MirrorSourceTask(SourceTask):
             return
         sp = record.source_partition
         run = self._run_of.get(id(sp))
-        if run is None or run.partition_map is not sp:
+        if run is None or run.source_partition is not sp:
             self._commit_foreign_record(record, downstream)
             return
         if self._measure:
@@ -586,7 +584,7 @@ class MirrorSourceTask(SourceTask):
             run.acked = 0
             run.max_latency = 0.0
             if count:
-                self.metrics.acknowledged(run.remote, run.tp.partition, count, latency)
+                self.metrics.acknowledged(run.topic, run.tp.partition, count, latency)
 
     @property
     def offset_sync_producer(self) -> OffsetSyncProducer | None:

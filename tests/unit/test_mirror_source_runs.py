@@ -81,7 +81,8 @@ def pairs(sink: SyncSink) -> list[tuple[int, int]]:
 def test_contiguous_runs_sync_as_kafka_does_per_record() -> None:
     task, sink = task_with_syncs(100)
     route = task.route("orders", 0)
-    assert (route.topic, route.partition, route.source_partition) == ("A.orders", 0, route.partition_map)
+    assert (route.topic, route.partition) == ("A.orders", 0)
+    assert route.source_partition == {"cluster": "A", "partition": 0, "topic": "orders"}
     task._run_acknowledged(route, Run(route, 250, 1000, 1249, 0, 249))  # type: ignore[arg-type]
     assert pairs(sink) == [(1000, 0), (1101, 101), (1202, 202)]
     task._run_acknowledged(route, Run(route, 10, 1250, 1259, 250, 259))  # type: ignore[arg-type]
