@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 from connect_core.api.connector import SourceConnector
 from connect_core.api.errors import RetriableError
 from connect_core.api.task import Task
+from connect_core.closing import close_quietly
 from connect_core.config.configdef import ConfigDef, ConfigValue
 from mirror.config import (
     CHECKPOINT_CONNECTOR_CONFIG_DEF,
@@ -93,12 +94,7 @@ class MirrorCheckpointConnector(SourceConnector):
             return
         if self._scheduler is not None:
             self._scheduler.close()
-        for closeable in (self._topic_filter, self._group_filter, self._source_admin, self._target_admin):
-            if closeable is not None:
-                try:
-                    closeable.close()
-                except Exception as e:  # closing quietly, as Kafka does
-                    log.warning("Error closing %r: %s", closeable, e)
+        close_quietly((self._topic_filter, self._group_filter, self._source_admin, self._target_admin), log)
 
     def task_class(self) -> type[Task]:
         from mirror.checkpoint_task import MirrorCheckpointTask

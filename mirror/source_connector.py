@@ -20,6 +20,7 @@ from typing import Any
 from connect_core.api.connector import ExactlyOnceSupport, SourceConnector
 from connect_core.api.errors import ConnectError
 from connect_core.api.task import Task
+from connect_core.closing import close_quietly
 from connect_core.config.configdef import ConfigDef, ConfigValue
 from mirror.config import (
     REPLICATION_SOURCE_ADMIN_ROLE,
@@ -109,12 +110,7 @@ class MirrorSourceConnector(SourceConnector):
             return
         if self._scheduler is not None:
             self._scheduler.close()
-        for closeable in (self._topic_filter, self._config_filter, self._source_admin, self._target_admin):
-            if closeable is not None:
-                try:
-                    closeable.close()
-                except Exception as e:  # closing quietly, as Kafka does
-                    log.warning("Error closing %r: %s", closeable, e)
+        close_quietly((self._topic_filter, self._config_filter, self._source_admin, self._target_admin), log)
 
     def task_class(self) -> type[Task]:
         from mirror.source_task import MirrorSourceTask

@@ -47,6 +47,7 @@ from connect_core.api.message_copy import MessageCopyTask
 from connect_core.api.records import RecordMetadata, SourceRecord
 from connect_core.api.schema import SchemaType
 from connect_core.api.task import OffsetStorageReader, SourceTask
+from connect_core.closing import close_quietly
 from connect_core.converters.byte_array import ByteArrayConverter
 from connect_core.herder.api import ConnectorTaskId, TargetState
 from connect_core.kafka.errors import from_kafka_error
@@ -981,13 +982,7 @@ class WorkerSourceTask:
         except Exception:
             pass
         self.offset_reader.close()
-        for closeable in (self.chain, self.key_converter, self.value_converter, self.header_converter):
-            close = getattr(closeable, "close", None)
-            if callable(close):
-                try:
-                    close()
-                except Exception:
-                    log.debug("Closing %r failed", closeable, exc_info=True)
+        close_quietly((self.chain, self.key_converter, self.value_converter, self.header_converter), log, logging.DEBUG)
 
     def __repr__(self) -> str:
         return f"WorkerSourceTask{{id={self.id}}}"
