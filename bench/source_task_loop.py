@@ -238,7 +238,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--transform", action="store_true", help="add an InsertHeader transform to the connector")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for the worker to finish")
     p.add_argument("--worker", action="append", default=[], metavar="KEY=VALUE",
-                   help="extra worker property (repeatable), e.g. producer.enable.idempotence=false")
+                   help="extra worker property (repeatable), e.g. producer.enable.idempotence=true")
     return p.parse_args(argv)
 
 
