@@ -14,7 +14,7 @@ a shared B would favour whichever phase ran first):
 4. (d) a naive Python consume->produce copy A->B (context: the ceiling of any per-record Python loop);
 5. (c) mirror A->B with MirrorSourceConnector (tasks.max=1) in our Worker (driven directly, as a
    one-connector standalone herder would), configured the way ``mm2`` configures it
-   (``mirror.maker_config.MirrorMakerConfig``), from the task's first poll until the target
+   (``mirror.driver.maker_config.MirrorMakerConfig``), from the task's first poll until the target
    acknowledged the last record; then the target's end offsets are checked against the source's.
    (c') is the same run timed from the first acknowledgement (start-up latency left out).
 
@@ -51,9 +51,9 @@ from bench.raw_clients import Rate
 from connect_core.api.records import SourceRecord
 from connect_core.api.task import Task
 from connect_core.embedded import EmbeddedKafkaCluster, unique_name
-from mirror.maker_config import SOURCE_CONNECTOR, MirrorMakerConfig, SourceAndTarget
-from mirror.source_connector import MirrorSourceConnector
-from mirror.source_task import MirrorSourceTask
+from mirror.connectors.source_connector import MirrorSourceConnector
+from mirror.connectors.source_task import MirrorSourceTask
+from mirror.driver.maker_config import SOURCE_CONNECTOR, MirrorMakerConfig, SourceAndTarget
 
 SOURCE, TARGET = "A", "B"
 CONNECTOR_CLASS = "bench.mirror_throughput:BenchMirrorSourceConnector"

@@ -81,11 +81,12 @@ _BUILTIN: tuple[_Entry, ...] = (
            ("predicate",)),
     _Entry(f"{_CONNECT}.file.FileStreamSourceConnector",
            "connect_core.connectors.file_stream_source:FileStreamSourceConnector", ("source",)),
-    _Entry(f"{_CONNECT}.mirror.MirrorSourceConnector", "mirror.source_connector:MirrorSourceConnector", ("source",)),
-    _Entry(f"{_CONNECT}.mirror.MirrorCheckpointConnector", "mirror.checkpoint_connector:MirrorCheckpointConnector",
-           ("source",)),
-    _Entry(f"{_CONNECT}.mirror.MirrorHeartbeatConnector", "mirror.heartbeat_connector:MirrorHeartbeatConnector",
-           ("source",)),
+    _Entry(f"{_CONNECT}.mirror.MirrorSourceConnector",
+           "mirror.connectors.source_connector:MirrorSourceConnector", ("source",)),
+    _Entry(f"{_CONNECT}.mirror.MirrorCheckpointConnector",
+           "mirror.connectors.checkpoint_connector:MirrorCheckpointConnector", ("source",)),
+    _Entry(f"{_CONNECT}.mirror.MirrorHeartbeatConnector",
+           "mirror.connectors.heartbeat_connector:MirrorHeartbeatConnector", ("source",)),
 )  # fmt: skip
 
 

@@ -540,7 +540,7 @@ def build_standalone_herder(
     wid = worker_id or default_worker_id(props)
     task_metrics: Any = None
     state_metrics: StateMetrics | None = None
-    if runtime_metrics is not None:  # StateMetrics + for_task (mirror.metrics_bindings.FlowMetrics)
+    if runtime_metrics is not None:  # StateMetrics + for_task (mirror.driver.metrics_bindings.FlowMetrics)
         state_metrics = runtime_metrics
         task_metrics = runtime_metrics.for_task
     elif metrics is not None and hasattr(metrics, "set_state"):

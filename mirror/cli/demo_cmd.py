@@ -14,7 +14,7 @@ from mirror.cli.errors import StartupError
 
 def demo(duration: float | None) -> None:
     from connect_core.embedded import BrokerStartError
-    from mirror.demo import run_demo
+    from mirror.driver.demo import run_demo
 
     if duration is not None and duration <= 0:
         raise StartupError("--duration must be a positive number of seconds")

@@ -29,15 +29,15 @@ from connect_core.config.properties import load_properties
 from connect_core.config.providers import resolve_config_providers
 from connect_core.kafka.clients import admin_config, client_props, create_admin
 from mirror.cli.errors import StartupError
-from mirror.driver import make_config
-from mirror.maker_config import (
+from mirror.driver.driver import make_config
+from mirror.driver.maker_config import (
     CHECKPOINT_CONNECTOR,
     HEARTBEAT_CONNECTOR,
     SOURCE_CONNECTOR,
     MirrorMakerConfig,
     SourceAndTarget,
 )
-from mirror.metrics import Mm2Metrics
+from mirror.driver.metrics import Mm2Metrics
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +58,7 @@ def load_mm2_config(path: Path, clusters: Iterable[str] | None = None) -> Mirror
 
 
 def _connector_config_class(name: str) -> Any:
-    from mirror import config as mc
+    from mirror.connectors import config as mc
 
     return {
         SOURCE_CONNECTOR: mc.MirrorSourceConfig,
@@ -162,8 +162,8 @@ class _Signals:
 def run(config_path: Path, clusters: list[str] | None, metrics_port: int | None,
         herder: str | None = None) -> None:
     """The whole ``mm2 run``; returns normally after a clean stop (exit 0)."""
-    from mirror.driver import MirrorMaker
-    from mirror.herder_factory import default_factory
+    from mirror.driver.driver import MirrorMaker
+    from mirror.driver.herder_factory import default_factory
 
     config, pairs = prepare(config_path, clusters)
     metrics = Mm2Metrics()

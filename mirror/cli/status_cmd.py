@@ -1,6 +1,6 @@
 """``mm2 status MM2.properties [--json]``: per flow, connector/task states, lag per partition, checkpoints.
 
-Read-only: everything comes from the clusters (see :mod:`mirror.status`), so it works whether or
+Read-only: everything comes from the clusters (see :mod:`mirror.driver.status`), so it works whether or
 not mm2 is running and from any machine that reaches the clusters. A flow whose clusters cannot
 be read is shown with its error; the exit code is then 1 (0 when every flow was read).
 """
@@ -14,9 +14,9 @@ import typer
 
 from connect_core.config.providers import resolve_config_providers
 from mirror.cli.run_cmd import load_mm2_config
-from mirror.driver import make_config
-from mirror.status import DEFAULT_TIMEOUT_S, collect_status
-from mirror.status_report import FlowStatus, render_json, render_table
+from mirror.driver.driver import make_config
+from mirror.driver.status import DEFAULT_TIMEOUT_S, collect_status
+from mirror.driver.status_report import FlowStatus, render_json, render_table
 
 
 def gather(config_path: Path, timeout_s: float = DEFAULT_TIMEOUT_S) -> list[FlowStatus]:

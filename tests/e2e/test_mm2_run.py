@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from connect_core.embedded import KafkaCluster, free_port
-from mirror.formats import Checkpoint, Heartbeat
+from mirror.client.formats import Checkpoint, Heartbeat
 from tests.e2e.mm2_helpers import (
     Mm2Process,
     commit_group,

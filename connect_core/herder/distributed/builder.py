@@ -84,7 +84,7 @@ def build_distributed_herder(
 ) -> DistributedHerder:
     """A DistributedHerder for these worker properties (raises ConfigError listing every bad key).
 
-    ``runtime_metrics`` (mirror.metrics_bindings.RuntimeMetrics or alike) receives connector/task
+    ``runtime_metrics`` (mirror.driver.metrics_bindings.RuntimeMetrics or alike) receives connector/task
     states, per-task flush metrics (``for_task``) and rebalances; ``on_task_created`` sees every
     task instance before it starts (mm2 hands mirror tasks their metric sinks there).
     """

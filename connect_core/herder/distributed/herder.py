@@ -246,7 +246,7 @@ class DistributedHerder:
         self._sync_timeout_s = config.worker_sync_timeout_s
         self._leadership_listeners: list[Callable[[bool], None]] = []
 
-        # State gauges and rebalance timings (mirror.metrics_bindings.RuntimeMetrics); None = not measured.
+        # State gauges and rebalance timings (mirror.driver.metrics_bindings.RuntimeMetrics); None = not measured.
         self._runtime_metrics = runtime_metrics
         self._rebalancing = False
         self.status = StatusRecorder(status_store, worker_id, lambda: self._generation, metrics=runtime_metrics)

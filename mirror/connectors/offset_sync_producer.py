@@ -1,0 +1,139 @@
+"""Writes offset syncs to partition 0 of the offset-syncs topic (I/O shell of Kafka's ``OffsetSyncWriter``).
+
+The decisions - which acknowledged record needs a sync now, which only at the next commit, and the
+limit of 10 sends in flight - live in :class:`mirror.connectors.offset_sync_writer.OffsetSyncQueue`; this class
+only owns the producer. The producer is idempotent (order of syncs for a partition matters: an
+older sync arriving after a newer one would read as an upstream rewind and wipe the reader's
+history) and delivery callbacks are served by ``poll(0)`` on every send and commit.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from confluent_kafka import KafkaError, Message, Producer
+
+from connect_core.kafka.clients import create_producer, producer_config
+from mirror.client.formats import OffsetSync, TopicPartition
+from mirror.connectors.offset_sync_writer import (
+    MAX_OUTSTANDING_OFFSET_SYNCS,
+    OffsetSyncQueue,
+    PartitionState,
+    contiguous_sync_points,
+)
+
+log = logging.getLogger(__name__)
+
+_PRODUCER_DEFAULTS: dict[str, Any] = {
+    "enable.idempotence": True,
+    "acks": "all",
+    "linger.ms": 5,
+}
+
+
+class OffsetSyncProducer:
+    """Queues offset syncs per acknowledged record and sends them with at most 10 in flight.
+
+    Thread-safe: ``queue`` runs on the producer delivery path of the replication records,
+    ``commit`` on the worker's offset-flush path.
+    """
+
+    def __init__(
+        self,
+        java_props: Mapping[str, Any],
+        topic: str,
+        max_offset_lag: int,
+        producer: Producer | None = None,
+        max_in_flight: int = MAX_OUTSTANDING_OFFSET_SYNCS,
+        on_sent: Callable[[OffsetSync], None] | None = None,
+    ) -> None:
+        """``on_sent`` is called (on the thread serving delivery reports) for each delivered sync."""
+        self.topic = topic
+        self._on_sent = on_sent
+        self.syncs = OffsetSyncQueue(max_offset_lag, max_in_flight)
+        if producer is None:
+            conf = producer_config(java_props)
+            for key, value in _PRODUCER_DEFAULTS.items():
+                conf.setdefault(key, value)
+            producer = create_producer(conf)
+        self._producer = producer
+        self.sent = 0
+        self.failed = 0
+
+    def queue(self, topic_partition: TopicPartition, upstream_offset: int, downstream_offset: int) -> None:
+        """Account for one acknowledged record and send whatever is due (cheap when nothing is)."""
+        if self.syncs.on_record(topic_partition, upstream_offset, downstream_offset):
+            self.fire_pending()
+
+    def queue_run(self, topic_partition: TopicPartition, state: PartitionState, first_upstream: int,
+                  first_downstream: int, count: int) -> None:
+        """A run of acknowledged records with consecutive offsets on both sides (owner thread):
+        the same syncs as :meth:`queue` per record, each sent as it becomes due."""
+        points = contiguous_sync_points(state, first_upstream, first_downstream, count)
+        self._queue_points(topic_partition, state, points, first_upstream + count - 1)
+
+    def queue_pairs(self, topic_partition: TopicPartition, state: PartitionState,
+                    pairs: list[tuple[int, int]]) -> None:
+        """Acknowledged records' exact (upstream, downstream) offsets, in order (owner thread)."""
+        if not pairs:
+            return
+        points = [pair for pair in pairs if state.should_emit(pair[0], pair[1])]
+        self._queue_points(topic_partition, state, points, pairs[-1][0])
+
+    def _queue_points(self, topic_partition: TopicPartition, state: PartitionState,
+                      points: list[tuple[int, int]], last_upstream: int) -> None:
+        syncs = self.syncs
+        for upstream, downstream in points:
+            syncs.make_pending(topic_partition, upstream, downstream)
+            self.fire_pending()
+        if not points or points[-1][0] != last_upstream:
+            syncs.mark_delayed(topic_partition, state)
+
+    def commit(self) -> None:
+        """Offset flush: make delayed syncs pending (quiet partitions reach their end) and send."""
+        self.syncs.promote_delayed()
+        self.fire_pending()
+        self._producer.poll(0)
+
+    def fire_pending(self) -> None:
+        for sync in self.syncs.take_pending():
+            self._send(sync)
+        self._producer.poll(0)
+
+    def _send(self, sync: OffsetSync) -> None:
+        def on_delivery(err: KafkaError | None, _msg: Message) -> None:
+            self.syncs.on_send_complete()
+            if err is not None:
+                self.failed += 1
+                log.error("Failure sending offset sync %s: %s", sync, err)
+            else:
+                self.sent += 1
+                if self._on_sent is not None:
+                    self._on_sent(sync)
+
+        while True:
+            try:
+                self._producer.produce(self.topic, value=sync.record_value(), key=sync.record_key(), partition=0,
+                                       on_delivery=on_delivery)
+                return
+            except BufferError:
+                self._producer.poll(0.05)
+            except Exception as e:  # a send that cannot even be queued must release its slot
+                self.syncs.on_send_complete()
+                self.failed += 1
+                log.error("Failure sending offset sync %s: %s", sync, e)
+                return
+
+    def flush(self, timeout_s: float = 10.0) -> int:
+        """Wait for outstanding syncs; returns how many are still undelivered."""
+        return int(self._producer.flush(timeout_s))
+
+    def close(self, timeout_s: float = 10.0) -> None:
+        remaining = self.flush(timeout_s)
+        if remaining:
+            log.warning("%d offset sync(s) to %s not delivered at shutdown", remaining, self.topic)
+
+
+__all__ = ["OffsetSyncProducer"]

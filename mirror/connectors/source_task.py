@@ -1,0 +1,649 @@
+"""MirrorSourceTask: copies its assigned source partitions, record for record, to the remote topics.
+
+Behaviour (Kafka 4.x ``MirrorSourceTask``):
+
+* The consumer is ``assign()``-ed (no group membership, nothing committed to the source). Each
+  partition resumes at the stored Connect offset + 1 (the offset is the last replicated record);
+  a partition without one starts per ``auto.offset.reset`` (MM2 default ``earliest``).
+* Each record keeps its partition number, key and value bytes (tombstones stay tombstones), all
+  headers (order, duplicates, null values) and its source timestamp; the topic is named by the
+  replication policy. Source partition ``{topic, partition, cluster}``, offset ``{offset}``.
+* ``commit_record`` (after the target acknowledged) feeds the offset-sync writer; ``commit``
+  (after each offset flush) sends delayed syncs so quiet partitions reach their end.
+
+Memory is bounded whatever the backlog: librdkafka's prefetch queue is capped
+(``queued.max.messages.kbytes``, ``fetch.max.bytes``) and ``poll`` returns at most
+``max.poll.records`` records. ``fetch.wait.max.ms`` is kept at or above 100 ms.
+
+Metrics are aggregated per batch and partition and handed to a :class:`SourceMetrics` sink, never
+per record; the default sink does nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any, Protocol
+
+from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Consumer, KafkaError
+from confluent_kafka import TopicPartition as KTopicPartition
+
+from connect_core.api.errors import ConfigError, ConfigIssue
+from connect_core.api.message_copy import CopyRun
+from connect_core.api.records import RecordMetadata, SourceRecord
+from connect_core.api.schema import OPTIONAL_BYTES_SCHEMA
+from connect_core.api.task import SourceTask
+from connect_core.kafka.clients import consumer_config, create_consumer
+from connect_core.kafka.errors import from_kafka_error
+from mirror.client.formats import (
+    OFFSET_KEY,
+    PARTITION_KEY,
+    TOPIC_KEY,
+    OffsetSync,
+    TopicPartition,
+    unwrap_offset,
+    wrap_partition,
+)
+from mirror.client.policy import ReplicationPolicy
+from mirror.connectors.config import REPLICATION_CONSUMER_ROLE, MirrorSourceTaskConfig
+from mirror.connectors.offset_sync_producer import OffsetSyncProducer
+from mirror.connectors.offset_sync_writer import OffsetSyncQueue, PartitionState
+
+log = logging.getLogger(__name__)
+
+#: Prefetch defaults (a user's explicit consumer setting wins, but never beyond these caps unless set).
+PREFETCH_DEFAULTS: dict[str, Any] = {
+    "queued.max.messages.kbytes": 32768,
+    "queued.min.messages": 20000,
+    "fetch.max.bytes": 16 * 1024 * 1024,
+    "fetch.wait.max.ms": 500,
+    # librdkafka's default (1000 ms) idles the fetcher for a whole second each time the capped
+    # prefetch queue was full, i.e. every time the task is slower than the source: 3-4x throughput.
+    "fetch.queue.backoff.ms": 20,
+}
+MIN_FETCH_WAIT_MS = 100
+_METADATA_PER_TOPIC_MAX = 8
+DEFAULT_MAX_POLL_RECORDS = 1000
+#: Longest consumer wait while records are still unacknowledged (acks are served between polls).
+ACK_WAIT_POLL_S = 0.005
+
+
+class SourceMetrics(Protocol):
+    """Where the task reports per-batch, per-remote-partition measurements (times in ms)."""
+
+    def polled(self, topic: str, partition: int, records: int, value_bytes: int, max_age_ms: float) -> None:
+        """A poll returned ``records`` records of this remote partition."""
+
+    def acknowledged(self, topic: str, partition: int, records: int, max_latency_ms: float) -> None:
+        """The target acknowledged ``records`` records; latency = ack time - source timestamp."""
+
+
+class NoOpSourceMetrics:
+    """The default sink: measurements are dropped."""
+
+    def polled(self, topic: str, partition: int, records: int, value_bytes: int, max_age_ms: float) -> None:
+        return None
+
+    def acknowledged(self, topic: str, partition: int, records: int, max_latency_ms: float) -> None:
+        return None
+
+
+_NO_TIMESTAMP = float("inf")
+
+
+class _Partition:
+    """Everything the hot path needs about one assigned source partition, found once per run of messages.
+
+    It is also the partition's :class:`~connect_core.api.message_copy.CopyRoute` when the worker
+    copies messages without SourceRecords (``topic``, ``partition``, ``source_partition`` and the
+    per-run callbacks).
+    """
+
+    __slots__ = ("acked", "max_latency", "newest", "oldest", "partition", "polled", "polled_bytes",
+                 "source_partition", "sync_state", "task", "topic", "tp")
+
+    def __init__(self, task: MirrorSourceTask, tp: TopicPartition, source_partition: dict[str, Any],
+                 topic: str) -> None:
+        self.task = task
+        self.tp = tp
+        self.source_partition = source_partition  # the SourceRecord.source_partition of every record
+        self.topic = topic  # the remote topic
+        self.partition = tp.partition
+        self.sync_state: PartitionState | None = None
+        self.newest: Any = None  # newest message of the current poll (None between polls)
+        self.polled = 0
+        self.polled_bytes = 0
+        self.oldest: float = _NO_TIMESTAMP
+        self.acked = 0
+        self.max_latency = 0.0
+
+    def source_offset(self, upstream_offset: int) -> dict[str, Any]:
+        return {OFFSET_KEY: upstream_offset}
+
+    def dispatched(self, run: CopyRun) -> None:
+        self.task._run_dispatched(self, run)
+
+    def acknowledged(self, run: CopyRun) -> None:
+        self.task._run_acknowledged(self, run)
+
+
+class MirrorSourceTask(SourceTask):
+    """See the module docstring."""
+
+    def __init__(self, metrics: SourceMetrics | None = None) -> None:
+        self._measure = False  # a real metrics sink: per-record byte/age/latency bookkeeping
+        self.metrics = metrics or NoOpSourceMetrics()
+        self._consumer: Consumer | None = None
+        self._sync_queue: OffsetSyncQueue | None = None
+        self._offset_syncs = None
+        self._policy: ReplicationPolicy | None = None
+        self._source_alias = ""
+        self._poll_timeout_s = 1.0
+        self._max_records = DEFAULT_MAX_POLL_RECORDS
+        self._consumer_lock = threading.Lock()
+        self._stopping = False
+        self._remote: dict[str, str] = {}
+        self._runs: dict[tuple[str, int], _Partition] = {}
+        self._run_of: dict[int, _Partition] = {}  # id(partition map) -> its _Partition
+        self._acked_runs: list[_Partition] = []  # partitions with ack metrics not yet reported
+        self._foreign_acks: dict[tuple[str, int], _Partition] = {}
+        self._unacknowledged = 0  # records returned by poll() and not yet seen by commit_record()
+        self.assigned: list[TopicPartition] = []
+        self._lag_hook: Any = None
+
+    @property
+    def _offset_syncs(self) -> OffsetSyncProducer | None:
+        return self._sync_producer
+
+    @_offset_syncs.setter
+    def _offset_syncs(self, producer: OffsetSyncProducer | None) -> None:
+        self._sync_producer = producer
+        self._sync_queue = producer.syncs if producer is not None else None  # one hop less per record
+
+    @property
+    def metrics(self) -> SourceMetrics:
+        return self._metrics
+
+    @metrics.setter
+    def metrics(self, sink: SourceMetrics) -> None:
+        """Set before ``start`` (``FlowMetrics.attach``); the no-op sink turns all bookkeeping off."""
+        self._metrics = sink
+        self._measure = not isinstance(sink, NoOpSourceMetrics)
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    def start(self, props: dict[str, str]) -> None:
+        config = MirrorSourceTaskConfig(props)
+        self._source_alias = config.source_cluster_alias
+        self._policy = config.replication_policy()
+        self._poll_timeout_s = config.consumer_poll_timeout_s
+        self._stopping = False
+        java = config.source_consumer_config(REPLICATION_CONSUMER_ROLE)
+        self._max_records = _int_setting(java, "max.poll.records", DEFAULT_MAX_POLL_RECORDS)
+        self.assigned = config.task_topic_partitions()
+        self._lag_hook = getattr(self.metrics, "lag", None)
+        assigned_hook = getattr(self.metrics, "assigned", None)
+        if assigned_hook is not None:
+            assigned_hook([(self._remote_topic(tp.topic), tp.partition) for tp in self.assigned])
+        try:
+            if config.emit_offset_syncs_enabled:
+                self._offset_syncs = OffsetSyncProducer(config.offset_syncs_topic_producer_config(),
+                                                        config.offset_syncs_topic(), config.max_offset_lag,
+                                                        on_sent=self._on_offset_sync_sent)
+            self._consumer = create_consumer(replication_consumer_config(java, config.entity_label()))
+            self._initialize_consumer(self.assigned, str(java.get("auto.offset.reset", "earliest")).strip())
+        except BaseException:
+            self.stop()
+            raise
+        log.info("%s replicating %d topic-partitions %s->%s: %s.", config.entity_label(), len(self.assigned),
+                 self._source_alias, config.target_cluster_alias, [str(tp) for tp in self.assigned])
+
+    def _initialize_consumer(self, partitions: list[TopicPartition], auto_offset_reset: str) -> None:
+        assert self._consumer is not None
+        wrapped = [self._partition_map(tp.topic, tp.partition) for tp in partitions]
+        stored = self._stored_offsets(wrapped)
+        reset = {"earliest": OFFSET_BEGINNING, "smallest": OFFSET_BEGINNING, "beginning": OFFSET_BEGINNING,
+                 "latest": OFFSET_END, "largest": OFFSET_END, "end": OFFSET_END}.get(auto_offset_reset.lower())
+        if reset is None:
+            raise ConfigError([ConfigIssue("consumer.auto.offset.reset",
+                                           f"Invalid value {auto_offset_reset}: MirrorSourceTask needs earliest or "
+                                           "latest for partitions without a stored offset")])
+        assignment = []
+        uncommitted = 0
+        for tp, offset in zip(partitions, stored, strict=True):
+            if offset < 0:
+                uncommitted += 1
+                assignment.append(KTopicPartition(tp.topic, tp.partition, reset))
+            else:
+                assignment.append(KTopicPartition(tp.topic, tp.partition, offset + 1))
+        if uncommitted:
+            self._await_leaders({tp.topic for tp in partitions})
+        self._consumer.assign(assignment)
+        log.info("Starting with %d previously uncommitted partitions.", uncommitted)
+
+    def _await_leaders(self, topics: set[str]) -> None:
+        """Load the topics' metadata before assigning logical offsets (earliest/latest).
+
+        A logical offset needs a ListOffsets to the leader; librdkafka retries that only after
+        500 ms when the leader is not known yet, which is always the case right after the
+        consumer was created. One metadata request per topic first saves that half second per
+        start (or restart) of the task. Best effort: on failure librdkafka's own retry applies.
+        """
+        assert self._consumer is not None
+        deadline = time.monotonic() + self._poll_timeout_s
+        # A few topics: one small request each; many: one request for the whole cluster.
+        names: list[str | None] = [None]
+        if len(topics) <= _METADATA_PER_TOPIC_MAX:
+            names = [*sorted(topics)]
+        for topic in names:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return
+            try:
+                self._consumer.list_topics(topic, timeout=remaining)
+            except Exception as e:
+                log.debug("Could not load metadata of %s before assigning: %s", topic or "all topics", e)
+
+    def _stored_offsets(self, wrapped: list[dict[str, Any]]) -> list[int]:
+        context = getattr(self, "context", None)
+        if context is None or not wrapped:
+            return [-1] * len(wrapped)
+        reader = context.offset_storage_reader()
+        found = dict((_key(p), o) for p, o in reader.offsets(wrapped))
+        return [unwrap_offset(found.get(_key(p))) for p in wrapped]
+
+    def stop(self) -> None:
+        """May run on another thread while ``poll`` waits: wait for it, then close the clients."""
+        self._stopping = True
+        acquired = self._consumer_lock.acquire(timeout=self._poll_timeout_s + 30)
+        try:
+            if self._consumer is not None:
+                try:
+                    self._consumer.close()
+                except Exception as e:  # closing quietly, as Kafka does
+                    log.warning("Error closing the source consumer: %s", e)
+                self._consumer = None
+        finally:
+            if acquired:
+                self._consumer_lock.release()
+        if self._offset_syncs is not None:
+            self._offset_syncs.close()
+            self._offset_syncs = None
+        self._flush_ack_metrics()
+
+    # -- the data path ---------------------------------------------------------------------------
+
+    def _partition(self, topic: str, partition: int) -> _Partition:
+        key = (topic, partition)
+        run = self._runs.get(key)
+        if run is None:
+            tp = TopicPartition(topic, partition)
+            run = self._runs[key] = _Partition(self, tp, wrap_partition(tp, self._source_alias),
+                                               self._remote_topic(topic))
+            self._run_of[id(run.source_partition)] = run
+        return run
+
+    def _partition_map(self, topic: str, partition: int) -> dict[str, Any]:
+        """The source-partition map of a topic-partition: one object per partition, reused by every record."""
+        return self._partition(topic, partition).source_partition
+
+    def _remote_topic(self, topic: str) -> str:
+        remote = self._remote.get(topic)
+        if remote is None:
+            assert self._policy is not None
+            remote = self._remote[topic] = self._policy.format_remote_topic(self._source_alias, topic)
+        return remote
+
+    def poll(self) -> list[SourceRecord] | None:
+        if not self._consumer_lock.acquire(blocking=False):
+            return None
+        try:
+            messages = self._consume()
+            if messages is None:
+                return None
+            records = self._convert(messages)
+            if records:
+                self._unacknowledged += len(records)
+            return records
+        finally:
+            self._consumer_lock.release()
+            if self._acked_runs:
+                self._flush_ack_metrics()
+
+    def _consume(self) -> list[Any] | None:
+        """The next prefetched messages (consumer lock held)."""
+        if self._stopping or self._consumer is None:
+            return None
+        if self._acked_runs:  # acks served since the last poll: report them before blocking
+            self._flush_ack_metrics()
+        # poll() returns as soon as one record is there (consume() would wait out its timeout);
+        # then take whatever else is already prefetched, without waiting. While records handed
+        # out are not acknowledged yet, wait briefly: the worker serves delivery reports (and so
+        # commit_record and the offset syncs) only between polls.
+        timeout = self._poll_timeout_s if self._unacknowledged <= 0 else min(self._poll_timeout_s, ACK_WAIT_POLL_S)
+        first = self._consumer.poll(timeout)
+        if first is None:
+            return None
+        messages = [first]
+        if self._max_records > 1:
+            messages.extend(self._consumer.consume(num_messages=self._max_records - 1, timeout=0))
+        return messages
+
+    # -- the message-copy path (connect_core.api.message_copy): no SourceRecords, reports per run --
+
+    def poll_messages(self) -> list[Any] | None:
+        if not self._consumer_lock.acquire(blocking=False):
+            return None
+        try:
+            return self._consume()
+        finally:
+            self._consumer_lock.release()
+
+    def route(self, topic: str, partition: int) -> _Partition:
+        return self._partition(topic, partition)
+
+    def message_error(self, message: Any) -> None:
+        self._on_consume_error(message.error())
+
+    def to_source_records(self, messages: list[Any]) -> list[SourceRecord]:
+        records = self._convert(messages) or []
+        self._unacknowledged += len(records)
+        return records
+
+    def _run_dispatched(self, route: _Partition, run: CopyRun) -> None:
+        """Per run handed to the producer: the poll metrics and the lag behind the source."""
+        self._unacknowledged += run.count
+        if self._measure:
+            now_ms = time.time() * 1000
+            oldest = _oldest(run)
+            self.metrics.polled(route.topic, route.partition, run.count, run.value_bytes,
+                                now_ms - oldest if 0 <= oldest <= now_ms else 0.0)
+        # The consumer is read outside poll here: hold its lock so a concurrent stop() cannot close it
+        # underneath (skip the report rather than wait if stop() holds it).
+        if self._lag_hook is not None and self._consumer_lock.acquire(blocking=False):
+            try:
+                self._report_partition_lag(route, run.last_upstream, run.last_timestamp)
+            finally:
+                self._consumer_lock.release()
+
+    def _run_acknowledged(self, route: _Partition, run: CopyRun) -> None:
+        """Per run fully acknowledged: the ack metrics and the offset syncs Kafka's per-record rule gives."""
+        self._unacknowledged -= run.count
+        if self._stopping:
+            return
+        if self._measure and run.count > run.skipped:
+            oldest = _oldest(run)
+            self.metrics.acknowledged(route.topic, route.partition, run.count - run.skipped,
+                                      time.time() * 1000 - oldest if oldest >= 0 else 0.0)
+        syncs = self._offset_syncs
+        if syncs is None or run.skipped or run.first_downstream < 0 or run.last_downstream < 0:
+            # A skipped record leaves its neighbours' offsets unknown: no sync from this run; the
+            # next run's first record is an upstream skip, which syncs.
+            return
+        state = route.sync_state
+        if state is None:
+            state = route.sync_state = syncs.syncs.state_for(route.tp)
+        count = run.count
+        first_down = run.first_downstream
+        if run.last_downstream - first_down == count - 1:
+            upstream = run.upstream_offsets
+            if upstream is None:
+                syncs.queue_run(route.tp, state, run.first_upstream, first_down, count)
+            else:
+                syncs.queue_pairs(route.tp, state, [(u, first_down + i) for i, u in enumerate(upstream)])
+            return
+        # Something else wrote between these records downstream (or a retry duplicated some): only
+        # the first and last records' downstream offsets are known. Syncs of exact pairs are always
+        # safe; a group position inside the run translates with an older sync (re-reads more).
+        pairs = [(run.first_upstream, first_down)]
+        if count > 1:
+            pairs.append((run.last_upstream, run.last_downstream))
+        syncs.queue_pairs(route.tp, state, pairs)
+
+    def _convert(self, messages: list[Any]) -> list[SourceRecord] | None:
+        """One SourceRecord per message: the per-record hot path of replication.
+
+        librdkafka hands out messages in runs of one partition, so the partition's map, remote
+        topic and counters are looked up once per run; only the offset map (which the runtime
+        keeps per record) and the record itself are new per message. Without a metrics sink
+        nothing is measured.
+        """
+        records: list[SourceRecord] = []
+        append = records.append
+        measure = self._measure
+        lag = self._lag_hook is not None
+        seen: list[_Partition] = []
+        run: _Partition | None = None
+        last_topic = ""
+        last_partition = -1
+        schema = OPTIONAL_BYTES_SCHEMA
+        try:
+            for msg in messages:
+                err = msg.error()
+                if err is not None:
+                    self._on_consume_error(err)
+                    continue
+                topic = msg.topic()
+                partition = msg.partition()
+                if run is None or partition != last_partition or topic != last_topic:
+                    run = self._partition(topic, partition)
+                    last_topic = topic
+                    last_partition = partition
+                    if run.newest is None:
+                        seen.append(run)
+                        run.newest = msg
+                value = msg.value()
+                ts = msg.timestamp()[1]
+                if ts < 0:
+                    ts = None
+                append(SourceRecord(run.source_partition, {OFFSET_KEY: msg.offset()}, run.topic, partition, msg.key(),
+                                    value, msg.headers(), ts, schema, schema))
+                if lag:
+                    run.newest = msg
+                if measure:
+                    run.polled += 1
+                    if value is not None:
+                        run.polled_bytes += len(value)
+                    if ts is not None and ts < run.oldest:
+                        run.oldest = ts
+        except BaseException:
+            for run in seen:  # a failed batch is dropped whole: forget what it counted
+                run.newest = None
+                run.polled = run.polled_bytes = 0
+                run.oldest = _NO_TIMESTAMP
+            raise
+        if measure or lag:
+            self._report_polled(seen, measure, lag)
+        else:
+            for run in seen:
+                run.newest = None
+        return records or None
+
+    def _report_polled(self, seen: list[_Partition], measure: bool, lag: bool) -> None:
+        """Per batch and partition: the poll metrics, then the lag behind the source."""
+        now_ms = time.time() * 1000
+        for run in seen:
+            if measure:
+                oldest = run.oldest if run.oldest <= now_ms else now_ms
+                self.metrics.polled(run.topic, run.tp.partition, run.polled, run.polled_bytes, now_ms - oldest)
+                run.polled = run.polled_bytes = 0
+                run.oldest = _NO_TIMESTAMP
+        if lag:
+            self._report_lag(seen)
+        for run in seen:
+            run.newest = None
+
+    def _report_lag(self, seen: list[_Partition]) -> None:
+        """Per polled partition: records behind the source's high watermark (from the last fetch)."""
+        for run in seen:
+            msg = run.newest
+            if msg is not None:
+                self._report_partition_lag(run, msg.offset(), msg.timestamp()[1])
+
+    def _report_partition_lag(self, route: _Partition, newest_offset: int, newest_ts: int) -> None:
+        """Records of the partition behind the source's high watermark after ``newest_offset``."""
+        consumer = self._consumer
+        if consumer is None:
+            return
+        tp = route.tp
+        try:
+            _low, high = consumer.get_watermark_offsets(KTopicPartition(tp.topic, tp.partition), cached=True)
+        except Exception:
+            return
+        if high is None or high < 0:
+            return
+        self._lag_hook(route.topic, tp.partition, max(high - newest_offset - 1, 0),
+                       newest_ts if newest_ts >= 0 else None)
+
+    def _on_offset_sync_sent(self, sync: OffsetSync) -> None:
+        hook = getattr(self.metrics, "offset_syncs_sent", None)
+        if hook is not None:
+            hook(self._remote_topic(sync.topic), sync.partition, 1)
+
+    def _on_consume_error(self, err: KafkaError) -> None:
+        """Kafka's task logs client errors and carries on; only fatal ones stop it."""
+        if err.code() == KafkaError._PARTITION_EOF:
+            return
+        if err.fatal():
+            raise from_kafka_error(err, "source consumer")
+        log.warning("Failure during poll: %s", err)
+
+    def commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
+        """Per acknowledged record (task thread): ack metrics and the offset-sync decision.
+
+        Everything here runs on the task thread (delivery reports are served by the worker's
+        ``producer.poll``), as do ``poll`` and ``commit``: no locks on this path.
+        """
+        self._unacknowledged -= 1
+        if metadata is None or self._stopping:
+            return
+        downstream = metadata.offset
+        if downstream is None or downstream < 0:
+            return
+        sp = record.source_partition
+        run = self._run_of.get(id(sp))
+        if run is None or run.source_partition is not sp:
+            self._commit_foreign_record(record, downstream)
+            return
+        if self._measure:
+            ts = record.timestamp
+            latency = (time.time() * 1000 - ts) if ts is not None else 0.0
+            if not run.acked:
+                self._acked_runs.append(run)
+            run.acked += 1
+            if latency > run.max_latency:
+                run.max_latency = latency
+        syncs = self._sync_queue
+        if syncs is not None:
+            offset = record.source_offset
+            if offset is None:
+                return
+            upstream = offset[OFFSET_KEY]
+            if upstream.__class__ is not int:
+                upstream = int(upstream)
+            state = run.sync_state
+            if state is None:
+                state = run.sync_state = syncs.state_for(run.tp)
+            if syncs.on_record_owned(run.tp, state, upstream, downstream) and self._offset_syncs is not None:
+                self._offset_syncs.fire_pending()
+
+    def _commit_foreign_record(self, record: SourceRecord, downstream: int) -> None:
+        """A record this task did not poll (the general case, keyed by the record's fields)."""
+        if self._measure:
+            partition = record.kafka_partition or 0
+            key = (record.topic, partition)
+            acc = self._foreign_acks.get(key)
+            if acc is None:
+                acc = self._foreign_acks[key] = _Partition(self, TopicPartition(record.topic, partition), {},
+                                                           record.topic)
+            ts = record.timestamp
+            latency = (time.time() * 1000 - ts) if ts is not None else 0.0
+            if not acc.acked:
+                self._acked_runs.append(acc)
+            acc.acked += 1
+            if latency > acc.max_latency:
+                acc.max_latency = latency
+        syncs = self._offset_syncs
+        sp = record.source_partition
+        offset = record.source_offset
+        if syncs is None or sp is None or offset is None:
+            return
+        syncs.queue(TopicPartition(str(sp[TOPIC_KEY]), int(sp[PARTITION_KEY])), int(offset[OFFSET_KEY]), downstream)
+
+    def commit(self) -> None:
+        syncs = self._offset_syncs
+        if syncs is not None:
+            syncs.commit()
+        self._flush_ack_metrics()
+
+    def _flush_ack_metrics(self) -> None:
+        runs, self._acked_runs = self._acked_runs, []
+        for run in runs:
+            count, latency = run.acked, run.max_latency
+            run.acked = 0
+            run.max_latency = 0.0
+            if count:
+                self.metrics.acknowledged(run.topic, run.tp.partition, count, latency)
+
+    @property
+    def offset_sync_producer(self) -> OffsetSyncProducer | None:
+        return self._offset_syncs
+
+
+def _oldest(run: CopyRun) -> int:
+    """The older of a run's first and last timestamps (-1 when it has none)."""
+    first, last = run.first_timestamp, run.last_timestamp
+    if first < 0:
+        return last
+    if last < 0:
+        return first
+    return first if first <= last else last
+
+
+def replication_consumer_config(java_props: dict[str, Any], label: str) -> dict[str, Any]:
+    """librdkafka config for the replication consumer: assign-only, bounded prefetch."""
+    conf = consumer_config(java_props)
+    for key, value in PREFETCH_DEFAULTS.items():
+        conf.setdefault(key, value)
+    try:
+        wait = int(conf["fetch.wait.max.ms"])
+    except (TypeError, ValueError) as e:
+        raise ConfigError([ConfigIssue("consumer.fetch.max.wait.ms", f"Invalid value {conf['fetch.wait.max.ms']}")]) \
+            from e
+    if wait < MIN_FETCH_WAIT_MS:
+        log.warning("Raising the replication consumer's fetch wait from %d ms to %d ms", wait, MIN_FETCH_WAIT_MS)
+        conf["fetch.wait.max.ms"] = MIN_FETCH_WAIT_MS
+    # librdkafka needs a group.id even for assign(); nothing is ever committed or joined with it.
+    conf.setdefault("group.id", f"mm2-replication-{label}")
+    conf["enable.auto.commit"] = False
+    conf["enable.auto.offset.store"] = False
+    conf.pop("auto.offset.reset", None)  # positions are always explicit (see _initialize_consumer)
+    return conf
+
+
+def _int_setting(props: dict[str, Any], key: str, default: int) -> int:
+    value = props.get(key)
+    if value is None:
+        return default
+    try:
+        number = int(str(value).strip())
+    except ValueError as e:
+        raise ConfigError([ConfigIssue("consumer." + key, f"Invalid value {value}: not an integer")]) from e
+    if number < 1:
+        raise ConfigError([ConfigIssue("consumer." + key, f"Invalid value {value}: must be at least 1")])
+    return number
+
+
+def _key(partition: dict[str, Any]) -> tuple[Any, ...]:
+    return tuple(sorted((k, str(v)) for k, v in partition.items()))
+
+
+__all__ = [
+    "MIN_FETCH_WAIT_MS",
+    "PREFETCH_DEFAULTS",
+    "MirrorSourceTask",
+    "NoOpSourceMetrics",
+    "SourceMetrics",
+    "replication_consumer_config",
+]

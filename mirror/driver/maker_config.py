@@ -1,0 +1,240 @@
+"""The multi-cluster ``mm2.properties`` format, read exactly as Apache MirrorMaker reads it.
+
+Pure: takes the raw properties map and derives flows (source->target pairs), per-herder worker
+configs and per-connector configs. Key rules (MirrorMakerConfig in Kafka):
+
+* ``clusters`` lists aliases; ``{alias}.{key}`` are cluster properties;
+* ``{src}->{tgt}.enabled=true`` enables a flow; a herder exists for every pair that is enabled
+  OR emits heartbeats (``emit.heartbeats.enabled`` globally or per pair, default true);
+* worker config = target cluster properties + selected top-level prefixes + defaults
+  (``group.id={src}-mm2``, ``mm2-{configs,offsets,status}.{src}.internal``, ByteArray converters);
+* connector config = top-level keys the mirror connectors define, ``source.cluster.*``/``source.*``
+  and ``target.cluster.*``/``target.*`` from cluster properties, then ``{src}->{tgt}.*`` overrides.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from connect_core.api.errors import ConfigError, ConfigIssue
+
+CLUSTERS = "clusters"
+BYTE_ARRAY_CONVERTER = "org.apache.kafka.connect.converters.ByteArrayConverter"
+ENABLE_INTERNAL_REST = "dedicated.mode.enable.internal.rest"
+EMIT_HEARTBEATS_ENABLED = "emit.heartbeats.enabled"
+
+SOURCE_CONNECTOR = "MirrorSourceConnector"
+CHECKPOINT_CONNECTOR = "MirrorCheckpointConnector"
+HEARTBEAT_CONNECTOR = "MirrorHeartbeatConnector"
+CONNECTOR_CLASSES = {
+    SOURCE_CONNECTOR: "org.apache.kafka.connect.mirror.MirrorSourceConnector",
+    CHECKPOINT_CONNECTOR: "org.apache.kafka.connect.mirror.MirrorCheckpointConnector",
+    HEARTBEAT_CONNECTOR: "org.apache.kafka.connect.mirror.MirrorHeartbeatConnector",
+}
+
+# Worker keys accepted at top level (everything else must be set per cluster).
+_WORKER_PREFIXES = (
+    "offset.storage",
+    "config.storage",
+    "status.storage",
+    "key.converter",
+    "value.converter",
+    "header.converter",
+    "task",
+    "worker",
+    "replication.policy",
+)
+_CLIENT_ROLE = re.compile(r"^(consumer|producer|admin)")
+_FLOW_KEY = re.compile(r"^(?P<source>.+?)->(?P<target>[^.]+)\.(?P<key>.+)$")
+
+
+def is_client_security_key(key: str) -> bool:
+    """Keys Kafka copies to every client (MirrorClientConfig.CLIENT_CONFIG_DEF)."""
+    return key in ("bootstrap.servers", "security.protocol") or key.startswith(("ssl.", "sasl."))
+
+
+def _parse_bool(value: str | None) -> bool:
+    """Java Boolean.parseBoolean: only a case-insensitive "true" is true."""
+    return value is not None and value.strip().lower() == "true"
+
+
+@dataclass(frozen=True, order=True)
+class SourceAndTarget:
+    source: str
+    target: str
+
+    def __str__(self) -> str:
+        return f"{self.source}->{self.target}"
+
+
+def _default_connector_config_names() -> set[str]:
+    from mirror.connectors.config import all_connector_config_names
+
+    return set(all_connector_config_names())
+
+
+class MirrorMakerConfig:
+    """A parsed mm2.properties; construct with the raw (provider-unresolved) properties."""
+
+    def __init__(
+        self,
+        props: dict[str, str],
+        connector_config_names: Callable[[], set[str]] = _default_connector_config_names,
+    ) -> None:
+        self.raw = dict(props)
+        self._connector_config_names = connector_config_names
+        if CLUSTERS not in self.raw:
+            raise ConfigError([ConfigIssue(CLUSTERS, "missing required setting: list the cluster aliases")])
+        self.cluster_list = [c for c in re.split(r"\s*,\s*", self.raw[CLUSTERS].strip()) if c]
+        if not self.cluster_list:
+            raise ConfigError([ConfigIssue(CLUSTERS, "must name at least one cluster alias")])
+
+    # --- flows -----------------------------------------------------------------------------
+    def clusters(self) -> list[str]:
+        return list(self.cluster_list)
+
+    def enable_internal_rest(self) -> bool:
+        return _parse_bool(self.raw.get(ENABLE_INTERNAL_REST, "false"))
+
+    def flow_enabled(self, pair: SourceAndTarget) -> bool:
+        return _parse_bool(self.raw.get(f"{pair}.enabled"))
+
+    def heartbeats_enabled(self, pair: SourceAndTarget) -> bool:
+        default = self.raw.get(EMIT_HEARTBEATS_ENABLED, "true")
+        return _parse_bool(self.raw.get(f"{pair}.{EMIT_HEARTBEATS_ENABLED}", default))
+
+    def cluster_pairs(self) -> list[SourceAndTarget]:
+        """Every ordered pair that gets a herder: enabled, or emitting heartbeats."""
+        return [
+            pair
+            for s in self.cluster_list
+            for t in self.cluster_list
+            if s != t
+            for pair in [SourceAndTarget(s, t)]
+            if self.flow_enabled(pair) or self.heartbeats_enabled(pair)
+        ]
+
+    def enabled_flows(self) -> list[SourceAndTarget]:
+        return [p for p in self.cluster_pairs() if self.flow_enabled(p)]
+
+    def herder_pairs(self, only_targets: Iterable[str] | None = None) -> list[SourceAndTarget]:
+        """Pairs this node runs: those whose target is in ``--clusters`` (all when not given)."""
+        wanted = set(only_targets or self.cluster_list)
+        pairs = [p for p in self.cluster_pairs() if p.target in wanted]
+        if not pairs:
+            raise ConfigError([ConfigIssue(CLUSTERS, "no source->target replication flows")])
+        return pairs
+
+    # --- derived configs -------------------------------------------------------------------
+    def _with_prefix_stripped(self, prefix: str) -> dict[str, str]:
+        n = len(prefix)
+        return {k[n:]: v for k, v in self.raw.items() if k.startswith(prefix) and len(k) > n}
+
+    def _with_prefix(self, prefix: str) -> dict[str, str]:
+        return {k: v for k, v in self.raw.items() if k.startswith(prefix)}
+
+    def cluster_props(self, cluster: str) -> dict[str, str]:
+        """``{cluster}.*`` with the prefix stripped; client-security keys fanned out to every role."""
+        props = self._with_prefix_stripped(f"{cluster}.")
+        for key, value in list(props.items()):
+            if is_client_security_key(key):
+                for role in ("producer.", "consumer.", "admin."):
+                    props.setdefault(role + key, value)
+        for key, value in self.raw.items():
+            if is_client_security_key(key):
+                for role in ("producer.", "consumer.", "admin."):
+                    props.setdefault(role + key, value)
+                props.setdefault(key, value)
+        return props
+
+    def worker_config(self, pair: SourceAndTarget) -> dict[str, str]:
+        props = self.cluster_props(pair.target)
+        for prefix in _WORKER_PREFIXES:
+            props.update(self._with_prefix(prefix))
+        props.update(self._with_prefix("config.providers"))
+        props.setdefault("client.id", str(pair))
+        props.setdefault("group.id", f"{pair.source}-mm2")
+        props.setdefault("offset.storage.topic", f"mm2-offsets.{pair.source}.internal")
+        props.setdefault("status.storage.topic", f"mm2-status.{pair.source}.internal")
+        props.setdefault("config.storage.topic", f"mm2-configs.{pair.source}.internal")
+        for conv in ("key.converter", "value.converter", "header.converter"):
+            props.setdefault(conv, BYTE_ARRAY_CONVERTER)
+        return props
+
+    def connector_base_config(self, pair: SourceAndTarget, connector_name: str) -> dict[str, str]:
+        names = self._connector_config_names()
+        props = {k: v for k, v in self.raw.items() if k in names}
+        props.update(self._with_prefix("config.providers"))
+        props.update(self._with_prefix("replication.policy"))
+        for side, cluster in (("source", pair.source), ("target", pair.target)):
+            cprops = self.cluster_props(cluster)
+            for key, value in cprops.items():
+                if _CLIENT_ROLE.match(key):
+                    props[f"{side}.{key}"] = value
+                else:
+                    props[f"{side}.cluster.{key}"] = value
+        props.setdefault("name", connector_name)
+        props.setdefault("connector.class", CONNECTOR_CLASSES[connector_name])
+        props.setdefault("source.cluster.alias", pair.source)
+        props.setdefault("target.cluster.alias", pair.target)
+        props.update(self._with_prefix_stripped(f"{pair}."))
+        props.setdefault("enabled", "false")
+        return props
+
+    # --- validation ------------------------------------------------------------------------
+    def problems(self, only_targets: Iterable[str] | None = None) -> list[ConfigIssue]:
+        """Every mistake that must stop ``mm2 run`` before it touches a cluster."""
+        issues: list[ConfigIssue] = []
+        known = set(self.cluster_list)
+        if len(known) != len(self.cluster_list):
+            issues.append(ConfigIssue(CLUSTERS, "lists the same alias twice"))
+        for key in self.raw:
+            m = _FLOW_KEY.match(key)
+            if m is None:
+                continue
+            for role in ("source", "target"):
+                alias = m.group(role)
+                if alias not in known:
+                    listed = ", ".join(self.cluster_list)
+                    issues.append(ConfigIssue(key, f"unknown cluster alias '{alias}' (clusters = {listed})"))
+        for alias in only_targets or []:
+            if alias not in known:
+                issues.append(ConfigIssue("--clusters", f"unknown cluster alias '{alias}'"))
+        for alias in self.cluster_list:
+            if not self.cluster_props(alias).get("bootstrap.servers", "").strip():
+                message = f"cluster '{alias}' has no bootstrap servers"
+                issues.append(ConfigIssue(f"{alias}.bootstrap.servers", message))
+        issues.extend(self._identity_cycle_problems())
+        return issues
+
+    def validate(self, only_targets: Iterable[str] | None = None) -> None:
+        issues = self.problems(only_targets)
+        if issues:
+            raise ConfigError(issues)
+
+    def _identity_cycle_problems(self) -> list[ConfigIssue]:
+        """IdentityReplicationPolicy cannot detect cycles: both directions on one topic would loop."""
+        issues: list[ConfigIssue] = []
+        flows = self.enabled_flows()
+        seen: set[frozenset[str]] = set()
+        for pair in flows:
+            reverse = SourceAndTarget(pair.target, pair.source)
+            key = frozenset((pair.source, pair.target))
+            if reverse not in flows or key in seen:
+                continue
+            seen.add(key)
+            policies = {
+                self.connector_base_config(p, SOURCE_CONNECTOR).get("replication.policy.class", "")
+                for p in (pair, reverse)
+            }
+            if any(p.endswith("IdentityReplicationPolicy") for p in policies):
+                issues.append(
+                    ConfigIssue(
+                        "replication.policy.class",
+                        f"IdentityReplicationPolicy with both {pair} and {reverse} enabled would replicate "
+                        "records in a loop; enable one direction or use DefaultReplicationPolicy",
+                    )
+                )
+        return issues

@@ -1,0 +1,288 @@
+"""Collect what ``mm2 status`` shows from the clusters themselves, never from a running process.
+
+Everything a flow ``S->T`` knows is on ``T``: connector/task states in ``mm2-status.S.internal``,
+committed source offsets in ``mm2-offsets.S.internal`` (key ``["MirrorSourceConnector",
+{"cluster":S,"partition":p,"topic":t}]``, value ``{"offset":o}`` = last replicated upstream
+offset) and checkpoints in ``S.checkpoints.internal``; only the source end offsets come from
+``S``. So status works from any machine, while mm2 runs or not, and shows what Java MM2 wrote too.
+
+The folding of topic records into report rows is pure (:class:`StatusFold`, :class:`OffsetFold`,
+:class:`CheckpointFold`, :func:`partition_lags`); the thin I/O around it reads each topic once to
+its end with a read-only :class:`~connect_core.kafka.log.KafkaBasedLog`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from confluent_kafka import KafkaException, Message
+from confluent_kafka import TopicPartition as KafkaTopicPartition
+from confluent_kafka.admin import OffsetSpec
+
+from connect_core.api.errors import ConnectError, DataError
+from connect_core.herder.api import ConnectorTaskId
+from connect_core.kafka.admin import TopicAdmin
+from connect_core.kafka.clients import admin_config, create_admin
+from connect_core.kafka.log import KafkaBasedLog
+from connect_core.storage import formats as connect_formats
+from connect_core.storage.api import ConnectorStatus, TaskStatus
+from connect_core.storage.internal_topics import store_client_props
+from connect_core.storage.offset_storage import deserialize_offset_key, deserialize_offset_value
+from mirror.client.errors import RecordFormatError
+from mirror.client.formats import Checkpoint
+from mirror.driver.maker_config import CHECKPOINT_CONNECTOR, SOURCE_CONNECTOR, MirrorMakerConfig, SourceAndTarget
+from mirror.driver.status_report import ConnectorState, FlowStatus, GroupCheckpoint, PartitionLag, TaskState
+
+log = logging.getLogger(__name__)
+
+#: Per request; ``MM2_STATUS_TIMEOUT_S`` overrides (an unreachable cluster costs about this long).
+DEFAULT_TIMEOUT_S = float(os.environ.get("MM2_STATUS_TIMEOUT_S", "10"))
+
+# ------------------------------------------------------------------------------------- pure folds
+
+
+@dataclass
+class StatusFold:
+    """Last-value-wins view of a Connect status topic (tombstones delete), as every worker sees it."""
+
+    connectors: dict[str, ConnectorStatus] = field(default_factory=dict)
+    tasks: dict[str, dict[int, TaskStatus]] = field(default_factory=dict)
+
+    def apply(self, key: bytes | str | None, value: bytes | None) -> None:
+        parsed = connect_formats.decode_status_key(key)
+        if parsed is None:
+            return
+        try:
+            if parsed.kind == "connector":
+                if value is None:
+                    self.connectors.pop(parsed.connector, None)
+                else:
+                    self.connectors[parsed.connector] = connect_formats.decode_connector_status(parsed.connector, value)
+            elif parsed.kind == "task" and parsed.task is not None:
+                tasks = self.tasks.setdefault(parsed.connector, {})
+                if value is None:
+                    tasks.pop(parsed.task.task, None)
+                else:
+                    tasks[parsed.task.task] = connect_formats.decode_task_status(parsed.task, value)
+        except DataError as e:  # a record Java would also skip; never fail the report for it
+            log.debug("Skipping undecodable status record %r: %s", key, e)
+
+    def connector_states(self, names: Iterable[str] | None = None) -> list[ConnectorState]:
+        """Connectors (and their tasks) in ``names`` order, or every known connector sorted."""
+        wanted = list(names) if names is not None else sorted(set(self.connectors) | set(self.tasks))
+        out: list[ConnectorState] = []
+        for name in wanted:
+            status = self.connectors.get(name)
+            tasks = self.tasks.get(name, {})
+            if status is None and not tasks:
+                continue
+            out.append(
+                ConnectorState(
+                    name=name,
+                    state=status.state.value if status else "UNASSIGNED",
+                    worker_id=status.worker_id if status else "",
+                    tasks=[
+                        TaskState(t.id.task, t.state.value, t.worker_id, t.trace)
+                        for t in sorted(tasks.values(), key=lambda t: t.id.task)
+                    ],
+                )
+            )
+        return out
+
+    def task_ids(self, connector: str) -> list[ConnectorTaskId]:
+        return [ConnectorTaskId(connector, n) for n in sorted(self.tasks.get(connector, {}))]
+
+
+@dataclass
+class OffsetFold:
+    """Committed MirrorSourceConnector offsets of one source cluster: (topic, partition) -> offset."""
+
+    source_alias: str
+    connector: str = SOURCE_CONNECTOR
+    offsets: dict[tuple[str, int], int] = field(default_factory=dict)
+
+    def apply(self, key: bytes | None, value: bytes | None) -> None:
+        parsed = deserialize_offset_key(key)
+        if parsed is None:
+            return
+        connector, partition = parsed
+        if connector != self.connector or not isinstance(partition, dict):
+            return
+        if partition.get("cluster") != self.source_alias:
+            return
+        topic, number = partition.get("topic"), partition.get("partition")
+        if not isinstance(topic, str) or not isinstance(number, int) or isinstance(number, bool):
+            return
+        try:
+            offset_map = deserialize_offset_value(value)
+        except DataError:
+            return
+        if offset_map is None:
+            self.offsets.pop((topic, number), None)
+            return
+        offset = offset_map.get("offset")
+        if isinstance(offset, int) and not isinstance(offset, bool):
+            self.offsets[(topic, number)] = offset
+
+
+@dataclass
+class CheckpointFold:
+    """The latest checkpoint per (group, downstream topic, partition)."""
+
+    latest: dict[tuple[str, str, int], Checkpoint] = field(default_factory=dict)
+
+    def apply(self, key: bytes | None, value: bytes | None) -> None:
+        if key is None or value is None:
+            return
+        try:
+            cp = Checkpoint.decode(key, value)
+        except RecordFormatError:
+            return
+        self.latest[(cp.consumer_group_id, cp.topic_partition.topic, cp.topic_partition.partition)] = cp
+
+    def rows(self) -> list[GroupCheckpoint]:
+        return [
+            GroupCheckpoint(g, t, p, cp.upstream_offset, cp.downstream_offset)
+            for (g, t, p), cp in sorted(self.latest.items())
+        ]
+
+
+def partition_lags(
+    source_end_offsets: Mapping[tuple[str, int], int],
+    committed: Mapping[tuple[str, int], int],
+    remote_topic: Callable[[str], str],
+) -> list[PartitionLag]:
+    """One row per source partition: lag = end offset - (committed upstream offset + 1).
+
+    Partitions with a commit but no known end offset (the topic vanished from the source) are
+    still listed with end = mirrored, i.e. no lag, so the operator sees what was replicated.
+    """
+    rows: list[PartitionLag] = []
+    for tp in sorted(set(source_end_offsets) | set(committed)):
+        mirrored = committed[tp] + 1 if tp in committed else 0
+        end = source_end_offsets.get(tp, mirrored)
+        rows.append(PartitionLag(tp[0], tp[1], remote_topic(tp[0]), end, mirrored))
+    return rows
+
+
+# ------------------------------------------------------------------------------------- I/O
+
+
+def read_topic(client_props: Mapping[str, Any], topic: str, apply: Callable[[bytes | None, bytes | None], None],
+               timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+    """Feed every record of ``topic`` (all partitions, log order per partition) to ``apply``, once."""
+
+    def consume(msg: Message) -> None:
+        apply(msg.key(), msg.value())
+
+    reader = KafkaBasedLog(topic, client_props, client_props, consume, read_only=True, start_timeout_s=timeout_s)
+    try:
+        reader.start()  # reads to the end before returning
+    finally:
+        reader.stop()
+
+
+def list_end_offsets(admin_props: Mapping[str, Any], partitions: Mapping[str, int],
+                     timeout_s: float = DEFAULT_TIMEOUT_S) -> dict[tuple[str, int], int]:
+    """Latest offsets of every partition of ``partitions`` (topic -> count) in one ListOffsets call."""
+    if not partitions:
+        return {}
+    admin = create_admin(admin_config(admin_props))
+    request = {KafkaTopicPartition(t, p): OffsetSpec.latest() for t, n in partitions.items() for p in range(n)}
+    futures = admin.list_offsets(request, request_timeout=timeout_s)
+    out: dict[tuple[str, int], int] = {}
+    for tp, future in futures.items():
+        try:
+            out[(tp.topic, tp.partition)] = int(future.result(timeout=timeout_s).offset)
+        except KafkaException as e:
+            raise ConnectError(f"Cannot list end offsets of {tp.topic}-{tp.partition}: {e}") from e
+    return out
+
+
+class FlowReader:
+    """Reads one flow's state; each step's failure becomes the flow's ``error`` text, not an exception."""
+
+    def __init__(self, config: MirrorMakerConfig, pair: SourceAndTarget, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+        self.config = config
+        self.pair = pair
+        self.timeout_s = timeout_s
+        self.worker = config.worker_config(pair)
+        self.source_connector = config.connector_base_config(pair, SOURCE_CONNECTOR)
+        self.target_props = store_client_props(self.worker)
+
+    def read(self) -> FlowStatus:
+        pair = self.pair
+        flow = FlowStatus(pair.source, pair.target, enabled=self.config.flow_enabled(pair))
+        try:
+            self._read(flow)
+        except Exception as e:  # one broken flow must not hide the others
+            flow.error = _one_line(e)
+        return flow
+
+    def _read(self, flow: FlowStatus) -> None:
+        from mirror.connectors.config import MirrorSourceConfig
+
+        pair = self.pair
+        source_config = MirrorSourceConfig(self.source_connector)
+        policy = source_config.replication_policy()
+        target_admin = TopicAdmin(self.target_props, timeout_s=self.timeout_s)
+        try:
+            target_topics = target_admin.list_topics(self.timeout_s)
+        except ConnectError as e:
+            raise ConnectError(f"target cluster '{pair.target}' is unreachable: {_one_line(e)}") from e
+
+        statuses = StatusFold()
+        status_topic = str(self.worker["status.storage.topic"])
+        if status_topic in target_topics:
+            read_topic(self.target_props, status_topic, statuses.apply, self.timeout_s)
+        names = [SOURCE_CONNECTOR, CHECKPOINT_CONNECTOR, "MirrorHeartbeatConnector"]
+        extra = sorted((set(statuses.connectors) | set(statuses.tasks)) - set(names))
+        flow.connectors = statuses.connector_states(names + extra)
+
+        offsets = OffsetFold(pair.source)
+        offsets_topic = str(self.worker["offset.storage.topic"])
+        if offsets_topic in target_topics:
+            read_topic(self.target_props, offsets_topic, offsets.apply, self.timeout_s)
+
+        checkpoints = CheckpointFold()
+        checkpoints_topic = policy.checkpoints_topic(pair.source)
+        if checkpoints_topic in target_topics:
+            read_topic(self.target_props, checkpoints_topic, checkpoints.apply, self.timeout_s)
+        flow.checkpoints = checkpoints.rows()
+
+        if not flow.enabled and not offsets.offsets:
+            return  # heartbeats-only flow: no replicated partitions to report
+        source_admin_props = source_config.source_admin_config("status-source-admin")
+        source_admin = TopicAdmin(source_admin_props, timeout_s=self.timeout_s)
+        try:
+            source_topics = source_admin.list_topics(self.timeout_s)
+        except ConnectError as e:
+            raise ConnectError(f"source cluster '{pair.source}' is unreachable: {_one_line(e)}") from e
+        wanted: set[str] = {t for t, _ in offsets.offsets} & source_topics
+        if flow.enabled:
+            from mirror.client.filters import should_replicate_topic
+
+            topic_filter = source_config.topic_filter()
+            heartbeats = source_config.heartbeats_replication_enabled
+            wanted |= {t for t in source_topics
+                       if should_replicate_topic(t, topic_filter, policy, pair.target, heartbeats)}
+        counts = source_admin.partition_counts(wanted, self.timeout_s)
+        ends = list_end_offsets(source_admin_props, counts, self.timeout_s)
+        flow.partitions = partition_lags(ends, offsets.offsets,
+                                         lambda t: policy.format_remote_topic(pair.source, t))
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return " ".join(text.split())
+
+
+def collect_status(config: MirrorMakerConfig, pairs: Iterable[SourceAndTarget] | None = None,
+                   timeout_s: float = DEFAULT_TIMEOUT_S) -> list[FlowStatus]:
+    """FlowStatus for each pair (default: every herder pair of the config), in config order."""
+    chosen = list(pairs) if pairs is not None else config.cluster_pairs()
+    return [FlowReader(config, p, timeout_s).read() for p in chosen]

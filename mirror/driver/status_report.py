@@ -1,0 +1,119 @@
+"""What ``mm2 status`` shows, and how: pure data and its table/JSON renderings.
+
+Collecting the data (internal topics, end offsets) lives in :mod:`mirror.driver.status`; keeping the
+rendering pure lets it be tested without clusters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass
+class TaskState:
+    id: int
+    state: str
+    worker_id: str
+    trace: str | None = None
+
+
+@dataclass
+class ConnectorState:
+    name: str
+    state: str
+    worker_id: str
+    tasks: list[TaskState] = field(default_factory=list)
+
+
+@dataclass
+class PartitionLag:
+    topic: str
+    partition: int
+    remote_topic: str
+    source_end_offset: int
+    mirrored_offset: int  # next upstream offset to replicate (committed offset + 1), 0 if none
+
+    @property
+    def lag(self) -> int:
+        return max(self.source_end_offset - self.mirrored_offset, 0)
+
+
+@dataclass
+class GroupCheckpoint:
+    group: str
+    topic: str  # downstream (renamed) topic
+    partition: int
+    upstream_offset: int
+    downstream_offset: int
+
+
+@dataclass
+class FlowStatus:
+    source: str
+    target: str
+    enabled: bool
+    connectors: list[ConnectorState] = field(default_factory=list)
+    partitions: list[PartitionLag] = field(default_factory=list)
+    checkpoints: list[GroupCheckpoint] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def total_lag(self) -> int:
+        return sum(p.lag for p in self.partitions)
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["flow"] = f"{self.source}->{self.target}"
+        data["total_lag"] = self.total_lag
+        for p, raw in zip(self.partitions, data["partitions"], strict=True):
+            raw["lag"] = p.lag
+        return data
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    lines = [fmt.format(*headers), fmt.format(*("-" * w for w in widths))]
+    lines += [fmt.format(*r) for r in rows]
+    return ["  " + line.rstrip() for line in lines]
+
+
+def render_table(flows: list[FlowStatus]) -> str:
+    """A readable report: per flow, connectors/tasks, per-partition lag, last checkpoint per group."""
+    out: list[str] = []
+    for flow in flows:
+        title = f"{flow.source}->{flow.target}" + ("" if flow.enabled else " (heartbeats only)")
+        out.append(f"== {title}: total lag {flow.total_lag} records")
+        if flow.error:
+            out.append(f"  error: {flow.error}")
+        rows = []
+        for c in flow.connectors:
+            rows.append([c.name, "-", c.state, c.worker_id])
+            rows += [[c.name, str(t.id), t.state, t.worker_id] for t in c.tasks]
+        out += _table(["CONNECTOR", "TASK", "STATE", "WORKER"], rows) if rows else ["  no connectors yet"]
+        if flow.partitions:
+            prow = [
+                [
+                    p.topic,
+                    str(p.partition),
+                    p.remote_topic,
+                    str(p.source_end_offset),
+                    str(p.mirrored_offset),
+                    str(p.lag),
+                ]
+                for p in sorted(flow.partitions, key=lambda p: (p.topic, p.partition))
+            ]
+            out += _table(["TOPIC", "PARTITION", "REMOTE TOPIC", "SOURCE END", "MIRRORED", "LAG"], prow)
+        if flow.checkpoints:
+            crow = [
+                [c.group, c.topic, str(c.partition), str(c.upstream_offset), str(c.downstream_offset)]
+                for c in sorted(flow.checkpoints, key=lambda c: (c.group, c.topic, c.partition))
+            ]
+            out += _table(["GROUP", "TOPIC", "PARTITION", "UPSTREAM", "DOWNSTREAM"], crow)
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def render_json(flows: list[FlowStatus]) -> dict[str, Any]:
+    return {"flows": [f.to_json() for f in flows]}

@@ -1,0 +1,124 @@
+"""The one place that builds a SparkSession for mm2's batch jobs.
+
+Why it exists: every job needs the same things from Spark on a small or a big cluster - executors that
+run this interpreter (they import confluent-kafka), the project's own code shipped to executors without
+a manual copy step, quiet JVM logs, loopback binding when the master is local, and a clear one-line
+error when the master cannot be reached (Spark itself retries for a minute and then prints a stack).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import tempfile
+import zipfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import urlparse
+
+if TYPE_CHECKING:  # pyspark is the 'spark' extra: imported only when a job really runs
+    from pyspark.sql import SparkSession
+
+DEFAULT_MASTER = "local[*]"
+_PACKAGES = ("connect_core", "mirror")
+_LOG4J = Path(__file__).with_name("log4j2.properties")
+
+
+class SparkUnavailableError(RuntimeError):
+    """The Spark master cannot be reached or PySpark is missing: one line for the user."""
+
+
+def master_address(master: str) -> tuple[str, int] | None:
+    """(host, port) of a standalone master URL ``spark://host:port``; None for local masters and others."""
+    if not master.startswith("spark://"):
+        return None
+    first = master[len("spark://"):].split(",")[0]
+    parsed = urlparse(f"//{first}")
+    if not parsed.hostname or parsed.port is None:
+        raise SparkUnavailableError(f"Spark master URL {master!r} has no host:port")
+    return parsed.hostname, parsed.port
+
+
+def check_master_reachable(master: str, timeout_s: float = 5.0) -> None:
+    """Fail fast with one line when a standalone master does not accept connections."""
+    address = master_address(master)
+    if address is None:
+        return
+    try:
+        with socket.create_connection(address, timeout=timeout_s):
+            pass
+    except OSError as exc:
+        raise SparkUnavailableError(f"Spark master {master} is unreachable: {exc.strerror or exc}") from None
+
+
+def package_zip(directory: Path) -> Path:
+    """Zip of ``connect_core`` and ``mirror`` as imported here, for ``addPyFile`` (executors on other hosts)."""
+    target = directory / "mm2-code.zip"
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name in _PACKAGES:
+            package_dir = Path(__import__(name).__file__ or "").parent
+            for path in sorted(package_dir.rglob("*")):
+                if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
+                    archive.write(path, Path(name) / path.relative_to(package_dir))
+    return target
+
+
+def _local_master(master: str) -> bool:
+    return master.startswith("local")
+
+
+def session_conf(app_name: str, master: str, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Spark settings every mm2 job runs with; ``extra`` (from the user) wins."""
+    java_opts = f"-Dlog4j2.configurationFile={_LOG4J.as_uri()}"
+    conf = {
+        "spark.app.name": app_name,
+        "spark.master": master,
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.pyspark.python": sys.executable,
+        "spark.pyspark.driver.python": sys.executable,
+        "spark.python.worker.reuse": "true",
+        "spark.driver.extraJavaOptions": java_opts,
+        "spark.executor.extraJavaOptions": java_opts,
+        # A partition is one work unit; failed ones are retried by Spark (attempt number in the task context).
+        "spark.task.maxFailures": "4",
+        "spark.sql.shuffle.partitions": "8",
+    }
+    address = master_address(master)
+    if _local_master(master) or (address is not None and address[0] in ("127.0.0.1", "localhost")):
+        conf["spark.driver.host"] = "127.0.0.1"
+        conf["spark.driver.bindAddress"] = "127.0.0.1"
+    conf.update(extra or {})
+    return conf
+
+
+@contextmanager
+def spark_session(
+    app_name: str, master: str | None = None, extra_conf: Mapping[str, str] | None = None
+) -> Iterator[SparkSession]:
+    """A SparkSession for one job, stopped on exit; executors get this interpreter and the project's code."""
+    master = master or DEFAULT_MASTER
+    check_master_reachable(master)
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        raise SparkUnavailableError("PySpark is not installed: pip install 'mm2[spark]'") from None
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    builder = SparkSession.builder
+    for key, value in session_conf(app_name, master, extra_conf).items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    try:
+        session.sparkContext.setLogLevel("ERROR")
+        if not _local_master(master):
+            with tempfile.TemporaryDirectory(prefix="mm2-spark-") as tmp:
+                session.sparkContext.addPyFile(str(package_zip(Path(tmp))))
+                yield session
+        else:
+            yield session
+    finally:
+        session.stop()

@@ -1,0 +1,150 @@
+"""The HTTP shell: listener parsing, binding, advertised URL, real requests over a socket."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from connect_core.api.errors import ConfigError, ConnectError
+from connect_core.rest.resources import RestApp
+from connect_core.rest.server import Listener, RestServer, RestServerConfig
+from tests.unit.connect_core.rest.fake_herder import FakeHerder
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("http://:8083", Listener("http", "", 8083)),
+        ("HTTP://localhost:0", Listener("http", "localhost", 0)),
+        ("http://[::1]:9000", Listener("http", "::1", 9000)),
+        ("http://10.0.0.1:80", Listener("http", "10.0.0.1", 80)),
+    ],
+)
+def test_listener_parse(text: str, expected: Listener) -> None:
+    assert Listener.parse(text) == expected
+
+
+@pytest.mark.parametrize("text", ["localhost:8083", "http://host", "ftp://:21", "https://:8443", "http://:99999"])
+def test_listener_parse_rejects(text: str) -> None:
+    with pytest.raises(ConfigError) as e:
+        Listener.parse(text)
+    assert e.value.issues[0].key == "listeners"
+
+
+def test_config_defaults_and_advertised_keys() -> None:
+    cfg = RestServerConfig.from_props({})
+    assert cfg.listeners == (Listener("http", "", 8083),)
+    cfg = RestServerConfig.from_props({"listeners": "http://127.0.0.1:0, http://127.0.0.1:0",
+                                       "rest.advertised.host.name": "me", "rest.advertised.port": "1234"})
+    assert len(cfg.listeners) == 2 and (cfg.advertised_host, cfg.advertised_port) == ("me", 1234)
+    with pytest.raises(ConfigError):
+        RestServerConfig.from_props({"rest.advertised.port": "x"})
+
+
+@pytest.fixture
+def server() -> Iterator[RestServer]:
+    srv = RestServer.from_props({"listeners": "http://127.0.0.1:0"})
+    srv.start()
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+def request(port: int, method: str, path: str, body: Any = None,
+            headers: dict[str, str] | None = None) -> tuple[int, Any, dict[str, str]]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
+        conn.request(method, path, body=data, headers=headers or {"Content-Type": "application/json"})
+        resp = conn.getresponse()
+        raw = resp.read()
+        return resp.status, (json.loads(raw) if raw else None), dict(resp.getheaders())
+    finally:
+        conn.close()
+
+
+def test_ephemeral_port_and_advertised_url(server: RestServer) -> None:
+    port = server.bound_port()
+    assert port > 0
+    assert server.advertised_url() == f"http://127.0.0.1:{port}/"
+    assert server.worker_id() == f"127.0.0.1:{port}"
+
+
+def test_advertised_overrides() -> None:
+    srv = RestServer.from_props({"listeners": "http://127.0.0.1:0", "rest.advertised.host.name": "public.example",
+                                 "rest.advertised.port": "443"})
+    srv.start()
+    try:
+        assert srv.advertised_url() == "http://public.example:443/"
+    finally:
+        srv.stop()
+
+
+def test_503_until_attached_then_serves(server: RestServer) -> None:
+    port = server.bound_port()
+    status, body, _ = request(port, "GET", "/connectors")
+    assert (status, body) == (503, {"error_code": 503, "message": "Worker is still starting up."})
+    server.attach(RestApp.for_herder(FakeHerder()))
+    assert request(port, "GET", "/connectors")[:2] == (200, [])
+
+
+def test_full_round_trip_over_http(server: RestServer) -> None:
+    herder = FakeHerder()
+    server.attach(RestApp.for_herder(herder))
+    port = server.bound_port()
+    status, body, headers = request(port, "POST", "/connectors",
+                                    {"name": "c1", "config": {"connector.class": "FileStreamSource"}})
+    assert status == 201 and body["name"] == "c1"
+    assert headers["Location"] == f"http://127.0.0.1:{port}/connectors/c1"
+    assert headers["Content-Type"] == "application/json"
+    status, body, headers = request(port, "PUT", "/connectors/c1/pause")
+    assert (status, body, headers["Content-Length"]) == (202, None, "0")
+    status, body, _ = request(port, "DELETE", "/connectors/c1")
+    assert (status, body) == (204, None)
+    status, body, _ = request(port, "POST", "/connectors", b"{garbage")
+    assert status == 500 and body["error_code"] == 500 and "Malformed JSON" in body["message"]
+    assert request(port, "GET", "/bogus")[:2] == (404, {"error_code": 404, "message": "HTTP 404 Not Found"})
+    assert request(port, "OPTIONS", "/connectors")[0] == 405
+    # keep-alive: two requests on one connection
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        for _ in range(2):
+            conn.request("GET", "/")
+            resp = conn.getresponse()
+            assert resp.status == 200 and json.loads(resp.read())["kafka_cluster_id"] == "cluster-xyz"
+    finally:
+        conn.close()
+
+
+def test_port_in_use_is_one_clear_error() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        srv = RestServer.from_props({"listeners": f"http://127.0.0.1:{port}"})
+        with pytest.raises(ConnectError) as e:
+            srv.start()
+        assert f"http://127.0.0.1:{port}" in str(e.value)
+
+
+def test_chunked_request_body(server: RestServer) -> None:
+    server.attach(RestApp.for_herder(FakeHerder()))
+    port = server.bound_port()
+    body = json.dumps({"name": "c", "config": {"connector.class": "FileStreamSource"}}).encode()
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        conn.request("POST", "/connectors", body=iter([body[:10], body[10:]]),
+                     headers={"Content-Type": "application/json"}, encode_chunked=True)
+        resp = conn.getresponse()
+        assert resp.status == 201 and json.loads(resp.read())["name"] == "c"
+        conn.request("GET", "/connectors")  # the connection is still in sync
+        resp = conn.getresponse()
+        assert json.loads(resp.read()) == ["c"]
+    finally:
+        conn.close()

@@ -1,0 +1,136 @@
+"""MirrorSourceTask's per-run callbacks: which offset syncs a run yields, and the metrics it reports."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from mirror.client.formats import OffsetSync, TopicPartition
+from mirror.connectors.offset_sync_producer import OffsetSyncProducer
+from mirror.connectors.source_task import MirrorSourceTask
+
+TP = TopicPartition("orders", 0)
+
+
+class SyncSink:
+    """Stands in for the offset-syncs producer: records what is sent, acknowledges on poll."""
+
+    def __init__(self) -> None:
+        self.sent: list[OffsetSync] = []
+        self._callbacks: list[Any] = []
+
+    def produce(self, topic: str, value: bytes, key: bytes, partition: int, on_delivery: Any) -> None:
+        self.sent.append(OffsetSync.decode(key, value))
+        self._callbacks.append(on_delivery)
+
+    def poll(self, timeout: float = 0) -> int:
+        callbacks, self._callbacks = self._callbacks, []
+        for cb in callbacks:
+            cb(None, None)
+        return len(callbacks)
+
+    def flush(self, timeout: float = 0) -> int:
+        self.poll()
+        return 0
+
+
+@dataclass
+class Run:
+    route: Any
+    count: int
+    first_upstream: int
+    last_upstream: int
+    first_downstream: int
+    last_downstream: int
+    upstream_offsets: list[int] | None = None
+    skipped: int = 0
+    value_bytes: int = 0
+    first_timestamp: int = -1
+    last_timestamp: int = -1
+    delivered: int = 0
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.polls: list[tuple[str, int, int, int]] = []
+        self.acked: list[tuple[str, int, int]] = []
+
+    def polled(self, topic: str, partition: int, records: int, value_bytes: int, max_age_ms: float) -> None:
+        self.polls.append((topic, partition, records, value_bytes))
+
+    def acknowledged(self, topic: str, partition: int, records: int, max_latency_ms: float) -> None:
+        self.acked.append((topic, partition, records))
+
+
+def task_with_syncs(max_offset_lag: int = 100) -> tuple[MirrorSourceTask, SyncSink]:
+    task = MirrorSourceTask()
+    sink = SyncSink()
+    task._offset_syncs = OffsetSyncProducer({}, "mm2-offset-syncs.B.internal", max_offset_lag,
+                                            producer=sink)  # type: ignore[arg-type]
+    task._source_alias = "A"
+    from mirror.client.policy import DefaultReplicationPolicy
+
+    task._policy = DefaultReplicationPolicy()
+    return task, sink
+
+
+def pairs(sink: SyncSink) -> list[tuple[int, int]]:
+    return [(s.upstream_offset, s.downstream_offset) for s in sink.sent]
+
+
+def test_contiguous_runs_sync_as_kafka_does_per_record() -> None:
+    task, sink = task_with_syncs(100)
+    route = task.route("orders", 0)
+    assert (route.topic, route.partition) == ("A.orders", 0)
+    assert route.source_partition == {"cluster": "A", "partition": 0, "topic": "orders"}
+    task._run_acknowledged(route, Run(route, 250, 1000, 1249, 0, 249))  # type: ignore[arg-type]
+    assert pairs(sink) == [(1000, 0), (1101, 101), (1202, 202)]
+    task._run_acknowledged(route, Run(route, 10, 1250, 1259, 250, 259))  # type: ignore[arg-type]
+    assert pairs(sink) == [(1000, 0), (1101, 101), (1202, 202)]  # 259 - 203 < 100: delayed
+    task.commit()  # the offset flush sends the newest position
+    assert pairs(sink)[-1] == (1259, 259)
+
+
+def test_upstream_gaps_sync_at_each_gap() -> None:
+    task, sink = task_with_syncs(100)
+    route = task.route("orders", 0)
+    run = Run(route, 4, 0, 9, 0, 3, upstream_offsets=[0, 1, 8, 9])
+    task._run_acknowledged(route, run)  # type: ignore[arg-type]
+    assert pairs(sink) == [(0, 0), (8, 2)]
+
+
+def test_foreign_writes_downstream_sync_only_exact_pairs() -> None:
+    task, sink = task_with_syncs(100)
+    route = task.route("orders", 0)
+    task._run_acknowledged(route, Run(route, 5, 0, 4, 0, 4))  # type: ignore[arg-type]
+    # 5 records took downstream offsets 10..16: something else wrote in between.
+    task._run_acknowledged(route, Run(route, 5, 5, 9, 10, 16))  # type: ignore[arg-type]
+    task.commit()
+    assert pairs(sink) == [(0, 0), (9, 16)]
+    assert all(d - u in (0, 7) for u, d in pairs(sink))
+
+
+def test_a_run_with_skipped_records_yields_no_sync() -> None:
+    task, sink = task_with_syncs(100)
+    route = task.route("orders", 0)
+    task._run_acknowledged(route, Run(route, 3, 0, 2, 0, 1, skipped=1))  # type: ignore[arg-type]
+    task.commit()
+    assert pairs(sink) == []
+
+
+def test_runs_feed_the_metrics_once_each() -> None:
+    metrics = Metrics()
+    task = MirrorSourceTask()
+    task.metrics = metrics
+    task._source_alias = "A"
+    from mirror.client.policy import DefaultReplicationPolicy
+
+    task._policy = DefaultReplicationPolicy()
+    route = task.route("orders", 2)
+    run = Run(route, 7, 0, 6, 0, 6, value_bytes=700, first_timestamp=1, last_timestamp=2)
+    task._run_dispatched(route, run)  # type: ignore[arg-type]
+    assert task._unacknowledged == 7
+    task._run_acknowledged(route, run)  # type: ignore[arg-type]
+    assert task._unacknowledged == 0
+    assert metrics.polls == [("A.orders", 2, 7, 700)]
+    assert metrics.acked == [("A.orders", 2, 7)]

@@ -1,0 +1,62 @@
+"""The dashboard and the alert rules may only use metric names the exporter really exports."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from mirror.driver.metrics import Mm2Metrics
+
+ROOT = Path(__file__).resolve().parents[4]
+DASHBOARD = ROOT / "dashboards" / "mm2-dashboard.json"
+RULES = ROOT / "dashboards" / "mm2-alerts.yml"
+METRIC = re.compile(r"\bmm2_[a-z0-9_]+")
+
+
+def dashboard_exprs() -> list[str]:
+    dash = json.loads(DASHBOARD.read_text())
+    exprs = [t["expr"] for p in dash["panels"] for t in p["targets"]]
+    exprs += [v["query"]["query"] for v in dash["templating"]["list"] if isinstance(v.get("query"), dict)]
+    return exprs
+
+
+def rule_exprs() -> list[str]:
+    # The rules file is plain YAML we write ourselves; the expressions are the `expr:` blocks.
+    text = RULES.read_text()
+    return re.findall(r"expr:\s*\|?\s*\n?((?:.|\n)*?)(?=\n\s+for:)", text)
+
+
+def test_every_dashboard_metric_is_exported() -> None:
+    exported = Mm2Metrics().exported_names()
+    used = {m for e in dashboard_exprs() for m in METRIC.findall(e)}
+    assert used, "dashboard has no queries"
+    assert used <= exported, f"unknown metrics in dashboard: {sorted(used - exported)}"
+
+
+def test_every_rule_metric_is_exported() -> None:
+    exported = Mm2Metrics().exported_names()
+    exprs = rule_exprs()
+    assert len(exprs) >= 4
+    used = {m for e in exprs for m in METRIC.findall(e)}
+    assert used <= exported, f"unknown metrics in alert rules: {sorted(used - exported)}"
+
+
+def test_a_misspelt_metric_would_be_caught() -> None:
+    exported = Mm2Metrics().exported_names()
+    assert not ({m for m in METRIC.findall("rate(mm2_source_record_total[1m])")} <= exported)
+
+
+def test_dashboard_has_pair_and_topic_variables() -> None:
+    names = {v["name"] for v in json.loads(DASHBOARD.read_text())["templating"]["list"]}
+    assert {"source", "target", "topic"} <= names
+
+
+def test_promtool_accepts_the_rules() -> None:
+    promtool = shutil.which("promtool")
+    assert promtool, "promtool is required (Debian package 'prometheus'; .ci/run installs it)"
+    result = subprocess.run([promtool, "check", "rules", str(RULES)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "SUCCESS" in result.stdout

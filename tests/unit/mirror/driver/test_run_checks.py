@@ -1,0 +1,65 @@
+"""``mm2 run`` pre-flight checks that need no broker: each mistake is one line naming key and flow."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from connect_core.api.errors import ConfigError
+from mirror.cli.run_cmd import check_connector_configs, load_mm2_config, prepare
+from mirror.driver.driver import make_config
+
+BASE = {
+    "clusters": "A, B",
+    "A.bootstrap.servers": "127.0.0.1:1",
+    "B.bootstrap.servers": "127.0.0.1:2",
+    "A->B.enabled": "true",
+}
+
+
+def write(tmp_path: Path, props: dict[str, str]) -> Path:
+    path = tmp_path / "mm2.properties"
+    path.write_text("".join(f"{k} = {v}\n" for k, v in props.items()))
+    return path
+
+
+def test_bad_connector_setting_names_the_key_and_the_flow() -> None:
+    config = make_config({**BASE, "A->B.tasks.max": "many"})
+    with pytest.raises(ConfigError) as info:
+        check_connector_configs(config, config.herder_pairs())
+    text = str(info.value)
+    assert "tasks.max" in text and "A->B" in text and "\n" not in text
+
+
+def test_unknown_policy_class_is_reported_before_any_cluster_is_contacted(tmp_path: Path) -> None:
+    path = write(tmp_path, {**BASE, "replication.policy.class": "no.such.Policy"})
+    with pytest.raises(ConfigError, match=r"replication\.policy\.class"):
+        prepare(path, None)
+
+
+def test_unresolvable_reference_in_a_worker_setting_fails_early(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MM2_NO_SUCH_VAR", raising=False)
+    path = write(tmp_path, {**BASE, "B.bootstrap.servers": "${env:MM2_NO_SUCH_VAR}"})
+    with pytest.raises(ConfigError, match="MM2_NO_SUCH_VAR"):
+        prepare(path, None)
+
+
+@pytest.mark.parametrize(
+    ("extra", "clusters", "needle"),
+    [
+        ({"A->C.enabled": "true"}, None, "unknown cluster alias 'C'"),
+        ({}, ["Z"], "unknown cluster alias 'Z'"),
+        ({"B.bootstrap.servers": ""}, None, "cluster 'B' has no bootstrap servers"),
+        (
+            {"B->A.enabled": "true", "replication.policy.class": "IdentityReplicationPolicy"},
+            None,
+            "IdentityReplicationPolicy",
+        ),
+    ],
+)
+def test_config_mistakes(tmp_path: Path, extra: dict[str, str], clusters: list[str] | None, needle: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_mm2_config(write(tmp_path, {**BASE, **extra}), clusters)
+    assert needle in str(info.value)
