@@ -1,0 +1,133 @@
+"""Offset mappings: mm2's exact record of where each mirrored upstream record was written downstream.
+
+Why a separate record type and topic: Kafka's offset syncs (``mm2-offset-syncs.<alias>.internal``)
+are sparse points (one every ``offset.lag.max`` records) and Java MirrorMaker reads that topic with a
+strict key/value schema, so anything new there could break a Java reader sharing the flow. A mapping
+lives in its own compacted topic, ``mm2-offset-mappings.<alias>.internal`` next to the offset-syncs
+topic (same cluster, same naming rule), whose name ends in ``.internal`` so no MirrorMaker (Java or
+mm2) ever replicates it; Java MirrorMaker never reads it. The offset-syncs and checkpoints topics keep
+Kafka's formats unchanged.
+
+One mapping describes one *contiguous run*: upstream records ``[upstream_offset, upstream_offset +
+count)`` were written at ``[downstream_offset, downstream_offset + count)``, and the upstream offsets
+``[upstream_low, upstream_offset)`` hold no record (transaction markers, compacted-away records, or
+offsets below the position the mirror resumed from). So for any committed upstream offset ``o`` in
+``[upstream_low, upstream_offset + count]`` the first record the group has not consumed is known
+exactly: it sits at ``downstream_offset + max(0, o - upstream_offset)``.
+
+Wire format (Kafka ``Struct`` encoding, like the MM2 formats):
+
+* key: ``topic:STRING, partition:INT32, upstreamLow:INT64`` (one key per run, so compaction keeps the
+  latest, longest version of each run and drops nothing else);
+* value: ``version:INT16, upstreamOffset:INT64, downstreamOffset:INT64, count:INT64``.
+
+:func:`mapping_for_copied_range` is what a writer other than the source task (``mm2 backfill``) calls
+for a range it copied with known downstream offsets.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from mirror.client.errors import RecordFormatError
+from mirror.client.formats import TopicPartition
+from mirror.client.policy import ReplicationPolicy
+
+VERSION = 0
+_SYNCS_PREFIX = "mm2-offset-syncs"
+_MAPPINGS_PREFIX = "mm2-offset-mappings"
+_I16 = struct.Struct(">h")
+_I32 = struct.Struct(">i")
+_I64 = struct.Struct(">q")
+_VALUE = struct.Struct(">hqqq")
+
+
+def offset_mappings_topic(policy: ReplicationPolicy, cluster_alias: str) -> str:
+    """The mappings topic that sits next to ``policy.offset_syncs_topic(cluster_alias)``."""
+    syncs = policy.offset_syncs_topic(cluster_alias)
+    if syncs.startswith(_SYNCS_PREFIX):
+        return _MAPPINGS_PREFIX + syncs[len(_SYNCS_PREFIX):]
+    return f"{_MAPPINGS_PREFIX}.{cluster_alias}.internal"
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetMapping:
+    """Upstream records ``[upstream_offset, +count)`` of ``topic_partition`` sit at ``[downstream_offset, +count)``;
+    upstream offsets ``[upstream_low, upstream_offset)`` hold no record."""
+
+    topic_partition: TopicPartition
+    upstream_low: int
+    upstream_offset: int
+    downstream_offset: int
+    count: int
+
+    def __post_init__(self) -> None:
+        if self.count < 1 or self.upstream_low > self.upstream_offset or self.upstream_low < 0 \
+                or self.downstream_offset < 0:
+            raise RecordFormatError(f"Invalid offset mapping: {self}")
+
+    @property
+    def upstream_end(self) -> int:
+        """The upstream offset after the run's last record (a group that consumed the whole run)."""
+        return self.upstream_offset + self.count
+
+    @property
+    def downstream_end(self) -> int:
+        return self.downstream_offset + self.count
+
+    def covers(self, upstream: int) -> bool:
+        return self.upstream_low <= upstream <= self.upstream_end
+
+    def translate(self, upstream: int) -> int:
+        """Downstream offset of the first record at or after ``upstream`` (``covers(upstream)`` must hold)."""
+        if upstream <= self.upstream_offset:
+            return self.downstream_offset
+        return self.downstream_offset + upstream - self.upstream_offset
+
+    def record_key(self) -> bytes:
+        tp = self.topic_partition
+        topic = tp.topic.encode("utf-8", "replace")
+        if len(topic) > 32767:
+            raise RecordFormatError(f"Topic name of {tp} is too long for an offset mapping")
+        return _I16.pack(len(topic)) + topic + _I32.pack(tp.partition) + _I64.pack(self.upstream_low)
+
+    def record_value(self) -> bytes:
+        return _VALUE.pack(VERSION, self.upstream_offset, self.downstream_offset, self.count)
+
+    @classmethod
+    def decode(cls, key: bytes | bytearray | memoryview | None,
+               value: bytes | bytearray | memoryview | None) -> OffsetMapping:
+        """Parse a record of the mappings topic; raises RecordFormatError if malformed."""
+        if key is None or value is None:
+            raise RecordFormatError("Offset mapping record with a null key or value")
+        k, v = bytes(key), bytes(value)
+        if len(k) < 2:
+            raise RecordFormatError("Offset mapping key too short")
+        (n,) = _I16.unpack_from(k, 0)
+        if n < 0 or len(k) < 2 + n + 12:
+            raise RecordFormatError("Offset mapping key too short")
+        topic = k[2:2 + n].decode("utf-8", "replace")
+        (partition,) = _I32.unpack_from(k, 2 + n)
+        (low,) = _I64.unpack_from(k, 6 + n)
+        if len(v) < _VALUE.size:
+            raise RecordFormatError("Offset mapping value too short")
+        _version, upstream, downstream, count = _VALUE.unpack_from(v, 0)
+        return cls(TopicPartition(topic, partition), low, upstream, downstream, count)
+
+
+def mapping_for_copied_range(topic_partition: TopicPartition, first_upstream: int, first_downstream: int,
+                             count: int, previous_upstream: int | None = None) -> OffsetMapping:
+    """The mapping for ``count`` records copied with consecutive offsets on both sides.
+
+    ``previous_upstream`` is the upstream offset of the record copied just before the range (in the
+    same pass over the partition), when known: the offsets between hold no record, so a group
+    committed there translates exactly too. Backfill emits one per transaction it commits.
+    """
+    low = first_upstream
+    if previous_upstream is not None and previous_upstream < first_upstream:
+        low = previous_upstream + 1
+    return OffsetMapping(topic_partition, low, first_upstream, first_downstream, count)
+
+
+__all__ = ["OffsetMapping", "mapping_for_copied_range", "offset_mappings_topic"]
