@@ -13,6 +13,12 @@ Every ``emit.checkpoints.interval.seconds`` ``poll`` lists the groups' committed
 source (one request per group, issued together), translates them, keeps them monotonic and emits
 them to partition 0 of ``<source>.checkpoints.internal``.
 
+Translation is exact where mm2's offset mappings (``mm2-offset-mappings.<alias>.internal``, written
+by mm2's source task next to the offset-syncs topic) cover the group's offset, at any distance from
+the head; elsewhere (a Java MirrorMaker source task, records never mirrored) it is Kafka's offset-sync
+translation, which may re-read but never skips. The mappings topic is read before the first
+checkpoint when it exists, and looked for again every ``MAPPINGS_RETRY_S`` until it does.
+
 With ``sync.group.offsets.enabled`` a job (first run one interval after loading) writes the latest
 checkpoints to the target groups: only to groups that are EMPTY (then only partitions the target
 is behind on) or do not exist there (DEAD); groups with members are left alone, and every
@@ -43,12 +49,14 @@ from mirror.connectors.config import (
     MirrorCheckpointTaskConfig,
 )
 from mirror.connectors.mirror_admin import MirrorAdmin
+from mirror.connectors.offset_mapping_index import ExactOffsetTranslator, OffsetMappingIndex
 from mirror.connectors.offset_sync_store import OffsetSyncStore
 from mirror.connectors.scheduler import Scheduler
 
 log = logging.getLogger(__name__)
 
 OFFSET_SYNCS_RETRY_S = 5.0
+MAPPINGS_RETRY_S = 10.0
 WRITABLE_STATES = frozenset({"EMPTY", "DEAD"})
 
 
@@ -76,8 +84,10 @@ class MirrorCheckpointTask(SourceTask):
         self._source_alias = ""
         self._target_alias = ""
         self.offset_sync_store = OffsetSyncStore()
+        self.offset_mapping_index = OffsetMappingIndex()
         self.checkpoint_store = CheckpointStore([])
         self._store_lock = threading.Lock()
+        self._mapping_log: KafkaBasedLog | None = None
         self._emitter: CheckpointEmitter | None = None
         self._source_admin: MirrorAdmin | None = None
         self._target_admin: MirrorAdmin | None = None
@@ -100,9 +110,11 @@ class MirrorCheckpointTask(SourceTask):
         self._source_alias = config.source_cluster_alias
         self._target_alias = config.target_cluster_alias
         self.offset_sync_store = OffsetSyncStore()
+        self.offset_mapping_index = OffsetMappingIndex()
         self.checkpoint_store = CheckpointStore(self._groups)
+        translator = ExactOffsetTranslator(self.offset_mapping_index, self.offset_sync_store)
         self._emitter = CheckpointEmitter(self._source_alias, self._target_alias, config.replication_policy(),
-                                          self.offset_sync_store, self.checkpoint_store, config.topic_filter())
+                                          translator, self.checkpoint_store, config.topic_filter())
         timeout = config.admin_timeout_s
         self._source_admin = MirrorAdmin(config.source_admin_config(CHECKPOINT_SOURCE_ADMIN_ROLE),
                                          self._source_alias, timeout)
@@ -127,9 +139,13 @@ class MirrorCheckpointTask(SourceTask):
                 self._stopping.wait(OFFSET_SYNCS_RETRY_S)
         if self._stopping.is_set():
             return
+        self._start_mappings_log()
         self.offset_sync_store.mark_read_to_end()
         self.stores_loaded.set()
         if self._scheduler is not None:
+            if self._mapping_log is None:
+                self._scheduler.schedule_repeating_delayed(self._start_mappings_log, MAPPINGS_RETRY_S,
+                                                           "looking for the offset-mappings topic")
             self._scheduler.schedule_repeating_delayed(self.sync_group_offsets, sync_interval_s,
                                                        "sync idle consumer group offset from source to target")
 
@@ -175,6 +191,41 @@ class MirrorCheckpointTask(SourceTask):
             return
         self._sync_log = sync_log
 
+    def _start_mappings_log(self) -> None:
+        """Tail the offset-mappings topic if it exists (it does once an mm2 source task ran for the flow)."""
+        config = self._config
+        if config is None or self._mapping_log is not None or self._stopping.is_set():
+            return
+        topic = config.offset_mappings_topic()
+        alias = self._source_alias if config.offset_syncs_on_source else self._target_alias
+        try:
+            admin = MirrorAdmin(config.offset_syncs_topic_admin_config(), alias, config.admin_timeout_s)
+            if topic not in admin.topic_partition_counts():
+                log.debug("No offset-mappings topic %s yet: translating with offset syncs only", topic)
+                return
+        except Exception as e:
+            log.warning("Could not look for the offset-mappings topic %s: %s", topic, e)
+            return
+        index, lock = self.offset_mapping_index, self._store_lock
+
+        def consume(msg: Message) -> None:
+            if msg.partition() == 0:
+                with lock:
+                    index.on_record(msg.key(), msg.value())
+
+        mapping_log = KafkaBasedLog(topic, {}, config.offset_syncs_topic_consumer_config(), consume,
+                                    read_only=True, start_timeout_s=30.0)
+        try:
+            mapping_log.start()
+        except Exception as e:
+            log.warning("Could not read the offset-mappings topic %s (%s); retrying", topic, e)
+            return
+        if self._stopping.is_set():
+            mapping_log.stop()
+            return
+        self._mapping_log = mapping_log
+        log.info("Exact offset translation from %s: %d mapped runs loaded", topic, len(index))
+
     def stop(self) -> None:
         self._stopping.set()
         if self._scheduler is not None:
@@ -183,6 +234,9 @@ class MirrorCheckpointTask(SourceTask):
         if self._sync_log is not None:
             self._sync_log.stop()
             self._sync_log = None
+        if self._mapping_log is not None:
+            self._mapping_log.stop()
+            self._mapping_log = None
 
     # -- checkpoints -----------------------------------------------------------------------------
 

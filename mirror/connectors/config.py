@@ -48,6 +48,7 @@ from mirror.client.filters import (
     topic_filter_from_config,
 )
 from mirror.client.formats import TopicPartition
+from mirror.client.offset_mappings import offset_mappings_topic
 from mirror.client.policy import ReplicationPolicy, policy_from_config
 from mirror.client.remote_topics import decode_topic_partition, encode_topic_partition
 
@@ -527,6 +528,11 @@ class MirrorConnectorConfig(AbstractConfig):
         """Named after the OTHER cluster: ``mm2-offset-syncs.<target>.internal`` on the source by default."""
         other = self.target_cluster_alias if self.offset_syncs_on_source else self.source_cluster_alias
         return self.replication_policy().offset_syncs_topic(other)
+
+    def offset_mappings_topic(self) -> str:
+        """mm2's exact offset mappings, next to the offset-syncs topic (same cluster, same naming rule)."""
+        other = self.target_cluster_alias if self.offset_syncs_on_source else self.source_cluster_alias
+        return offset_mappings_topic(self.replication_policy(), other)
 
     def offset_syncs_topic_admin_config(self) -> dict[str, Any]:
         if self.offset_syncs_on_source:

@@ -5,6 +5,10 @@ limit of 10 sends in flight - live in :class:`mirror.connectors.offset_sync_writ
 only owns the producer. The producer is idempotent (order of syncs for a partition matters: an
 older sync arriving after a newer one would read as an upstream rewind and wipe the reader's
 history) and delivery callbacks are served by ``poll(0)`` on every send and commit.
+
+The same producer writes mm2's offset mappings (:mod:`mirror.client.offset_mappings`) to their own
+topic when one is given: they are few (one per discontinuity of the copy and per offset flush), so
+they have no in-flight limit of their own; idempotence keeps them in order.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from confluent_kafka import KafkaError, Message, Producer
 
 from connect_core.kafka.clients import create_producer, producer_config
 from mirror.client.formats import OffsetSync, TopicPartition
+from mirror.client.offset_mappings import OffsetMapping
 from mirror.connectors.offset_sync_writer import (
     MAX_OUTSTANDING_OFFSET_SYNCS,
     OffsetSyncQueue,
@@ -48,9 +53,14 @@ class OffsetSyncProducer:
         producer: Producer | None = None,
         max_in_flight: int = MAX_OUTSTANDING_OFFSET_SYNCS,
         on_sent: Callable[[OffsetSync], None] | None = None,
+        mappings_topic: str | None = None,
     ) -> None:
-        """``on_sent`` is called (on the thread serving delivery reports) for each delivered sync."""
+        """``on_sent`` is called (on the thread serving delivery reports) for each delivered sync;
+        ``mappings_topic``: where :meth:`send_mapping` writes (None: mappings are dropped)."""
         self.topic = topic
+        self.mappings_topic = mappings_topic
+        self.mappings_sent = 0
+        self.mappings_failed = 0
         self._on_sent = on_sent
         self.syncs = OffsetSyncQueue(max_offset_lag, max_in_flight)
         if producer is None:
@@ -124,6 +134,31 @@ class OffsetSyncProducer:
                 self.syncs.on_send_complete()
                 self.failed += 1
                 log.error("Failure sending offset sync %s: %s", sync, e)
+                return
+
+    def send_mapping(self, mapping: OffsetMapping) -> None:
+        """Queue one offset mapping to partition 0 of the mappings topic (a failure only costs exactness)."""
+        topic = self.mappings_topic
+        if topic is None:
+            return
+
+        def on_delivery(err: KafkaError | None, _msg: Message) -> None:
+            if err is not None:
+                self.mappings_failed += 1
+                log.error("Failure sending offset mapping %s: %s", mapping, err)
+            else:
+                self.mappings_sent += 1
+
+        while True:
+            try:
+                self._producer.produce(topic, value=mapping.record_value(), key=mapping.record_key(), partition=0,
+                                       on_delivery=on_delivery)
+                return
+            except BufferError:
+                self._producer.poll(0.05)
+            except Exception as e:
+                self.mappings_failed += 1
+                log.error("Failure sending offset mapping %s: %s", mapping, e)
                 return
 
     def flush(self, timeout_s: float = 10.0) -> int:

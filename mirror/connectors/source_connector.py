@@ -200,6 +200,7 @@ class MirrorSourceConnector(SourceConnector):
         alias = config.source_cluster_alias if on_source else config.target_cluster_alias
         admin = MirrorAdmin(config.offset_syncs_topic_admin_config(), alias, config.admin_timeout_s)
         admin.create_compacted_topic(config.offset_syncs_topic(), 1, config.offset_syncs_topic_replication_factor)
+        admin.create_compacted_topic(config.offset_mappings_topic(), 1, config.offset_syncs_topic_replication_factor)
 
     def _load_topic_partitions(self) -> None:
         source = self.find_source_topic_partitions()

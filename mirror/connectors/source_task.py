@@ -47,6 +47,7 @@ from mirror.client.formats import (
 )
 from mirror.client.policy import ReplicationPolicy
 from mirror.connectors.config import REPLICATION_CONSUMER_ROLE, MirrorSourceTaskConfig
+from mirror.connectors.offset_mapping_tracker import OffsetMappingTracker
 from mirror.connectors.offset_sync_producer import OffsetSyncProducer
 from mirror.connectors.offset_sync_writer import OffsetSyncQueue, PartitionState
 
@@ -100,7 +101,7 @@ class _Partition:
     per-run callbacks).
     """
 
-    __slots__ = ("acked", "max_latency", "newest", "oldest", "partition", "polled", "polled_bytes",
+    __slots__ = ("acked", "mapping", "max_latency", "newest", "oldest", "partition", "polled", "polled_bytes",
                  "source_partition", "sync_state", "task", "topic", "tp")
 
     def __init__(self, task: MirrorSourceTask, tp: TopicPartition, source_partition: dict[str, Any],
@@ -111,6 +112,7 @@ class _Partition:
         self.topic = topic  # the remote topic
         self.partition = tp.partition
         self.sync_state: PartitionState | None = None
+        self.mapping = OffsetMappingTracker(tp)  # replaced at assignment when a stored offset is known
         self.newest: Any = None  # newest message of the current poll (None between polls)
         self.polled = 0
         self.polled_bytes = 0
@@ -190,7 +192,8 @@ class MirrorSourceTask(SourceTask):
             if config.emit_offset_syncs_enabled:
                 self._offset_syncs = OffsetSyncProducer(config.offset_syncs_topic_producer_config(),
                                                         config.offset_syncs_topic(), config.max_offset_lag,
-                                                        on_sent=self._on_offset_sync_sent)
+                                                        on_sent=self._on_offset_sync_sent,
+                                                        mappings_topic=config.offset_mappings_topic())
             self._consumer = create_consumer(replication_consumer_config(java, config.entity_label()))
             self._initialize_consumer(self.assigned, str(java.get("auto.offset.reset", "earliest")).strip())
         except BaseException:
@@ -217,6 +220,8 @@ class MirrorSourceTask(SourceTask):
                 assignment.append(KTopicPartition(tp.topic, tp.partition, reset))
             else:
                 assignment.append(KTopicPartition(tp.topic, tp.partition, offset + 1))
+                # The consumer resumes right after the stored offset: offsets before its first record are empty.
+                self._partition(tp.topic, tp.partition).mapping = OffsetMappingTracker(tp, offset)
         if uncommitted:
             self._await_leaders({tp.topic for tp in partitions})
         self._consumer.assign(assignment)
@@ -377,21 +382,33 @@ class MirrorSourceTask(SourceTask):
             self.metrics.acknowledged(route.topic, route.partition, run.count - run.skipped,
                                       time.time() * 1000 - oldest if oldest >= 0 else 0.0)
         syncs = self._offset_syncs
-        if syncs is None or run.skipped or run.first_downstream < 0 or run.last_downstream < 0:
+        if syncs is None:
+            return
+        if run.skipped or run.first_downstream < 0 or run.last_downstream < 0:
             # A skipped record leaves its neighbours' offsets unknown: no sync from this run; the
             # next run's first record is an upstream skip, which syncs.
+            closed = route.mapping.break_continuity()
+            if closed is not None:
+                syncs.send_mapping(closed)
             return
         state = route.sync_state
         if state is None:
             state = route.sync_state = syncs.syncs.state_for(route.tp)
         count = run.count
         first_down = run.first_downstream
+        tracker = route.mapping
         if run.last_downstream - first_down == count - 1:
             upstream = run.upstream_offsets
             if upstream is None:
                 syncs.queue_run(route.tp, state, run.first_upstream, first_down, count)
+                closed = tracker.add_run(run.first_upstream, first_down, count)
+                if closed is not None:
+                    syncs.send_mapping(closed)
             else:
-                syncs.queue_pairs(route.tp, state, [(u, first_down + i) for i, u in enumerate(upstream)])
+                pairs = [(u, first_down + i) for i, u in enumerate(upstream)]
+                syncs.queue_pairs(route.tp, state, pairs)
+                for closed in tracker.add_pairs(pairs):
+                    syncs.send_mapping(closed)
             return
         # Something else wrote between these records downstream (or a retry duplicated some): only
         # the first and last records' downstream offsets are known. Syncs of exact pairs are always
@@ -400,6 +417,11 @@ class MirrorSourceTask(SourceTask):
         if count > 1:
             pairs.append((run.last_upstream, run.last_downstream))
         syncs.queue_pairs(route.tp, state, pairs)
+        # Mappings: the first record is known exactly, the ones up to the last are not.
+        for closed in (tracker.add_run(run.first_upstream, first_down, 1), tracker.break_continuity(),
+                       tracker.add_run(run.last_upstream, run.last_downstream, 1) if count > 1 else None):
+            if closed is not None:
+                syncs.send_mapping(closed)
 
     def _convert(self, messages: list[Any]) -> list[SourceRecord] | None:
         """One SourceRecord per message: the per-record hot path of replication.
@@ -516,12 +538,17 @@ class MirrorSourceTask(SourceTask):
         ``producer.poll``), as do ``poll`` and ``commit``: no locks on this path.
         """
         self._unacknowledged -= 1
-        if metadata is None or self._stopping:
-            return
-        downstream = metadata.offset
-        if downstream is None or downstream < 0:
+        if self._stopping:
             return
         sp = record.source_partition
+        downstream = None if metadata is None else metadata.offset
+        if downstream is None or downstream < 0:
+            run = self._run_of.get(id(sp))
+            if run is not None and run.source_partition is sp and self._offset_syncs is not None:
+                closed = run.mapping.break_continuity()  # not written (tolerated failure): no claim past it
+                if closed is not None:
+                    self._offset_syncs.send_mapping(closed)
+            return
         run = self._run_of.get(id(sp))
         if run is None or run.source_partition is not sp:
             self._commit_foreign_record(record, downstream)
@@ -545,8 +572,13 @@ class MirrorSourceTask(SourceTask):
             state = run.sync_state
             if state is None:
                 state = run.sync_state = syncs.state_for(run.tp)
-            if syncs.on_record_owned(run.tp, state, upstream, downstream) and self._offset_syncs is not None:
-                self._offset_syncs.fire_pending()
+            producer = self._offset_syncs
+            if syncs.on_record_owned(run.tp, state, upstream, downstream) and producer is not None:
+                producer.fire_pending()
+            if producer is not None:
+                closed = run.mapping.add_run(upstream, downstream, 1)
+                if closed is not None:
+                    producer.send_mapping(closed)
 
     def _commit_foreign_record(self, record: SourceRecord, downstream: int) -> None:
         """A record this task did not poll (the general case, keyed by the record's fields)."""
@@ -574,6 +606,11 @@ class MirrorSourceTask(SourceTask):
     def commit(self) -> None:
         syncs = self._offset_syncs
         if syncs is not None:
+            # Offset flush: the open mappings become readable, so every copied record translates exactly.
+            for run in list(self._runs.values()):
+                mapping = run.mapping.flush()
+                if mapping is not None:
+                    syncs.send_mapping(mapping)
             syncs.commit()
         self._flush_ack_metrics()
 

@@ -16,13 +16,12 @@ from dataclasses import dataclass, field
 import pytest
 
 from mirror.client.errors import RecordFormatError
-from mirror.client.formats import TopicPartition
+from mirror.client.formats import OffsetSync, TopicPartition
 from mirror.client.offset_mappings import OffsetMapping, mapping_for_copied_range, offset_mappings_topic
 from mirror.client.policy import DefaultReplicationPolicy, IdentityReplicationPolicy
 from mirror.connectors.offset_mapping_index import ExactOffsetTranslator, OffsetMappingIndex
 from mirror.connectors.offset_mapping_tracker import OffsetMappingTracker
 from mirror.connectors.offset_sync_store import OffsetSyncStore
-from mirror.client.formats import OffsetSync
 
 TP = TopicPartition("topic", 3)
 
