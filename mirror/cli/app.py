@@ -121,10 +121,27 @@ def backfill(
 @guarded
 def translate_offsets(
     config: Annotated[Path, typer.Argument(help="MirrorMaker 2 properties file (mm2.properties).")],
+    source: Annotated[str, typer.Option("--source", help="Cluster alias the groups consumed from.")],
+    target: Annotated[str, typer.Option("--target", help="Cluster alias the groups move to.")],
+    groups: Annotated[
+        str | None, typer.Option("--groups", help="Only groups whose id fully matches this regex.")
+    ] = None,
+    apply: Annotated[
+        bool, typer.Option("--apply", help="Write the offsets (only to groups with no active members there).")
+    ] = False,
+    force: Annotated[bool, typer.Option("--force", help="With --apply, also move target groups backwards.")] = False,
+    json_output: Annotated[bool, typer.Option("--json", help="Print one JSON document instead of a table.")] = False,
+    master: Annotated[
+        str | None, typer.Option("--master", help="Spark master URL (default local[*]).")
+    ] = None,
 ) -> None:
-    """Translate many consumer groups' offsets at once with Spark (failover)."""
+    """Translate many consumer groups' offsets at once with Spark (failover); a dry run unless --apply."""
     require_file(config, "MirrorMaker config file")
-    _not_yet("translate-offsets")
+    if force and not apply:
+        fail("--force only makes sense with --apply")
+    from mirror.cli import translate_cmd
+
+    translate_cmd.translate_offsets(config, source, target, groups, apply, force, json_output, master)
 
 
 @connect_app.command("standalone")

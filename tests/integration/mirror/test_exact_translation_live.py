@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from confluent_kafka import Consumer, TopicPartition as KTopicPartition
+from confluent_kafka import Consumer
+from confluent_kafka import TopicPartition as KTopicPartition
 
 from connect_core.embedded import KafkaCluster, wait_for
 from mirror.client.formats import Checkpoint, OffsetAndMetadata, OffsetSync, TopicPartition

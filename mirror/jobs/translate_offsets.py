@@ -1,0 +1,309 @@
+"""``mm2 translate-offsets``: consumer-group offset translation for many groups at once, as a PySpark job.
+
+The driver reads the flow's translation data once - mm2's offset mappings and Kafka's offset syncs
+for ``source -> target``, and for failback the mappings of ``target -> source`` - lists the groups
+on the source, and broadcasts the translator. Each Spark task takes a slice of the groups and, with
+its own admin clients (executor to broker, never through the driver): lists their committed offsets
+on the source, describes them on the target (state, committed offsets), lists the target's end
+offsets, plans every partition (:mod:`mirror.jobs.translate_logic`) and, with ``--apply``, writes the
+offsets of groups with no active members on the target, checking every partition's result.
+
+Failback works as Kafka's ``RemoteClusterUtils``/checkpoint renaming does: a remote topic whose
+source is the target (``A.orders`` on B, job B->A) is translated back to its original name
+(``orders`` on A), with the inverse of the A->B mappings.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from confluent_kafka import KafkaException
+from confluent_kafka import TopicPartition as KTopicPartition
+from confluent_kafka.admin import OffsetSpec
+
+from connect_core.api.errors import ConfigError, ConnectError
+from connect_core.kafka.clients import admin_config, create_admin
+from mirror.client.formats import OffsetAndMetadata, TopicPartition
+from mirror.client.policy import ReplicationPolicy
+from mirror.connectors.checkpoint_logic import rename_topic_partition
+from mirror.connectors.config import MirrorCheckpointConfig, MirrorSourceConfig
+from mirror.connectors.mirror_admin import MirrorAdmin
+from mirror.connectors.offset_mapping_index import ExactOffsetTranslator, OffsetMappingIndex
+from mirror.connectors.offset_sync_store import OffsetSyncStore
+from mirror.driver.maker_config import MirrorMakerConfig, SourceAndTarget
+from mirror.driver.status import read_topic
+from mirror.jobs.translate_logic import WRITABLE_STATES, GroupPlan, Translated, plan_group, record_results
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TIMEOUT_S = 30.0
+GROUPS_PER_TASK = 500
+_ROLE = "translate-offsets"
+
+
+@dataclass(frozen=True)
+class FlowClients:
+    """What executors need to reach both clusters (picklable: plain dicts and strings)."""
+
+    source: str
+    target: str
+    source_admin: dict[str, Any]
+    target_admin: dict[str, Any]
+    timeout_s: float
+
+
+class FlowTranslator:
+    """Translates a source topic-partition's committed offset to the target (picklable, broadcast)."""
+
+    def __init__(self, source: str, target: str, policy: ReplicationPolicy, forward: ExactOffsetTranslator,
+                 back: OffsetMappingIndex | None) -> None:
+        self.source = source
+        self.target = target
+        self.policy = policy
+        self.forward = forward
+        self.back = back
+
+    def target_topic_partition(self, tp: TopicPartition) -> TopicPartition:
+        return rename_topic_partition(tp, self.policy, self.source, self.target)
+
+    def __call__(self, tp: TopicPartition, offset: int) -> Translated:
+        target_tp = self.target_topic_partition(tp)
+        if self.policy.topic_source(tp.topic) == self.target:
+            # Failback: the remote topic goes back to its source name; the target -> source flow's mappings, inverted.
+            back = None if self.back is None else self.back.translate_back(target_tp, offset)
+            if back is None:
+                return Translated(target_tp.topic, None, None)
+            return Translated(target_tp.topic, back.offset, 0 if back.exact else None)
+        downstream, exact = self.forward.translate(None, tp, offset)
+        if downstream is None or downstream < 0:
+            return Translated(target_tp.topic, None, None)
+        return Translated(target_tp.topic, downstream, 0 if exact else self._sync_reread(tp, offset))
+
+    def _sync_reread(self, tp: TopicPartition, offset: int) -> int | None:
+        """Upper bound of the records re-read with Kafka's offset-sync translation (sync point, then + 1)."""
+        store = self.forward.syncs
+        if not isinstance(store, OffsetSyncStore):
+            return None
+        for sync in store.distinct_syncs(tp):
+            if sync.upstream_offset <= offset:
+                return 0 if sync.upstream_offset == offset else offset - sync.upstream_offset - 1
+        return None
+
+
+# -- driver side ---------------------------------------------------------------------------------
+
+
+def flow_configs(config: MirrorMakerConfig, source: str, target: str) -> tuple[MirrorSourceConfig,
+                                                                               MirrorCheckpointConfig]:
+    known = config.clusters()
+    for alias, option in ((source, "--source"), (target, "--target")):
+        if alias not in known:
+            raise ConfigError(f"{option} {alias!r} is not a cluster of the config (clusters: {', '.join(known)})")
+    if source == target:
+        raise ConfigError("--source and --target must be different clusters")
+    pair = SourceAndTarget(source, target)
+    return (MirrorSourceConfig(config.connector_base_config(pair, "MirrorSourceConnector")),
+            MirrorCheckpointConfig(config.connector_base_config(pair, "MirrorCheckpointConnector")))
+
+
+def _read_if_exists(admin: MirrorAdmin, consumer_props: dict[str, Any], topic: str,
+                    apply: Any, timeout_s: float) -> bool:
+    if topic not in admin.topic_partition_counts():
+        return False
+    read_topic(consumer_props, topic, apply, timeout_s)
+    return True
+
+
+def _syncs_location(cfg: MirrorSourceConfig) -> tuple[MirrorAdmin, dict[str, Any]]:
+    alias = cfg.source_cluster_alias if cfg.offset_syncs_on_source else cfg.target_cluster_alias
+    consumer = (cfg.source_consumer_config(_ROLE) if cfg.offset_syncs_on_source
+                else cfg.target_consumer_config(_ROLE))
+    return MirrorAdmin(cfg.offset_syncs_topic_admin_config(), alias, cfg.admin_timeout_s), consumer
+
+
+def load_translator(config: MirrorMakerConfig, source: str, target: str,
+                    timeout_s: float = DEFAULT_TIMEOUT_S) -> FlowTranslator:
+    """Read the flow's offset mappings and offset syncs (and the reverse flow's mappings) once."""
+    cfg, _ = flow_configs(config, source, target)
+    admin, consumer = _syncs_location(cfg)
+    index = OffsetMappingIndex()
+    store = OffsetSyncStore()
+    store.start(initialization_must_read_to_end=False)  # keep every sync: no checkpoint history to protect
+
+    def on_sync(key: bytes | None, value: bytes | None) -> None:
+        try:
+            store.on_record(key, value)
+        except Exception as e:  # one malformed record must not stop a failover
+            log.warning("Ignored invalid offset sync: %s", e)
+
+    _read_if_exists(admin, consumer, cfg.offset_syncs_topic(), on_sync, timeout_s)
+    _read_if_exists(admin, consumer, cfg.offset_mappings_topic(), index.on_record, timeout_s)
+    store.mark_read_to_end()
+    back: OffsetMappingIndex | None = None
+    reverse, _ = flow_configs(config, target, source)
+    reverse_admin, reverse_consumer = _syncs_location(reverse)
+    candidate = OffsetMappingIndex()
+    if _read_if_exists(reverse_admin, reverse_consumer, reverse.offset_mappings_topic(), candidate.on_record,
+                       timeout_s):
+        back = candidate
+    log.info("Translation data of %s->%s: %d mapped runs, %d partitions with offset syncs, %d mapped runs for "
+             "failback", source, target, len(index), len(store.topic_partitions()), len(back or []))
+    return FlowTranslator(source, target, cfg.replication_policy(), ExactOffsetTranslator(index, store), back)
+
+
+def select_groups(config: MirrorMakerConfig, source: str, target: str, pattern: str | None) -> list[str]:
+    """The source's consumer groups the flow's group filter accepts and ``pattern`` (full match) selects."""
+    _, checkpoint_cfg = flow_configs(config, source, target)
+    try:
+        regex = re.compile(pattern) if pattern else None
+    except re.error as e:
+        raise ConfigError(f"--groups {pattern!r} is not a valid regular expression: {e}") from None
+    group_filter = checkpoint_cfg.group_filter()
+    admin = MirrorAdmin(checkpoint_cfg.source_admin_config(_ROLE), source, checkpoint_cfg.admin_timeout_s)
+    try:
+        groups = admin.list_consumer_groups()
+    except ConnectError as e:
+        raise ConnectError(f"source cluster '{source}' is unreachable: {e}") from None
+    return sorted(g for g in groups
+                  if group_filter.should_replicate_group(g) and (regex is None or regex.fullmatch(g)))
+
+
+def flow_clients(config: MirrorMakerConfig, source: str, target: str,
+                 timeout_s: float = DEFAULT_TIMEOUT_S) -> FlowClients:
+    cfg, _ = flow_configs(config, source, target)
+    return FlowClients(source, target, cfg.source_admin_config(_ROLE), cfg.target_admin_config(_ROLE), timeout_s)
+
+
+# -- executor side -------------------------------------------------------------------------------
+
+
+def end_offsets(admin_props: dict[str, Any], partitions: Iterable[TopicPartition],
+                timeout_s: float) -> dict[TopicPartition, int]:
+    """Latest offsets of the given target partitions in one request; missing partitions are left out."""
+    wanted = sorted(set(partitions))
+    if not wanted:
+        return {}
+    admin = create_admin(admin_config(admin_props))
+    futures = admin.list_offsets({KTopicPartition(tp.topic, tp.partition): OffsetSpec.latest() for tp in wanted},
+                                 request_timeout=timeout_s)
+    out: dict[TopicPartition, int] = {}
+    for ktp, future in futures.items():
+        try:
+            out[TopicPartition(ktp.topic, ktp.partition)] = int(future.result(timeout=timeout_s).offset)
+        except (KafkaException, TimeoutError) as e:
+            log.debug("No end offset for %s-%s: %s", ktp.topic, ktp.partition, e)
+    return out
+
+
+def translate_groups(groups: list[str], clients: FlowClients, translator: FlowTranslator, apply: bool,
+                     force: bool) -> list[GroupPlan]:
+    """One Spark task: plan (and with ``apply`` write) a slice of groups."""
+    if not groups:
+        return []
+    source = MirrorAdmin(clients.source_admin, clients.source, clients.timeout_s)
+    target = MirrorAdmin(clients.target_admin, clients.target, clients.timeout_s)
+    offsets = source.list_consumer_group_offsets(groups)
+    states = target.consumer_group_states(groups)
+    empty = [g for g in groups if states.get(g) == "EMPTY"]
+    committed = target.list_consumer_group_offsets(empty) if empty else {}
+    wanted = {translator.target_topic_partition(tp) for g in groups for tp in offsets.get(g, {})}
+    ends = end_offsets(clients.target_admin, wanted, clients.timeout_s)
+    plans: list[GroupPlan] = []
+    for group in groups:
+        source_offsets = offsets.get(group) or {}
+        if not any(oam is not None for oam in source_offsets.values()):
+            continue
+        plan = plan_group(group, source_offsets, translator, states.get(group, "UNKNOWN"),
+                          committed.get(group, {}), ends)
+        if apply:
+            _apply(target, plan, force)
+        plans.append(plan)
+    return plans
+
+
+def _apply(target: MirrorAdmin, plan: GroupPlan, force: bool) -> None:
+    writes = plan.writes(force)
+    if not writes:
+        return
+    # Re-check right before writing: a consumer may have joined since the slice was described.
+    state = target.consumer_group_states([plan.group]).get(plan.group, "UNKNOWN")
+    if state not in WRITABLE_STATES:
+        plan.target_state = state
+        for row in plan.partitions:
+            if row.status in ("ok", "behind-target"):
+                row.status = "active-on-target"
+        return
+    results = target.alter_consumer_group_offsets(plan.group, writes)
+    record_results(plan, results)
+
+
+def _slices(groups: list[str], per_task: int) -> list[list[str]]:
+    return [groups[i:i + per_task] for i in range(0, len(groups), per_task)]
+
+
+def run_job(config: MirrorMakerConfig, source: str, target: str, pattern: str | None = None, apply: bool = False,
+            force: bool = False, master: str | None = None, groups_per_task: int = GROUPS_PER_TASK,
+            timeout_s: float = DEFAULT_TIMEOUT_S, spark: SparkSession | None = None) -> list[GroupPlan]:
+    """The whole job: every selected group's plan (and writes with ``apply``), sorted by group.
+
+    ``spark``: an existing session to run in (tests, notebooks); by default one is built for the job.
+    """
+    groups = select_groups(config, source, target, pattern)
+    translator = load_translator(config, source, target, timeout_s)
+    clients = flow_clients(config, source, target, timeout_s)
+    if not groups:
+        return []
+    if spark is not None:
+        return _run(spark, groups, clients, translator, apply, force, groups_per_task)
+    from mirror.jobs.spark import spark_session
+
+    with spark_session(f"mm2 translate-offsets {source}->{target}", master) as session:
+        return _run(session, groups, clients, translator, apply, force, groups_per_task)
+
+
+def _run(spark: SparkSession, groups: list[str], clients: FlowClients, translator: FlowTranslator, apply: bool,
+         force: bool, groups_per_task: int) -> list[GroupPlan]:
+    sc = spark.sparkContext
+    shared = sc.broadcast((clients, translator))
+    slices = _slices(groups, groups_per_task)
+
+    def task(part: Iterable[list[str]]) -> Iterator[GroupPlan]:
+        flow, translate = shared.value
+        for chunk in part:
+            yield from translate_groups(chunk, flow, translate, apply, force)
+
+    try:
+        plans = sc.parallelize(slices, len(slices)).mapPartitions(task).collect()
+    finally:
+        shared.unpersist()
+    return sorted(plans, key=lambda p: p.group)
+
+
+def offsets_written(plans: Iterable[GroupPlan]) -> dict[str, dict[TopicPartition, OffsetAndMetadata]]:
+    """Per group, the offsets the job wrote (for reports and tests)."""
+    out: dict[str, dict[TopicPartition, OffsetAndMetadata]] = {}
+    for plan in plans:
+        for row in plan.partitions:
+            if row.applied and row.target_offset is not None:
+                out.setdefault(plan.group, {})[TopicPartition(row.target_topic, row.partition)] = \
+                    OffsetAndMetadata(row.target_offset)
+    return out
+
+
+__all__ = [
+    "FlowClients",
+    "FlowTranslator",
+    "flow_clients",
+    "load_translator",
+    "offsets_written",
+    "run_job",
+    "select_groups",
+    "translate_groups",
+]

@@ -1,0 +1,206 @@
+"""``mm2 translate-offsets`` as a Spark job (local[2]) against two real clusters mirrored by the real source task.
+
+The remote topic held records before mirroring began (a different number per partition), so target
+offsets are shifted. 60 groups sit at random positions over 4 partitions on the source (including the
+very start and the end). The dry run writes nothing; ``--apply`` writes every group-partition, after
+which a consumer of each group on the target reads exactly the record its source position pointed at;
+a group with a live member on the target is reported and left alone; a target group ahead of the
+translation is not moved backwards unless forced; failback (B->A) returns each group to its source
+position on the original topic. One SparkSession serves the whole module.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from confluent_kafka import Consumer
+from confluent_kafka import TopicPartition as KTopicPartition
+
+from connect_core.embedded import KafkaCluster, wait_for
+from connect_core.herder.standalone import build_standalone_herder
+from mirror.client.formats import OffsetAndMetadata, TopicPartition
+from mirror.client.offset_mappings import OffsetMapping
+from mirror.connectors.mirror_admin import MirrorAdmin
+from mirror.driver.driver import make_config
+from mirror.driver.maker_config import MirrorMakerConfig
+from mirror.jobs.spark import spark_session
+from mirror.jobs.translate_logic import GroupPlan
+from mirror.jobs.translate_offsets import run_job
+from tests.integration.mirror.test_mirror_standalone import connector_config, worker_props
+
+pytestmark = [pytest.mark.integration, pytest.mark.spark]
+
+NameFn = Callable[[str], str]
+PARTITIONS = 4
+PER_PARTITION = 120
+GROUPS = 60
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[Any]:
+    with spark_session("mm2-translate-offsets-tests", "local[2]") as session:
+        yield session
+
+
+def mm2_config(a: KafkaCluster, b: KafkaCluster) -> MirrorMakerConfig:
+    return make_config({"clusters": "A, B", "A.bootstrap.servers": a.bootstrap_servers,
+                        "B.bootstrap.servers": b.bootstrap_servers, "A->B.enabled": "true",
+                        "admin.timeout.ms": "15000"})
+
+
+def value(partition: int, offset: int) -> bytes:
+    return f"p{partition}-v{offset}".encode()
+
+
+def mirrored(a: KafkaCluster, b: KafkaCluster, topic: str, tmp_path: Path) -> dict[int, int]:
+    """Mirror ``topic`` A->B with the real source task until every record is mapped; returns the shift per partition."""
+    remote = f"A.{topic}"
+    a.create_topic(topic, partitions=PARTITIONS)
+    b.create_topic(remote, partitions=PARTITIONS)
+    shift = {p: 5 + 7 * p for p in range(PARTITIONS)}
+    b.produce(remote, [{"value": b"before-mirroring", "partition": p} for p in range(PARTITIONS)
+                       for _ in range(shift[p])])
+    a.produce(topic, [{"key": f"k{i}".encode(), "value": value(p, i), "partition": p}
+                      for i in range(PER_PARTITION) for p in range(PARTITIONS)])
+
+    def mapped_to_end() -> bool:
+        if "mm2-offset-mappings.B.internal" not in a.topic_names():
+            return False
+        ends: dict[int, int] = {}
+        for m in a.read_all("mm2-offset-mappings.B.internal").get(0, []):
+            mapping = OffsetMapping.decode(m.key(), m.value())
+            if mapping.topic_partition.topic == topic:
+                ends[mapping.topic_partition.partition] = max(ends.get(mapping.topic_partition.partition, 0),
+                                                              mapping.upstream_end)
+        return ends == dict.fromkeys(range(PARTITIONS), PER_PARTITION)
+
+    # Only the source connector runs: no checkpoint task may sync groups behind the job's back.
+    herder = build_standalone_herder(worker_props(b, tmp_path / "offsets"), worker_id="A->B")
+    herder.start()
+    try:
+        herder.put_connector_config("MirrorSourceConnector",
+                                    connector_config("MirrorSourceConnector", a, b, "A", "B"), True)
+        wait_for(mapped_to_end, 60, 0.5, "mirror did not map every record")
+    finally:
+        herder.stop()
+    return shift
+
+
+def target_offsets(b: KafkaCluster, groups: list[str]) -> dict[str, dict[TopicPartition, int]]:
+    admin = MirrorAdmin({"bootstrap.servers": b.bootstrap_servers}, "B", 15)
+    return {g: {tp: o.offset for tp, o in offsets.items() if o is not None}
+            for g, offsets in admin.list_consumer_group_offsets(groups).items()}
+
+
+def first_records(b: KafkaCluster, group: str, topic: str) -> dict[int, bytes | None]:
+    """What a consumer of ``group`` on B reads first on each partition, resuming at its committed offsets."""
+    consumer = Consumer({"bootstrap.servers": b.bootstrap_servers, "group.id": group, "enable.auto.commit": False,
+                         "enable.partition.eof": True, "fetch.wait.max.ms": 100,
+                         "allow.auto.create.topics": False})
+    try:
+        committed = consumer.committed([KTopicPartition(topic, p) for p in range(PARTITIONS)], timeout=10)
+        assert all(tp.offset >= 0 for tp in committed), committed
+        consumer.assign(committed)
+        first: dict[int, bytes | None] = {}
+
+        def done() -> bool:
+            msg = consumer.poll(0.2)
+            if msg is not None and msg.partition() not in first:
+                first[msg.partition()] = None if msg.error() is not None else msg.value()  # error: EOF
+            return len(first) == PARTITIONS
+
+        wait_for(done, 20, 0.0, f"group {group} read nothing on some partition: {first}")
+        return first
+    finally:
+        consumer.close()
+
+
+def rows(plans: list[GroupPlan]) -> dict[tuple[str, int], Any]:
+    return {(p.group, r.partition): r for p in plans for r in p.partitions}
+
+
+def test_translate_apply_failback(two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: NameFn,
+                                  tmp_path: Path, spark: Any) -> None:
+    a, b = two_clusters
+    topic = unique_name("orders")
+    remote = f"A.{topic}"
+    shift = mirrored(a, b, topic, tmp_path)
+    rng = random.Random(13)
+    prefix = unique_name("app")
+    groups = [f"{prefix}-{i:02d}" for i in range(GROUPS)]
+    live, ahead = f"{prefix}-live", f"{prefix}-ahead"
+    positions: dict[str, dict[int, int]] = {}
+    source_admin = MirrorAdmin({"bootstrap.servers": a.bootstrap_servers}, "A", 15)
+    for i, group in enumerate([*groups, live, ahead]):
+        # the first and second groups sit at the very start and the very end of every partition
+        pos = {p: 0 if i == 0 else PER_PARTITION if i == 1 else rng.randint(0, PER_PARTITION)
+               for p in range(PARTITIONS)}
+        positions[group] = pos
+        source_admin.alter_consumer_group_offsets(
+            group, {TopicPartition(topic, p): OffsetAndMetadata(o) for p, o in pos.items()})
+    target_admin = MirrorAdmin({"bootstrap.servers": b.bootstrap_servers}, "B", 15)
+    ahead_offsets = {TopicPartition(remote, p): OffsetAndMetadata(shift[p] + PER_PARTITION) for p in range(PARTITIONS)}
+    assert all(e is None for e in target_admin.alter_consumer_group_offsets(ahead, ahead_offsets).values())
+    config = mm2_config(a, b)
+    pattern = f"{prefix}-.*"
+
+    # A live member of `live` on the target.
+    member = Consumer({"bootstrap.servers": b.bootstrap_servers, "group.id": live, "session.timeout.ms": 6000,
+                       "enable.auto.commit": False, "allow.auto.create.topics": False})
+    member.subscribe([remote])
+    try:
+        wait_for(lambda: (member.poll(0.2), member.assignment())[1], 30, 0.0, "live member never joined")
+        wait_for(lambda: MirrorAdmin({"bootstrap.servers": b.bootstrap_servers}, "B", 15)
+                 .consumer_group_states([live]).get(live) == "STABLE", 20, 0.2, "live group not stable")
+
+        # Dry run: every group-partition translated exactly; nothing written.
+        dry = run_job(config, "A", "B", pattern, spark=spark, groups_per_task=16)
+        assert {p.group for p in dry} == {*groups, live, ahead}
+        dry_rows = rows(dry)
+        for group in [*groups, live, ahead]:
+            for p in range(PARTITIONS):
+                row = dry_rows[(group, p)]
+                assert (row.target_topic, row.target_offset, row.reread) == \
+                    (remote, shift[p] + positions[group][p], 0), (group, p, row)
+                want = "active-on-target" if group == live else "ok"
+                if group == ahead:
+                    want = "ok" if positions[group][p] == PER_PARTITION else "behind-target"
+                assert row.status == want, (group, p, row)
+                assert not row.applied
+        assert target_offsets(b, [*groups, live]) == {g: {} for g in [*groups, live]}
+
+        # Apply: every group-partition written except the live group's and the ahead group's.
+        applied = run_job(config, "A", "B", pattern, apply=True, spark=spark, groups_per_task=16)
+        applied_rows = rows(applied)
+        assert all(applied_rows[(g, p)].applied for g in groups for p in range(PARTITIONS))
+        assert not any(applied_rows[(g, p)].applied for g in (live, ahead) for p in range(PARTITIONS))
+        assert target_offsets(b, [live])[live] == {}  # left alone
+        assert target_offsets(b, [ahead])[ahead] == {tp: o.offset for tp, o in ahead_offsets.items()}
+    finally:
+        member.close()
+
+    # Failover: each group's consumer on the target reads exactly the record its source position pointed at.
+    for group in groups:
+        got = first_records(b, group, remote)
+        want = {p: None if positions[group][p] == PER_PARTITION else value(p, positions[group][p])
+                for p in range(PARTITIONS)}
+        assert got == want, group
+
+    # --force moves the ahead group backwards to its translation.
+    forced = run_job(config, "A", "B", f"{ahead}", apply=True, force=True, spark=spark)
+    assert all(r.applied for r in forced[0].partitions)
+    assert target_offsets(b, [ahead])[ahead] == {TopicPartition(remote, p): shift[p] + positions[ahead][p]
+                                                 for p in range(PARTITIONS)}
+
+    # Failback B->A: the groups' target positions go back to the original topic at their source positions.
+    back = rows(run_job(config, "B", "A", pattern, spark=spark))
+    for group in groups:
+        for p in range(PARTITIONS):
+            row = back[(group, p)]
+            assert (row.topic, row.target_topic, row.target_offset, row.reread) == \
+                (remote, topic, positions[group][p], 0), (group, p, row)
+            assert row.status == "ok"  # the source group sits exactly there already: nothing to move
