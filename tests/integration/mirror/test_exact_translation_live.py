@@ -71,11 +71,18 @@ def test_checkpoint_and_group_sync_exact_far_behind_head(two_clusters: tuple[Kaf
         wait_for(lambda: synced() == expected, 30, 0.5, f"group offset not synced exactly: {synced()}")
 
         # Kafka's formats kept: every offset sync and checkpoint decodes; the mappings are in their own topic.
-        syncs = [OffsetSync.decode(m.key(), m.value()) for m in a.read_all("mm2-offset-syncs.B.internal")[0]]
+        # Byte-exact: re-encoding each decoded record (the encoders match Kafka's reference vectors,
+        # tests/unit/mirror/client/test_formats.py) gives back exactly the bytes on the topic.
+        raw_syncs = a.read_all("mm2-offset-syncs.B.internal")[0]
+        syncs = [OffsetSync.decode(m.key(), m.value()) for m in raw_syncs]
         assert syncs and all(s.topic_partition == tp for s in syncs)
         assert all(s.downstream_offset - s.upstream_offset == PRE_EXISTING for s in syncs)
-        every = [Checkpoint.decode(m.key(), m.value()) for m in b.read_all("A.checkpoints.internal")[0]]
+        assert [(s.record_key(), s.record_value()) for s in syncs] == [(m.key(), m.value()) for m in raw_syncs]
+        raw_checkpoints = b.read_all("A.checkpoints.internal")[0]
+        every = [Checkpoint.decode(m.key(), m.value()) for m in raw_checkpoints]
         assert every
+        assert [(c.record_key(), c.record_value()) for c in every] == [(m.key(), m.value()) for m in raw_checkpoints]
+        assert set(a.read_all("mm2-offset-syncs.B.internal")) == {0}  # nothing but syncs, on partition 0
         mappings = [OffsetMapping.decode(m.key(), m.value()) for m in a.read_all("mm2-offset-mappings.B.internal")[0]]
         assert mappings and all(m.downstream_offset - m.upstream_offset == PRE_EXISTING for m in mappings)
 
