@@ -61,3 +61,14 @@ def test_mirror_throughput_prints_rates_ratio_and_rss() -> None:
     assert int(rss.group(1)) > 0
     assert re.search(r"^target ratio >= 0\.7 \(3000 x 1024 B, 2 p\): [\d.]+ (met|MISSED)$", out, re.MULTILINE), out
     _no_broker_left(out)
+
+
+def test_translate_offsets_prints_both_times() -> None:
+    out = run_bench("bench.translate_offsets", "--groups", "40", "--records", "50", "--loop-sample", "2",
+                    timeout=240)
+    job = figure(out, "(a) spark job", r"40 groups in ([\d.]+) s .*")
+    assert float(job.group(1)) > 0
+    figure(out, "(b) per-group loop", r"2 groups in [\d.]+ s \(\d+ ms/group\); projected 40 groups: \d+ s")
+    assert re.search(r"^target < 60 s for 40 groups \(job with session start\): [\d.]+ s (met|MISSED)$", out,
+                     re.MULTILINE), out
+    _no_broker_left(out)
