@@ -71,6 +71,19 @@ class OffsetSyncProducer:
         self._producer = producer
         self.sent = 0
         self.failed = 0
+        if mappings_topic is not None and not self._topic_exists(mappings_topic):
+            # Not created (an older connector, no permission): translation just stays Kafka's; sends to a
+            # missing topic would only wait out their timeout and slow every flush.
+            log.info("Offset-mappings topic %s not found: offset mappings are not written", mappings_topic)
+            self.mappings_topic = None
+
+    def _topic_exists(self, topic: str) -> bool:
+        """Full metadata (a request naming the topic would auto-create it on some brokers)."""
+        try:
+            return topic in self._producer.list_topics(timeout=10).topics
+        except Exception as e:
+            log.warning("Could not look up topic %s: %s", topic, e)
+            return False
 
     def queue(self, topic_partition: TopicPartition, upstream_offset: int, downstream_offset: int) -> None:
         """Account for one acknowledged record and send whatever is due (cheap when nothing is)."""

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from mirror.client.formats import OffsetSync, TopicPartition
+from mirror.client.offset_mappings import OffsetMapping
+from mirror.connectors.offset_mapping_tracker import OffsetMappingTracker
 from mirror.connectors.offset_sync_producer import OffsetSyncProducer
 from mirror.connectors.source_task import MirrorSourceTask
 
@@ -134,3 +136,58 @@ def test_runs_feed_the_metrics_once_each() -> None:
     assert task._unacknowledged == 0
     assert metrics.polls == [("A.orders", 2, 7, 700)]
     assert metrics.acked == [("A.orders", 2, 7)]
+
+
+class TopicSink(SyncSink):
+    """Also knows topics (for the mappings-topic check) and keeps mappings apart from syncs."""
+
+    def __init__(self, topics: set[str]) -> None:
+        super().__init__()
+        self.topics = dict.fromkeys(topics)
+        self.mappings: list[OffsetMapping] = []
+
+    def list_topics(self, timeout: float = 0) -> Any:
+        return self
+
+    def produce(self, topic: str, value: bytes, key: bytes, partition: int, on_delivery: Any) -> None:
+        if topic.startswith("mm2-offset-mappings"):
+            self.mappings.append(OffsetMapping.decode(key, value))
+            self._callbacks.append(on_delivery)
+        else:
+            super().produce(topic, value, key, partition, on_delivery)
+
+
+def task_with_mappings(exists: bool = True) -> tuple[MirrorSourceTask, TopicSink]:
+    task, _ = task_with_syncs(100)
+    sink = TopicSink({"mm2-offset-mappings.B.internal"} if exists else set())
+    task._offset_syncs = OffsetSyncProducer({}, "mm2-offset-syncs.B.internal", 100, producer=sink,  # type: ignore
+                                            mappings_topic="mm2-offset-mappings.B.internal")
+    return task, sink
+
+
+def test_runs_become_offset_mappings_at_discontinuities_and_flushes() -> None:
+    task, sink = task_with_mappings()
+    route = task.route("orders", 0)
+    route.mapping = OffsetMappingTracker(TP, resume_after=999)  # as assigned after stored offset 999
+    task._run_acknowledged(route, Run(route, 250, 1000, 1249, 40, 289))  # type: ignore[arg-type]
+    task._run_acknowledged(route, Run(route, 10, 1250, 1259, 290, 299))  # type: ignore[arg-type]
+    assert sink.mappings == []  # one contiguous run so far: nothing until the offset flush
+    task.commit()
+    assert sink.mappings == [OffsetMapping(TP, 1000, 1000, 40, 260)]
+    # an upstream gap (1260..1261: transaction markers) inside the next run, then foreign writes downstream
+    task._run_acknowledged(route, Run(route, 3, 1260, 1264, 300, 302,  # type: ignore[arg-type]
+                                      upstream_offsets=[1262, 1263, 1264]))
+    task._run_acknowledged(route, Run(route, 3, 1265, 1267, 310, 314))  # type: ignore[arg-type]
+    task.commit()
+    # The gap run starts a mapping covering the gap; the next run's records took 310..314 for 3 records
+    # (foreign writes inside it): its first record is known, then nothing is claimed until its last.
+    assert sink.mappings[1:] == [OffsetMapping(TP, 1260, 1262, 300, 3), OffsetMapping(TP, 1265, 1265, 310, 1),
+                                 OffsetMapping(TP, 1267, 1267, 314, 1)]
+
+
+def test_no_mappings_without_their_topic() -> None:
+    task, sink = task_with_mappings(exists=False)
+    route = task.route("orders", 0)
+    task._run_acknowledged(route, Run(route, 5, 0, 4, 0, 4))  # type: ignore[arg-type]
+    task.commit()
+    assert sink.mappings == [] and pairs(sink) == [(0, 0), (4, 4)]
