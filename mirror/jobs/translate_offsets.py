@@ -281,9 +281,25 @@ def _run(spark: SparkSession, groups: list[str], clients: FlowClients, translato
 
     try:
         plans = sc.parallelize(slices, len(slices)).mapPartitions(task).collect()
+    except Exception as e:  # a Spark failure carries the executor's traceback: keep its last error line
+        raise ConnectError(f"translate-offsets job failed: {job_error(e)}") from None
     finally:
         shared.unpersist()
     return sorted(plans, key=lambda p: p.group)
+
+
+_ERROR_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception)): (.+)$")
+
+
+def job_error(exc: BaseException) -> str:
+    """The innermost Python error line of a Spark job failure (else the first line of its text)."""
+    text = str(exc)
+    found = [m for line in text.splitlines() if (m := _ERROR_LINE.match(line.strip()))]
+    python = [m for m in found if not m.group(1).startswith(("org.", "java.", "py4j."))]
+    chosen = (python or found)
+    if chosen:
+        return f"{chosen[-1].group(1).rsplit('.', 1)[-1]}: {chosen[-1].group(2)}"
+    return text.strip().splitlines()[0] if text.strip() else type(exc).__name__
 
 
 def offsets_written(plans: Iterable[GroupPlan]) -> dict[str, dict[TopicPartition, OffsetAndMetadata]]:

@@ -91,3 +91,15 @@ def test_flow_translator_exact_fallback_and_failback() -> None:
     assert failback(TopicPartition("B.u", 0), 9) == Translated("u", 2, 0)
     assert failback(TopicPartition("B.u", 0), 3) == Translated("u", None, None)
     assert forward(TopicPartition("B.u", 0), 9) == Translated("u", None, None)  # no reverse mappings
+
+
+def test_spark_failure_becomes_its_python_error_line() -> None:
+    from mirror.jobs.translate_offsets import job_error
+
+    text = ("An error occurred while calling o42.collectAndServe.\n"
+            ": org.apache.spark.SparkException: Job aborted due to stage failure: Task 0 failed 4 times\n"
+            "Traceback (most recent call last):\n  File \"x.py\", line 1, in f\n"
+            "connect_core.api.errors.ConnectError: Timed out after 30s: list consumer groups on cluster B\n"
+            "\tat org.apache.spark.api.python.BasePythonRunner.handlePythonException(PythonRunner.scala:1)\n")
+    assert job_error(RuntimeError(text)) == "ConnectError: Timed out after 30s: list consumer groups on cluster B"
+    assert job_error(RuntimeError("plain failure\nmore")) == "plain failure"
