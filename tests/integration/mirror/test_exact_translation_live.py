@@ -1,9 +1,10 @@
 """Live exact translation: the mirror's source task writes offset mappings, the checkpoint task uses them.
 
-The remote topic already holds records before mirroring begins (target offsets are shifted), and the
-source partition has an upstream gap. A group committed far behind the head (hundreds of records,
-beyond what Kafka's sparse offset syncs can translate exactly) gets a checkpoint, and a synced target
-group offset, pointing at exactly the first record it had not consumed. Every record of the
+The remote topic already holds records before mirroring begins (target offsets are shifted), and half
+of the source partition was written in transactions (each commit marker is an upstream offset gap).
+Groups far behind the head (hundreds of records, beyond what Kafka's sparse offset syncs translate
+exactly), on a commit marker, and after many gaps get checkpoints, and synced target group offsets,
+pointing at exactly the first record they had not consumed. Every record of the
 offset-syncs and checkpoints topics still decodes with Kafka's formats.
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from confluent_kafka import Consumer
+from confluent_kafka import Consumer, Producer
 from confluent_kafka import TopicPartition as KTopicPartition
 
 from connect_core.embedded import KafkaCluster, wait_for
@@ -26,57 +27,80 @@ PRE_EXISTING = 37  # records already in the remote topic before mirroring
 RECORDS = 1000
 
 
+def produce_in_transactions(cluster: KafkaCluster, topic: str, values: list[bytes], per_txn: int) -> None:
+    """Committed transactions: each commit marker takes an offset, so the source offsets have gaps."""
+    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "transactional.id": f"{topic}-txn",
+                         "linger.ms": 0, "allow.auto.create.topics": False})
+    producer.init_transactions(15)
+    for i in range(0, len(values), per_txn):
+        producer.begin_transaction()
+        for v in values[i:i + per_txn]:
+            producer.produce(topic, v, partition=0)
+        producer.commit_transaction(15)
+    producer.flush(15)
+
+
 def test_checkpoint_and_group_sync_exact_far_behind_head(two_clusters: tuple[KafkaCluster, KafkaCluster],
                                                          unique_name: NameFn, tmp_path: Path) -> None:
     a, b = two_clusters
-    topic, group = unique_name("orders"), unique_name("far-behind")
+    topic, prefix = unique_name("orders"), unique_name("g")
     remote = f"A.{topic}"
     a.create_topic(topic, partitions=1)
     b.create_topic(remote, partitions=1)
     b.produce(remote, [{"value": f"old-{i}".encode(), "partition": 0} for i in range(PRE_EXISTING)])
-    # one-record batches so end offsets are right on Tansu; an upstream offset gap is not possible to
-    # make there (no transactions abort or compaction), the unit model covers gaps
     a.produce(topic, [{"key": f"k{i}".encode(), "value": f"v{i}".encode(), "partition": 0}
                       for i in range(RECORDS // 2)])
     source_admin = MirrorAdmin({"bootstrap.servers": a.bootstrap_servers}, "A", 15)
     target_admin = MirrorAdmin({"bootstrap.servers": b.bootstrap_servers}, "B", 15)
     tp = TopicPartition(topic, 0)
-    position = 400  # the group consumed v0..v399 on the source: next is v400, 600 records behind the head
-    source_admin.alter_consumer_group_offsets(group, {tp: OffsetAndMetadata(position)})
+    far = f"{prefix}-far-behind"
+    # consumed v0..v399 on the source: next is v400, 600 records behind the head once all is written
+    source_admin.alter_consumer_group_offsets(far, {tp: OffsetAndMetadata(400)})
 
     with mirror(a, b, "A", "B", tmp_path / "offsets", **{"tasks.max": "1", "offset.lag.max": "100"}):
         wait_for(lambda: sum(len(v) for v in b.read_all(remote).values()) >= PRE_EXISTING + RECORDS // 2, 60, 0.5,
                  "first half not mirrored")
-        a.produce(topic, [{"key": f"k{i}".encode(), "value": f"v{i}".encode(), "partition": 0}
-                          for i in range(RECORDS // 2, RECORDS)])
+        # The second half in transactions of 10: a commit marker after each, an upstream offset gap.
+        produce_in_transactions(a, topic, [f"v{i}".encode() for i in range(RECORDS // 2, RECORDS)], 10)
         wait_for(lambda: sum(len(v) for v in b.read_all(remote).values()) >= PRE_EXISTING + RECORDS, 60, 0.5,
                  "second half not mirrored")
-        expected = PRE_EXISTING + position  # exactly where v400 sits on the target
+        source = [(m.offset(), m.value()) for m in a.read_all(topic)[0]]
+        offsets = [o for o, _ in source]
+        markers = sorted(set(range(offsets[-1])) - set(offsets))
+        assert len(markers) >= RECORDS // 20 - 1  # the gaps are there
+        positions = {far: 400, f"{prefix}-at-marker": markers[3], f"{prefix}-after-gaps": offsets[-150]}
+        for group, position in positions.items():
+            source_admin.alter_consumer_group_offsets(group, {tp: OffsetAndMetadata(position)})
+        # where the first record at or after each position sits on the target (mirrored in order, after
+        # the pre-existing records), and which record that is
+        first = {g: next(i for i, o in enumerate(offsets) if o >= pos) for g, pos in positions.items()}
+        expected = {g: PRE_EXISTING + i for g, i in first.items()}
 
-        def checkpoint() -> Checkpoint | None:
+        def checkpoints() -> dict[str, Checkpoint]:
             if "A.checkpoints.internal" not in b.topic_names():
-                return None
-            mine = [Checkpoint.decode(m.key(), m.value()) for m in b.read_all("A.checkpoints.internal")[0]]
-            mine = [c for c in mine if c.consumer_group_id == group]
-            return mine[-1] if mine else None
+                return {}
+            cps = [Checkpoint.decode(m.key(), m.value()) for m in b.read_all("A.checkpoints.internal")[0]]
+            return {c.consumer_group_id: c for c in cps}
 
-        cp = wait_for(lambda: (c := checkpoint()) is not None and c.downstream_offset == expected and c, 60, 0.5,
-                      f"no exact checkpoint at {expected}; last: {checkpoint()}")
-        assert cp.upstream_offset == position and cp.topic_partition == TopicPartition(remote, 0)
+        wait_for(lambda: {g: c.downstream_offset for g, c in checkpoints().items() if g in positions} == expected,
+                 60, 0.5, f"no exact checkpoints {expected}; last: {checkpoints()}")
+        assert all(checkpoints()[g].upstream_offset == pos for g, pos in positions.items())
+        assert {c.topic_partition for c in checkpoints().values()} == {TopicPartition(remote, 0)}
 
-        def synced() -> int:
-            oam = target_admin.list_consumer_group_offsets([group])[group].get(TopicPartition(remote, 0))
-            return -1 if oam is None else oam.offset
+        def synced() -> dict[str, int]:
+            found = target_admin.list_consumer_group_offsets(list(positions))
+            return {g: oam.offset for g, offs in found.items()
+                    if (oam := offs.get(TopicPartition(remote, 0))) is not None}
 
-        wait_for(lambda: synced() == expected, 30, 0.5, f"group offset not synced exactly: {synced()}")
+        wait_for(lambda: synced() == expected, 30, 0.5, f"group offsets not synced exactly: {synced()}")
 
-        # Kafka's formats kept: every offset sync and checkpoint decodes; the mappings are in their own topic.
         # Byte-exact: re-encoding each decoded record (the encoders match Kafka's reference vectors,
         # tests/unit/mirror/client/test_formats.py) gives back exactly the bytes on the topic.
         raw_syncs = a.read_all("mm2-offset-syncs.B.internal")[0]
         syncs = [OffsetSync.decode(m.key(), m.value()) for m in raw_syncs]
         assert syncs and all(s.topic_partition == tp for s in syncs)
-        assert all(s.downstream_offset - s.upstream_offset == PRE_EXISTING for s in syncs)
+        where = {o: PRE_EXISTING + i for i, o in enumerate(offsets)}  # source offset -> target offset
+        assert all(s.downstream_offset == where[s.upstream_offset] for s in syncs)
         assert [(s.record_key(), s.record_value()) for s in syncs] == [(m.key(), m.value()) for m in raw_syncs]
         raw_checkpoints = b.read_all("A.checkpoints.internal")[0]
         every = [Checkpoint.decode(m.key(), m.value()) for m in raw_checkpoints]
@@ -84,15 +108,18 @@ def test_checkpoint_and_group_sync_exact_far_behind_head(two_clusters: tuple[Kaf
         assert [(c.record_key(), c.record_value()) for c in every] == [(m.key(), m.value()) for m in raw_checkpoints]
         assert set(a.read_all("mm2-offset-syncs.B.internal")) == {0}  # nothing but syncs, on partition 0
         mappings = [OffsetMapping.decode(m.key(), m.value()) for m in a.read_all("mm2-offset-mappings.B.internal")[0]]
-        assert mappings and all(m.downstream_offset - m.upstream_offset == PRE_EXISTING for m in mappings)
+        assert mappings and all(m.downstream_offset == where[m.upstream_offset] for m in mappings)
+        assert any(m.upstream_low < m.upstream_offset for m in mappings)  # mappings covering marker gaps
 
-    # Failover: a consumer of the group on the target reads exactly v400 first.
-    consumer = Consumer({"bootstrap.servers": b.bootstrap_servers, "group.id": group, "enable.auto.commit": False,
-                         "auto.offset.reset": "earliest", "session.timeout.ms": 6000})
-    try:
-        committed = consumer.committed([KTopicPartition(remote, 0)], timeout=10)[0].offset
-        consumer.assign([KTopicPartition(remote, 0, committed)])
-        msg = wait_for(lambda: consumer.poll(0.5), 20, 0.0, "nothing to read after failover")
-        assert msg.error() is None and msg.value() == f"v{position}".encode()
-    finally:
-        consumer.close()
+    # Failover: a consumer of each group on the target reads exactly the record its source position pointed at.
+    for group in positions:
+        consumer = Consumer({"bootstrap.servers": b.bootstrap_servers, "group.id": group,
+                             "enable.auto.commit": False, "auto.offset.reset": "earliest",
+                             "session.timeout.ms": 6000})
+        try:
+            committed = consumer.committed([KTopicPartition(remote, 0)], timeout=10)[0].offset
+            consumer.assign([KTopicPartition(remote, 0, committed)])
+            msg = wait_for(lambda c=consumer: c.poll(0.5), 20, 0.0, "nothing to read after failover")
+            assert msg.error() is None and msg.value() == source[first[group]][1], group
+        finally:
+            consumer.close()

@@ -1,7 +1,8 @@
 """``mm2 translate-offsets`` as a Spark job (local[2]) against two real clusters mirrored by the real source task.
 
 The remote topic held records before mirroring began (a different number per partition), so target
-offsets are shifted. 60 groups sit at random positions over 4 partitions on the source (including the
+offsets are shifted, and half of each source partition was written in transactions, whose commit
+markers leave upstream offset gaps. 60 groups sit at random positions over 4 partitions on the source (including the
 very start and the end). The dry run writes nothing; ``--apply`` writes every group-partition, after
 which a consumer of each group on the target reads exactly the record its source position pointed at;
 a group with a live member on the target is reported and left alone; a target group ahead of the
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from confluent_kafka import Consumer
+from confluent_kafka import Consumer, Producer
 from confluent_kafka import TopicPartition as KTopicPartition
 
 from connect_core.embedded import KafkaCluster, wait_for
@@ -36,7 +37,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
 NameFn = Callable[[str], str]
 PARTITIONS = 4
-PER_PARTITION = 120
+PER_PARTITION = 80  # plain records per partition, then TXN_RECORDS more in transactions (commit markers: gaps)
+TXNS, PER_TXN = 8, 5
 GROUPS = 60
 
 
@@ -56,8 +58,12 @@ def value(partition: int, offset: int) -> bytes:
     return f"p{partition}-v{offset}".encode()
 
 
-def mirrored(a: KafkaCluster, b: KafkaCluster, topic: str, tmp_path: Path) -> dict[int, int]:
-    """Mirror ``topic`` A->B with the real source task until every record is mapped; returns the shift per partition."""
+def mirrored(a: KafkaCluster, b: KafkaCluster, topic: str,
+             tmp_path: Path) -> tuple[dict[int, int], dict[int, list[int]]]:
+    """Mirror ``topic`` A->B with the real source task until every record is mapped.
+
+    Returns the shift per partition (records in the remote topic before mirroring) and the source
+    offsets holding records per partition (transaction markers leave gaps)."""
     remote = f"A.{topic}"
     a.create_topic(topic, partitions=PARTITIONS)
     b.create_topic(remote, partitions=PARTITIONS)
@@ -66,6 +72,19 @@ def mirrored(a: KafkaCluster, b: KafkaCluster, topic: str, tmp_path: Path) -> di
                        for _ in range(shift[p])])
     a.produce(topic, [{"key": f"k{i}".encode(), "value": value(p, i), "partition": p}
                       for i in range(PER_PARTITION) for p in range(PARTITIONS)])
+    producer = Producer({"bootstrap.servers": a.bootstrap_servers, "transactional.id": f"{topic}-txn",
+                         "linger.ms": 0, "allow.auto.create.topics": False})
+    producer.init_transactions(15)
+    for _ in range(TXNS):
+        producer.begin_transaction()
+        for p in range(PARTITIONS):
+            for _ in range(PER_TXN):
+                producer.produce(topic, b"", partition=p)
+        producer.commit_transaction(15)
+    producer.flush(15)
+    # each record's value names its partition and offset, so a consumer can tell exactly what it read
+    offsets = {p: [m.offset() for m in msgs] for p, msgs in a.read_all(topic).items()}
+    assert all(len(o) == PER_PARTITION + TXNS * PER_TXN and o[-1] > len(o) for o in offsets.values())
 
     def mapped_to_end() -> bool:
         if "mm2-offset-mappings.B.internal" not in a.topic_names():
@@ -76,7 +95,7 @@ def mirrored(a: KafkaCluster, b: KafkaCluster, topic: str, tmp_path: Path) -> di
             if mapping.topic_partition.topic == topic:
                 ends[mapping.topic_partition.partition] = max(ends.get(mapping.topic_partition.partition, 0),
                                                               mapping.upstream_end)
-        return ends == dict.fromkeys(range(PARTITIONS), PER_PARTITION)
+        return ends == {p: o[-1] + 1 for p, o in offsets.items()}
 
     # Only the source connector runs: no checkpoint task may sync groups behind the job's back.
     herder = build_standalone_herder(worker_props(b, tmp_path / "offsets"), worker_id="A->B")
@@ -87,7 +106,7 @@ def mirrored(a: KafkaCluster, b: KafkaCluster, topic: str, tmp_path: Path) -> di
         wait_for(mapped_to_end, 60, 0.5, "mirror did not map every record")
     finally:
         herder.stop()
-    return shift
+    return shift, offsets
 
 
 def target_offsets(b: KafkaCluster, groups: list[str]) -> dict[str, dict[TopicPartition, int]]:
@@ -128,7 +147,18 @@ def test_translate_apply_failback(two_clusters: tuple[KafkaCluster, KafkaCluster
     a, b = two_clusters
     topic = unique_name("orders")
     remote = f"A.{topic}"
-    shift = mirrored(a, b, topic, tmp_path)
+    shift, offsets = mirrored(a, b, topic, tmp_path)
+    end = {p: o[-1] + 1 for p, o in offsets.items()}
+    source_values = {(m.partition(), m.offset()): m.value() for msgs in a.read_all(topic).values() for m in msgs}
+
+    def first_at_or_after(p: int, pos: int) -> int | None:
+        """Index (= target offset - shift) of the first record at or after ``pos``; None at the end."""
+        return next((i for i, o in enumerate(offsets[p]) if o >= pos), None)
+
+    def expected(p: int, pos: int) -> int:
+        i = first_at_or_after(p, pos)
+        return shift[p] + (len(offsets[p]) if i is None else i)
+
     rng = random.Random(13)
     prefix = unique_name("app")
     groups = [f"{prefix}-{i:02d}" for i in range(GROUPS)]
@@ -137,13 +167,13 @@ def test_translate_apply_failback(two_clusters: tuple[KafkaCluster, KafkaCluster
     source_admin = MirrorAdmin({"bootstrap.servers": a.bootstrap_servers}, "A", 15)
     for i, group in enumerate([*groups, live, ahead]):
         # the first and second groups sit at the very start and the very end of every partition
-        pos = {p: 0 if i == 0 else PER_PARTITION if i == 1 else rng.randint(0, PER_PARTITION)
-               for p in range(PARTITIONS)}
+        pos = {p: 0 if i == 0 else end[p] if i == 1 else rng.randint(0, end[p]) for p in range(PARTITIONS)}
         positions[group] = pos
         source_admin.alter_consumer_group_offsets(
             group, {TopicPartition(topic, p): OffsetAndMetadata(o) for p, o in pos.items()})
     target_admin = MirrorAdmin({"bootstrap.servers": b.bootstrap_servers}, "B", 15)
-    ahead_offsets = {TopicPartition(remote, p): OffsetAndMetadata(shift[p] + PER_PARTITION) for p in range(PARTITIONS)}
+    ahead_offsets = {TopicPartition(remote, p): OffsetAndMetadata(shift[p] + len(offsets[p]))
+                     for p in range(PARTITIONS)}
     assert all(e is None for e in target_admin.alter_consumer_group_offsets(ahead, ahead_offsets).values())
     config = mm2_config(a, b)
     pattern = f"{prefix}-.*"
@@ -165,10 +195,10 @@ def test_translate_apply_failback(two_clusters: tuple[KafkaCluster, KafkaCluster
             for p in range(PARTITIONS):
                 row = dry_rows[(group, p)]
                 assert (row.target_topic, row.target_offset, row.reread) == \
-                    (remote, shift[p] + positions[group][p], 0), (group, p, row)
+                    (remote, expected(p, positions[group][p]), 0), (group, p, row)
                 want = "active-on-target" if group == live else "ok"
                 if group == ahead:
-                    want = "ok" if positions[group][p] == PER_PARTITION else "behind-target"
+                    want = "ok" if first_at_or_after(p, positions[group][p]) is None else "behind-target"
                 assert row.status == want, (group, p, row)
                 assert not row.applied
         assert target_offsets(b, [*groups, live]) == {g: {} for g in [*groups, live]}
@@ -186,14 +216,16 @@ def test_translate_apply_failback(two_clusters: tuple[KafkaCluster, KafkaCluster
     # Failover: each group's consumer on the target reads exactly the record its source position pointed at.
     for group in groups:
         got = first_records(b, group, remote)
-        want = {p: None if positions[group][p] == PER_PARTITION else value(p, positions[group][p])
-                for p in range(PARTITIONS)}
+        want: dict[int, bytes | None] = {}
+        for p in range(PARTITIONS):
+            i = first_at_or_after(p, positions[group][p])
+            want[p] = None if i is None else source_values[(p, offsets[p][i])]
         assert got == want, group
 
     # --force moves the ahead group backwards to its translation.
     forced = run_job(config, "A", "B", f"{ahead}", apply=True, force=True, spark=spark)
     assert all(r.applied for r in forced[0].partitions)
-    assert target_offsets(b, [ahead])[ahead] == {TopicPartition(remote, p): shift[p] + positions[ahead][p]
+    assert target_offsets(b, [ahead])[ahead] == {TopicPartition(remote, p): expected(p, positions[ahead][p])
                                                  for p in range(PARTITIONS)}
 
     # Failback B->A: the groups' target positions go back to the original topic at their source positions.
@@ -201,6 +233,9 @@ def test_translate_apply_failback(two_clusters: tuple[KafkaCluster, KafkaCluster
     for group in groups:
         for p in range(PARTITIONS):
             row = back[(group, p)]
+            # back to the first record the group had not consumed (a position on a marker moves past it)
+            i = first_at_or_after(p, positions[group][p])
+            want_back = end[p] if i is None else offsets[p][i]
             assert (row.topic, row.target_topic, row.target_offset, row.reread) == \
-                (remote, topic, positions[group][p], 0), (group, p, row)
-            assert row.status == "ok"  # the source group sits exactly there already: nothing to move
+                (remote, topic, want_back, 0), (group, p, row)
+            assert row.status == "ok"  # at or after the source group's own commit: never backwards
