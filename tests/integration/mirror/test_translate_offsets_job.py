@@ -1,19 +1,24 @@
 """``mm2 translate-offsets`` as a Spark job (local[2]) against two real clusters mirrored by the real source task.
 
 The remote topic held records before mirroring began (a different number per partition), so target
-offsets are shifted, and half of each source partition was written in transactions, whose commit
-markers leave upstream offset gaps. 60 groups sit at random positions over 4 partitions on the source (including the
-very start and the end). The dry run writes nothing; ``--apply`` writes every group-partition, after
-which a consumer of each group on the target reads exactly the record its source position pointed at;
-a group with a live member on the target is reported and left alone; a target group ahead of the
-translation is not moved backwards unless forced; failback (B->A) returns each group to its source
-position on the original topic. One SparkSession serves the whole module.
+offsets are shifted; half of each source partition was written in transactions, whose commit markers
+leave upstream offset gaps; and the mirror "crashed" once (stored offsets older than what it had
+copied), so the second half of each partition was copied twice. 60 groups sit at random positions
+over 4 partitions on the source (including the very start and the end). The dry run writes nothing;
+``--apply`` writes every group-partition, after which a consumer of each group on the target reads
+exactly the record its source position pointed at (at its newest copy); a group with a live member on
+the target is reported and left alone; a target group ahead of the translation is not moved
+backwards unless forced; failback (B->A) returns each group to the first record it had not consumed
+on the original topic. One SparkSession serves the whole module.
 """
 
 from __future__ import annotations
 
+import base64
+import json
 import random
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -58,12 +63,35 @@ def value(partition: int, offset: int) -> bytes:
     return f"p{partition}-v{offset}".encode()
 
 
-def mirrored(a: KafkaCluster, b: KafkaCluster, topic: str,
-             tmp_path: Path) -> tuple[dict[int, int], dict[int, list[int]]]:
-    """Mirror ``topic`` A->B with the real source task until every record is mapped.
+def rewind_stored_offsets(path: Path, topic: str, to: dict[int, int]) -> None:
+    """A crash before the last offset flush: the stored source offsets are older than what was copied."""
+    doc = json.loads(path.read_text())
+    for entry in doc["entries"]:
+        key = json.loads(base64.b64decode(entry[0]))
+        if entry[1] is not None and key[1]["topic"] == topic:
+            entry[1] = base64.b64encode(json.dumps({"offset": to[key[1]["partition"]]}).encode()).decode()
+    path.write_text(json.dumps(doc))
 
-    Returns the shift per partition (records in the remote topic before mirroring) and the source
-    offsets holding records per partition (transaction markers leave gaps)."""
+
+@dataclass
+class Mirrored:
+    shift: dict[int, int]  # records in the remote topic before mirroring, per partition
+    offsets: dict[int, list[int]]  # source offsets holding records (transaction markers leave gaps)
+    resent: dict[int, int]  # index of the first record copied twice (after the crash), per partition
+
+    def target_offset(self, p: int, pos: int) -> int:
+        """Where a group at source offset ``pos`` resumes: the newest copy of the first record at or after it."""
+        offsets, n, k = self.offsets[p], len(self.offsets[p]), self.resent[p]
+        i = next((i for i, o in enumerate(offsets) if o >= pos), n)
+        return self.shift[p] + (i if i < k else n + i - k)
+
+    def end(self, p: int) -> int:
+        return self.target_offset(p, self.offsets[p][-1] + 1)
+
+
+def mirrored(a: KafkaCluster, b: KafkaCluster, topic: str, tmp_path: Path) -> Mirrored:
+    """Mirror ``topic`` A->B with the real source task until every record is mapped, crash (stored offsets
+    rewound), mirror again: the records after the stored offsets are copied twice."""
     remote = f"A.{topic}"
     a.create_topic(topic, partitions=PARTITIONS)
     b.create_topic(remote, partitions=PARTITIONS)
@@ -75,38 +103,44 @@ def mirrored(a: KafkaCluster, b: KafkaCluster, topic: str,
     producer = Producer({"bootstrap.servers": a.bootstrap_servers, "transactional.id": f"{topic}-txn",
                          "linger.ms": 0, "allow.auto.create.topics": False})
     producer.init_transactions(15)
-    for _ in range(TXNS):
+    for t in range(TXNS):
         producer.begin_transaction()
         for p in range(PARTITIONS):
-            for _ in range(PER_TXN):
-                producer.produce(topic, b"", partition=p)
+            for j in range(PER_TXN):
+                producer.produce(topic, f"p{p}-txn{t}-{j}".encode(), partition=p)  # every value unique
         producer.commit_transaction(15)
     producer.flush(15)
-    # each record's value names its partition and offset, so a consumer can tell exactly what it read
     offsets = {p: [m.offset() for m in msgs] for p, msgs in a.read_all(topic).items()}
     assert all(len(o) == PER_PARTITION + TXNS * PER_TXN and o[-1] > len(o) for o in offsets.values())
 
+    result = Mirrored(shift, offsets, {p: len(o) // 2 for p, o in offsets.items()})
+
     def mapped_to_end() -> bool:
+        """The newest mapping of every partition reaches the end, and the remote topic holds every copy."""
         if "mm2-offset-mappings.B.internal" not in a.topic_names():
             return False
-        ends: dict[int, int] = {}
+        last: dict[int, int] = {}
         for m in a.read_all("mm2-offset-mappings.B.internal").get(0, []):
             mapping = OffsetMapping.decode(m.key(), m.value())
             if mapping.topic_partition.topic == topic:
-                ends[mapping.topic_partition.partition] = max(ends.get(mapping.topic_partition.partition, 0),
-                                                              mapping.upstream_end)
-        return ends == {p: o[-1] + 1 for p, o in offsets.items()}
+                last[mapping.topic_partition.partition] = mapping.upstream_end
+        counts = {p: len(msgs) for p, msgs in b.read_all(remote).items()}
+        return last == {p: o[-1] + 1 for p, o in offsets.items()} and counts == copies
 
     # Only the source connector runs: no checkpoint task may sync groups behind the job's back.
-    herder = build_standalone_herder(worker_props(b, tmp_path / "offsets"), worker_id="A->B")
-    herder.start()
-    try:
-        herder.put_connector_config("MirrorSourceConnector",
-                                    connector_config("MirrorSourceConnector", a, b, "A", "B"), True)
-        wait_for(mapped_to_end, 60, 0.5, "mirror did not map every record")
-    finally:
-        herder.stop()
-    return shift, offsets
+    offsets_file = tmp_path / "offsets"
+    for crashed in (False, True):
+        copies = {p: shift[p] + len(o) + (len(o) - result.resent[p] if crashed else 0) for p, o in offsets.items()}
+        herder = build_standalone_herder(worker_props(b, offsets_file), worker_id="A->B")
+        herder.start()
+        try:
+            herder.put_connector_config("MirrorSourceConnector",
+                                        connector_config("MirrorSourceConnector", a, b, "A", "B"), True)
+            wait_for(mapped_to_end, 60, 0.5, "mirror did not map every record")
+        finally:
+            herder.stop()
+        rewind_stored_offsets(offsets_file, topic, {p: o[result.resent[p] - 1] for p, o in offsets.items()})
+    return result
 
 
 def target_offsets(b: KafkaCluster, groups: list[str]) -> dict[str, dict[TopicPartition, int]]:
@@ -147,17 +181,16 @@ def test_translate_apply_failback(two_clusters: tuple[KafkaCluster, KafkaCluster
     a, b = two_clusters
     topic = unique_name("orders")
     remote = f"A.{topic}"
-    shift, offsets = mirrored(a, b, topic, tmp_path)
+    m = mirrored(a, b, topic, tmp_path)
+    offsets = m.offsets
     end = {p: o[-1] + 1 for p, o in offsets.items()}
     source_values = {(m.partition(), m.offset()): m.value() for msgs in a.read_all(topic).values() for m in msgs}
 
     def first_at_or_after(p: int, pos: int) -> int | None:
-        """Index (= target offset - shift) of the first record at or after ``pos``; None at the end."""
+        """Index of the first record at or after ``pos``; None at the end."""
         return next((i for i, o in enumerate(offsets[p]) if o >= pos), None)
 
-    def expected(p: int, pos: int) -> int:
-        i = first_at_or_after(p, pos)
-        return shift[p] + (len(offsets[p]) if i is None else i)
+    expected = m.target_offset
 
     rng = random.Random(13)
     prefix = unique_name("app")
@@ -172,8 +205,7 @@ def test_translate_apply_failback(two_clusters: tuple[KafkaCluster, KafkaCluster
         source_admin.alter_consumer_group_offsets(
             group, {TopicPartition(topic, p): OffsetAndMetadata(o) for p, o in pos.items()})
     target_admin = MirrorAdmin({"bootstrap.servers": b.bootstrap_servers}, "B", 15)
-    ahead_offsets = {TopicPartition(remote, p): OffsetAndMetadata(shift[p] + len(offsets[p]))
-                     for p in range(PARTITIONS)}
+    ahead_offsets = {TopicPartition(remote, p): OffsetAndMetadata(m.end(p)) for p in range(PARTITIONS)}
     assert all(e is None for e in target_admin.alter_consumer_group_offsets(ahead, ahead_offsets).values())
     config = mm2_config(a, b)
     pattern = f"{prefix}-.*"
