@@ -572,7 +572,7 @@ class MirrorSourceTask(SourceTask):
             state = run.sync_state
             if state is None:
                 state = run.sync_state = syncs.state_for(run.tp)
-            producer = self._offset_syncs
+            producer = self._sync_producer  # the attribute behind the property: once per record
             if syncs.on_record_owned(run.tp, state, upstream, downstream) and producer is not None:
                 producer.fire_pending()
             if producer is not None:
@@ -601,7 +601,13 @@ class MirrorSourceTask(SourceTask):
         offset = record.source_offset
         if syncs is None or sp is None or offset is None:
             return
-        syncs.queue(TopicPartition(str(sp[TOPIC_KEY]), int(sp[PARTITION_KEY])), int(offset[OFFSET_KEY]), downstream)
+        tp = TopicPartition(str(sp[TOPIC_KEY]), int(sp[PARTITION_KEY]))
+        syncs.queue(tp, int(offset[OFFSET_KEY]), downstream)
+        own = self._runs.get(tp)
+        if own is not None:  # copied outside this partition's own records: claim no continuity across it
+            closed = own.mapping.break_continuity()
+            if closed is not None:
+                syncs.send_mapping(closed)
 
     def commit(self) -> None:
         syncs = self._offset_syncs
