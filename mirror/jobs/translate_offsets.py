@@ -27,6 +27,7 @@ from confluent_kafka.admin import OffsetSpec
 
 from connect_core.api.errors import ConfigError, ConnectError
 from connect_core.kafka.clients import admin_config, create_admin
+from mirror.client.filters import TopicFilter
 from mirror.client.formats import OffsetAndMetadata, TopicPartition
 from mirror.client.policy import ReplicationPolicy
 from mirror.connectors.checkpoint_logic import rename_topic_partition
@@ -63,12 +64,17 @@ class FlowTranslator:
     """Translates a source topic-partition's committed offset to the target (picklable, broadcast)."""
 
     def __init__(self, source: str, target: str, policy: ReplicationPolicy, forward: ExactOffsetTranslator,
-                 back: OffsetMappingIndex | None) -> None:
+                 back: OffsetMappingIndex | None, topic_filter: TopicFilter | None = None) -> None:
         self.source = source
         self.target = target
         self.policy = policy
         self.forward = forward
         self.back = back
+        self.topic_filter = topic_filter
+
+    def accepts(self, topic: str) -> bool:
+        """The flow's topic filter, as the checkpoint task applies it (groups' other topics are not listed)."""
+        return self.topic_filter is None or self.topic_filter.should_replicate_topic(topic)
 
     def target_topic_partition(self, tp: TopicPartition) -> TopicPartition:
         return rename_topic_partition(tp, self.policy, self.source, self.target)
@@ -131,7 +137,7 @@ def _syncs_location(cfg: MirrorSourceConfig) -> tuple[MirrorAdmin, dict[str, Any
 def load_translator(config: MirrorMakerConfig, source: str, target: str,
                     timeout_s: float = DEFAULT_TIMEOUT_S) -> FlowTranslator:
     """Read the flow's offset mappings and offset syncs (and the reverse flow's mappings) once."""
-    cfg, _ = flow_configs(config, source, target)
+    cfg, checkpoint_cfg = flow_configs(config, source, target)
     admin, consumer = _syncs_location(cfg)
     index = OffsetMappingIndex()
     store = OffsetSyncStore()
@@ -155,7 +161,8 @@ def load_translator(config: MirrorMakerConfig, source: str, target: str,
         back = candidate
     log.info("Translation data of %s->%s: %d mapped runs, %d partitions with offset syncs, %d mapped runs for "
              "failback", source, target, len(index), len(store.topic_partitions()), len(back or []))
-    return FlowTranslator(source, target, cfg.replication_policy(), ExactOffsetTranslator(index, store), back)
+    return FlowTranslator(source, target, cfg.replication_policy(), ExactOffsetTranslator(index, store), back,
+                          checkpoint_cfg.topic_filter())
 
 
 def select_groups(config: MirrorMakerConfig, source: str, target: str, pattern: str | None) -> list[str]:
@@ -213,11 +220,12 @@ def translate_groups(groups: list[str], clients: FlowClients, translator: FlowTr
     states = target.consumer_group_states(groups)
     empty = [g for g in groups if states.get(g) == "EMPTY"]
     committed = target.list_consumer_group_offsets(empty) if empty else {}
-    wanted = {translator.target_topic_partition(tp) for g in groups for tp in offsets.get(g, {})}
+    wanted = {translator.target_topic_partition(tp) for g in groups for tp in offsets.get(g, {})
+              if translator.accepts(tp.topic)}
     ends = end_offsets(clients.target_admin, wanted, clients.timeout_s)
     plans: list[GroupPlan] = []
     for group in groups:
-        source_offsets = offsets.get(group) or {}
+        source_offsets = {tp: oam for tp, oam in (offsets.get(group) or {}).items() if translator.accepts(tp.topic)}
         if not any(oam is not None for oam in source_offsets.values()):
             continue
         plan = plan_group(group, source_offsets, translator, states.get(group, "UNKNOWN"),

@@ -103,3 +103,12 @@ def test_spark_failure_becomes_its_python_error_line() -> None:
             "\tat org.apache.spark.api.python.BasePythonRunner.handlePythonException(PythonRunner.scala:1)\n")
     assert job_error(RuntimeError(text)) == "ConnectError: Timed out after 30s: list consumer groups on cluster B"
     assert job_error(RuntimeError("plain failure\nmore")) == "plain failure"
+
+
+def test_flow_translator_applies_the_flows_topic_filter() -> None:
+    from mirror.client.filters import topic_filter_from_config
+
+    translator = FlowTranslator("A", "B", DefaultReplicationPolicy(), ExactOffsetTranslator(OffsetMappingIndex(),
+                                OffsetSyncStore()), None, topic_filter_from_config({"topics": "orders.*"}))
+    assert translator.accepts("orders-eu") and not translator.accepts("payments")
+    assert not translator.accepts("mm2-offset-syncs.B.internal")  # internal topics are never translated
