@@ -57,17 +57,21 @@ class RdKafkaLine:
 def classify_rdkafka(syslog_level: int, facility: str, client: str, message: str) -> RdKafkaLine:
     """Pure: the Python level and text of a librdkafka line, and which broker failed if it is one.
 
-    A ``FAIL`` line is a connection failure (refused, timed out, TLS/SASL handshake) unless it is
-    a plain disconnect: librdkafka reconnects by itself, and a broker that stays away shows up as a
-    failure to connect right after. "N/N brokers are down" repeats what the FAIL lines said.
+    A ``FAIL`` line is a connection failure (refused, timed out, dropped during the TLS/SASL or
+    ApiVersion handshake) unless a working connection closed ("in state UP": idle close, broker
+    restart): librdkafka reconnects by itself, and a broker that stays away shows up as a failure
+    to connect right after. A line naming no broker address (the coordinator's logical
+    connection) and "N/N brokers are down" repeat what the broker threads' lines say.
     """
     body = _THREAD.sub("", message)
     text = f"[{client}] {body}"
     if facility == "FAIL":
-        if "Disconnected" in body:
+        if "Disconnected" in body and "in state UP" in body:
             return RdKafkaLine(logging.DEBUG, text)
         match = _BROKER.search(body)
-        return RdKafkaLine(logging.WARNING, text, match.group("addr") if match else client)
+        if match is None:  # e.g. "GroupCoordinator: Disconnected": the broker's own thread reports it too
+            return RdKafkaLine(logging.DEBUG, text)
+        return RdKafkaLine(logging.WARNING, text, match.group("addr"))
     if facility == "ERROR" and "brokers are down" in body:
         return RdKafkaLine(logging.DEBUG, text)
     return RdKafkaLine(_SYSLOG_TO_PYTHON.get(syslog_level, logging.WARNING), text)

@@ -42,6 +42,15 @@ def test_disconnects_and_notices_are_chatter_real_warnings_stay() -> None:
     assert classify_rdkafka(6, "FAIL", "c", DISCONNECTED).level == logging.DEBUG
     assert classify_rdkafka(6, "FAIL", "c", DISCONNECTED).broker is None
     assert classify_rdkafka(3, "ERROR", "c", "1/1 brokers are down").level == logging.DEBUG
+    # a connection dropped before it worked is a failure (e.g. a TLS listener spoken to in plaintext)
+    handshake = classify_rdkafka(3, "FAIL", "c", "[thrd:h:9093/bootstrap]: h:9093/bootstrap: Disconnected while "
+                                 "requesting ApiVersion: might be caused by incorrect security.protocol configuration "
+                                 "(after 2ms in state APIVERSION_QUERY)")
+    assert (handshake.level, handshake.broker) == (logging.WARNING, "h:9093")
+    # the coordinator's logical connection names no broker: its broker thread's line does the reporting
+    logical = classify_rdkafka(3, "FAIL", "c", "[thrd:GroupCoordinator]: GroupCoordinator: Disconnected: connection "
+                               "reset by peer (after 0ms in state APIVERSION_QUERY)")
+    assert (logical.level, logical.broker) == (logging.DEBUG, None)
     assert classify_rdkafka(5, "GETSUBSCRIPTIONS", "c", "Telemetry client instance id changed").level == logging.DEBUG
     assert classify_rdkafka(4, "CONFWARN", "c", "Configuration property x is ignored").level == logging.WARNING
     assert classify_rdkafka(3, "TXNERR", "c", "Fatal transaction error").level == logging.ERROR
