@@ -98,7 +98,7 @@ def test_two_clusters_both_directions(two_clusters: tuple[KafkaCluster, KafkaClu
     port = free_port()
     config = write_properties(tmp_path / "mm2.properties", mm2_properties(
         {"A": a, "B": b}, ["A->B", "B->A"],
-        **{"topics": "orders, payments", "dedicated.mode.enable.internal.rest": "true",
+        **{"topics": "orders, payments, probe-.*", "dedicated.mode.enable.internal.rest": "true",
            "listeners": f"http://127.0.0.1:{port}"}))
     mm2 = Mm2Process(config, log_dir=tmp_path)
     try:
@@ -149,7 +149,12 @@ def test_two_clusters_both_directions(two_clusters: tuple[KafkaCluster, KafkaClu
         eventually(lambda: ("B", "A") in _heartbeats(a), 30, "B->A heartbeats on A", mm2)
         eventually(lambda: "B.heartbeats" in a.topic_names() and "A.heartbeats" in b.topic_names(), 30,
                    "remote heartbeat topics", mm2)
-        # no cycles
+        # no cycles: B.heartbeats on A and A.heartbeats on B are remote topics the other flow must skip. A new
+        # topic on each side, mirrored, proves each flow refreshed its topic list after they existed.
+        a.create_topic("probe-a", 1)
+        b.create_topic("probe-b", 1)
+        eventually(lambda: "A.probe-a" in b.topic_names() and "B.probe-b" in a.topic_names(), 30,
+                   "a topic refresh of both flows after the remote heartbeat topics appeared", mm2)
         assert not any(t.startswith(("A.B.", "B.A.")) for t in a.topic_names() | b.topic_names())
 
         # status: lag 0 on the data topics, connectors running, the checkpoint of app
