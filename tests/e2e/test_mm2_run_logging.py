@@ -74,7 +74,7 @@ def test_default_level_is_quiet_and_an_unreachable_cluster_is_one_warning(
         assert " INFO mirror.driver.driver: MirrorMaker started" in normal  # the default level is INFO
         assert not KAFKA_PYTHON_INFO.search(normal), normal[-4000:]
         assert not RAW_LIBRDKAFKA.search(normal), normal[-4000:]
-        assert not re.search(r" (WARNING|ERROR) ", normal), normal[-4000:]
+        assert " librdkafka: " not in normal, normal[-4000:]  # no client line at all while the clusters answer
 
         address = a.bootstrap_servers
         port = int(address.rsplit(":", 1)[1])
