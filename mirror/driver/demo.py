@@ -163,7 +163,8 @@ def run_demo(duration_s: float | None, view: DemoView, workdir: Path,
         config_path = workdir / "mm2.properties"
         config_path.write_text("".join(f"{k} = {v}\n" for k, v in props.items()))
         metrics = Mm2Metrics()
-        metrics_server, _thread = start_http_server(metrics_port, addr="127.0.0.1", registry=metrics.registry)
+        served = start_http_server(metrics_port, addr="127.0.0.1", registry=metrics.registry)
+        metrics_server = served[0] if served else None  # (server, thread) on prometheus-client >= 0.20
         view.note("Starting MirrorMaker for A->B (a few seconds) ...")
         driver = MirrorMaker(make_config(props), default_factory(herder), metrics=metrics)
         driver.start(interrupted=should_stop)

@@ -283,15 +283,33 @@ class FlowReader:
         counts = source_admin.partition_counts(wanted, self.timeout_s)
         ends = list_end_offsets(source_admin_props, counts, self.timeout_s)
         syncs = self._read_offset_syncs(source_config, source_topics, target_topics)
-        remote = {t: policy.format_remote_topic(pair.source, t) for t, _ in {*ends, *syncs.latest}}
-        positions = {(t, p): d for (t, p), (_u, d) in syncs.latest.items() if remote[t] in target_topics}
-        remote_ends = high_watermarks(self.target_props, {(remote[t], p): d for (t, p), d in positions.items()},
-                                      self.timeout_s)
+        reported = {tp: sync for tp, sync in syncs.latest.items() if tp in ends or tp in offsets.offsets}
+        target_ends = self._target_ends(target_admin, reported, target_topics,
+                                        lambda t: policy.format_remote_topic(pair.source, t))
         flow.partitions = partition_lags(
             ends, offsets.offsets, lambda t: policy.format_remote_topic(pair.source, t),
-            committed_at_ms=offsets.written_at_ms, syncs=syncs.latest,
-            target_ends={(t, p): remote_ends[(remote[t], p)] for t, p in positions if (remote[t], p) in remote_ends},
-            now_ms=_now_ms())
+            committed_at_ms=offsets.written_at_ms, syncs=reported, target_ends=target_ends, now_ms=_now_ms())
+
+    def _target_ends(self, target_admin: TopicAdmin, syncs: Mapping[tuple[str, int], tuple[int, int]],
+                     target_topics: set[str], remote_topic: Callable[[str], str]) -> dict[tuple[str, int], int]:
+        """Source (topic, partition) -> its remote partition's end offset now, where a sync says where to look.
+
+        Fetched from each sync's downstream offset (a record known to exist). Only evidence: when it
+        cannot be read, the report falls back to the flushed offsets rather than failing.
+        """
+        remote = {t: remote_topic(t) for t, _ in syncs}
+        present = {r for r in remote.values() if r in target_topics}
+        if not present:
+            return {}
+        try:
+            counts = target_admin.partition_counts(present, self.timeout_s)
+            positions = {tp: d for tp, (_u, d) in syncs.items() if tp[1] < counts.get(remote[tp[0]], 0)}
+            ends = high_watermarks(self.target_props, {(remote[t], p): d for (t, p), d in positions.items()},
+                                   self.timeout_s)
+        except (ConnectError, KafkaException) as e:
+            log.debug("No end offsets of the remote partitions (%s); reporting flushed offsets only", e)
+            return {}
+        return {(t, p): ends[(remote[t], p)] for t, p in positions if (remote[t], p) in ends}
 
     def _read_offset_syncs(self, source_config: MirrorSourceConfig, source_topics: set[str],
                            target_topics: set[str]) -> OffsetSyncFold:
