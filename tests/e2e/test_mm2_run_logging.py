@@ -91,3 +91,20 @@ def test_default_level_is_quiet_and_an_unreachable_cluster_is_one_warning(
         if listener is not None:
             listener.close()
         mm2.close()
+
+
+def test_debug_level_shows_the_client_chatter(two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path) -> None:
+    a, b = two_clusters
+    a.create_topic("orders", 1)
+    a.produce("orders", [b"x", b"y"])
+    config = write_properties(tmp_path / "mm2.properties", mm2_properties({"A": a, "B": b}, ["A->B"], topics="orders"))
+    mm2 = Mm2Process(config, log_dir=tmp_path, env={"MM2_LOG_LEVEL": "DEBUG"})  # as --log-level DEBUG
+    try:
+        eventually(lambda: mirrored_identically(a, "orders", b, "A.orders"), 120, "orders on B", mm2)
+        out = mm2.output()
+        # kafka-python's connection lifecycle, hidden at INFO, is there at DEBUG
+        assert re.search(r" DEBUG kafka\.net\.\w+: .*(Connected|Bootstrap complete|Initializing connection)", out), \
+            out[-4000:]
+        assert mm2.terminate(60) == 0, mm2.output()[-3000:]
+    finally:
+        mm2.close()
