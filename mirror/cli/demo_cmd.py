@@ -40,9 +40,10 @@ def demo(duration: float | None) -> None:
     stop = threading.Event()
 
     def handle(_signum: int, _frame: FrameType | None) -> None:
+        # Only a flag: the demo notices it within half a second and tells what it does next (printing
+        # from here could interrupt the live table in the middle of a redraw).
         if stop.is_set():
             sys.exit(130)
-        view.note("Stopping the demo (Ctrl-C again to quit at once) ...")
         stop.set()
 
     previous = {sig: signal.signal(sig, handle) for sig in (signal.SIGINT, signal.SIGTERM)}

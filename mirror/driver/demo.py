@@ -189,8 +189,11 @@ def run_demo(duration_s: float | None, view: DemoView, workdir: Path,
         producer.join(15)
         if producer.error is not None:
             raise producer.error
-        view.note(f"Stopped producing after {time.monotonic() - started:.0f} s; "
-                  "waiting for the last records to reach B ...")
+        stopped = f"producing after {time.monotonic() - started:.0f} s; waiting for the last records to reach B ..."
+        if should_stop():
+            view.note(f"Interrupted (Ctrl-C again quits at once): stopped {stopped}")
+        else:
+            view.note(f"Stopped {stopped}")
         drain_deadline = time.monotonic() + DRAIN_TIMEOUT_S
         while not stats.drained() and time.monotonic() < drain_deadline:
             tail.poll(PROGRESS_EVERY_S)
