@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 
+from connect_core.kafka.client_logging import RDKAFKA_LOG  # librdkafka lines through Python logging
+
 PRODUCER_TUNING = {
     "linger.ms": 20,
     "batch.size": 1_000_000,
@@ -45,7 +47,7 @@ def payload(size: int) -> bytes:
 
 def produce(bootstrap: str, topic: str, partitions: int, count: int, size: int) -> Rate:
     """Produce ``count`` records of ``size`` bytes round-robin over partitions; timed until all acked."""
-    producer = Producer({"bootstrap.servers": bootstrap, **PRODUCER_TUNING})
+    producer = Producer({"bootstrap.servers": bootstrap, "logger": RDKAFKA_LOG, **PRODUCER_TUNING})
     value = payload(size)
     key_base = b"key-"
     start = time.perf_counter()
@@ -70,6 +72,7 @@ def consume(bootstrap: str, topic: str, partitions: int, count: int) -> Rate:
     consumer = Consumer(
         {
             "bootstrap.servers": bootstrap,
+            "logger": RDKAFKA_LOG,
             "group.id": f"bench-raw-{time.time_ns()}",
             "enable.auto.commit": False,
             "allow.auto.create.topics": False,
@@ -109,6 +112,7 @@ def naive_copy(source: str, target: str, topic: str, target_topic: str, partitio
     consumer = Consumer(
         {
             "bootstrap.servers": source,
+            "logger": RDKAFKA_LOG,
             "group.id": f"bench-copy-{time.time_ns()}",
             "enable.auto.commit": False,
             "allow.auto.create.topics": False,
@@ -116,7 +120,7 @@ def naive_copy(source: str, target: str, topic: str, target_topic: str, partitio
             "fetch.queue.backoff.ms": 20,
         }
     )
-    producer = Producer({"bootstrap.servers": target, **PRODUCER_TUNING})
+    producer = Producer({"bootstrap.servers": target, "logger": RDKAFKA_LOG, **PRODUCER_TUNING})
     consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
     seen = 0
     nbytes = 0

@@ -27,6 +27,7 @@ class TaskGate:
     # then returns one "zombie" record with offset n = 999999
     holding: set[int] = set()
     hung = threading.Event()
+    hung_thread: threading.Thread | None = None  # the thread blocked in the hanging poll
     release = threading.Event()
     connector_starts: Counter[str] = Counter()
     task_starts: Counter[tuple[str, str]] = Counter()
@@ -37,6 +38,7 @@ class TaskGate:
             cls.failing = set()
             cls.holding = set()
             cls.hung = threading.Event()
+            cls.hung_thread = None
             cls.release = threading.Event()
             cls.connector_starts.clear()
             cls.task_starts.clear()
@@ -67,6 +69,8 @@ class GatedSourceTask(CountingSourceTask):
             hold = any(p["p"] in TaskGate.holding for p in self.partitions)
             hung, release = TaskGate.hung, TaskGate.release
         if hold:
+            with TaskGate.lock:
+                TaskGate.hung_thread = threading.current_thread()
             hung.set()
             release.wait(30)  # a badly behaved task: stop() does not wake it
             part = self.partitions[0]

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import logging
 import os
 import re
 import signal
@@ -41,10 +40,10 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from connect_core.embedded.engine import Engine
 from connect_core.embedded.errors import BrokerStartError
 from connect_core.embedded.ports import LOOPBACK, accepts_connections, free_port, port_is_free
+from connect_core.kafka.client_logging import RDKAFKA_LOG
 
 T = TypeVar("T")
 
-_RDKAFKA_LOG = logging.getLogger("connect_core.embedded.rdkafka")
 
 #: A record for :meth:`KafkaCluster.produce`: a dict with optional key/value/headers/timestamp/partition,
 #: or a bare value (bytes/str/None) as shorthand for ``{"value": v}``.
@@ -133,9 +132,9 @@ class KafkaCluster:
         conf: dict[str, Any] = {
             "bootstrap.servers": self.bootstrap_servers,
             "allow.auto.create.topics": False,
-            # librdkafka logs go to Python logging (captured by pytest), not raw to stderr: helper
-            # clients outliving a killed broker would otherwise spray "Connection refused" lines.
-            "logger": _RDKAFKA_LOG,
+            # librdkafka logs go to Python logging (captured by pytest), re-levelled like the runtime's
+            # clients: helper clients outliving a killed broker would otherwise spray "Connection refused".
+            "logger": RDKAFKA_LOG,
         }
         conf.update(overrides)
         return conf

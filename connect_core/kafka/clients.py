@@ -7,6 +7,8 @@ key), so the rest of the runtime never sees a Java-only key. Every config we bui
 ``allow.auto.create.topics=false`` (Tansu and some Kafka setups auto-create on a named metadata
 request, which would hide "topic missing" bugs and create internal topics with wrong settings).
 
+Every client logs through Python logging (:mod:`connect_core.kafka.client_logging`).
+
 Keys librdkafka still rejects at construction as unknown are dropped with a warning and the client
 is built again (:func:`create_producer` & co.), so an unusual Java-only key never stops a worker;
 an invalid *value* is a ConfigError naming the key.
@@ -23,6 +25,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
 from confluent_kafka.admin import AdminClient
 
 from connect_core.api.errors import ConfigError
+from connect_core.kafka.client_logging import RDKAFKA_LOG, watch_admin
 from connect_core.kafka.errors import from_exception
 
 log = logging.getLogger(__name__)
@@ -281,6 +284,7 @@ _UNKNOWN_PROPERTY = re.compile(r'No such configuration property: "([^"]+)"')
 
 def _construct(factory: Callable[[dict[str, Any]], C], conf: Mapping[str, Any], what: str) -> C:
     attempt = dict(conf)
+    attempt.setdefault("logger", RDKAFKA_LOG)  # librdkafka's lines through Python logging, re-levelled
     while True:
         try:
             return factory(attempt)
@@ -307,4 +311,6 @@ def create_consumer(conf: Mapping[str, Any]) -> Consumer:
 
 
 def create_admin(conf: Mapping[str, Any]) -> AdminClient:
-    return _construct(AdminClient, conf, "admin client")
+    admin = _construct(AdminClient, conf, "admin client")
+    watch_admin(admin)  # nobody polls an admin client: its log lines would never be handed over
+    return admin

@@ -6,7 +6,6 @@ them together and sets up logging.
 
 from __future__ import annotations
 
-import logging
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -15,6 +14,7 @@ import typer
 
 from connect_core import __version__
 from mirror.cli.errors import excepthook_to_stderr, fail, guarded
+from mirror.cli.logging_setup import configure_logging
 
 app = typer.Typer(
     name="mm2",
@@ -47,7 +47,7 @@ def root(
     level = log_level.upper()
     if level not in LOG_LEVELS:
         fail(f"--log-level must be one of {', '.join(LOG_LEVELS)}, not {log_level!r}")
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging(level)
 
 
 def require_file(path: Path, what: str) -> Path:

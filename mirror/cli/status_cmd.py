@@ -13,6 +13,7 @@ from pathlib import Path
 import typer
 
 from connect_core.config.providers import resolve_config_providers
+from mirror.cli.logging_setup import quiet_unless_debug
 from mirror.cli.run_cmd import load_mm2_config
 from mirror.driver.driver import make_config
 from mirror.driver.status import DEFAULT_TIMEOUT_S, collect_status
@@ -27,6 +28,7 @@ def gather(config_path: Path, timeout_s: float = DEFAULT_TIMEOUT_S) -> list[Flow
 
 
 def status(config_path: Path, json_output: bool) -> None:
+    quiet_unless_debug()  # the report is the output; a flow's failure is in it, not in log lines
     flows = gather(config_path)
     if json_output:
         typer.echo(json.dumps(render_json(flows), indent=2, sort_keys=False))

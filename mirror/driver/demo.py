@@ -1,40 +1,39 @@
-"""``mm2 demo``: MirrorMaker 2 working end to end on this machine in one command.
+"""``mm2 demo``: MirrorMaker 2 working end to end on this machine in one command, told as a short story.
 
 Starts two embedded clusters ``A`` and ``B`` (connect_core.embedded), creates sample topics on A
-and a consumer group that makes progress, keeps producing a few records per second, runs the
-real driver (:class:`mirror.driver.driver.MirrorMaker`) in-process for the flow ``A->B`` and prints the
-records arriving on B and the ``mm2 status`` table periodically. Stops on Ctrl-C or after
-``duration`` seconds, tearing everything down; nothing outside this process is touched.
+and a consumer group that makes progress, produces a few records per second, runs the real driver
+(:class:`mirror.driver.driver.MirrorMaker`, with its REST API and Prometheus metrics) in-process for
+the flow ``A->B``, and shows per topic what was produced and mirrored, the lag and the latency.
+At the end (``duration`` or Ctrl-C) it stops producing, waits until B has every record, compares
+A and B partition by partition, stops MirrorMaker and its clients, then the clusters, and only then
+reports the checked result. Nothing outside this process and its work directory is touched.
+
+What is shown, and how, is the caller's :class:`DemoView` (the CLI's is in ``mirror.cli.demo_view``).
 """
 
 from __future__ import annotations
 
 import gc
-import logging
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
-from confluent_kafka import KafkaError
-from confluent_kafka import TopicPartition as KafkaTopicPartition
-
-from connect_core.embedded import EmbeddedKafkaCluster, KafkaCluster
-from mirror.driver.status import collect_status
-from mirror.driver.status_report import render_table
-
-log = logging.getLogger(__name__)
+from connect_core.embedded import EmbeddedKafkaCluster, KafkaCluster, free_port
+from mirror.driver.demo_traffic import GroupCommitter, RemoteTail, SampleProducer, TopicRow, TrafficStats
 
 TOPICS = {"orders": 3, "clicks": 2}
 GROUP = "demo-app"
 RECORDS_PER_SECOND = 4.0
-STATUS_EVERY_S = 10.0
+PROGRESS_EVERY_S = 0.5
+COMMIT_EVERY_S = 5.0
+DRAIN_TIMEOUT_S = 60.0
 
 
-def demo_properties(a: str, b: str) -> dict[str, str]:
+def demo_properties(a: str, b: str, rest_port: int | None = None) -> dict[str, str]:
     """A small mm2.properties for the demo: A->B with fast refresh/checkpoint intervals."""
-    return {
+    props = {
         "clusters": "A, B",
         "A.bootstrap.servers": a,
         "B.bootstrap.servers": b,
@@ -61,160 +60,166 @@ def demo_properties(a: str, b: str) -> dict[str, str]:
         "B.heartbeat.interval.ms": "1000",
         "offset.lag.max": "5",
     }
+    if rest_port is not None:
+        props["dedicated.mode.enable.internal.rest"] = "true"
+        props["listeners"] = f"http://127.0.0.1:{rest_port}"
+    return props
+
+
+@dataclass(frozen=True)
+class DemoSetup:
+    """What the demo built and where to look while it runs."""
+
+    source: str
+    target: str
+    remote_topics: dict[str, str]
+    rest_url: str
+    metrics_url: str
+    config_path: Path
 
 
 @dataclass
-class DemoStats:
-    produced: int = 0
-    mirrored: int = 0
-    per_topic: dict[str, int] = field(default_factory=dict)
+class DemoOutcome:
+    """The checked result: counts, and the partitions whose records differ between A and B."""
+
+    produced: int
+    mirrored: int
+    drained: bool
+    differences: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.drained and not self.differences and self.produced == self.mirrored
 
 
-class _Producer(threading.Thread):
-    """A few records per second round-robin over the sample topics (one-record batches)."""
+class DemoView(Protocol):
+    """The story's narrator: the demo calls these in this order (``progress`` many times)."""
 
-    def __init__(self, cluster: KafkaCluster, stats: DemoStats, rate: float = RECORDS_PER_SECOND) -> None:
-        super().__init__(name="demo-producer", daemon=True)
-        self._cluster = cluster
-        self._stats = stats
-        self._interval = 1.0 / rate
-        self.halt = threading.Event()
+    def clusters_started(self, source: str, target: str) -> None: ...
 
-    def run(self) -> None:
-        producer = self._cluster.producer()
-        topics = list(TOPICS)
-        n = 0
-        try:
-            while not self.halt.is_set():
-                topic = topics[n % len(topics)]
-                producer.produce(topic, key=f"key-{n % 7}".encode(), value=f"{topic} event #{n}".encode(),
-                                 headers=[("source", b"mm2-demo")])
-                producer.poll(0)
-                n += 1
-                self._stats.produced = n
-                self.halt.wait(self._interval)
-        finally:
-            producer.flush(5)
+    def topics_created(self, topics: dict[str, int], group: str, rate: float) -> None: ...
+
+    def mirroring(self, setup: DemoSetup) -> None: ...
+
+    def progress(self, elapsed_s: float, rows: list[TopicRow]) -> None: ...
+
+    def note(self, line: str) -> None: ...
+
+    def result(self, outcome: DemoOutcome) -> None: ...
 
 
-class _GroupCommitter:
-    """Makes the demo group consume on A: commits end-offset-minus-a-bit now and then."""
-
-    def __init__(self, cluster: KafkaCluster) -> None:
-        self._cluster = cluster
-        self._consumer = cluster.consumer(**{"group.id": GROUP})
-
-    def commit_progress(self) -> None:
-        offsets: list[KafkaTopicPartition] = []
-        for topic, partitions in TOPICS.items():
-            for p in range(partitions):
-                _low, high = self._consumer.get_watermark_offsets(KafkaTopicPartition(topic, p), timeout=5)
-                offsets.append(KafkaTopicPartition(topic, p, max(0, high - 2)))
-        self._consumer.commit(offsets=offsets, asynchronous=False)
-
-    def close(self) -> None:
-        self._consumer.close()
+def partition_differences(topic: str, source: dict[int, list[Any]], target: dict[int, list[Any]]) -> list[str]:
+    """Pure: per partition, why the target's records are not the source's (empty when identical)."""
+    out = []
+    for p in sorted(set(source) | set(target)):
+        src, dst = source.get(p, []), target.get(p, [])
+        if src == dst:
+            continue
+        if len(src) != len(dst):
+            out.append(f"{topic}[{p}]: {len(src)} records on A, {len(dst)} on B")
+        else:
+            first = next(i for i, (x, y) in enumerate(zip(src, dst, strict=True)) if x != y)
+            out.append(f"{topic}[{p}]: record {first} differs")
+    return out
 
 
-class _Tail:
-    """Reads what arrives on B's remote topics, to show records flowing."""
-
-    def __init__(self, cluster: KafkaCluster) -> None:
-        self._cluster = cluster
-        self._consumer: Any = None
-        self._assigned: set[str] = set()
-
-    def poll(self, stats: DemoStats, emit: Callable[[str], None], max_lines: int = 2) -> None:
-        remote = {f"A.{t}": n for t, n in TOPICS.items()}
-        existing = set(remote) & self._cluster.topic_names()
-        if existing - self._assigned:
-            if self._consumer is None:
-                self._consumer = self._cluster.consumer()
-            self._assigned |= existing
-            self._consumer.assign([KafkaTopicPartition(t, p, 0) for t in sorted(self._assigned)
-                                   for p in range(remote[t])])
-        if self._consumer is None:
-            return
-        shown = 0
-        for msg in self._consumer.consume(500, 0.5):
-            err = msg.error()
-            if err is not None:
-                if err.code() != KafkaError._PARTITION_EOF:
-                    log.debug("tail: %s", err.str())
-                continue
-            stats.mirrored += 1
-            stats.per_topic[msg.topic()] = stats.per_topic.get(msg.topic(), 0) + 1
-            if shown < max_lines:
-                value = (msg.value() or b"").decode("utf-8", "replace")
-                emit(f"  mirrored  {msg.topic()}[{msg.partition()}]@{msg.offset()}  {value}")
-                shown += 1
-
-    def close(self) -> None:
-        if self._consumer is not None:
-            self._consumer.close()
+def _record_views(cluster: KafkaCluster, topic: str) -> dict[int, list[Any]]:
+    return {p: [(m.key(), m.value(), tuple(m.headers() or ()), m.timestamp()[1]) for m in msgs]
+            for p, msgs in cluster.read_all(topic, timeout=30).items()}
 
 
-def run_demo(duration_s: float | None, emit: Callable[[str], None] = print,
-             should_stop: Callable[[], bool] = lambda: False, herder: str | None = None) -> DemoStats:
-    """The whole demo; returns the counts (for tests). ``should_stop`` is polled (Ctrl-C handling)."""
+def run_demo(duration_s: float | None, view: DemoView, workdir: Path,
+             should_stop: Callable[[], bool] = lambda: False, herder: str | None = None) -> DemoOutcome | None:
+    """The whole demo; returns the checked outcome (None when stopped before MirrorMaker ran)."""
+    from prometheus_client import start_http_server
+
     from mirror.driver.driver import MirrorMaker, make_config
     from mirror.driver.herder_factory import default_factory
+    from mirror.driver.metrics import Mm2Metrics
 
-    stats = DemoStats()
+    remote_topics = {t: f"A.{t}" for t in TOPICS}
+    stats = TrafficStats(remote_topics)
     a, b = EmbeddedKafkaCluster("A"), EmbeddedKafkaCluster("B")
     driver: MirrorMaker | None = None
-    producer: _Producer | None = None
-    committer: _GroupCommitter | None = None
-    tail: _Tail | None = None
+    metrics_server: Any = None
+    producer: SampleProducer | None = None
+    committer: GroupCommitter | None = None
+    tail: RemoteTail | None = None
+    outcome: DemoOutcome | None = None
     try:
         a.start()
         b.start()
-        emit(f"Started cluster A at {a.bootstrap_servers} and cluster B at {b.bootstrap_servers}")
+        view.clusters_started(a.bootstrap_servers, b.bootstrap_servers)
         for topic, partitions in TOPICS.items():
             a.create_topic(topic, partitions)
-        emit(f"Created topics on A: {', '.join(f'{t} ({n} partitions)' for t, n in TOPICS.items())}")
-        producer = _Producer(a, stats)
+        producer = SampleProducer(a, list(TOPICS), stats, RECORDS_PER_SECOND)
         producer.start()
-        committer = _GroupCommitter(a)
-        time.sleep(1.0)
+        committer = GroupCommitter(a, GROUP, TOPICS)
         committer.commit_progress()  # the group exists before MirrorMaker starts, so it is checkpointed
-        config = make_config(demo_properties(a.bootstrap_servers, b.bootstrap_servers))
-        driver = MirrorMaker(config, default_factory(herder))
-        emit("Starting MirrorMaker for A->B (remote topics on B: A.orders, A.clicks) ...")
+        view.topics_created(dict(TOPICS), GROUP, RECORDS_PER_SECOND)
+
+        rest_port, metrics_port = free_port(), free_port()
+        props = demo_properties(a.bootstrap_servers, b.bootstrap_servers, rest_port)
+        config_path = workdir / "mm2.properties"
+        config_path.write_text("".join(f"{k} = {v}\n" for k, v in props.items()))
+        metrics = Mm2Metrics()
+        served = start_http_server(metrics_port, addr="127.0.0.1", registry=metrics.registry)
+        metrics_server = served[0] if served else None  # (server, thread) on prometheus-client >= 0.20
+        view.note("Starting MirrorMaker for A->B (a few seconds) ...")
+        driver = MirrorMaker(make_config(props), default_factory(herder), metrics=metrics)
         driver.start(interrupted=should_stop)
-        emit("MirrorMaker running. Records arriving on B:")
-        tail = _Tail(b)
+        if should_stop():
+            return None
+        view.mirroring(DemoSetup(
+            a.bootstrap_servers, b.bootstrap_servers, remote_topics,
+            rest_url=f"http://127.0.0.1:{rest_port}/A/B/connectors",
+            metrics_url=f"http://127.0.0.1:{metrics_port}/metrics", config_path=config_path))
+
+        tail = RemoteTail(b, {remote_topics[t]: n for t, n in TOPICS.items()}, stats)
         started = time.monotonic()
-        next_status = started + STATUS_EVERY_S
-        while not should_stop():
-            now = time.monotonic()
-            if duration_s is not None and now - started >= duration_s:
-                break
-            tail.poll(stats, emit)
-            if now >= next_status:
+        next_commit = started + COMMIT_EVERY_S
+        while not should_stop() and (duration_s is None or time.monotonic() - started < duration_s):
+            tail.poll(PROGRESS_EVERY_S)
+            view.progress(time.monotonic() - started, stats.rows())
+            if time.monotonic() >= next_commit:
                 committer.commit_progress()
-                emit(f"-- produced {stats.produced} records on A, {stats.mirrored} mirrored to B so far --")
-                try:
-                    emit(render_table(collect_status(config, timeout_s=5)).rstrip())
-                except Exception as e:  # status is a view; never stop the demo for it
-                    emit(f"(status unavailable: {e})")
-                next_status = now + STATUS_EVERY_S
-        tail.poll(stats, emit, max_lines=0)
-        emit(f"Demo finished: produced {stats.produced} records on A, {stats.mirrored} mirrored to B "
-             f"({', '.join(f'{t}: {n}' for t, n in sorted(stats.per_topic.items())) or 'none yet'}).")
-        return stats
+                next_commit = time.monotonic() + COMMIT_EVERY_S
+
+        producer.halt.set()
+        producer.join(15)
+        if producer.error is not None:
+            raise producer.error
+        stopped = f"producing after {time.monotonic() - started:.0f} s; waiting for the last records to reach B ..."
+        if should_stop():
+            view.note(f"Interrupted (Ctrl-C again quits at once): stopped {stopped}")
+        else:
+            view.note(f"Stopped {stopped}")
+        drain_deadline = time.monotonic() + DRAIN_TIMEOUT_S
+        while not stats.drained() and time.monotonic() < drain_deadline:
+            tail.poll(PROGRESS_EVERY_S)
+            view.progress(time.monotonic() - started, stats.rows())
+        drained = stats.drained()
+        view.progress(time.monotonic() - started, stats.rows())
+        view.note("Comparing A and B partition by partition ...")
+        differences = [d for t, r in remote_topics.items()
+                       for d in partition_differences(r, _record_views(a, t), _record_views(b, r))]
+        outcome = DemoOutcome(stats.produced, stats.mirrored, drained, differences)
+        view.note("Stopping MirrorMaker and the clusters ...")
     finally:
         if producer is not None:
             producer.halt.set()
-            producer.join(5)
+            producer.join(15)
         if driver is not None:
             driver.stop(30)
-            gc.collect()  # drop the connectors' admin clients before their brokers go away (no log noise)
+        if metrics_server is not None:
+            metrics_server.shutdown()
         for closer in (tail, committer):
             if closer is not None:
-                try:
-                    closer.close()
-                except Exception:
-                    log.debug("closing a demo client failed", exc_info=True)
+                closer.close()
+        driver = None
+        gc.collect()  # the connectors' admin clients go with their last reference, before the brokers
         b.stop()
         a.stop()
+    if outcome is not None:
+        view.result(outcome)
+    return outcome

@@ -6,20 +6,27 @@ committed source offsets in ``mm2-offsets.S.internal`` (key ``["MirrorSourceConn
 offset) and checkpoints in ``S.checkpoints.internal``; only the source end offsets come from
 ``S``. So status works from any machine, while mm2 runs or not, and shows what Java MM2 wrote too.
 
+The MIRRORED figure uses the freshest evidence (:mod:`mirror.driver.status_lag`): the flushed offsets
+above, or, when newer, the flow's latest offset sync (``mm2-offset-syncs.T.internal``, on S by
+default) plus the remote partition's end offset read now from a fetch's high watermark, so a
+backlog that is fully on the target reads lag 0 before the next offset flush.
+
 The folding of topic records into report rows is pure (:class:`StatusFold`, :class:`OffsetFold`,
-:class:`CheckpointFold`, :func:`partition_lags`); the thin I/O around it reads each topic once to
-its end with a read-only :class:`~connect_core.kafka.log.KafkaBasedLog`.
+:class:`CheckpointFold`, :func:`~mirror.driver.status_lag.partition_lags`); the thin I/O around it
+reads each topic once to its end with a read-only :class:`~connect_core.kafka.log.KafkaBasedLog`.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
-from confluent_kafka import KafkaException, Message
+from confluent_kafka import TIMESTAMP_NOT_AVAILABLE, KafkaException, Message
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import OffsetSpec
 
@@ -28,6 +35,7 @@ from connect_core.herder.api import ConnectorTaskId
 from connect_core.kafka.admin import TopicAdmin
 from connect_core.kafka.clients import admin_config, create_admin
 from connect_core.kafka.log import KafkaBasedLog
+from connect_core.kafka.watermarks import high_watermarks
 from connect_core.storage import formats as connect_formats
 from connect_core.storage.api import ConnectorStatus, TaskStatus
 from connect_core.storage.internal_topics import store_client_props
@@ -35,7 +43,11 @@ from connect_core.storage.offset_storage import deserialize_offset_key, deserial
 from mirror.client.errors import RecordFormatError
 from mirror.client.formats import Checkpoint
 from mirror.driver.maker_config import CHECKPOINT_CONNECTOR, SOURCE_CONNECTOR, MirrorMakerConfig, SourceAndTarget
-from mirror.driver.status_report import ConnectorState, FlowStatus, GroupCheckpoint, PartitionLag, TaskState
+from mirror.driver.status_lag import OffsetSyncFold, partition_lags
+from mirror.driver.status_report import ConnectorState, FlowStatus, GroupCheckpoint, TaskState
+
+if TYPE_CHECKING:
+    from mirror.connectors.config import MirrorSourceConfig
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +64,7 @@ class StatusFold:
     connectors: dict[str, ConnectorStatus] = field(default_factory=dict)
     tasks: dict[str, dict[int, TaskStatus]] = field(default_factory=dict)
 
-    def apply(self, key: bytes | str | None, value: bytes | None) -> None:
+    def apply(self, key: bytes | str | None, value: bytes | None, timestamp_ms: int | None = None) -> None:
         parsed = connect_formats.decode_status_key(key)
         if parsed is None:
             return
@@ -104,8 +116,9 @@ class OffsetFold:
     source_alias: str
     connector: str = SOURCE_CONNECTOR
     offsets: dict[tuple[str, int], int] = field(default_factory=dict)
+    written_at_ms: dict[tuple[str, int], int] = field(default_factory=dict)  # record timestamps (flush times)
 
-    def apply(self, key: bytes | None, value: bytes | None) -> None:
+    def apply(self, key: bytes | None, value: bytes | None, timestamp_ms: int | None = None) -> None:
         parsed = deserialize_offset_key(key)
         if parsed is None:
             return
@@ -123,10 +136,13 @@ class OffsetFold:
             return
         if offset_map is None:
             self.offsets.pop((topic, number), None)
+            self.written_at_ms.pop((topic, number), None)
             return
         offset = offset_map.get("offset")
         if isinstance(offset, int) and not isinstance(offset, bool):
             self.offsets[(topic, number)] = offset
+            if timestamp_ms is not None:
+                self.written_at_ms[(topic, number)] = timestamp_ms
 
 
 @dataclass
@@ -134,50 +150,43 @@ class CheckpointFold:
     """The latest checkpoint per (group, downstream topic, partition)."""
 
     latest: dict[tuple[str, str, int], Checkpoint] = field(default_factory=dict)
+    written_at_ms: dict[tuple[str, str, int], int] = field(default_factory=dict)
 
-    def apply(self, key: bytes | None, value: bytes | None) -> None:
+    def apply(self, key: bytes | None, value: bytes | None, timestamp_ms: int | None = None) -> None:
         if key is None or value is None:
             return
         try:
             cp = Checkpoint.decode(key, value)
         except RecordFormatError:
             return
-        self.latest[(cp.consumer_group_id, cp.topic_partition.topic, cp.topic_partition.partition)] = cp
+        k = (cp.consumer_group_id, cp.topic_partition.topic, cp.topic_partition.partition)
+        self.latest[k] = cp
+        if timestamp_ms is not None:
+            self.written_at_ms[k] = timestamp_ms
 
-    def rows(self) -> list[GroupCheckpoint]:
+    def rows(self, now_ms: int | None = None) -> list[GroupCheckpoint]:
+        def age(k: tuple[str, str, int]) -> float | None:
+            at = self.written_at_ms.get(k)
+            return None if now_ms is None or at is None or at <= 0 else max(0.0, (now_ms - at) / 1000.0)
+
         return [
-            GroupCheckpoint(g, t, p, cp.upstream_offset, cp.downstream_offset)
+            GroupCheckpoint(g, t, p, cp.upstream_offset, cp.downstream_offset, age((g, t, p)))
             for (g, t, p), cp in sorted(self.latest.items())
         ]
-
-
-def partition_lags(
-    source_end_offsets: Mapping[tuple[str, int], int],
-    committed: Mapping[tuple[str, int], int],
-    remote_topic: Callable[[str], str],
-) -> list[PartitionLag]:
-    """One row per source partition: lag = end offset - (committed upstream offset + 1).
-
-    Partitions with a commit but no known end offset (the topic vanished from the source) are
-    still listed with end = mirrored, i.e. no lag, so the operator sees what was replicated.
-    """
-    rows: list[PartitionLag] = []
-    for tp in sorted(set(source_end_offsets) | set(committed)):
-        mirrored = committed[tp] + 1 if tp in committed else 0
-        end = source_end_offsets.get(tp, mirrored)
-        rows.append(PartitionLag(tp[0], tp[1], remote_topic(tp[0]), end, mirrored))
-    return rows
 
 
 # ------------------------------------------------------------------------------------- I/O
 
 
-def read_topic(client_props: Mapping[str, Any], topic: str, apply: Callable[[bytes | None, bytes | None], None],
+def read_topic(client_props: Mapping[str, Any], topic: str,
+               apply: Callable[[bytes | None, bytes | None, int | None], None],
                timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
-    """Feed every record of ``topic`` (all partitions, log order per partition) to ``apply``, once."""
+    """Feed every record of ``topic`` (all partitions, log order per partition) to ``apply``, once:
+    key, value and the record's timestamp (ms, None if the broker gave none)."""
 
     def consume(msg: Message) -> None:
-        apply(msg.key(), msg.value())
+        kind, ts = msg.timestamp()
+        apply(msg.key(), msg.value(), ts if kind != TIMESTAMP_NOT_AVAILABLE and ts > 0 else None)
 
     reader = KafkaBasedLog(topic, client_props, client_props, consume, read_only=True, start_timeout_s=timeout_s)
     try:
@@ -216,7 +225,8 @@ class FlowReader:
 
     def read(self) -> FlowStatus:
         pair = self.pair
-        flow = FlowStatus(pair.source, pair.target, enabled=self.config.flow_enabled(pair))
+        read_at = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+        flow = FlowStatus(pair.source, pair.target, enabled=self.config.flow_enabled(pair), read_at=read_at)
         try:
             self._read(flow)
         except Exception as e:  # one broken flow must not hide the others
@@ -252,7 +262,7 @@ class FlowReader:
         checkpoints_topic = policy.checkpoints_topic(pair.source)
         if checkpoints_topic in target_topics:
             read_topic(self.target_props, checkpoints_topic, checkpoints.apply, self.timeout_s)
-        flow.checkpoints = checkpoints.rows()
+        flow.checkpoints = checkpoints.rows(_now_ms())
 
         if not flow.enabled and not offsets.offsets:
             return  # heartbeats-only flow: no replicated partitions to report
@@ -272,8 +282,54 @@ class FlowReader:
                        if should_replicate_topic(t, topic_filter, policy, pair.target, heartbeats)}
         counts = source_admin.partition_counts(wanted, self.timeout_s)
         ends = list_end_offsets(source_admin_props, counts, self.timeout_s)
-        flow.partitions = partition_lags(ends, offsets.offsets,
-                                         lambda t: policy.format_remote_topic(pair.source, t))
+        syncs = self._read_offset_syncs(source_config, source_topics, target_topics)
+        reported = {tp: sync for tp, sync in syncs.latest.items() if tp in ends or tp in offsets.offsets}
+        target_ends = self._target_ends(target_admin, reported, target_topics,
+                                        lambda t: policy.format_remote_topic(pair.source, t))
+        flow.partitions = partition_lags(
+            ends, offsets.offsets, lambda t: policy.format_remote_topic(pair.source, t),
+            committed_at_ms=offsets.written_at_ms, syncs=reported, target_ends=target_ends, now_ms=_now_ms())
+
+    def _target_ends(self, target_admin: TopicAdmin, syncs: Mapping[tuple[str, int], tuple[int, int]],
+                     target_topics: set[str], remote_topic: Callable[[str], str]) -> dict[tuple[str, int], int]:
+        """Source (topic, partition) -> its remote partition's end offset now, where a sync says where to look.
+
+        Fetched from each sync's downstream offset (a record known to exist). Only evidence: when it
+        cannot be read, the report falls back to the flushed offsets rather than failing.
+        """
+        remote = {t: remote_topic(t) for t, _ in syncs}
+        present = {r for r in remote.values() if r in target_topics}
+        if not present:
+            return {}
+        try:
+            counts = target_admin.partition_counts(present, self.timeout_s)
+            positions = {tp: d for tp, (_u, d) in syncs.items() if tp[1] < counts.get(remote[tp[0]], 0)}
+            ends = high_watermarks(self.target_props, {(remote[t], p): d for (t, p), d in positions.items()},
+                                   self.timeout_s)
+        except (ConnectError, KafkaException) as e:
+            log.debug("No end offsets of the remote partitions (%s); reporting flushed offsets only", e)
+            return {}
+        return {(t, p): ends[(remote[t], p)] for t, p in positions if (remote[t], p) in ends}
+
+    def _read_offset_syncs(self, source_config: MirrorSourceConfig, source_topics: set[str],
+                           target_topics: set[str]) -> OffsetSyncFold:
+        """The latest offset sync per source partition, from wherever the flow keeps them."""
+        syncs = OffsetSyncFold()
+        if not source_config.emit_offset_syncs_enabled:
+            return syncs
+        topic = source_config.offset_syncs_topic()
+        if source_config.offset_syncs_on_source:
+            props: Mapping[str, Any] = source_config.source_consumer_config("status-offset-syncs")
+            present = topic in source_topics
+        else:
+            props, present = self.target_props, topic in target_topics
+        if present:
+            read_topic(props, topic, syncs.apply, self.timeout_s)
+        return syncs
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
 
 
 def _one_line(exc: BaseException) -> str:

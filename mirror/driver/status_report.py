@@ -9,6 +9,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+#: Where a partition's MIRRORED figure comes from (see :mod:`mirror.driver.status_lag`).
+EVIDENCE_TARGET = "target"  # latest offset sync + the remote partition's end offset, read now
+EVIDENCE_FLUSHED = "flushed"  # the committed (flushed) source offset
+EVIDENCE_NONE = "none"  # nothing mirrored yet
+
 
 @dataclass
 class TaskState:
@@ -32,7 +37,11 @@ class PartitionLag:
     partition: int
     remote_topic: str
     source_end_offset: int
-    mirrored_offset: int  # next upstream offset to replicate (committed offset + 1), 0 if none
+    mirrored_offset: int  # next upstream offset to replicate, 0 if none
+    evidence: str = EVIDENCE_FLUSHED
+    age_s: float | None = None  # how old the mirrored figure is (0: read now; None: unknown)
+    flushed_offset: int | None = None  # committed offset + 1, when there is one
+    flushed_age_s: float | None = None
 
     @property
     def lag(self) -> int:
@@ -46,6 +55,7 @@ class GroupCheckpoint:
     partition: int
     upstream_offset: int
     downstream_offset: int
+    age_s: float | None = None  # since the checkpoint was written
 
 
 @dataclass
@@ -57,6 +67,7 @@ class FlowStatus:
     partitions: list[PartitionLag] = field(default_factory=list)
     checkpoints: list[GroupCheckpoint] = field(default_factory=list)
     error: str | None = None
+    read_at: str | None = None  # when the clusters were read (UTC, ISO 8601)
 
     @property
     def total_lag(self) -> int:
@@ -69,6 +80,24 @@ class FlowStatus:
         for p, raw in zip(self.partitions, data["partitions"], strict=True):
             raw["lag"] = p.lag
         return data
+
+
+def age_text(seconds: float | None) -> str:
+    """``12s``, ``3m``, ``2h``, ``4d``: how long ago, at a glance."""
+    if seconds is None:
+        return "?"
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit}"
+    return f"{int(seconds)}s"
+
+
+def _as_of(p: PartitionLag) -> str:
+    if p.evidence == EVIDENCE_TARGET:
+        return "now (target end)"
+    if p.evidence == EVIDENCE_FLUSHED:
+        return f"flushed {age_text(p.age_s)} ago"
+    return "-"
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
@@ -84,7 +113,8 @@ def render_table(flows: list[FlowStatus]) -> str:
     out: list[str] = []
     for flow in flows:
         title = f"{flow.source}->{flow.target}" + ("" if flow.enabled else " (heartbeats only)")
-        out.append(f"== {title}: total lag {flow.total_lag} records")
+        read_at = f" (read {flow.read_at})" if flow.read_at else ""
+        out.append(f"== {title}: total lag {flow.total_lag} records{read_at}")
         if flow.error:
             out.append(f"  error: {flow.error}")
         rows = []
@@ -101,16 +131,19 @@ def render_table(flows: list[FlowStatus]) -> str:
                     str(p.source_end_offset),
                     str(p.mirrored_offset),
                     str(p.lag),
+                    _as_of(p),
                 ]
                 for p in sorted(flow.partitions, key=lambda p: (p.topic, p.partition))
             ]
-            out += _table(["TOPIC", "PARTITION", "REMOTE TOPIC", "SOURCE END", "MIRRORED", "LAG"], prow)
+            out += _table(["TOPIC", "PARTITION", "REMOTE TOPIC", "SOURCE END", "MIRRORED", "LAG", "MIRRORED AS OF"],
+                          prow)
         if flow.checkpoints:
             crow = [
-                [c.group, c.topic, str(c.partition), str(c.upstream_offset), str(c.downstream_offset)]
+                [c.group, c.topic, str(c.partition), str(c.upstream_offset), str(c.downstream_offset),
+                 f"{age_text(c.age_s)} ago"]
                 for c in sorted(flow.checkpoints, key=lambda c: (c.group, c.topic, c.partition))
             ]
-            out += _table(["GROUP", "TOPIC", "PARTITION", "UPSTREAM", "DOWNSTREAM"], crow)
+            out += _table(["GROUP", "TOPIC", "PARTITION", "UPSTREAM", "DOWNSTREAM", "WRITTEN"], crow)
         out.append("")
     return "\n".join(out).rstrip() + "\n"
 

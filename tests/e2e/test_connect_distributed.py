@@ -1,6 +1,9 @@
 """Three ``python -m mirror connect distributed`` processes on one broker share connectors and tasks.
 
-Group timing is shortened (session 6 s, heartbeat 1 s, lost-work delay 10 s). Every test ends by
+Group timing is shortened (session 6 s, heartbeat 1 s, lost-work delay 20 s: well beyond the ~6-12 s
+a SIGKILLed member takes to be noticed and its work reassigned without a delay, so timings tell the
+two apart). The killed worker is never the group leader here: a dead leader's lost work is another
+test's subject. Every test ends by
 replaying the status topic: a task must never be RUNNING on two workers at once (a worker killed
 with SIGKILL counts as stopped from the moment it was killed).
 """
@@ -9,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -24,11 +28,12 @@ import pytest
 
 from connect_core.embedded import KafkaCluster, free_port, unique_name
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(150)]
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(200)]
 
 REPO = Path(__file__).resolve().parents[2]
 CONNECTOR = "tests.distributed_plugins:IdleSourceConnector"
-DELAY_MS = 10000
+DELAY_MS = 20000
+SESSION_TIMEOUT_S = 6.0
 
 
 def http(method: str, url: str, body: Any = None, timeout: float = 10) -> tuple[int, Any]:
@@ -144,6 +149,36 @@ class Cluster:
             out[name] = st["connector"]["worker_id"]
         return out
 
+    def leader(self) -> WorkerProc:
+        """The worker that assigned the latest generation (only the leader logs "assigned generation")."""
+        latest: tuple[int, WorkerProc] | None = None
+        for w in self.workers:
+            if w.alive():
+                for g in re.findall(r"Leader \S+ assigned generation (\d+)", w.log_file.read_text(errors="replace")):
+                    if latest is None or int(g) > latest[0]:
+                        latest = (int(g), w)
+        assert latest is not None, "no leader has assigned a generation yet"
+        return latest[1]
+
+    def held_lost_work(self, w: WorkerProc, since: int) -> bool:
+        """``w`` (the leader) assigned a generation with a lost-work delay since log offset ``since``."""
+        text = w.log_file.read_bytes()[since:].decode(errors="replace")
+        return any(int(d) > 0 for d in re.findall(r"assigned generation \d+ \(\S+, delay (\d+) ms\)", text))
+
+    def running_elsewhere_after_kill(self, victim: WorkerProc, tasks: list[str]) -> list[str]:
+        """RUNNING statuses of ``tasks`` written by another worker after ``victim`` was SIGKILLed."""
+        killed = self.killed_at[victim.worker_id]
+        out = []
+        for msgs in self.kafka.read_all(self.status_topic).values():
+            for m in msgs:
+                key, value = (m.key() or b"").decode(), m.value()
+                if not value or not key.startswith("status-task-") or key[len("status-task-"):] not in tasks:
+                    continue
+                rec = json.loads(value)
+                if rec["state"] == "RUNNING" and rec["worker_id"] != victim.worker_id and m.timestamp()[1] >= killed:
+                    out.append(f"{key} on {rec['worker_id']}")
+        return out
+
     def kill(self, w: WorkerProc, sig: int) -> None:
         assert w.proc is not None
         if sig == signal.SIGKILL:
@@ -246,7 +281,7 @@ def test_work_is_spread_writes_are_forwarded_and_sigterm_moves_work_at_once(clus
     placement = wait_for("3 connectors and 6 tasks spread evenly", balanced, 60)
     assert set(placement.values()) == {w.worker_id for w in cluster.workers}
 
-    # SIGTERM: the worker stops its work, leaves the group, and its work moves without the 10 s delay.
+    # SIGTERM: the worker stops its work, leaves the group, and its work moves without the 20 s delay.
     leaving = cluster.workers[2]
     moved = [u for u, wid in placement.items() if wid == leaving.worker_id]
     t0 = time.monotonic()
@@ -261,7 +296,7 @@ def test_work_is_spread_writes_are_forwarded_and_sigterm_moves_work_at_once(clus
 
     after = wait_for("work of the stopped worker running elsewhere", moved_on, 40)
     elapsed = time.monotonic() - t0
-    assert elapsed < DELAY_MS / 1000, f"work moved only after {elapsed:.1f}s (the lost-work delay is 10 s)"
+    assert elapsed < DELAY_MS / 1000, f"work moved only after {elapsed:.1f}s (the lost-work delay is 20 s)"
     assert all(after[u] in remaining for u in moved)
     cluster.assert_never_ran_twice()
 
@@ -278,24 +313,26 @@ def test_sigkilled_worker_keeps_its_work_for_the_delay_and_gets_it_back(cluster:
         return p if sorted(tasks.count(w.worker_id) for w in cluster.workers) == [2, 2, 2] else None
 
     placement = wait_for("6 tasks, 2 per worker", spread, 60)
-    victim = next(w for w in cluster.workers if placement["idle"] != w.worker_id)  # keep the connector alive
+    leader = cluster.leader()
+    # keep the connector and the leader alive
+    victim = next(w for w in cluster.workers if w is not leader and placement["idle"] != w.worker_id)
     victim_tasks = sorted(u for u, wid in placement.items() if wid == victim.worker_id and u != "idle")
     assert len(victim_tasks) == 2
+    mark = leader.log_file.stat().st_size
     t0 = time.monotonic()
     cluster.kill(victim, signal.SIGKILL)
     assert victim.proc is not None
     victim.proc.wait(10)
 
-    # For well past the session timeout, nobody else runs the dead worker's tasks.
-    while time.monotonic() - t0 < 8.0:
-        st = cluster.statuses("idle")
-        assert st is not None
-        for t in st["tasks"]:
-            if f"idle-{t['id']}" in victim_tasks and t["state"] == "RUNNING":
-                assert t["worker_id"] == victim.worker_id, f"reassigned before the delay: {st}"
-        time.sleep(0.5)
+    # The group notices the death (after the session timeout) and the leader holds the lost work back ...
+    wait_for("the leader to hold the dead worker's work for the delay", lambda: cluster.held_lost_work(leader, mark),
+             40, interval=0.5)
+    noticed = time.monotonic() - t0
+    assert noticed >= SESSION_TIMEOUT_S - 1.5, f"death noticed {noticed:.1f}s after SIGKILL, session is 6 s"
+    assert not cluster.running_elsewhere_after_kill(victim, victim_tasks)
 
-    # The worker returns (same REST address, so the same worker id) within the delay: it gets its work back.
+    # ... and the worker returns within the delay (same REST address, so the same worker id): it gets
+    # exactly its own tasks back, and nobody else ever ran them in between.
     victim.start()
     wait_for("restarted worker REST", victim.ready, 60)
 
@@ -306,8 +343,10 @@ def test_sigkilled_worker_keeps_its_work_for_the_delay_and_gets_it_back(cluster:
         tasks = [wid for u, wid in p.items() if u != "idle"]
         return p if sorted(tasks.count(w.worker_id) for w in cluster.workers) == [2, 2, 2] else None
 
-    final = wait_for("work back on the returning worker", back, 40)
-    assert sum(1 for u, wid in final.items() if wid == victim.worker_id and u != "idle") == 2
+    final = wait_for("work back on the returning worker", back, 60)
+    returned = sorted(u for u, wid in final.items() if wid == victim.worker_id and u != "idle")
+    assert returned == victim_tasks, f"the returning worker got {returned}, it ran {victim_tasks}"
+    assert not cluster.running_elsewhere_after_kill(victim, victim_tasks), "lost work reassigned before the delay"
     cluster.assert_never_ran_twice()
 
 
@@ -315,8 +354,10 @@ def test_sigkilled_worker_that_stays_away_loses_its_work_after_the_delay(cluster
     create(cluster, cluster.workers[0], "idle", 6)
     names = ["idle"]
     placement = wait_for("6 running tasks", lambda: cluster.running_tasks(names), 60)
-    victim = next(w for w in cluster.workers if placement["idle"] != w.worker_id)
+    leader = cluster.leader()
+    victim = next(w for w in cluster.workers if w is not leader and placement["idle"] != w.worker_id)
     wait_for("victim runs tasks", lambda: (p := cluster.running_tasks(names)) and victim.worker_id in p.values(), 60)
+    mark = leader.log_file.stat().st_size
     t0 = time.monotonic()
     cluster.kill(victim, signal.SIGKILL)
     assert victim.proc is not None
@@ -327,7 +368,10 @@ def test_sigkilled_worker_that_stays_away_loses_its_work_after_the_delay(cluster
         p = cluster.running_tasks(names)
         return p if p is not None and set(p.values()) <= remaining else None
 
-    wait_for("tasks reassigned to the surviving workers", reassigned, 60, interval=0.5)
+    wait_for("tasks reassigned to the surviving workers", reassigned, 90, interval=0.5)
     elapsed = time.monotonic() - t0
+    assert cluster.held_lost_work(leader, mark), "the leader never held the lost work back"
+    # Without the delay the work moves once the death is noticed (session 6 s + a rebalance: ~6-12 s);
+    # with it, not before the 20 s delay has run out after that.
     assert elapsed >= DELAY_MS / 1000, f"reassigned after {elapsed:.1f}s, before the {DELAY_MS} ms delay"
     cluster.assert_never_ran_twice()

@@ -18,6 +18,8 @@ import pytest
 
 from connect_core.embedded import KafkaCluster, free_port
 from mirror.client.formats import Checkpoint, Heartbeat
+from mirror.client.formats import TopicPartition as MirrorTopicPartition
+from mirror.connectors.offset_sync_store import OffsetSyncStore
 from tests.e2e.mm2_helpers import (
     Mm2Process,
     commit_group,
@@ -96,7 +98,7 @@ def test_two_clusters_both_directions(two_clusters: tuple[KafkaCluster, KafkaClu
     port = free_port()
     config = write_properties(tmp_path / "mm2.properties", mm2_properties(
         {"A": a, "B": b}, ["A->B", "B->A"],
-        **{"topics": "orders, payments", "dedicated.mode.enable.internal.rest": "true",
+        **{"topics": "orders, payments, probe-.*", "dedicated.mode.enable.internal.rest": "true",
            "listeners": f"http://127.0.0.1:{port}"}))
     mm2 = Mm2Process(config, log_dir=tmp_path)
     try:
@@ -117,10 +119,23 @@ def test_two_clusters_both_directions(two_clusters: tuple[KafkaCluster, KafkaClu
 
         rows = eventually(checkpoint_rows, 30, "checkpoints for group app", mm2)
         assert rows is not None
+        # The translation the flow's own offset syncs allow, read now: checkpoints are never coarser than
+        # the syncs they were computed from, and never move backwards, so this is a floor; A.orders was
+        # empty, so its offsets equal the source's and the consumed offset itself is the ceiling.
+        syncs = OffsetSyncStore()
+        syncs.start(False)  # keep the whole history, as the task does for syncs written after it started
+        for msgs in a.read_all("mm2-offset-syncs.B.internal").values():
+            syncs.on_records((m.key(), m.value()) for m in msgs)
+        syncs.mark_read_to_end()
         for (group, topic, partition), cp in rows.items():
             assert group == "app" and topic == "A.orders"
-            assert cp.upstream_offset == consumed[("orders", partition)]
-            assert 0 <= cp.downstream_offset <= cp.upstream_offset
+            upstream = consumed[("orders", partition)]
+            assert cp.upstream_offset == upstream
+            floor = syncs.translate_downstream(group, MirrorTopicPartition("orders", partition), upstream)
+            assert floor is not None and floor >= 0, (partition, floor)
+            assert floor <= cp.downstream_offset <= upstream, (partition, floor, cp)
+            if upstream > 0:  # the first record's sync (0 -> 0) alone already translates past 0
+                assert floor >= 1 and cp.downstream_offset >= 1, (partition, floor, cp)
 
         def synced() -> dict[int, int] | None:
             got = group_offsets(b, "app", "A.orders", 3)
@@ -134,7 +149,12 @@ def test_two_clusters_both_directions(two_clusters: tuple[KafkaCluster, KafkaClu
         eventually(lambda: ("B", "A") in _heartbeats(a), 30, "B->A heartbeats on A", mm2)
         eventually(lambda: "B.heartbeats" in a.topic_names() and "A.heartbeats" in b.topic_names(), 30,
                    "remote heartbeat topics", mm2)
-        # no cycles
+        # no cycles: B.heartbeats on A and A.heartbeats on B are remote topics the other flow must skip. A new
+        # topic on each side, mirrored, proves each flow refreshed its topic list after they existed.
+        a.create_topic("probe-a", 1)
+        b.create_topic("probe-b", 1)
+        eventually(lambda: "A.probe-a" in b.topic_names() and "B.probe-b" in a.topic_names(), 30,
+                   "a topic refresh of both flows after the remote heartbeat topics appeared", mm2)
         assert not any(t.startswith(("A.B.", "B.A.")) for t in a.topic_names() | b.topic_names())
 
         # status: lag 0 on the data topics, connectors running, the checkpoint of app

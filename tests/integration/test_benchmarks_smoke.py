@@ -24,6 +24,8 @@ def run_bench(module: str, *args: str, timeout: float = 60.0) -> str:
         [sys.executable, "-m", module, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
     )
     assert result.returncode == 0, f"{module} failed:\n{result.stdout}\n{result.stderr[-4000:]}"
+    # no Kafka client lines, raw (librdkafka's "%3|...|FAIL|...") or logged, once the brokers are gone
+    assert not re.search(r"^%\d\||librdkafka|Connection refused", result.stderr, re.M), result.stderr[-4000:]
     return result.stdout
 
 

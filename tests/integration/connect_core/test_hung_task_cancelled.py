@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from connect_core.api.errors import NotFoundError
 from connect_core.embedded import KafkaCluster
 from connect_core.herder.api import ConnectorTaskId, State
 from connect_core.herder.standalone import StandaloneHerder, build_standalone_herder
+from connect_core.storage.memory import MemoryOffsetBackingStore
 from tests.gated_plugins import GATED, TaskGate
 
 pytestmark = pytest.mark.integration
@@ -54,7 +56,17 @@ def herder(kafka_cluster: KafkaCluster, tmp_path: Path) -> Iterator[StandaloneHe
 
 def test_hung_task_is_cancelled_and_never_clobbers_its_successor(
     herder: StandaloneHerder, kafka_cluster: KafkaCluster, unique_name: Callable[[str], str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    offset_writes: list[bytes | None] = []
+    real_set = MemoryOffsetBackingStore.set
+
+    def watched_set(self: MemoryOffsetBackingStore, values: dict[bytes, bytes | None],
+                    callback: Callable[[BaseException | None], None] | None = None) -> Future[None]:
+        offset_writes.extend(values.values())
+        return real_set(self, values, callback)
+
+    monkeypatch.setattr(MemoryOffsetBackingStore, "set", watched_set)  # the file store inherits it
     topic = kafka_cluster.create_topic(unique_name("hung"))
     config = {"connector.class": GATED, "topic": topic, "records": "1000000", "batch": "1", "poll.delay": "0.05",
               "tasks.max": "1", "source.partitions": "1"}  # fmt: skip
@@ -86,10 +98,16 @@ def test_hung_task_is_cancelled_and_never_clobbers_its_successor(
     before = committed()
     wait_for(lambda: committed() > before + 3, "successor commits")
 
-    # The hung poll now returns; the cancelled task must not write its status or its offsets.
+    # The hung poll now returns its record with offset n=999999; the cancelled task must not write its
+    # status or commit that offset. Every offset write is watched (a later commit by the successor
+    # would hide one in the store), and the checks wait until the zombie's thread has ended.
+    zombie = TaskGate.hung_thread
+    assert zombie is not None and zombie.is_alive()
     TaskGate.release.set()
+    wait_for(lambda: not zombie.is_alive(), "the cancelled task's thread to end", timeout=30)
     mark = committed()
-    wait_for(lambda: committed() > mark + 5, "successor keeps committing after the zombie woke")
+    wait_for(lambda: committed() > mark + 5, "successor keeps committing after the zombie ended")
+    assert not [v for v in offset_writes if v is not None and b"999999" in v], "a cancelled task committed its offsets"
+    assert any(v is not None and b'"n"' in v for v in offset_writes)  # the spy does see the successor's commits
     assert state() is State.RUNNING
-    assert committed() < 999999, "a cancelled task committed its offsets"
     assert herder.connector_status("h").tasks[0].state is State.RUNNING

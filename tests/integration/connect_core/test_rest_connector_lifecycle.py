@@ -204,12 +204,23 @@ def test_pause_resume_stop_and_offsets_lifecycle(
     assert api("DELETE", "/connectors/c/offsets") == (400, not_stopped)
 
     # Pause: tasks PAUSED and nothing more is produced; resume: records flow again.
+    def end() -> int:
+        return kafka_cluster.end_offsets(topic)[0]
+
+    # How long the running task needs for 10 records on this machine right now: the paused observation
+    # window below is twice that (at least 1 s), so a task that kept running would be caught however
+    # slow the machine is.
+    before, t0 = end(), time.monotonic()
+    wait_for(lambda: end() >= before + 10, "10 records from the running task")
+    window = max(1.0, 2 * (time.monotonic() - t0))
     assert api("PUT", "/connectors/c/pause") == (202, None)
     api.wait_states("c", "PAUSED", ["PAUSED"])
-    time.sleep(0.3)  # let records sent just before the pause land
-    paused_at = kafka_cluster.end_offsets(topic)[0]
-    time.sleep(1.0)  # an observation window for a negative check: a running task adds ~50 records here
-    assert kafka_cluster.end_offsets(topic)[0] == paused_at, "records produced while PAUSED"
+    # Records handed over before the pause land and are committed (offsets are flushed while paused): then
+    # the end offset is the committed position, whatever the machine's speed.
+    wait_for(lambda: (c := committed()) is not None and end() == c + 1, "records sent before the pause committed")
+    paused_at = end()
+    time.sleep(window)  # the calibrated window of a negative check
+    assert end() == paused_at, "records produced while PAUSED"
     assert api("PUT", "/connectors/c/resume") == (202, None)
     api.wait_states("c", "RUNNING", ["RUNNING"])
     wait_for(lambda: kafka_cluster.end_offsets(topic)[0] > paused_at + 5, "records after resume")

@@ -69,16 +69,23 @@ def test_records_arrive_exactly_and_offsets_follow(
     msgs = [m for ms in got.values() for m in ms]
     assert len(msgs) == 600
     by_source: dict[int, list[int]] = {0: [], 1: []}
+    # (target partition, source partition) -> n in target offset order
+    sequences: dict[tuple[int, int], list[int]] = {}
     for m in sorted(msgs, key=lambda m: (m.partition(), m.offset())):
         key = m.key().decode()
         p, n = (int(x) for x in key[1:].split("-"))
         by_source[p].append(n)
+        sequences.setdefault((m.partition(), p), []).append(n)
         assert m.value() == f"v{p}-{n}".encode()
         assert m.headers() == [("h", b"x")]
         assert m.timestamp()[1] == 1_700_000_000_000 + n
-    # keys hash to fixed partitions, so per source partition the order within each target partition holds
-    for p in (0, 1):
+    for p in (0, 1):  # every record of each source partition exactly once ...
         assert sorted(by_source[p]) == list(range(300))
+    # ... and keys hash to fixed partitions, so within each target partition a source partition's
+    # records keep the order the task produced them in (n increasing with the offset)
+    assert len(sequences) > 2, sequences.keys()  # both source partitions spread over both target partitions
+    for where, ns in sequences.items():
+        assert ns == sorted(ns), f"target partition {where[0]}, source partition {where[1]}: out of order"
     assert env.status.get_task(tid) is not None
     assert [t.topic for t in env.status.get_topics("c")] == [topic]
     env.worker.stop_and_await_task(tid)

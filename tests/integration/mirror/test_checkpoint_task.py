@@ -82,6 +82,22 @@ def test_checkpoints_and_group_offset_sync(two_clusters: tuple[KafkaCluster, Kaf
     member.subscribe([f"A.{topic}"])
 
     task = MirrorCheckpointTask()
+    # Count the completed group-offset sync rounds (the scheduler picks the method up when the stores are
+    # loaded), so the negative checks below wait for rounds that ran, not for a fixed time.
+    sync_rounds = [0]
+    real_sync = task.sync_group_offsets
+
+    def counted_sync() -> dict[str, dict[TopicPartition, OffsetAndMetadata]]:
+        try:
+            return real_sync()
+        finally:
+            sync_rounds[0] += 1
+
+    def two_more_sync_rounds() -> None:
+        start = sync_rounds[0]
+        wait_for(lambda: sync_rounds[0] >= start + 2, 30, message="group offset sync rounds")
+
+    setattr(task, "sync_group_offsets", counted_sync)  # noqa: B010 - an instance attribute shadows the method
     task.start(props(a, b, [group, busy], **{"sync.group.offsets.enabled": "true",
                                              "sync.group.offsets.interval.seconds": "1"}))
     try:
@@ -104,13 +120,13 @@ def test_checkpoints_and_group_offset_sync(two_clusters: tuple[KafkaCluster, Kaf
         # Group offset sync: the absent group gets the translated offset; the active one is left alone.
         wait_for(lambda: target_offsets(b, group).get(TopicPartition(f"A.{topic}", 0)) == 111, 20,
                  message="translated offset not synced to the target group")
-        time.sleep(2.5)
+        two_more_sync_rounds()
         assert target_offsets(b, busy) == {}
 
         # Never backwards: a target group ahead of the translation keeps its position.
         member.close()
         commit(b, group, {TopicPartition(f"A.{topic}", 0): 500})
-        time.sleep(2.5)
+        two_more_sync_rounds()
         assert target_offsets(b, group)[TopicPartition(f"A.{topic}", 0)] == 500
 
         # New syncs move the checkpoint forward.

@@ -27,9 +27,13 @@ pytestmark = pytest.mark.integration
 NameFn = Callable[[str], str]
 BYTES = "org.apache.kafka.connect.converters.ByteArrayConverter"
 REFRESH_S = 3
-# discovery happens at the next refresh (<= REFRESH_S); then task reconfiguration, topic creation and
-# the first fetch; the allowance covers a loaded 2-core machine, and stays far below a missed refresh.
-SLACK_S = 7
+# What is timed is the connector's own periodic work: a new source topic shows up as its remote topic
+# on the target at the next topic refresh (<= REFRESH_S, then one CreateTopics), a config change at the
+# next config sync (one DescribeConfigs + IncrementalAlterConfigs). The allowance covers those calls on a
+# loaded 2-core machine. Task reconfiguration and the first fetch (seconds more under load) are waited
+# for, not timed.
+SLACK_S = 5
+FLOW_TIMEOUT_S = 60
 
 
 #: A transformation that never matches: records stay as they are, but the worker must take the
@@ -140,17 +144,18 @@ def test_new_topic_and_config_change_within_the_refresh_interval(
                  30, 0.3, "first topic not mirrored")  # fmt: skip
         assert target_config("retention.ms") == "3600000"
 
+        a.create_topic(late, partitions=2)  # returns once the topic is in A's metadata
         created = time.monotonic()
-        a.create_topic(late, partitions=2)
         a.produce(late, [{"value": b"late-0", "partition": 0}, {"value": b"late-1", "partition": 1}])
-        wait_for(lambda: f"A.{late}" in b.topic_names() and sorted(v or b"" for v in b.read_values(f"A.{late}"))
-                 == [b"late-0", b"late-1"], REFRESH_S + SLACK_S + 5, 0.2, "new topic not mirrored")  # fmt: skip
+        wait_for(lambda: f"A.{late}" in b.topic_names(), FLOW_TIMEOUT_S, 0.2, "new topic never discovered")
         took = time.monotonic() - created
-        assert took <= REFRESH_S + SLACK_S, f"new topic took {took:.1f}s with refresh every {REFRESH_S}s"
+        assert took <= REFRESH_S + SLACK_S, f"new topic discovered after {took:.1f}s with refresh every {REFRESH_S}s"
+        wait_for(lambda: sorted(v or b"" for v in b.read_values(f"A.{late}")) == [b"late-0", b"late-1"],
+                 FLOW_TIMEOUT_S, 0.3, "new topic's records not mirrored")  # fmt: skip
 
         changed = time.monotonic()
         source_admin.incremental_alter_topic_configs({first: [("retention.ms", "7200000", "SET")]})
-        wait_for(lambda: target_config("retention.ms") == "7200000", REFRESH_S + SLACK_S + 5, 0.2,
+        wait_for(lambda: target_config("retention.ms") == "7200000", FLOW_TIMEOUT_S, 0.2,
                  "config change not mirrored")  # fmt: skip
         took = time.monotonic() - changed
         assert took <= REFRESH_S + SLACK_S, f"config change took {took:.1f}s with sync every {REFRESH_S}s"

@@ -17,7 +17,7 @@ from connect_core.herder.api import ConnectorTaskId, State
 from connect_core.storage import formats
 from connect_core.storage.api import ConnectorStatus, TaskStatus
 from connect_core.storage.offset_storage import serialize_offset_key, serialize_offset_value
-from mirror.client.formats import Checkpoint, TopicPartition
+from mirror.client.formats import Checkpoint, OffsetSync, TopicPartition
 
 
 def _props(a: KafkaCluster, b: KafkaCluster) -> dict[str, str]:
@@ -59,28 +59,41 @@ def test_status_reads_states_lag_and_checkpoints(two_clusters: tuple[KafkaCluste
     ])
     cp = Checkpoint("app", TopicPartition("A.orders", 0), 3, 3)
     b.produce("A.checkpoints.internal", [{"key": cp.record_key(), "value": cp.record_value()}])
+    # partition 1 is further on the target than the flush says: 4 records there, the first one synced
+    b.create_topic("A.orders", 2)
+    b.produce("A.orders", [{"value": f"v{i}".encode(), "partition": 1} for i in range(4)])
+    a.create_topic("mm2-offset-syncs.B.internal", 1)
+    sync = OffsetSync(TopicPartition("orders", 1), 0, 0)
+    a.produce("mm2-offset-syncs.B.internal", [{"key": sync.record_key(), "value": sync.record_value()}])
 
     path = tmp_path / "mm2.properties"
     path.write_text("".join(f"{k}={v}\n" for k, v in _props(a, b).items()))
     run = subprocess.run([sys.executable, "-m", "mirror", "status", str(path), "--json"],
                          capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
+    assert run.stderr == ""  # the report only, no log lines
     [flow] = json.loads(run.stdout)["flows"]
     assert flow["flow"] == "A->B" and flow["error"] is None
     conns = {c["name"]: c for c in flow["connectors"]}
     assert conns[src]["state"] == "RUNNING" and conns[src]["tasks"][0]["state"] == "RUNNING"
     assert conns["MirrorCheckpointConnector"]["state"] == "FAILED"
-    lags = {(p["topic"], p["partition"]): (p["source_end_offset"], p["mirrored_offset"], p["lag"])
+    lags = {(p["topic"], p["partition"]): (p["source_end_offset"], p["mirrored_offset"], p["lag"], p["evidence"],
+                                           p["flushed_offset"])
             for p in flow["partitions"]}
-    assert lags == {("orders", 0): (5, 5, 0), ("orders", 1): (5, 2, 3)}
-    assert flow["total_lag"] == 3
-    assert flow["checkpoints"] == [{"group": "app", "topic": "A.orders", "partition": 0,
-                                    "upstream_offset": 3, "downstream_offset": 3}]
+    assert lags == {("orders", 0): (5, 5, 0, "flushed", 5), ("orders", 1): (5, 4, 1, "target", 2)}
+    assert all(p["flushed_age_s"] is not None and 0 <= p["flushed_age_s"] < 120 for p in flow["partitions"])
+    assert flow["total_lag"] == 1
+    [checkpoint] = flow["checkpoints"]
+    assert {k: v for k, v in checkpoint.items() if k != "age_s"} == {
+        "group": "app", "topic": "A.orders", "partition": 0, "upstream_offset": 3, "downstream_offset": 3}
+    assert 0 <= checkpoint["age_s"] < 120
 
     table = subprocess.run([sys.executable, "-m", "mirror", "status", str(path)],
                            capture_output=True, text=True, timeout=60)
     assert table.returncode == 0, table.stderr
-    assert "== A->B: total lag 3 records" in table.stdout
+    assert table.stderr == ""
+    assert "== A->B: total lag 1 records" in table.stdout
+    assert "now (target end)" in table.stdout and "flushed " in table.stdout
     assert "A.orders" in table.stdout and "FAILED" in table.stdout and "app" in table.stdout
 
 
@@ -96,3 +109,4 @@ def test_status_of_an_unreachable_target_is_an_error_row(kafka_cluster: KafkaClu
                          timeout=60, env={**os.environ, "MM2_STATUS_TIMEOUT_S": "3"})
     assert run.returncode == 1
     assert "target cluster 'B' is unreachable" in run.stdout
+    assert run.stderr == ""  # the error is in the report, not repeated as log lines

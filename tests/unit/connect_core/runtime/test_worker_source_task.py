@@ -32,6 +32,13 @@ def wait_for(cond: Callable[[], bool], timeout: float = 5.0, what: str = "condit
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def commit_rounds(h: Harness, rounds: int) -> None:
+    """Wait until the task loop has attempted ``rounds`` more offset commits (it does every flush interval,
+    paused or not): evidence that time passed with the loop running, however slow the machine is."""
+    start = len(h.metrics.commits)
+    wait_for(lambda: len(h.metrics.commits) >= start + rounds, what=f"{rounds} more offset commit rounds")
+
+
 class Metrics:
     def __init__(self) -> None:
         self.batches: list[tuple[int, int]] = []
@@ -143,7 +150,7 @@ def test_offsets_only_behind_acknowledged_prefix(h: Harness) -> None:
     t = h.task({"records": "5", "partitions": "0"})
     t.start()
     wait_for(lambda: len(h.producer.queue) == 5, what="5 queued")
-    time.sleep(0.15)  # several flush intervals pass with nothing acknowledged
+    commit_rounds(h, 3)  # several offset commits pass with nothing acknowledged
     assert h.committed()[0] is None
     # acknowledge out of order: only records 0..1 form a prefix
     with h.producer.lock:
@@ -155,7 +162,7 @@ def test_offsets_only_behind_acknowledged_prefix(h: Harness) -> None:
         cb(None, msg)
     t._maybe_commit()  # the loop commits on its own too; make it deterministic here
     wait_for(lambda: h.committed()[0] == 1, what="prefix offset 1")
-    time.sleep(0.1)
+    commit_rounds(h, 3)  # record 3 is acknowledged too, but 2 is not: the commits stay at 1
     assert h.committed()[0] == 1
     for idx in (2, 4):
         msg, cb = queue[idx]
@@ -245,9 +252,9 @@ def test_pause_and_resume(h: Harness) -> None:
     wait_for(lambda: len(h.producer.log) > 50, what="some records")
     t.transition_to(TargetState.PAUSED)
     wait_for(lambda: h.state() is State.PAUSED, what="PAUSED")
-    time.sleep(0.05)
+    commit_rounds(h, 2)  # the loop goes round while paused (it keeps committing offsets): nothing in flight now
     n = len(h.producer.log)
-    time.sleep(0.1)
+    commit_rounds(h, 4)  # an unpaused loop would have produced 10 records in each of these rounds
     assert len(h.producer.log) == n
     t.transition_to(TargetState.STARTED)
     wait_for(lambda: h.state() is State.RUNNING, what="RUNNING again")
@@ -284,8 +291,7 @@ def test_cancelled_task_never_writes_status_or_offsets(h: Harness) -> None:
     # a successor reports RUNNING; the abandoned instance must not overwrite it afterwards
     h.recorder.on_task_startup(TID)
     h.producer.hold = False
-    h.producer.flush()
-    time.sleep(0.05)
+    h.producer.flush()  # runs the held delivery callbacks here; the task's thread has already ended
     assert h.state() is State.RUNNING
     assert h.committed()[0] is None
     assert t.is_cancelled

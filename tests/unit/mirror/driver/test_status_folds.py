@@ -7,7 +7,8 @@ from connect_core.storage import formats
 from connect_core.storage.api import ConnectorStatus, TaskStatus
 from connect_core.storage.offset_storage import serialize_offset_key, serialize_offset_value
 from mirror.client.formats import Checkpoint, TopicPartition
-from mirror.driver.status import CheckpointFold, OffsetFold, StatusFold, partition_lags
+from mirror.driver.status import CheckpointFold, OffsetFold, StatusFold
+from mirror.driver.status_lag import partition_lags
 
 
 def _task(name: str, n: int, state: State, worker: str = "A->B", gen: int = 1) -> tuple[str, bytes | None]:

@@ -1,0 +1,127 @@
+"""The leader's release check: a departed worker's lost-work delay is expired only when its work was
+released cleanly (the status topic shows none of it RUNNING/PAUSED/RESTARTING).
+
+``DistributedHerder._expire_delay_if_released`` reads only ``status_store`` and ``_sync_timeout_s``
+from the herder, so it runs here on a stand-in for the herder with a real memory status store, a
+real assignor and join metadata encoded as the members send it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+
+from connect_core.herder.api import ConnectorTaskId, State
+from connect_core.herder.distributed.assignor import IncrementalCooperativeAssignor
+from connect_core.herder.distributed.herder import DistributedHerder
+from connect_core.herder.distributed.protocol import (
+    CONNECT_PROTOCOL_V2,
+    NO_ERROR,
+    ExtendedAssignment,
+    ExtendedWorkerState,
+    serialize_metadata,
+)
+from connect_core.storage.api import ConnectorStatus, TaskStatus
+from connect_core.storage.memory import MemoryStatusBackingStore
+
+NOW = 100_000
+DELAY_DUE = NOW + 300_000
+T0, T1, T2 = (ConnectorTaskId("c", i) for i in range(3))
+
+
+@dataclass
+class Snapshot:
+    tasks_by_connector: dict[str, list[ConnectorTaskId]] = field(default_factory=lambda: {"c": [T0, T1, T2]})
+    offset: int = 5
+
+    def connectors(self) -> list[str]:
+        return list(self.tasks_by_connector)
+
+    def tasks(self, connector: str) -> list[ConnectorTaskId]:
+        return self.tasks_by_connector[connector]
+
+
+class ReadCountingStatusStore(MemoryStatusBackingStore):
+    def __init__(self) -> None:
+        super().__init__()
+        self.reads: list[float] = []
+
+    def read_to_end(self, timeout_s: float) -> None:
+        self.reads.append(timeout_s)
+
+
+def member(member_id: str, connectors: tuple[str, ...] = (), tasks: tuple[ConnectorTaskId, ...] = ()) -> tuple[
+        str, bytes]:
+    assignment = ExtendedAssignment(CONNECT_PROTOCOL_V2, NO_ERROR, "w1", "http://w1/", 5, connectors, tasks)
+    return member_id, serialize_metadata(ExtendedWorkerState(f"http://{member_id}/", 5, assignment), sessioned=True)
+
+
+def assignor_after_departure() -> IncrementalCooperativeAssignor:
+    """w3 was in the previous round and a lost-work delay is pending."""
+    assignor = IncrementalCooperativeAssignor(300_000, clock=lambda: NOW)
+    assignor.previous_members = {"w1", "w2", "w3"}
+    assignor.scheduled_rebalance = DELAY_DUE
+    return assignor
+
+
+def run(store: MemoryStatusBackingStore, assignor: IncrementalCooperativeAssignor,
+        members: list[tuple[str, bytes]], snapshot: Snapshot | None = None) -> None:
+    herder = SimpleNamespace(status_store=store, _sync_timeout_s=30.0)
+    ctx = SimpleNamespace(config_snapshot=snapshot or Snapshot())
+    DistributedHerder._expire_delay_if_released(herder, assignor, members, ctx)  # type: ignore[arg-type]
+
+
+SURVIVORS = [member("w1", ("c",), (T0,)), member("w2", (), (T1,))]  # nobody reports T2 (w3 ran it)
+
+
+def test_cleanly_released_work_expires_the_delay_now() -> None:
+    store = ReadCountingStatusStore()
+    store.put(TaskStatus(T2, State.UNASSIGNED, "w3"))  # w3 stopped T2 before leaving (SIGTERM)
+    assignor = assignor_after_departure()
+    run(store, assignor, SURVIVORS)
+    assert assignor.scheduled_rebalance == NOW  # due now: this round reassigns T2
+    assert store.reads == [2.0]  # the status topic is read to its end first (at most 2 s)
+
+
+def test_work_still_running_on_the_departed_worker_keeps_the_delay() -> None:
+    for state in (State.RUNNING, State.PAUSED, State.RESTARTING):
+        store = ReadCountingStatusStore()
+        store.put(TaskStatus(T2, state, "w3"))  # w3 crashed (SIGKILL): its status still says it runs T2
+        assignor = assignor_after_departure()
+        run(store, assignor, SURVIVORS)
+        assert assignor.scheduled_rebalance == DELAY_DUE, state
+
+
+def test_a_departed_connector_still_running_keeps_the_delay() -> None:
+    store = ReadCountingStatusStore()
+    store.put(ConnectorStatus("c", State.RUNNING, "w3"))
+    store.put(TaskStatus(T2, State.UNASSIGNED, "w3"))
+    assignor = assignor_after_departure()
+    run(store, assignor, [member("w1", (), (T0,)), member("w2", (), (T1,))])  # nobody reports connector c
+    assert assignor.scheduled_rebalance == DELAY_DUE
+
+
+def test_work_without_any_status_counts_as_released() -> None:
+    store = ReadCountingStatusStore()
+    assignor = assignor_after_departure()
+    run(store, assignor, SURVIVORS)
+    assert assignor.scheduled_rebalance == NOW
+
+
+def test_nothing_to_do_when_nobody_departed_or_everything_is_reported() -> None:
+    store = ReadCountingStatusStore()
+    store.put(TaskStatus(T2, State.UNASSIGNED, "w3"))
+    joined = assignor_after_departure()
+    joined.previous_members = {"w1", "w2"}  # a member joined, none left
+    run(store, joined, [*SURVIVORS, member("w3")])
+    assert joined.scheduled_rebalance == DELAY_DUE
+
+    first = assignor_after_departure()
+    first.previous_members = set()  # first round of this leader: no previous members known
+    run(store, first, SURVIVORS)
+    assert first.scheduled_rebalance == DELAY_DUE
+
+    reported = assignor_after_departure()  # w3 left, but the survivors report all of its work
+    run(store, reported, [member("w1", ("c",), (T0, T2)), member("w2", (), (T1,))])
+    assert reported.scheduled_rebalance == DELAY_DUE
+    assert store.reads == []  # no status read when there is nothing to decide

@@ -1,0 +1,142 @@
+"""``.ci/run`` (the README's second command) installs what the tests need on a machine that lacks it.
+
+The script runs for real in a scratch copy of the repository, with a PATH that holds only the
+tools it needs plus stubs that record their calls: ``apt-get`` (installs stub ``promtool`` and
+``prometheus``), ``python3`` (makes a ``.venv/bin/python`` that records pip and pytest), ``id``
+and ``sudo``. So "no promtool on this machine" is tested here even where promtool is installed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+TOOLS = ("bash", "dirname", "env", "cat", "chmod", "mkdir")
+
+STUB = """#!/bin/bash
+echo "{name} $*" >> "$CALLS"
+{body}
+"""
+APT_GET_OK = """if [ "$1" = install ]; then
+  for t in promtool prometheus; do printf '#!/bin/bash\\nexit 0\\n' > "$STUBS/$t"; chmod +x "$STUBS/$t"; done
+fi
+exit "${APT_EXIT:-0}"
+"""
+VENV_PYTHON = """#!/bin/bash
+echo "venv-python $*" >> "$CALLS"
+exit 0
+"""
+PYTHON3 = """if [ "$1 $2" = "-m venv" ]; then
+  mkdir -p "$3/bin"
+  cat > "$3/bin/python" <<'EOF'
+""" + VENV_PYTHON + """EOF
+  chmod +x "$3/bin/python"
+fi
+exit 0
+"""
+
+
+def _stub(directory: Path, name: str, body: str) -> None:
+    path = directory / name
+    path.write_text(STUB.format(name=name, body=body))
+    path.chmod(0o755)
+
+
+def _sandbox(tmp_path: Path, uid: int = 0, sudo: bool = False, prometheus: bool = False) -> tuple[Path, dict[str, str]]:
+    repo = tmp_path / "repo"
+    (repo / ".ci").mkdir(parents=True)
+    shutil.copy2(ROOT / ".ci" / "run", repo / ".ci" / "run")
+    stubs = tmp_path / "bin"
+    stubs.mkdir()
+    for tool in TOOLS:
+        found = shutil.which(tool)
+        assert found, tool
+        (stubs / tool).symlink_to(found)
+    _stub(stubs, "apt-get", APT_GET_OK)
+    _stub(stubs, "python3", PYTHON3)
+    _stub(stubs, "id", f'echo {uid}')
+    if sudo:
+        _stub(stubs, "sudo", '[ "$1" = -n ] && shift; exec "$@"')
+    if prometheus:
+        for t in ("promtool", "prometheus"):
+            _stub(stubs, t, "exit 0")
+    env = {"PATH": str(stubs), "CALLS": str(tmp_path / "calls"), "STUBS": str(stubs), "HOME": str(tmp_path)}
+    return repo, env
+
+
+def _run(repo: Path, env: dict[str, str], *args: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+    run = subprocess.run([env["PATH"] + "/bash", str(repo / ".ci" / "run"), *args], capture_output=True,
+                         text=True, timeout=60, env=env, cwd="/")
+    calls_file = Path(env["CALLS"])
+    calls = calls_file.read_text().splitlines() if calls_file.exists() else []
+    return run, [c for c in calls if not c.startswith("id ")]
+
+
+def test_sandbox_path_really_lacks_promtool(tmp_path: Path) -> None:
+    _repo, env = _sandbox(tmp_path)
+    assert shutil.which("promtool", path=env["PATH"]) is None
+    assert shutil.which("prometheus", path=env["PATH"]) is None
+
+
+def test_without_promtool_it_installs_prometheus_then_the_test_extra_then_runs_pytest(tmp_path: Path) -> None:
+    repo, env = _sandbox(tmp_path)
+    run, calls = _run(repo, env, "tests/unit", "-x")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert calls == [
+        "apt-get update -qq",
+        "apt-get install -y -qq prometheus",
+        "python3 -m venv .venv",
+        "venv-python -m pip install -q --upgrade pip",
+        "venv-python -m pip install -q -e .[test]",
+        "venv-python -m pytest -p no:cacheprovider -q -ra --durations=15 tests/unit -x",
+    ]
+    assert (repo / ".venv" / "bin" / "python").exists()  # it ran in the repository, wherever it was called from
+
+
+def test_with_prometheus_present_nothing_is_installed_from_debian(tmp_path: Path) -> None:
+    repo, env = _sandbox(tmp_path, prometheus=True)
+    run, calls = _run(repo, env)
+    assert run.returncode == 0, run.stderr
+    assert not [c for c in calls if c.startswith(("apt-get", "sudo"))]
+    assert calls[-1] == "venv-python -m pytest -p no:cacheprovider -q -ra --durations=15"
+
+
+def test_not_root_goes_through_sudo(tmp_path: Path) -> None:
+    repo, env = _sandbox(tmp_path, uid=1000, sudo=True)
+    run, calls = _run(repo, env)
+    assert run.returncode == 0, run.stderr
+    assert calls[:4] == ["sudo -n apt-get update -qq", "apt-get update -qq",
+                         "sudo -n env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus",
+                         "apt-get install -y -qq prometheus"]
+
+
+@pytest.mark.parametrize(("uid", "apt_exit", "message"), [
+    (1000, "0", "needs root (no sudo here)"),
+    (0, "100", "apt-get update failed"),
+])
+def test_when_prometheus_cannot_be_installed_it_stops_with_one_line(tmp_path: Path, uid: int, apt_exit: str,
+                                                                    message: str) -> None:
+    repo, env = _sandbox(tmp_path, uid=uid)
+    run, calls = _run(repo, env | {"APT_EXIT": apt_exit})
+    assert run.returncode == 1
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(".ci/run: error: ") and message in lines[0], run.stderr
+    assert not [c for c in calls if "pytest" in c]
+
+
+def test_readme_second_command_is_the_ci_script() -> None:
+    readme = (ROOT / "README.md").read_text()
+    quickstart = readme.split("## Quickstart", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```bash\n(.*?)```", quickstart, re.S)
+    assert block is not None
+    commands = [line for line in block.group(1).splitlines() if line and not line.startswith("#")]
+    assert commands[1] == "bash .ci/run"
+    script = (ROOT / ".ci" / "run").read_text()
+    assert "README's second" in script and "bash .ci/run" in script
+    assert os.access(ROOT / ".ci" / "run", os.X_OK)
