@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -120,10 +120,14 @@ def flow_configs(config: MirrorMakerConfig, source: str, target: str) -> tuple[M
 
 
 def _read_if_exists(admin: MirrorAdmin, consumer_props: dict[str, Any], topic: str,
-                    apply: Any, timeout_s: float) -> bool:
+                    apply: Callable[[bytes | None, bytes | None], object], timeout_s: float) -> bool:
     if topic not in admin.topic_partition_counts():
         return False
-    read_topic(consumer_props, topic, apply, timeout_s)
+
+    def consume(key: bytes | None, value: bytes | None, _timestamp: int | None) -> None:
+        apply(key, value)
+
+    read_topic(consumer_props, topic, consume, timeout_s)
     return True
 
 
