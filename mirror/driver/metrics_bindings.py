@@ -315,20 +315,29 @@ class CheckpointTaskMetrics:
         self.source = source
         self.target = target
         self._clock = clock
-        self._groups: dict[str, tuple[Counter, Gauge, Counter]] = {}
+        self._groups: dict[str, tuple[Counter, Gauge]] = {}
+        self._group_syncs: dict[str, Counter] = {}
         self._latency: dict[tuple[str, str, int], Gauge] = {}
 
-    def _group(self, group: str) -> tuple[Counter, Gauge, Counter]:
+    def _group(self, group: str) -> tuple[Counter, Gauge]:
+        """The checkpoint series of a group, made at its first checkpoint: a last-checkpoint gauge that
+        existed at 0 before it would read as "stale since 1970" to the alert rule."""
         children = self._groups.get(group)
         if children is None:
             labels = (self.source, self.target, group)
-            m = self.metrics
             children = self._groups[group] = (
-                m.checkpoints.labels(*labels),
-                m.last_checkpoint.labels(*labels),
-                m.group_offset_syncs.labels(*labels),
+                self.metrics.checkpoints.labels(*labels),
+                self.metrics.last_checkpoint.labels(*labels),
             )
+            self._group_sync_counter(group)  # exists at 0 from the group's first checkpoint
         return children
+
+    def _group_sync_counter(self, group: str) -> Counter:
+        counter = self._group_syncs.get(group)
+        if counter is None:
+            counter = self._group_syncs[group] = self.metrics.group_offset_syncs.labels(
+                self.source, self.target, group)
+        return counter
 
     def checkpoint_acknowledged(self, group: str, topic: str, partition: int, latency_ms: float) -> None:
         key = (group, topic, partition)
@@ -337,13 +346,13 @@ class CheckpointTaskMetrics:
             gauge = self._latency[key] = self.metrics.checkpoint_latency.labels(
                 self.source, self.target, group, topic, str(partition))
         gauge.set(max(latency_ms, 0.0) / 1000.0)
-        checkpoints, last, _syncs = self._group(group)
+        checkpoints, last = self._group(group)
         checkpoints.inc()
         last.set(self._clock())
 
     def group_offsets_synced(self, group: str, partitions: int = 1) -> None:
         """Translated offsets were written to the target group (one alter call, any partitions)."""
-        self._group(group)[2].inc()
+        self._group_sync_counter(group).inc()
 
 
 class HeartbeatTaskMetrics:

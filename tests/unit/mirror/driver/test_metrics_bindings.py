@@ -241,6 +241,16 @@ def test_checkpoints_latency_count_and_last_time(metrics: Mm2Metrics) -> None:
     assert value(metrics, "mm2_group_offset_syncs_total", group="g1") == 1.0
 
 
+def test_group_sync_before_any_checkpoint_makes_no_last_checkpoint_series(metrics: Mm2Metrics) -> None:
+    """A last-checkpoint gauge at 0 would read as "stale since 1970" and trip MM2CheckpointsStale."""
+    sink = CheckpointTaskMetrics(metrics, "A", "B", clock=lambda: 1234.0)
+    sink.group_offsets_synced("g2", 1)
+    assert value(metrics, "mm2_group_offset_syncs_total", group="g2") == 1.0
+    assert value(metrics, "mm2_checkpoint_last_timestamp_seconds", group="g2") is None
+    sink.checkpoint_acknowledged("g2", "A.t", 0, 10.0)
+    assert value(metrics, "mm2_checkpoint_last_timestamp_seconds", group="g2") == 1234.0
+
+
 def test_heartbeats(metrics: Mm2Metrics) -> None:
     sink = HeartbeatTaskMetrics(metrics, "A", "B")
     sink.heartbeat_acknowledged(1_700_000_000_500)
