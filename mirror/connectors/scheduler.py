@@ -1,8 +1,9 @@
-"""A per-connector background scheduler (Kafka MM2's ``Scheduler``), on one daemon thread.
+"""A per-connector background scheduler (Kafka MM2's ``Scheduler``) on APScheduler.
 
-Why one thread: MM2's admin jobs (topic refresh, config sync, group refresh) share admin clients
-and connector state; running them one at a time, in submission/due order, keeps them free of races
-without locks, exactly like Kafka's single-threaded ``ScheduledExecutorService``.
+Why one worker: MM2's admin jobs (topic refresh, config sync, group refresh) share admin clients
+and connector state; running them one at a time keeps them free of races without locks, exactly
+like Kafka's single-threaded ``ScheduledExecutorService``. APScheduler's BackgroundScheduler keeps
+the time table; its one-thread pool runs the jobs.
 
 Semantics kept from Kafka:
 
@@ -11,14 +12,15 @@ Semantics kept from Kafka:
   (the next periodic run retries).
 * :meth:`schedule_repeating` runs at a fixed rate from now; :meth:`schedule_repeating_delayed`
   first waits one interval. A negative interval means the feature is disabled: nothing is
-  scheduled. Runs never overlap; a run that overruns its period delays the next one (no bursts).
+  scheduled. Runs never overlap (``max_instances=1``) and a run that overruns its period does not
+  bring a burst of catch-up runs (``coalesce``): the ticks it overran are skipped, the next tick
+  runs.
 * :meth:`execute_async` queues a job without waiting (task start-up work).
 * :meth:`close` stops scheduling, lets the running job finish (up to ``timeout``) and skips the rest.
 """
 
 from __future__ import annotations
 
-import heapq
 import itertools
 import logging
 import threading
@@ -26,37 +28,42 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from apscheduler.events import EVENT_JOB_MAX_INSTANCES, JobSubmissionEvent
+from apscheduler.executors.pool import ThreadPoolExecutor
+from apscheduler.schedulers.background import BackgroundScheduler
+from apscheduler.triggers.interval import IntervalTrigger
 
 log = logging.getLogger(__name__)
 
 Job = Callable[[], object]
 
-
-@dataclass(order=True)
-class _Entry:
-    due: float
-    seq: int
-    job: Job = field(compare=False)
-    description: str = field(compare=False)
-    interval: float | None = field(compare=False, default=None)
-    future: Future[None] | None = field(compare=False, default=None)
-    check_timeout: bool = field(compare=False, default=True)
+_EXECUTOR = "mm2"  # APScheduler logs each run at INFO on apscheduler.executors.<alias>: ours stays quiet
+logging.getLogger(f"apscheduler.executors.{_EXECUTOR}").setLevel(logging.WARNING)
+_APS_LOG = logging.getLogger(f"{__name__}.apscheduler")  # "Added job", "Scheduler started", overrun skips
+_APS_LOG.setLevel(logging.ERROR)  # an overrun skip is ours to report (DEBUG, _overran)
+_ids = itertools.count()
 
 
 class Scheduler:
-    """Runs one connector's background jobs on a single thread; see the module docstring."""
+    """Runs one connector's background jobs one at a time; see the module docstring."""
 
     def __init__(self, name: str, timeout_s: float, clock: Callable[[], float] = time.monotonic) -> None:
         self.name = name
         self.timeout_s = timeout_s
         self._clock = clock
-        self._queue: list[_Entry] = []
-        self._seq = itertools.count()
-        self._cond = threading.Condition()
         self._closed = False
-        self._thread = threading.Thread(target=self._run, name=f"mm2-scheduler[{name}]", daemon=True)
-        self._thread.start()
+        self._running = threading.RLock()  # held while a job runs: close() waits on it
+        self._aps = BackgroundScheduler(
+            executors={_EXECUTOR: ThreadPoolExecutor(max_workers=1)},
+            job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None},
+            timezone=UTC,
+            logger=_APS_LOG,
+            daemon=True,
+        )
+        self._aps.add_listener(self._overran, EVENT_JOB_MAX_INSTANCES)
+        self._aps.start()
 
     @classmethod
     def for_connector(cls, owner: type, role: str, timeout_s: float) -> Scheduler:
@@ -64,15 +71,10 @@ class Scheduler:
 
     # -- submission ----------------------------------------------------------------------------
 
-    def _push(self, entry: _Entry) -> None:
-        with self._cond:
-            if self._closed:
-                log.info("%s skipping task due to shutdown: %s", self.name, entry.description)
-                if entry.future is not None:
-                    entry.future.set_result(None)
-                return
-            heapq.heappush(self._queue, entry)
-            self._cond.notify()
+    def _skip_if_closed(self, description: str) -> bool:
+        if self._closed:
+            log.info("%s skipping task due to shutdown: %s", self.name, description)
+        return self._closed
 
     def schedule_repeating(self, job: Job, interval_s: float, description: str) -> None:
         """Run ``job`` now and then every ``interval_s`` seconds; negative = disabled (not scheduled)."""
@@ -87,13 +89,17 @@ class Scheduler:
             return
         if interval_s == 0:
             raise ValueError(f"{self.name}: interval for {description!r} must be positive")
-        due = self._clock() + (interval_s if delay_first else 0.0)
-        self._push(_Entry(due, next(self._seq), job, description, interval_s))
+        if self._skip_if_closed(description):
+            return
+        first = datetime.now(UTC) + timedelta(seconds=interval_s if delay_first else 0.0)
+        trigger = IntervalTrigger(seconds=interval_s, start_date=first, timezone=UTC)
+        self._aps.add_job(self._run_job, trigger, args=(job, description, True, None), name=description,
+                          id=f"{description}#{next(_ids)}", executor=_EXECUTOR)
 
     def execute(self, job: Job, description: str) -> None:
-        """Run ``job`` on the scheduler thread and wait up to the timeout; errors are only logged."""
+        """Run ``job`` on the scheduler's worker and wait up to the timeout; errors are only logged."""
         future: Future[None] = Future()
-        self._push(_Entry(self._clock(), next(self._seq), job, description, None, future))
+        self._submit(job, description, future, check_timeout=True)
         try:
             future.result(timeout=self.timeout_s)
         except FutureTimeout:
@@ -102,8 +108,16 @@ class Scheduler:
             pass
 
     def execute_async(self, job: Job, description: str) -> None:
-        """Queue ``job`` to run as soon as the thread is free, without waiting and without a time limit."""
-        self._push(_Entry(self._clock(), next(self._seq), job, description, None, None, check_timeout=False))
+        """Queue ``job`` to run as soon as the worker is free, without waiting and without a time limit."""
+        self._submit(job, description, None, check_timeout=False)
+
+    def _submit(self, job: Job, description: str, future: Future[None] | None, check_timeout: bool) -> None:
+        if self._skip_if_closed(description):
+            if future is not None:
+                future.set_result(None)
+            return
+        self._aps.add_job(self._run_job, "date", args=(job, description, check_timeout, future), name=description,
+                          id=f"{description}#{next(_ids)}", run_date=datetime.now(UTC), executor=_EXECUTOR)
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -112,63 +126,47 @@ class Scheduler:
         return self._closed
 
     def close(self) -> None:
-        """Stop: queued jobs are dropped, a running one may finish within the timeout."""
-        with self._cond:
-            self._closed = True
-            dropped = self._queue
-            self._queue = []
-            self._cond.notify_all()
-        for entry in dropped:
-            if entry.future is not None and not entry.future.done():
-                entry.future.set_result(None)
-        if threading.current_thread() is not self._thread:
-            self._thread.join(self.timeout_s)
-            if self._thread.is_alive():
-                log.error("%s timed out during shutdown of internal scheduler.", self.name)
+        """Stop: queued jobs are skipped, a running one may finish within the timeout."""
+        if self._closed:
+            return
+        self._closed = True
+        # Pause first and pass through the job-store lock, so that a round of APScheduler's loop still
+        # submitting jobs ends before shutdown (3.x fails that round with JobLookupError otherwise).
+        self._aps.pause()
+        self._aps.get_jobs()
+        self._aps.shutdown(wait=False)  # no new runs; jobs already handed to the worker see _closed
+        if self._running.acquire(timeout=self.timeout_s):  # re-entrant: close() from a job returns at once
+            self._running.release()
+        else:
+            log.error("%s timed out during shutdown of internal scheduler.", self.name)
 
-    # -- the thread ------------------------------------------------------------------------------
+    # -- the worker ------------------------------------------------------------------------------
 
-    def _run(self) -> None:
-        while True:
-            with self._cond:
-                while not self._closed:
-                    if self._queue:
-                        wait = self._queue[0].due - self._clock()
-                        if wait <= 0:
-                            break
-                        self._cond.wait(wait)
-                    else:
-                        self._cond.wait()
-                if self._closed:
-                    return
-                entry = heapq.heappop(self._queue)
-            self._run_job(entry)
-            if entry.interval is not None:
-                # Fixed rate, but never catching up in bursts after an overrun.
-                entry.due = max(entry.due + entry.interval, self._clock())
-                entry.seq = next(self._seq)
-                with self._cond:
-                    if self._closed:
-                        return
-                    heapq.heappush(self._queue, entry)
+    def _overran(self, event: JobSubmissionEvent) -> None:
+        log.debug("%s: a run of %s was skipped: the previous one was still running", self.name, event.job_id)
 
-    def _run_job(self, entry: _Entry) -> None:
-        error: BaseException | None = None
-        start = self._clock()
-        try:
-            entry.job()
-            elapsed_ms = (self._clock() - start) * 1000
-            log.debug("%s took %d ms", entry.description, elapsed_ms)
-            if entry.check_timeout and elapsed_ms > self.timeout_s * 1000:
-                log.warning("%s took too long (%d ms) running task: %s", self.name, elapsed_ms, entry.description)
-        except Exception as e:
-            error = e
-            log.error("%s caught exception in scheduled task: %s", self.name, entry.description, exc_info=True)
-        if entry.future is not None and not entry.future.done():
+    def _run_job(self, job: Job, description: str, check_timeout: bool, future: Future[None] | None) -> None:
+        with self._running:
+            if self._skip_if_closed(description):
+                if future is not None and not future.done():
+                    future.set_result(None)
+                return
+            error: BaseException | None = None
+            start = self._clock()
+            try:
+                job()
+                elapsed_ms = (self._clock() - start) * 1000
+                log.debug("%s took %d ms", description, elapsed_ms)
+                if check_timeout and elapsed_ms > self.timeout_s * 1000:
+                    log.warning("%s took too long (%d ms) running task: %s", self.name, elapsed_ms, description)
+            except Exception as e:
+                error = e
+                log.error("%s caught exception in scheduled task: %s", self.name, description, exc_info=True)
+        if future is not None and not future.done():
             if error is None:
-                entry.future.set_result(None)
+                future.set_result(None)
             else:
-                entry.future.set_exception(error)
+                future.set_exception(error)
 
 
 __all__ = ["Job", "Scheduler"]
