@@ -4,8 +4,14 @@ Users keep their Java Connect/MirrorMaker configs, so ``connector.class``, ``*.c
 ``transforms.*.type`` accept the Java class name (``org.apache.kafka.connect.mirror.
 MirrorSourceConnector``), Connect's aliases (the simple name ``MirrorSourceConnector`` and the
 pruned name ``MirrorSource``), or a Python path (``pkg.mod.Class`` / ``pkg.mod:Class``) for
-plugins of our own. Bundled plugins are imported lazily from strings, so importing
-``connect_core`` never imports ``mirror``.
+plugins of our own.
+
+The runtime's own plugins are listed here; every other package - mm2's MirrorMaker connectors or a
+third party's connector or transformation - declares its plugins as package entry points (the packaging
+standard, as Java Connect uses ServiceLoader manifests) in the groups ``connect_core.plugins.<kind>``,
+named by the class name users write (``org.apache.kafka.connect.mirror.MirrorSourceConnector``), valued
+``package.module:Class``. Whatever is installed is found; nothing is imported until it is used, and
+``connect_core`` names no package built on it.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from __future__ import annotations
 import importlib
 import threading
 from dataclasses import dataclass
+from importlib.metadata import entry_points
 from typing import Any, ClassVar, NamedTuple
 
 from connect_core import __version__
@@ -55,6 +62,22 @@ class _Entry:
     java_name: str
     target: str  # "package.module:Class"
     kinds: tuple[str, ...]
+    version: str = __version__
+
+
+ENTRY_POINT_GROUP = "connect_core.plugins"  # one group per kind: connect_core.plugins.source, ...transformation
+
+
+def installed_plugins() -> list[_Entry]:
+    """Plugins that installed packages declare as entry points, one entry per name with all its kinds."""
+    found: dict[str, _Entry] = {}
+    for kind in KINDS:
+        for ep in entry_points(group=f"{ENTRY_POINT_GROUP}.{kind}"):
+            version = ep.dist.version if ep.dist is not None else __version__
+            known = found.get(ep.name)
+            kinds = (kind,) if known is None else (*known.kinds, kind)
+            found[ep.name] = _Entry(ep.name, ep.value, kinds, version)
+    return list(found.values())
 
 
 _CONNECT = "org.apache.kafka.connect"
@@ -81,12 +104,6 @@ _BUILTIN: tuple[_Entry, ...] = (
            ("predicate",)),
     _Entry(f"{_CONNECT}.file.FileStreamSourceConnector",
            "connect_core.connectors.file_stream_source:FileStreamSourceConnector", ("source",)),
-    _Entry(f"{_CONNECT}.mirror.MirrorSourceConnector",
-           "mirror.connectors.source_connector:MirrorSourceConnector", ("source",)),
-    _Entry(f"{_CONNECT}.mirror.MirrorCheckpointConnector",
-           "mirror.connectors.checkpoint_connector:MirrorCheckpointConnector", ("source",)),
-    _Entry(f"{_CONNECT}.mirror.MirrorHeartbeatConnector",
-           "mirror.connectors.heartbeat_connector:MirrorHeartbeatConnector", ("source",)),
 )  # fmt: skip
 
 
@@ -148,6 +165,16 @@ class Plugins:
                 candidates.setdefault(n, set()).add(e.java_name)
         # As in Connect, an alias two plugins would share is no alias at all.
         cls._aliases = {n: next(iter(s)) for n, s in candidates.items() if len(s) == 1}
+
+    @classmethod
+    def rescan(cls) -> None:
+        """Read the installed packages' entry points again (a package installed after start-up)."""
+        with cls._lock:
+            for entry in installed_plugins():
+                if cls._entries.get(entry.java_name) != entry:
+                    cls._entries[entry.java_name] = entry
+                    cls._loaded.pop(entry.java_name, None)
+            cls._rebuild_aliases()
 
     @classmethod
     def register(cls, java_name: str, target: str, kinds: tuple[str, ...] | str) -> None:
@@ -225,7 +252,7 @@ class Plugins:
     def list(cls, kind: str | None = None) -> list[PluginDesc]:
         """Registered plugins, Java class names sorted, without importing them."""
         out = [
-            PluginDesc(e.java_name, k, __version__)
+            PluginDesc(e.java_name, k, e.version)
             for e in cls._entries.values()
             for k in e.kinds
             if kind is None or k == kind
@@ -245,4 +272,4 @@ class Plugins:
         return f"{plugin_class.__module__}.{plugin_class.__qualname__}"
 
 
-Plugins._rebuild_aliases()
+Plugins.rescan()
