@@ -20,7 +20,7 @@ from pathlib import Path
 
 from bench.raw_clients import Rate
 from connect_core.embedded import EmbeddedKafkaCluster, unique_name
-from connect_core.herder.api import ConnectorTaskId, State, TargetState
+from connect_core.model import ConnectorTaskId, State, TargetState
 
 _PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")

@@ -24,7 +24,7 @@ from typing import Any, ClassVar, NamedTuple
 
 from connect_core import __version__
 from connect_core.api.errors import ConfigError, ConfigIssue, NotFoundError
-from connect_core.herder.api import PluginInfo
+from connect_core.model import PluginInfo
 
 KINDS = ("source", "sink", "converter", "header_converter", "transformation", "predicate")
 

@@ -81,3 +81,14 @@ class NotLeaderError(ConflictError):
     def __init__(self, message: str, leader_url: str | None = None) -> None:
         super().__init__(message)
         self.leader_url = leader_url
+
+
+class RestError(ConnectError):
+    """An error that carries its own HTTP status (Java ``ConnectRestException``): raised by herders as
+    well as by the REST layer, so it lives here, below both."""
+
+    def __init__(self, status: int, message: str | None, error_code: int | None = None) -> None:
+        super().__init__(message or "")
+        self.status = status
+        self.error_code = status if error_code is None else error_code
+        self.message = message

@@ -27,20 +27,20 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
-from confluent_kafka import (
-    Consumer,
-    KafkaError,
-    KafkaException,
-    Message,
-    Producer,
-    TopicPartition,
-)
-from confluent_kafka.admin import AdminClient, NewTopic
-
 from connect_core.embedded.engine import Engine
 from connect_core.embedded.errors import BrokerStartError
 from connect_core.embedded.ports import LOOPBACK, accepts_connections, free_port, port_is_free
 from connect_core.kafka.client_logging import RDKAFKA_LOG
+from connect_core.kafka.types import (
+    AdminClient,
+    Consumer,
+    KafkaError,
+    KafkaException,
+    Message,
+    NewTopic,
+    Producer,
+    TopicPartition,
+)
 
 T = TypeVar("T")
 

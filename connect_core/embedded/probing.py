@@ -24,11 +24,9 @@ import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from confluent_kafka import KafkaError, KafkaException, TopicPartition
-from confluent_kafka.admin import NewPartitions
-
 from connect_core.embedded.cluster import KafkaCluster
 from connect_core.embedded.engine import Engine
+from connect_core.kafka.types import KafkaError, KafkaException, NewPartitions, TopicPartition
 
 TRANSACTIONAL_ISOLATION = "transactional_isolation"
 CREATE_PARTITIONS = "create_partitions"
@@ -269,7 +267,7 @@ def _probe_offset_out_of_range_reset(cluster: KafkaCluster) -> _Result:
 _ACL_CHILD = textwrap.dedent(
     """
     import sys
-    from confluent_kafka.admin import (AdminClient, AclBinding, AclOperation, AclPermissionType,
+    from connect_core.kafka.types import (AdminClient, AclBinding, AclOperation, AclPermissionType,
                                        ResourcePatternType, ResourceType)
     admin = AdminClient({"bootstrap.servers": sys.argv[1], "allow.auto.create.topics": False})
     acl = AclBinding(ResourceType.TOPIC, sys.argv[2], ResourcePatternType.LITERAL, "User:mm2-probe", "*",
@@ -306,7 +304,7 @@ def _probe_create_acls(cluster: KafkaCluster) -> _Result:
 
 
 def _delete_probe_acl(cluster: KafkaCluster, resource: str) -> None:
-    from confluent_kafka.admin import (
+    from connect_core.kafka.types import (
         AclBindingFilter,
         AclOperation,
         AclPermissionType,

@@ -13,7 +13,7 @@ from typing import Any
 from connect_core.api.connector import Connector, SourceConnector
 from connect_core.api.errors import BadRequestError, NotFoundError
 from connect_core.config.configdef import ConfigDef, ConfigKey, ConfigValue, Type, convert_to_string
-from connect_core.herder.api import (
+from connect_core.model import (
     AbstractStatus,
     ConfigInfoKey,
     ConfigInfos,

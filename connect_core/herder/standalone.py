@@ -21,7 +21,7 @@ from typing import Any
 
 from connect_core.api.errors import AlreadyExistsError, BadRequestError, ConnectError, NotFoundError
 from connect_core.herder import common
-from connect_core.herder.api import (
+from connect_core.model import (
     AbstractStatus,
     ConfigInfos,
     ConnectorInfo,

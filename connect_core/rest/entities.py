@@ -12,7 +12,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from connect_core.herder.api import (
+from connect_core.model import (
     AbstractStatus,
     ConfigInfoKey,
     ConfigInfos,

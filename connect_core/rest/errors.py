@@ -20,19 +20,10 @@ from connect_core.api.errors import (
     ConflictError,
     ConnectError,
     NotFoundError,
+    RestError,
 )
 
 log = logging.getLogger(__name__)
-
-
-class RestError(ConnectError):
-    """An error that carries its own HTTP status (Java ``ConnectRestException``)."""
-
-    def __init__(self, status: int, message: str | None, error_code: int | None = None) -> None:
-        super().__init__(message or "")
-        self.status = status
-        self.error_code = status if error_code is None else error_code
-        self.message = message
 
 
 def _plugin_not_found_type() -> type[BaseException] | None:

@@ -18,7 +18,8 @@ from urllib.parse import quote, urlencode
 from connect_core import __version__
 from connect_core.api.errors import BadRequestError, ConfigError, NotFoundError, NotLeaderError
 from connect_core.config.configdef import HIDDEN
-from connect_core.herder.api import ConfigInfoKey, ConnectorTaskId, Herder, RestartRequest
+from connect_core.herder.api import Herder
+from connect_core.model import ConfigInfoKey, ConnectorTaskId, RestartRequest
 from connect_core.rest import entities
 from connect_core.rest.errors import (
     RestError,

@@ -18,11 +18,10 @@ import logging
 import sys
 from typing import TYPE_CHECKING, Any
 
-from confluent_kafka import KafkaError, KafkaException
-
 from connect_core.api.message_copy import CopyRoute, MessageCopyTask
 from connect_core.api.records import SourceRecord
 from connect_core.kafka.errors import from_kafka_error
+from connect_core.kafka.types import KafkaError, KafkaException
 from connect_core.runtime.submitted_records import SubmittedRecord, SubmittedRecords
 from connect_core.runtime.tolerance import Stage
 

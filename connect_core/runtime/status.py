@@ -13,7 +13,7 @@ import traceback
 from collections.abc import Callable
 from typing import Protocol
 
-from connect_core.herder.api import ConnectorTaskId, State
+from connect_core.model import ConnectorTaskId, State
 from connect_core.storage.api import ConnectorStatus, StatusBackingStore, TaskStatus
 
 log = logging.getLogger(__name__)

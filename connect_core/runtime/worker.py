@@ -23,7 +23,7 @@ from typing import Any
 from connect_core.api.connector import SourceConnector
 from connect_core.api.errors import BadRequestError, ConfigError, ConnectError, DataError
 from connect_core.api.task import SourceTask
-from connect_core.herder.api import ConnectorTaskId, TargetState
+from connect_core.model import ConnectorTaskId, TargetState
 from connect_core.plugins import Plugins
 from connect_core.runtime.connector_config import (
     CONNECTOR_CLASS_CONFIG,

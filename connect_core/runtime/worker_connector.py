@@ -18,7 +18,7 @@ from typing import Any, Protocol
 from connect_core.api.connector import Connector
 from connect_core.api.errors import ConnectError
 from connect_core.api.task import OffsetStorageReader
-from connect_core.herder.api import TargetState
+from connect_core.model import TargetState
 from connect_core.runtime.status import ConnectorStatusListener
 
 log = logging.getLogger(__name__)

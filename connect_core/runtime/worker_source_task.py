@@ -40,8 +40,6 @@ from concurrent.futures import Future
 from functools import partial
 from typing import Any, Protocol
 
-from confluent_kafka import KafkaError, KafkaException, Producer
-
 from connect_core.api.errors import ConnectError, RetriableError
 from connect_core.api.message_copy import MessageCopyTask
 from connect_core.api.records import RecordMetadata, SourceRecord
@@ -49,8 +47,9 @@ from connect_core.api.schema import SchemaType
 from connect_core.api.task import OffsetStorageReader, SourceTask
 from connect_core.closing import close_quietly
 from connect_core.converters.byte_array import ByteArrayConverter
-from connect_core.herder.api import ConnectorTaskId, TargetState
 from connect_core.kafka.errors import from_kafka_error
+from connect_core.kafka.types import KafkaError, KafkaException, Producer
+from connect_core.model import ConnectorTaskId, TargetState
 from connect_core.runtime.connector_config import TopicCreationGroup, topic_creation_group_for
 from connect_core.runtime.message_copy_loop import MessageCopier
 from connect_core.runtime.status import TaskStatusListener

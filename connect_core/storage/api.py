@@ -12,7 +12,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from connect_core.herder.api import ConnectorTaskId, State, TargetState
+from connect_core.model import ConnectorTaskId, State, TargetState
 
 
 class OffsetBackingStore(Protocol):

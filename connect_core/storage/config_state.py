@@ -25,7 +25,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from connect_core.herder.api import ConnectorTaskId, RestartRequest, TargetState
+from connect_core.model import ConnectorTaskId, RestartRequest, TargetState
 from connect_core.storage.api import ClusterConfigState
 from connect_core.storage.formats import ConfigRecord, decode_config_record
 

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from connect_core.api.errors import DataError
-from connect_core.herder.api import ConnectorTaskId, RestartRequest, State, TargetState
+from connect_core.model import ConnectorTaskId, RestartRequest, State, TargetState
 from connect_core.storage.api import ConnectorStatus, TaskStatus, TopicStatus
 from connect_core.storage.offset_storage import (
     deserialize_offset_key,

@@ -19,12 +19,11 @@ from collections.abc import Mapping
 from concurrent.futures import Future
 from typing import Any
 
-from confluent_kafka import Message
-
 from connect_core.api.errors import ConnectError
-from connect_core.herder.api import RestartRequest, TargetState
 from connect_core.kafka.admin import NewTopicSpec, TopicAdmin
 from connect_core.kafka.log import KafkaBasedLog
+from connect_core.kafka.types import Message
+from connect_core.model import RestartRequest, TargetState
 from connect_core.storage import formats
 from connect_core.storage.api import ClusterConfigState, ConfigUpdateListener
 from connect_core.storage.config_state import ConfigChange, ConfigState

@@ -14,11 +14,10 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from typing import Any
 
-from confluent_kafka import Message
-
 from connect_core.api.errors import ConnectError
 from connect_core.kafka.admin import NewTopicSpec, TopicAdmin
 from connect_core.kafka.log import KafkaBasedLog
+from connect_core.kafka.types import Message
 from connect_core.storage.internal_topics import OFFSET_STORAGE, internal_topic_spec, store_client_props
 from connect_core.storage.memory import OffsetTable
 

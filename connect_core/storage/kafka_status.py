@@ -15,12 +15,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from confluent_kafka import Message
-
 from connect_core.api.errors import DataError, RetriableError
-from connect_core.herder.api import ConnectorTaskId
 from connect_core.kafka.admin import NewTopicSpec, TopicAdmin
 from connect_core.kafka.log import KafkaBasedLog
+from connect_core.kafka.types import Message
+from connect_core.model import ConnectorTaskId
 from connect_core.storage import formats
 from connect_core.storage.api import ConnectorStatus, TaskStatus, TopicStatus
 from connect_core.storage.internal_topics import STATUS_STORAGE, internal_topic_spec, store_client_props

@@ -27,7 +27,7 @@ from typing import Any
 
 from connect_core.api.errors import ConfigError, ConnectError
 from connect_core.config.properties import load_properties
-from connect_core.herder.api import TargetState
+from connect_core.model import TargetState
 from connect_core.rest.entities import create_connector_request, string_map
 from connect_core.rest.resources import RestApp, RestSettings
 from connect_core.rest.server import RestServer

@@ -44,7 +44,7 @@ class DistributedWorker:
 
     def start(self) -> None:
         from connect_core.herder.distributed.builder import build_distributed_herder
-        from connect_core.herder.distributed.rest_hooks import install_internal_routes
+        from connect_core.rest.internal_endpoints import install_internal_routes
 
         try:
             self.rest.start()

@@ -33,12 +33,11 @@ import time
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from confluent_kafka import Message
-
 from connect_core.api.records import RecordMetadata, SourceRecord
 from connect_core.api.schema import BYTES_SCHEMA
 from connect_core.api.task import SourceTask
 from connect_core.kafka.log import KafkaBasedLog
+from connect_core.kafka.types import Message
 from mirror.client.errors import RecordFormatError
 from mirror.client.formats import Checkpoint, OffsetAndMetadata, TopicPartition
 from mirror.connectors.checkpoint_logic import CheckpointEmitter, CheckpointStore, group_offsets_to_sync

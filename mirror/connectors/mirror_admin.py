@@ -16,9 +16,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from typing import Any
 
-from confluent_kafka import ConsumerGroupTopicPartitions, KafkaError, KafkaException
-from confluent_kafka import TopicPartition as KTopicPartition
-from confluent_kafka.admin import (
+from connect_core.api.errors import ConnectError
+from connect_core.kafka.clients import admin_config, create_admin
+from connect_core.kafka.errors import from_exception
+from connect_core.kafka.types import (
     AclBinding,
     AclBindingFilter,
     AclOperation,
@@ -28,15 +29,15 @@ from confluent_kafka.admin import (
     ConfigEntry,
     ConfigResource,
     ConfigSource,
+    ConsumerGroupTopicPartitions,
+    KafkaError,
+    KafkaException,
     NewPartitions,
     NewTopic,
     ResourcePatternType,
     ResourceType,
 )
-
-from connect_core.api.errors import ConnectError
-from connect_core.kafka.clients import admin_config, create_admin
-from connect_core.kafka.errors import from_exception
+from connect_core.kafka.types import TopicPartition as KTopicPartition
 from mirror.client.formats import OffsetAndMetadata, TopicPartition
 from mirror.connectors.source_logic import AclSpec, ConfigEntryInfo
 

@@ -17,9 +17,8 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from confluent_kafka import KafkaError, Message, Producer
-
 from connect_core.kafka.clients import create_producer, producer_config
+from connect_core.kafka.types import KafkaError, Message, Producer
 from mirror.client.formats import OffsetSync, TopicPartition
 from mirror.client.offset_mappings import OffsetMapping
 from mirror.connectors.offset_sync_writer import (

@@ -26,9 +26,6 @@ import threading
 import time
 from typing import Any, Protocol
 
-from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Consumer, KafkaError
-from confluent_kafka import TopicPartition as KTopicPartition
-
 from connect_core.api.errors import ConfigError, ConfigIssue
 from connect_core.api.message_copy import CopyRun
 from connect_core.api.records import RecordMetadata, SourceRecord
@@ -36,6 +33,8 @@ from connect_core.api.schema import OPTIONAL_BYTES_SCHEMA
 from connect_core.api.task import SourceTask
 from connect_core.kafka.clients import consumer_config, create_consumer
 from connect_core.kafka.errors import from_kafka_error
+from connect_core.kafka.types import OFFSET_BEGINNING, OFFSET_END, Consumer, KafkaError
+from connect_core.kafka.types import TopicPartition as KTopicPartition
 from mirror.client.formats import (
     OFFSET_KEY,
     PARTITION_KEY,

@@ -15,10 +15,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from confluent_kafka import KafkaError, Message
-from confluent_kafka import TopicPartition as KafkaTopicPartition
-
 from connect_core.embedded import KafkaCluster
+from connect_core.kafka.types import KafkaError, Message
+from connect_core.kafka.types import TopicPartition as KafkaTopicPartition
 
 LATENCY_SAMPLES = 20  # per topic: the last few seconds at the demo's rate
 

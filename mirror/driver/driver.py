@@ -31,7 +31,8 @@ from urllib.parse import quote
 
 from connect_core.api.errors import ConfigError, ConflictError, ConnectError, NotFoundError, NotLeaderError
 from connect_core.config.providers import resolve_config_providers
-from connect_core.herder.api import ConnectorInfo, Herder, TargetState
+from connect_core.herder.api import Herder
+from connect_core.model import ConnectorInfo, TargetState
 from mirror.driver.herder_factory import FlowHerder, HerderFactory, HerderSpec
 from mirror.driver.maker_config import (
     CHECKPOINT_CONNECTOR,
@@ -214,7 +215,7 @@ class MirrorMaker:
         return {k: str(v) for k, v in resolved.items()}
 
     def _start_rest(self) -> None:
-        from connect_core.herder.distributed.rest_hooks import install_internal_routes
+        from connect_core.rest.internal_endpoints import install_internal_routes
         from connect_core.rest.resources import RestApp
         from connect_core.rest.routes import HerderSelector
         from connect_core.rest.server import RestServer, urllib_forwarder

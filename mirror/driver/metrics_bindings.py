@@ -23,7 +23,7 @@ from typing import Any
 
 from prometheus_client import Counter, Gauge, Histogram
 
-from connect_core.herder.api import ConnectorTaskId, State
+from connect_core.model import ConnectorTaskId, State
 from mirror.driver.metrics import STATES, Mm2Metrics, SourcePartitionMetrics
 
 Clock = Callable[[], float]

@@ -26,16 +26,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from confluent_kafka import TIMESTAMP_NOT_AVAILABLE, KafkaException, Message
-from confluent_kafka import TopicPartition as KafkaTopicPartition
-from confluent_kafka.admin import OffsetSpec
-
 from connect_core.api.errors import ConnectError, DataError
-from connect_core.herder.api import ConnectorTaskId
 from connect_core.kafka.admin import TopicAdmin
 from connect_core.kafka.clients import admin_config, create_admin
 from connect_core.kafka.log import KafkaBasedLog
+from connect_core.kafka.types import TIMESTAMP_NOT_AVAILABLE, KafkaException, Message, OffsetSpec
+from connect_core.kafka.types import TopicPartition as KafkaTopicPartition
 from connect_core.kafka.watermarks import high_watermarks
+from connect_core.model import ConnectorTaskId
 from connect_core.storage import formats as connect_formats
 from connect_core.storage.api import ConnectorStatus, TaskStatus
 from connect_core.storage.internal_topics import store_client_props

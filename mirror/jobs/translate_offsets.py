@@ -21,12 +21,10 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from confluent_kafka import KafkaException
-from confluent_kafka import TopicPartition as KTopicPartition
-from confluent_kafka.admin import OffsetSpec
-
 from connect_core.api.errors import ConfigError, ConnectError
 from connect_core.kafka.clients import admin_config, create_admin
+from connect_core.kafka.types import KafkaException, OffsetSpec
+from connect_core.kafka.types import TopicPartition as KTopicPartition
 from mirror.client.filters import TopicFilter
 from mirror.client.formats import OffsetAndMetadata, TopicPartition
 from mirror.client.policy import ReplicationPolicy

@@ -37,7 +37,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
-from connect_core.herder.api import ConnectorTaskId
 from connect_core.herder.distributed.protocol import (
     CONFIG_MISMATCH,
     NO_ERROR,
@@ -47,6 +46,7 @@ from connect_core.herder.distributed.protocol import (
     deserialize_metadata,
     serialize_assignment_for,
 )
+from connect_core.model import ConnectorTaskId
 
 T = TypeVar("T")
 

@@ -58,7 +58,6 @@ from kafka.net.compat import KafkaNetClient
 from kafka.structs import MemberState
 
 from connect_core.api.errors import ConnectError
-from connect_core.herder.api import ConnectorTaskId
 from connect_core.herder.distributed.assignor import (
     AssignmentContext,
     ConfigSnapshot,
@@ -76,6 +75,7 @@ from connect_core.herder.distributed.protocol import (
     deserialize_assignment,
     metadata_request,
 )
+from connect_core.model import ConnectorTaskId
 
 log = logging.getLogger(__name__)
 

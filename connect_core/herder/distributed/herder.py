@@ -48,9 +48,17 @@ from connect_core.api.errors import (
     ConnectError,
     NotFoundError,
     NotLeaderError,
+    RestError,
 )
 from connect_core.herder import common
-from connect_core.herder.api import (
+from connect_core.herder.distributed.herder_requests import RequestQueue
+from connect_core.herder.distributed.session_key import (
+    InternalRequestSignature,
+    SessionKey,
+    check_signature,
+    signature_headers,
+)
+from connect_core.model import (
     AbstractStatus,
     ConfigInfos,
     ConnectorInfo,
@@ -61,14 +69,6 @@ from connect_core.herder.api import (
     TargetState,
     TaskInfo,
 )
-from connect_core.herder.distributed.herder_requests import RequestQueue
-from connect_core.herder.distributed.session_key import (
-    InternalRequestSignature,
-    SessionKey,
-    check_signature,
-    signature_headers,
-)
-from connect_core.rest.errors import RestError
 from connect_core.runtime.distributed_config import ConnectProtocol, DistributedConfig
 from connect_core.runtime.status import StatusRecorder
 from connect_core.storage.api import ClusterConfigState, ConfigBackingStore, StatusBackingStore

@@ -32,7 +32,7 @@ import struct
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from connect_core.herder.api import ConnectorTaskId
+from connect_core.model import ConnectorTaskId
 
 CONNECT_PROTOCOL_V0 = 0
 CONNECT_PROTOCOL_V1 = 1

@@ -19,8 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from connect_core.api.errors import BadRequestError
-from connect_core.rest.errors import RestError
+from connect_core.api.errors import BadRequestError, RestError
 from connect_core.runtime.distributed_config import MAC_ALGORITHMS
 
 SIGNATURE_HEADER = "X-Connect-Authorization"

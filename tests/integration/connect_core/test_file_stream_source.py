@@ -6,8 +6,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from connect_core.embedded import KafkaCluster, wait_for
-from connect_core.herder.api import State
 from connect_core.herder.standalone import build_standalone_herder
+from connect_core.model import State
 
 STRING = "org.apache.kafka.connect.storage.StringConverter"
 

@@ -13,8 +13,8 @@ import pytest
 
 from connect_core.api.errors import NotFoundError
 from connect_core.embedded import KafkaCluster
-from connect_core.herder.api import ConnectorTaskId, State
 from connect_core.herder.standalone import StandaloneHerder, build_standalone_herder
+from connect_core.model import ConnectorTaskId, State
 from connect_core.storage.memory import MemoryOffsetBackingStore
 from tests.gated_plugins import GATED, TaskGate
 

@@ -9,9 +9,9 @@ import pytest
 
 from connect_core.api.errors import ConfigError
 from connect_core.embedded import KafkaCluster
-from connect_core.herder.api import ConnectorTaskId, State, TargetState
 from connect_core.kafka.admin import TopicAdmin
 from connect_core.kafka.log import KafkaBasedLog
+from connect_core.model import ConnectorTaskId, State, TargetState
 from connect_core.storage import formats
 from connect_core.storage.api import ConnectorStatus, TaskStatus, TopicStatus
 from connect_core.storage.kafka_config import KafkaConfigBackingStore

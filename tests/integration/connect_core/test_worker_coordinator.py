@@ -10,9 +10,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from connect_core.embedded import KafkaCluster, wait_for
-from connect_core.herder.api import ConnectorTaskId
 from connect_core.herder.distributed.coordinator import WorkerGroupMember
 from connect_core.herder.distributed.protocol import CONNECT_PROTOCOL_V2, ExtendedAssignment
+from connect_core.model import ConnectorTaskId
 
 SESSION_MS = 6000
 HEARTBEAT_MS = 1000

@@ -8,8 +8,8 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from connect_core.embedded import KafkaCluster
-from connect_core.herder.api import ConnectorTaskId, State, TargetState
 from connect_core.kafka.admin import TopicAdmin
+from connect_core.model import ConnectorTaskId, State, TargetState
 from connect_core.runtime.status import StatusRecorder
 from connect_core.runtime.worker import Worker
 from connect_core.runtime.worker_config import StandaloneConfig

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from connect_core.embedded import KafkaCluster, wait_for
-from connect_core.herder.api import State
 from connect_core.herder.standalone import StandaloneHerder, build_standalone_herder
+from connect_core.model import State
 from mirror.connectors.mirror_admin import MirrorAdmin
 
 pytestmark = pytest.mark.integration

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from connect_core.embedded import KafkaCluster
-from connect_core.herder.api import ConnectorTaskId, State
+from connect_core.model import ConnectorTaskId, State
 from connect_core.storage import formats
 from connect_core.storage.api import ConnectorStatus, TaskStatus
 from connect_core.storage.offset_storage import serialize_offset_key, serialize_offset_value

@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from connect_core.herder.api import ConnectorTaskId
 from connect_core.herder.distributed.assignor import (
     AssignmentContext,
     ClusterAssignment,
@@ -26,6 +25,7 @@ from connect_core.herder.distributed.protocol import (
     deserialize_assignment,
     serialize_metadata,
 )
+from connect_core.model import ConnectorTaskId
 
 DEFAULT_DELAY = 300000
 CONFIG_OFFSET = 618

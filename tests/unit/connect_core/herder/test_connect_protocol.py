@@ -7,7 +7,6 @@ import struct
 
 import pytest
 
-from connect_core.herder.api import ConnectorTaskId
 from connect_core.herder.distributed.protocol import (
     CONFIG_MISMATCH,
     CONNECT_PROTOCOL_V0,
@@ -31,6 +30,7 @@ from connect_core.herder.distributed.protocol import (
     serialize_metadata,
     serialize_metadata_v0,
 )
+from connect_core.model import ConnectorTaskId
 
 LEADER_URL = "leaderUrl:8083"
 T1_0 = ConnectorTaskId("connector1", 0)

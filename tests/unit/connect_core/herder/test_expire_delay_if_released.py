@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 
-from connect_core.herder.api import ConnectorTaskId, State
 from connect_core.herder.distributed.assignor import IncrementalCooperativeAssignor
 from connect_core.herder.distributed.herder import DistributedHerder
 from connect_core.herder.distributed.protocol import (
@@ -21,6 +20,7 @@ from connect_core.herder.distributed.protocol import (
     ExtendedWorkerState,
     serialize_metadata,
 )
+from connect_core.model import ConnectorTaskId, State
 from connect_core.storage.api import ConnectorStatus, TaskStatus
 from connect_core.storage.memory import MemoryStatusBackingStore
 

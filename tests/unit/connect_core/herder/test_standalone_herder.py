@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from connect_core.api.errors import AlreadyExistsError, BadRequestError, NotFoundError
-from connect_core.herder.api import ConnectorTaskId, RestartRequest, State, TargetState
 from connect_core.herder.standalone import STOPPED_OFFSETS_MESSAGE, StandaloneHerder
+from connect_core.model import ConnectorTaskId, RestartRequest, State, TargetState
 from connect_core.runtime.worker import Worker
 from connect_core.runtime.worker_config import StandaloneConfig
 from connect_core.storage.memory import MemoryOffsetBackingStore, MemoryStatusBackingStore

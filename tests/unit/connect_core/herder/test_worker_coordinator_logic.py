@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 from kafka.net.compat import KafkaNetClient
 
-from connect_core.herder.api import ConnectorTaskId
 from connect_core.herder.distributed.coordinator import WorkerCoordinator
 from connect_core.herder.distributed.protocol import (
     CONFIG_MISMATCH,
@@ -24,6 +23,7 @@ from connect_core.herder.distributed.protocol import (
     serialize_assignment,
     serialize_metadata,
 )
+from connect_core.model import ConnectorTaskId
 
 
 def T(i: int) -> ConnectorTaskId:

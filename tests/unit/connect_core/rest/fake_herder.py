@@ -11,7 +11,7 @@ from connect_core.api.errors import (
     NotFoundError,
     NotLeaderError,
 )
-from connect_core.herder.api import (
+from connect_core.model import (
     AbstractStatus,
     ConfigInfoKey,
     ConfigInfos,

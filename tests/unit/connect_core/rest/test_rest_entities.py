@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from connect_core.herder.api import AbstractStatus, PluginInfo, State
+from connect_core.model import AbstractStatus, PluginInfo, State
 from connect_core.rest import entities
 from connect_core.rest.errors import RestError
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from connect_core.herder.api import TargetState
+from connect_core.model import TargetState
 from connect_core.rest.resources import NO_LEADER_MESSAGE, TOO_MANY_HOPS_MESSAGE, Response, RestApp, RestSettings
 from tests.unit.connect_core.rest.fake_herder import FakeHerder
 

@@ -11,7 +11,7 @@ import pytest
 from connect_core.api.records import SourceRecord
 from connect_core.api.task import SourceTask
 from connect_core.converters.byte_array import ByteArrayConverter
-from connect_core.herder.api import ConnectorTaskId, State
+from connect_core.model import ConnectorTaskId, State
 from connect_core.runtime.connector_config import ToleranceType
 from connect_core.runtime.status import StatusRecorder
 from connect_core.runtime.tolerance import RetryWithToleranceOperator

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from connect_core.converters.byte_array import ByteArrayConverter
-from connect_core.herder.api import ConnectorTaskId, State, TargetState
+from connect_core.model import ConnectorTaskId, State, TargetState
 from connect_core.runtime.connector_config import ToleranceType
 from connect_core.runtime.status import StatusRecorder
 from connect_core.runtime.tolerance import RetryWithToleranceOperator

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from connect_core.herder.api import ConnectorTaskId, TargetState
+from connect_core.model import ConnectorTaskId, TargetState
 from connect_core.storage import formats as f
 from connect_core.storage.config_state import ConfigState
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from connect_core.api.errors import ConnectError
-from connect_core.herder.api import ConnectorTaskId, State, TargetState
+from connect_core.model import ConnectorTaskId, State, TargetState
 from connect_core.storage.api import ConnectorStatus, TaskStatus, TopicStatus
 from connect_core.storage.file_offsets import FileOffsetBackingStore
 from connect_core.storage.memory import (

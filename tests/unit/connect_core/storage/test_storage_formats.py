@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from connect_core.herder.api import ConnectorTaskId, State, TargetState
+from connect_core.model import ConnectorTaskId, State, TargetState
 from connect_core.storage import formats as f
 from connect_core.storage.api import ConnectorStatus, TaskStatus, TopicStatus
 

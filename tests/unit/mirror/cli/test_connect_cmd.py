@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from connect_core.herder.api import TargetState
+from connect_core.model import TargetState
 from mirror.cli.connect_cmd import StandaloneWorker, parse_connector_file
 from mirror.cli.errors import StartupError, UsageError
 from tests.unit.connect_core.rest.fake_herder import FakeHerder

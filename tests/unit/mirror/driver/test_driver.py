@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from connect_core.api.errors import ConfigError, ConflictError, NotFoundError, NotLeaderError
-from connect_core.herder.api import ConnectorInfo, TargetState
+from connect_core.model import ConnectorInfo, TargetState
 from mirror.driver.driver import (
     CONNECTOR_NAMES,
     MirrorMaker,

@@ -8,8 +8,8 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from connect_core.api.records import RecordMetadata, SourceRecord
-from connect_core.herder.api import ConnectorTaskId as TaskId
-from connect_core.herder.api import State
+from connect_core.model import ConnectorTaskId as TaskId
+from connect_core.model import State
 from mirror.connectors.checkpoint_task import MirrorCheckpointTask
 from mirror.connectors.heartbeat_task import MirrorHeartbeatTask
 from mirror.connectors.source_task import MirrorSourceTask

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from connect_core.herder.api import ConnectorTaskId, State
+from connect_core.model import ConnectorTaskId, State
 from connect_core.storage import formats
 from connect_core.storage.api import ConnectorStatus, TaskStatus
 from connect_core.storage.offset_storage import serialize_offset_key, serialize_offset_value

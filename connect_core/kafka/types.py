@@ -1,0 +1,63 @@
+"""The confluent-kafka names the rest of mm2 uses, imported from the client library here only.
+
+Why: the Kafka client is a dependency of this one package (``connect_core.kafka``); the runtime, the
+stores and the product name client types through it, and an import-linter contract keeps it so.
+"""
+
+from __future__ import annotations
+
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    OFFSET_END,
+    TIMESTAMP_NOT_AVAILABLE,
+    Consumer,
+    ConsumerGroupTopicPartitions,
+    KafkaError,
+    KafkaException,
+    Message,
+    Producer,
+    TopicPartition,
+)
+from confluent_kafka.admin import (
+    AclBinding,
+    AclBindingFilter,
+    AclOperation,
+    AclPermissionType,
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    ConfigSource,
+    NewPartitions,
+    NewTopic,
+    OffsetSpec,
+    ResourcePatternType,
+    ResourceType,
+)
+
+__all__ = [
+    "OFFSET_BEGINNING",
+    "OFFSET_END",
+    "TIMESTAMP_NOT_AVAILABLE",
+    "AclBinding",
+    "AclBindingFilter",
+    "AclOperation",
+    "AclPermissionType",
+    "AdminClient",
+    "AlterConfigOpType",
+    "ConfigEntry",
+    "ConfigResource",
+    "ConfigSource",
+    "Consumer",
+    "ConsumerGroupTopicPartitions",
+    "KafkaError",
+    "KafkaException",
+    "Message",
+    "NewPartitions",
+    "NewTopic",
+    "OffsetSpec",
+    "Producer",
+    "ResourcePatternType",
+    "ResourceType",
+    "TopicPartition",
+]
