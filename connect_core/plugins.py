@@ -16,7 +16,6 @@ named by the class name users write (``org.apache.kafka.connect.mirror.MirrorSou
 
 from __future__ import annotations
 
-import importlib
 import threading
 from dataclasses import dataclass
 from importlib.metadata import entry_points
@@ -24,6 +23,7 @@ from typing import Any, ClassVar, NamedTuple
 
 from connect_core import __version__
 from connect_core.api.errors import ConfigError, ConfigIssue, NotFoundError
+from connect_core.config.class_names import import_object
 from connect_core.model import PluginInfo
 
 KINDS = ("source", "sink", "converter", "header_converter", "transformation", "predicate")
@@ -115,20 +115,6 @@ def _pruned_name(java_name: str, kind: str) -> str:
     simple = _simple_name(java_name)
     pos = simple.rfind(_PRUNE_SUFFIX[kind])
     return simple[:pos] if pos > 0 else simple
-
-
-def import_object(path: str) -> Any:
-    """Import ``pkg.mod:Attr`` or ``pkg.mod.Attr``; ImportError/AttributeError if missing."""
-    if ":" in path:
-        module_name, _, attr = path.partition(":")
-    else:
-        module_name, _, attr = path.rpartition(".")
-    if not module_name or not attr:
-        raise ImportError(f"{path!r} is not a module path")
-    obj: Any = importlib.import_module(module_name)
-    for part in attr.split("."):
-        obj = getattr(obj, part)
-    return obj
 
 
 def _looks_like(cls: type, kind: str) -> bool:

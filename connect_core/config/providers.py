@@ -25,7 +25,6 @@ Two deliberate differences from Kafka, both to turn silent misconfiguration into
 
 from __future__ import annotations
 
-import importlib
 import os
 import re
 from collections.abc import Mapping
@@ -34,6 +33,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from connect_core.api.errors import ConfigError, ConfigIssue
+from connect_core.config.class_names import import_class
 from connect_core.config.properties import load_properties
 
 __all__ = [
@@ -205,13 +205,7 @@ BUILTIN_PROVIDER_CLASSES: dict[str, type] = {
 def _load_class(name: str) -> type:
     if name in BUILTIN_PROVIDER_CLASSES:
         return BUILTIN_PROVIDER_CLASSES[name]
-    module, _, attr = name.rpartition(".")
-    if not module:
-        raise ImportError(name)
-    cls = getattr(importlib.import_module(module), attr)
-    if not isinstance(cls, type):
-        raise ImportError(name)
-    return cls
+    return import_class(name)
 
 
 # --------------------------------------------------------------------------- instantiation

@@ -7,10 +7,10 @@ Java names map to our implementations. Anything else is a Python path, ``pkg.mod
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
 from typing import Any, TypeVar, cast
 
+from connect_core.config.class_names import import_object
 from mirror.client.errors import MirrorConfigError
 
 T = TypeVar("T")
@@ -40,25 +40,13 @@ def resolve_class(
 
 
 def _import(key: str, name: str) -> Any:
-    if ":" in name:
-        module_name, _, attr = name.partition(":")
-    else:
-        module_name, _, attr = name.rpartition(".")
-    if not module_name or not attr:
-        raise MirrorConfigError(f"class {name!r} not found (use a Java MM2 class name or pkg.module.Class)",
-                                key=key)
     try:
-        module = importlib.import_module(module_name)
+        return import_object(name)
     except ImportError as e:
+        raise MirrorConfigError(f"class {name!r} not found (use a Java MM2 class name or pkg.module.Class): {e}",
+                                key=key) from e
+    except AttributeError as e:
         raise MirrorConfigError(f"class {name!r} not found: {e}", key=key) from e
-    obj = module
-    for part in attr.split("."):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError as e:
-            raise MirrorConfigError(f"class {name!r} not found: module {module_name!r} has no {attr!r}",
-                                    key=key) from e
-    return obj
 
 
 def instantiate(key: str, cls: type[T]) -> T:
