@@ -12,6 +12,7 @@ from typing import Any
 
 from connect_core.api.connector import Connector, SourceConnector
 from connect_core.api.errors import BadRequestError, NotFoundError
+from connect_core.config.config_info import config_key_info
 from connect_core.config.configdef import ConfigDef, ConfigKey, ConfigValue, Type, convert_to_string
 from connect_core.model import (
     AbstractStatus,
@@ -69,22 +70,6 @@ def connector_type(config: Mapping[str, str] | None) -> str:
 # --------------------------------------------------------------------------- validation
 
 
-def _key_info(key: ConfigKey, prefix: str = "") -> ConfigInfoKey:
-    return ConfigInfoKey(
-        name=prefix + key.name,
-        type=key.type.name,
-        required=key.required,
-        default_value=None if key.required else key.default_as_string,
-        importance=key.importance.name,
-        documentation=key.documentation,
-        group=key.group,
-        order_in_group=key.order_in_group,
-        width=key.width.name,
-        display_name=key.display_name,
-        dependents=list(key.dependents),
-    )
-
-
 def _undefined_key_info(name: str) -> ConfigInfoKey:
     """Java renders ``definition: null`` for values without a key; our entity needs one, so a bare one."""
     return ConfigInfoKey(name, "STRING", False, None, "LOW", "", None, -1, "NONE", name)
@@ -120,9 +105,9 @@ def generate_result(
         cv_ = by_name.get(name)
         if cv_ is not None:
             errors += len(cv_.errors)
-            configs.append((_key_info(key), _value_info(cv_, key.type)))
+            configs.append((config_key_info(key), _value_info(cv_, key.type)))
         else:
-            configs.append((_key_info(key), ConfigInfoValue(name, None)))
+            configs.append((config_key_info(key), ConfigInfoValue(name, None)))
     return ConfigInfos(conn_type, errors, groups, configs)
 
 
@@ -196,7 +181,10 @@ def _converter_infos(props: Mapping[str, str], key: str, kind: str, is_key: bool
         own.setdefault("converter.type", "key" if is_key else "value")
     values = definition.validate(own)
     infos = [
-        (_key_info(definition.keys[cv.name], prefix), _value_info(cv, definition.keys[cv.name].type, prefix + cv.name))
+        (
+            config_key_info(definition.keys[cv.name], prefix),
+            _value_info(cv, definition.keys[cv.name].type, prefix + cv.name),
+        )
         for cv in values
         if cv.name in definition.keys
     ]

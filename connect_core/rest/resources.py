@@ -17,6 +17,7 @@ from urllib.parse import quote, urlencode
 
 from connect_core import __version__
 from connect_core.api.errors import BadRequestError, ConfigError, NotFoundError, NotLeaderError
+from connect_core.config.config_info import config_key_info
 from connect_core.config.configdef import HIDDEN
 from connect_core.herder.api import Herder
 from connect_core.model import ConfigInfoKey, ConnectorTaskId, RestartRequest
@@ -421,24 +422,7 @@ def plugin_config_keys(name: str) -> list[ConfigInfoKey]:
 
         for key_name, key in source_connector_config_def().config_keys().items():
             keys.setdefault(key_name, key)
-    return [config_key_to_info(k) for k in keys.values()]
-
-
-def config_key_to_info(key: Any) -> ConfigInfoKey:
-    """A :class:`connect_core.config.configdef.ConfigKey` as the REST definition entity."""
-    return ConfigInfoKey(
-        name=key.name,
-        type=key.type.name,
-        required=key.required,
-        default_value=key.default_as_string,
-        importance=key.importance.name,
-        documentation=key.documentation,
-        group=key.group,
-        order_in_group=key.order_in_group,
-        width=key.width.name,
-        display_name=key.display_name,
-        dependents=list(key.dependents),
-    )
+    return [config_key_info(k) for k in keys.values()]
 
 
 def validate_config(req: Request) -> Response:
