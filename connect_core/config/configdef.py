@@ -364,14 +364,6 @@ class ConfigDef:
     def validate(self, props: Mapping[str, Any]) -> list[ConfigValue]:
         return list(self.validate_all(props).values())
 
-    # ---- documentation
-
-    def to_markdown(self, title: str | None = None) -> str:
-        """A markdown reference table; see :mod:`connect_core.config.docs`."""
-        from connect_core.config.docs import to_markdown
-
-        return to_markdown(self, title=title)
-
     def __repr__(self) -> str:
         return f"ConfigDef({list(self._keys)})"
 

@@ -14,7 +14,8 @@ from typing import Any
 from connect_core.herder.distributed.session_key import InternalRequestSignature
 from connect_core.rest import entities
 from connect_core.rest.errors import deserialization_error
-from connect_core.rest.resources import Request, Response, RestApp
+from connect_core.rest.exchange import Request, Response
+from connect_core.rest.resources import RestApp
 
 
 def _task_configs(raw: Any) -> list[dict[str, str]]:

@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import quote, urlencode
 
-from connect_core import __version__
-from connect_core.api.errors import BadRequestError, ConfigError, NotFoundError, NotLeaderError
+from connect_core.api.errors import BadRequestError, NotFoundError, NotLeaderError
 from connect_core.config.config_info import config_key_info
 from connect_core.config.configdef import HIDDEN
 from connect_core.herder.api import Herder
@@ -28,104 +27,14 @@ from connect_core.rest.errors import (
     deserialization_error,
     error_body,
     error_response,
-    unsupported_media_type,
 )
+from connect_core.rest.exchange import Request, Response, RestSettings
 from connect_core.rest.routes import HerderSelector, Router
 from connect_core.rest.secrets import mask_config, restore_hidden
 
 log = logging.getLogger(__name__)
 
-COMMIT_ID = "unknown"  # Java reports AppInfoParser.getCommitId(); "unknown" when not built from git
 HEALTHY_MESSAGE = "Worker has completed startup and is ready to handle requests."
-
-
-@dataclass(frozen=True)
-class RestSettings:
-    """Worker settings the resources consult (Java ``RestServerConfig``)."""
-
-    topic_tracking_enabled: bool = True
-    topic_tracking_reset_enabled: bool = True
-    version: str = __version__
-    commit: str = COMMIT_ID
-
-    @classmethod
-    def from_props(cls, props: Mapping[str, str]) -> RestSettings:
-        def flag(key: str, default: bool) -> bool:
-            raw = props.get(key)
-            if raw is None:
-                return default
-            value = raw.strip().lower()
-            if value not in ("true", "false"):
-                raise ConfigError(
-                    f"Invalid value {raw} for configuration {key}: Expected value to be either true or false", key=key
-                )
-            return value == "true"
-
-        return cls(
-            topic_tracking_enabled=flag("topic.tracking.enable", True),
-            topic_tracking_reset_enabled=flag("topic.tracking.allow.reset", True),
-        )
-
-
-@dataclass
-class Request:
-    """One HTTP request as the handlers see it."""
-
-    method: str
-    path: str  # path inside the namespace, e.g. "/connectors/x/status"
-    query: dict[str, list[str]] = field(default_factory=dict)
-    body: bytes = b""
-    headers: Mapping[str, str] = field(default_factory=dict)
-    herder: Any = None
-    params: dict[str, Any] = field(default_factory=dict)
-    settings: RestSettings = field(default_factory=RestSettings)
-    base_url: str = ""  # "http://host:port" + namespace prefix, for Location headers
-
-    def query_one(self, name: str) -> str | None:
-        values = self.query.get(name)
-        return values[0] if values else None
-
-    def query_bool(self, name: str, default: bool) -> bool:
-        raw = self.query_one(name)
-        if raw is None:
-            return default
-        return raw.strip().lower() == "true"  # Java's Boolean.valueOf
-
-    def json(self) -> Any:
-        ctype = _header(self.headers, "content-type")
-        if ctype is not None and not _is_json_media_type(ctype):
-            raise unsupported_media_type()
-        return entities.parse_json(self.body)
-
-
-@dataclass
-class Response:
-    status: int
-    body: Any = None  # JSON-able; None with a 2xx means no entity
-    headers: dict[str, str] = field(default_factory=dict)
-    raw: bytes | None = None  # a forwarded response, passed through untouched
-
-    def encoded(self) -> bytes:
-        if self.raw is not None:
-            return self.raw
-        if self.body is None and self.status < 400:
-            return b""
-        return entities.dumps(self.body)
-
-
-def _header(headers: Mapping[str, str], name: str) -> str | None:
-    for k, v in headers.items():
-        if k.lower() == name:
-            return v
-    return None
-
-
-def _is_json_media_type(ctype: str) -> bool:
-    main = ctype.split(";", 1)[0].strip().lower()
-    if main in ("", "*/*"):
-        return True
-    _, _, subtype = main.partition("/")
-    return subtype == "json" or subtype.endswith("+json")
 
 
 # ------------------------------------------------------------------------------------ root

@@ -32,7 +32,7 @@ from urllib.parse import unquote
 from connect_core.rest.errors import method_not_allowed, not_found
 
 if TYPE_CHECKING:
-    from connect_core.rest.resources import Request, Response
+    from connect_core.rest.exchange import Request, Response
 
 Handler = Callable[["Request"], "Response"]
 H = TypeVar("H")

@@ -16,17 +16,40 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from connect_core.api.message_copy import CopyRoute, MessageCopyTask
 from connect_core.api.records import SourceRecord
 from connect_core.kafka.errors import from_kafka_error
 from connect_core.kafka.types import KafkaError, KafkaException
+from connect_core.model import ConnectorTaskId
+from connect_core.runtime.connector_config import TopicCreationGroup
 from connect_core.runtime.submitted_records import SubmittedRecord, SubmittedRecords
-from connect_core.runtime.tolerance import Stage
+from connect_core.runtime.tolerance import RetryWithToleranceOperator, Stage
+from connect_core.storage.api import StatusBackingStore
 
-if TYPE_CHECKING:
-    from connect_core.runtime.worker_source_task import WorkerSourceTask
+
+class CopyingWorker(Protocol):
+    """What the loop uses of the WorkerSourceTask it runs for: its producer, its in-flight bookkeeping
+    and counters. Declared here so that the loop and the task do not import each other."""
+
+    id: ConnectorTaskId
+    producer: Any
+    submitted: SubmittedRecords
+    tolerance: RetryWithToleranceOperator
+    _known_topics: set[str]
+    _active_topics: set[str]
+    _topic_creator: Callable[[str, TopicCreationGroup | None], bool] | None
+    _status_store: StatusBackingStore | None
+    _producer_error: BaseException | None
+    _non_delivery_acks: int
+    _failed_sends: int
+    _skipped: int
+
+    def _produce_when_room(self, topic: str, value: Any, key: Any, p: int, cb: Any, t: int, headers: Any) -> None: ...
+
+    def _record_active_topic(self, topic: str) -> None: ...
 
 log = logging.getLogger(__name__)
 
@@ -68,9 +91,9 @@ class CopyRunHandle(SubmittedRecord):
 
 
 class MessageCopier:
-    """Sends a task's consumed messages for one :class:`WorkerSourceTask` (its thread only)."""
+    """Sends a task's consumed messages for one WorkerSourceTask (its thread only)."""
 
-    def __init__(self, worker: WorkerSourceTask, task: MessageCopyTask) -> None:
+    def __init__(self, worker: CopyingWorker, task: MessageCopyTask) -> None:
         self.worker = worker
         self.task = task
         self.records_submitted = 0  # records in runs handed to SubmittedRecords (one handle per run)

@@ -34,3 +34,17 @@ def test_import_contracts_kept() -> None:
         timeout=600,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_no_two_modules_import_each_other() -> None:
+    """No import cycles, also through ``if TYPE_CHECKING:`` imports: each module reads one way."""
+    import grimp
+
+    graph = grimp.build_graph("connect_core", "mirror")
+    cycles = sorted({
+        tuple(sorted((module, imported)))
+        for module in graph.modules
+        for imported in graph.find_modules_directly_imported_by(module)
+        if graph.find_shortest_chain(importer=imported, imported=module)
+    })
+    assert cycles == []

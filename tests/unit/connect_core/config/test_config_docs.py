@@ -38,14 +38,14 @@ def _rows(md: str) -> list[list[str]]:
 
 
 def test_every_public_key_has_one_row() -> None:
-    md = _defn().to_markdown()
+    md = to_markdown(_defn())
     names = [r[0].strip("`") for r in _rows(md)]
     assert sorted(names) == sorted(n for n in _defn().names() if n != "internal.thing")
     assert "internal.thing" not in md
 
 
 def test_row_contents() -> None:
-    rows = {r[0].strip("`"): r for r in _rows(_defn().to_markdown())}
+    rows = {r[0].strip("`"): r for r in _rows(to_markdown(_defn()))}
     assert rows["tasks.max"][1:5] == ["int", "`1`", "[1,...]", "high"]
     assert rows["tasks.max"][5] == "Max tasks \\| with a pipe and a newline."
     assert rows["bootstrap.servers"][2] == "*(required)*"
@@ -55,7 +55,7 @@ def test_row_contents() -> None:
 
 
 def test_grouping_and_order() -> None:
-    md = _defn().to_markdown(title="Connector")
+    md = to_markdown(_defn(), title="Connector")
     assert md.startswith("# Connector\n")
     assert md.index("## Common") < md.index("## Other")
     common = md[md.index("## Common") : md.index("## Other")]
