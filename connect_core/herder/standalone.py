@@ -33,6 +33,7 @@ from connect_core.model import (
     TaskInfo,
 )
 from connect_core.runtime.connector_config import NAME_CONFIG
+from connect_core.runtime.source_task_ports import TaskMetrics
 from connect_core.runtime.status import StateMetrics, StatusRecorder
 from connect_core.runtime.worker import Worker
 from connect_core.runtime.worker_config import (
@@ -42,7 +43,6 @@ from connect_core.runtime.worker_config import (
     StandaloneConfig,
     admin_props,
 )
-from connect_core.runtime.worker_source_task import TaskMetrics
 from connect_core.storage.api import (
     ClusterConfigState,
     ConfigBackingStore,

@@ -34,11 +34,12 @@ from connect_core.runtime.connector_config import (
     SourceConnectorConfig,
     TopicCreationGroup,
 )
+from connect_core.runtime.source_task_ports import ProducerLike, TaskMetrics
 from connect_core.runtime.status import ConnectorStatusListener, TaskStatusListener
 from connect_core.runtime.tolerance import RetryWithToleranceOperator
 from connect_core.runtime.worker_config import WorkerConfig, admin_props, keeps_partition_order, producer_props
 from connect_core.runtime.worker_connector import HerderHooks, StateCallback, WorkerConnector
-from connect_core.runtime.worker_source_task import ProducerLike, TaskMetrics, WorkerSourceTask
+from connect_core.runtime.worker_source_task import WorkerSourceTask
 from connect_core.storage.api import OffsetBackingStore, StatusBackingStore
 from connect_core.storage.offset_storage import (
     OffsetStorageReaderImpl,

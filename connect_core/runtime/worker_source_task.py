@@ -36,15 +36,14 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future
 from functools import partial
-from typing import Any, Protocol
+from typing import Any
 
 from connect_core.api.errors import ConnectError, RetriableError
 from connect_core.api.message_copy import MessageCopyTask
 from connect_core.api.records import RecordMetadata, SourceRecord
 from connect_core.api.schema import SchemaType
-from connect_core.api.task import OffsetStorageReader, SourceTask
+from connect_core.api.task import SourceTask
 from connect_core.closing import close_quietly
 from connect_core.converters.byte_array import ByteArrayConverter
 from connect_core.kafka.errors import from_kafka_error
@@ -52,9 +51,17 @@ from connect_core.kafka.types import KafkaError, KafkaException, Producer
 from connect_core.model import ConnectorTaskId, TargetState
 from connect_core.runtime.connector_config import TopicCreationGroup, topic_creation_group_for
 from connect_core.runtime.message_copy_loop import MessageCopier
+from connect_core.runtime.source_offset_flush import SourceOffsetFlusher
+from connect_core.runtime.source_task_ports import (
+    NoTaskMetrics,
+    ProducerLike,
+    SilentTaskListener,
+    TaskMetrics,
+    TopicCreator,
+    WorkerSourceTaskContext,
+)
 from connect_core.runtime.status import TaskStatusListener
 from connect_core.runtime.submitted_records import (
-    CommittableOffsets,
     PartitionKey,
     SubmittedRecord,
     SubmittedRecords,
@@ -90,86 +97,11 @@ def raise_gc_threshold(gen0: int = GC_GEN0_THRESHOLD) -> None:
         gc.set_threshold(gen0, g1, g2)
 
 
-class TaskMetrics(Protocol):
-    """Per-batch observations of one task; implementations must be cheap and must not raise."""
-
-    def record_batch(self, polled: int, value_bytes: int, elapsed_s: float) -> None:
-        """A polled batch was dispatched to the producer (``elapsed_s``: poll + dispatch time)."""
-
-    def record_acks(self, acked: int, failed: int) -> None:
-        """Delivery reports served since the last call."""
-
-    def record_skipped(self, count: int) -> None:
-        """Records dropped by errors.tolerance=all."""
-
-    def record_commit(self, success: bool, duration_s: float) -> None:
-        """An offset flush finished."""
-
-
-class NoTaskMetrics:
-    def record_batch(self, polled: int, value_bytes: int, elapsed_s: float) -> None:
-        pass
-
-    def record_acks(self, acked: int, failed: int) -> None:
-        pass
-
-    def record_skipped(self, count: int) -> None:
-        pass
-
-    def record_commit(self, success: bool, duration_s: float) -> None:
-        pass
-
-
-class ProducerLike(Protocol):
-    """The part of confluent_kafka.Producer the loop uses."""
-
-    def produce(self, *args: Any, **kwargs: Any) -> None: ...
-
-    def poll(self, timeout: float = ...) -> int: ...
-
-    def flush(self, timeout: float = ...) -> int: ...
-
-    def purge(self, *args: Any, **kwargs: Any) -> None: ...
-
-
-#: Creates a topic for a group's settings if it is missing; True if it now exists.
-TopicCreator = Callable[[str, TopicCreationGroup | None], bool]
-
-
 class _TaskState(enum.Enum):
     INIT = "INIT"
     RUNNING = "RUNNING"
     PAUSED = "PAUSED"
     STOPPED = "STOPPED"
-
-
-class WorkerSourceTaskContext:
-    def __init__(self, reader: OffsetStorageReader, configs: dict[str, str]) -> None:
-        self._reader = reader
-        self._configs = configs
-
-    def offset_storage_reader(self) -> OffsetStorageReader:
-        return self._reader
-
-    def configs(self) -> dict[str, str]:
-        return self._configs
-
-
-class _SilentTaskListener:
-    def on_task_startup(self, task: ConnectorTaskId) -> None:
-        pass
-
-    def on_task_pause(self, task: ConnectorTaskId) -> None:
-        pass
-
-    def on_task_resume(self, task: ConnectorTaskId) -> None:
-        pass
-
-    def on_task_shutdown(self, task: ConnectorTaskId) -> None:
-        pass
-
-    def on_task_failure(self, task: ConnectorTaskId, error: BaseException) -> None:
-        pass
 
 
 class _InFlight(SubmittedRecord):
@@ -281,7 +213,6 @@ class WorkerSourceTask:
         self._clock = clock
 
         self.submitted = SubmittedRecords()
-        self._committable = CommittableOffsets.empty()
         self._known_topics: set[str] = set()
         self._active_topics: set[str] = set()
         self._to_send: list[SourceRecord] | None = None
@@ -292,9 +223,10 @@ class WorkerSourceTask:
         self._failed_sends = 0
         self._copied_acks_seen = 0  # MessageCopier.records_acked at the last metrics report
         self._skipped = 0
-        self._flush_future: Future[None] | None = None
-        self._flush_started = 0.0
-        self._next_commit = 0.0
+        self._flusher = SourceOffsetFlusher(
+            task_id, offset_writer, self.submitted, self.metrics, self._commit_task,
+            offset_flush_interval_s, offset_flush_timeout_s, lambda: self._cancelled, clock,
+        )
 
         self._key_passthrough = type(key_converter) is ByteArrayConverter
         self._value_passthrough = type(value_converter) is ByteArrayConverter
@@ -351,7 +283,7 @@ class WorkerSourceTask:
         with self._lock:
             self._cancelled = True
             self._stopping = True
-            self._listener = _SilentTaskListener()
+            self._listener = SilentTaskListener()
         self._stop_event.set()
         self.tolerance.stop()
         self.offset_reader.close()
@@ -435,7 +367,7 @@ class WorkerSourceTask:
         log.info("Source task %s finished initialization and start", self.id)
         self._state = _TaskState.RUNNING
         self._report("on_task_startup")
-        self._next_commit = self._clock() + self.flush_interval_s
+        self._flusher.schedule_first()
         if warm_up is not None:
             # Records polled before the producer is connected would only wait in its queue.
             deadline = time.monotonic() + _WARM_UP_WAIT_S
@@ -545,7 +477,7 @@ class WorkerSourceTask:
             # Move acknowledged prefixes out of SubmittedRecords now rather than at the next offset
             # commit (every 60 s by default): memory stays bounded by the records in flight.
             self._pruned_at = submitted_records
-            self._update_committable()
+            self._flusher.update_committable()
         copied = copier.records_acked - self._copied_acks_seen if copier is not None else 0
         if submitted._acked_total != self._acks_seen or self._failed_sends or copied:
             acks = submitted._acked_total
@@ -850,71 +782,8 @@ class WorkerSourceTask:
 
     # ------------------------------------------------------------------ offsets
 
-    def _update_committable(self) -> None:
-        self._committable = self._committable.updated_with(self.submitted.committable_offsets())
-
     def _maybe_commit(self) -> None:
-        now = self._clock()
-        fut = self._flush_future
-        if fut is not None:
-            if fut.done():
-                self._flush_future = None
-                self._finish_commit(fut, now)
-            elif now - self._flush_started > self.flush_timeout_s:
-                log.error("Task %s timed out waiting to flush offsets to storage; will try again on the next "
-                          "flush interval with the latest offsets", self.id)  # fmt: skip
-                self._flush_future = None
-                self.offset_writer.cancel_flush()
-                self.metrics.record_commit(False, now - self._flush_started)
-            return
-        if now < self._next_commit:
-            return
-        self._next_commit = now + self.flush_interval_s
-        if self._cancelled:
-            return
-        self._start_commit(now)
-
-    def _start_commit(self, now: float) -> Future[None] | None:
-        """Begin an offset flush; returns its future (None when nothing had to be written)."""
-        self._update_committable()
-        offsets, self._committable = self._committable, CommittableOffsets.empty()
-        for partition, offset in offsets.offset_map():
-            if partition is not None:
-                self.offset_writer.offset(partition, offset)
-        if offsets.has_pending:
-            log.debug("Task %s: %d records still unacknowledged at offset commit", self.id, offsets.num_uncommittable)
-        try:
-            should_flush = self.offset_writer.begin_flush(self.flush_timeout_s)
-        except ConnectError as e:
-            log.warning("Task %s could not begin an offset flush: %s", self.id, e)
-            self.metrics.record_commit(False, 0.0)
-            return None
-        if not should_flush:
-            self._commit_task()
-            self.metrics.record_commit(True, self._clock() - now)
-            return None
-        fut = self.offset_writer.do_flush()
-        if fut is None:
-            self.offset_writer.cancel_flush()
-            self.metrics.record_commit(False, self._clock() - now)
-            return None
-        self._flush_future = fut
-        self._flush_started = now
-        if fut.done():
-            self._flush_future = None
-            self._finish_commit(fut, now)
-        return fut
-
-    def _finish_commit(self, fut: Future[None], now: float) -> bool:
-        error = fut.exception()
-        duration = self._clock() - self._flush_started
-        if error is not None:
-            log.error("Task %s failed to flush offsets to storage: %s", self.id, error)
-            self.metrics.record_commit(False, duration)
-            return False
-        self.metrics.record_commit(True, duration)
-        self._commit_task()
-        return True
+        self._flusher.maybe_flush()
 
     def _commit_task(self) -> None:
         try:
@@ -924,38 +793,13 @@ class WorkerSourceTask:
 
     def _final_commit(self) -> None:
         """Drain the producer (bounded), then write every committable offset synchronously."""
-        if self._cancelled:
-            log.debug("Skipping final offset commit of %s: the task was cancelled", self.id)
-            return
-        deadline = self._clock() + self.flush_timeout_s
-        remaining = self.producer.flush(max(0.0, deadline - self._clock()))
-        self._after_callbacks()
-        if remaining:
-            log.warning("Task %s: %d records were not acknowledged within offset.flush.timeout.ms; their offsets "
-                        "are not committed", self.id, remaining)  # fmt: skip
-        fut = self._flush_future
-        if fut is not None:
-            self._flush_future = None
-            try:
-                fut.result(timeout=max(0.0, deadline - self._clock()))
-                self._finish_commit(fut, self._clock())
-            except Exception:
-                self.offset_writer.cancel_flush()
-        if self._cancelled:
-            return
-        fut = self._start_commit(self._clock())
-        if fut is None or self._flush_future is None:
-            return
-        self._flush_future = None
-        try:
-            fut.result(timeout=max(0.1, deadline - self._clock()))
-        except TimeoutError:
-            log.error("Task %s timed out flushing offsets at stop", self.id)
-            self.offset_writer.cancel_flush()
-            return
-        except Exception:
-            pass
-        self._finish_commit(fut, self._clock())
+
+        def drain(timeout_s: float) -> int:
+            remaining = int(self.producer.flush(timeout_s))
+            self._after_callbacks()
+            return remaining
+
+        self._flusher.final_flush(drain)
 
     # ------------------------------------------------------------------ close
 

@@ -11,7 +11,8 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from connect_core.herder.distributed.herder import DistributedHerder, RebalanceListener
+from connect_core.herder.distributed.herder import DistributedHerder
+from connect_core.herder.distributed.ports import RebalanceListener
 from connect_core.runtime.distributed_config import DistributedConfig
 from connect_core.storage.api import ClusterConfigState
 

@@ -34,13 +34,11 @@ import json
 import logging
 import threading
 import time
-import urllib.error
-import urllib.request
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from connect_core.api.errors import (
     AlreadyExistsError,
@@ -52,6 +50,13 @@ from connect_core.api.errors import (
 )
 from connect_core.herder import common
 from connect_core.herder.distributed.herder_requests import RequestQueue
+from connect_core.herder.distributed.leader_forwarding import http_post_task_configs, namespace_path, quote_segment
+from connect_core.herder.distributed.ports import (
+    GroupMember,
+    MemberFactory,
+    TaskConfigForwarder,
+    WorkerLike,
+)
 from connect_core.herder.distributed.session_key import (
     InternalRequestSignature,
     SessionKey,
@@ -81,127 +86,6 @@ RECONFIGURE_BACKOFF_MAX_S = 60.0
 BACKOFF_RETRIES = 5
 MAX_POLL_WAIT_S = 1.0  # upper bound of one poll when the member cannot be woken up
 ENSURE_ACTIVE_WAIT_S = 5.0  # one attempt to (re)join; the loop retries (stop() wakes it up)
-FORWARD_TIMEOUT_S = 30.0
-
-
-# ---------------------------------------------------------------------------------- seams
-
-
-class Assignment(Protocol):
-    """What a rebalance hands this worker (Java ``ExtendedAssignment``)."""
-
-    @property
-    def error(self) -> int: ...  # 0 = no error
-
-    @property
-    def leader(self) -> str: ...
-
-    @property
-    def leader_url(self) -> str: ...
-
-    @property
-    def offset(self) -> int: ...
-
-    @property
-    def connectors(self) -> Iterable[str]: ...
-
-    @property
-    def tasks(self) -> Iterable[ConnectorTaskId]: ...
-
-    @property
-    def revoked_connectors(self) -> Iterable[str]: ...
-
-    @property
-    def revoked_tasks(self) -> Iterable[ConnectorTaskId]: ...
-
-    @property
-    def delay(self) -> int: ...  # ms until the leader wants a follow-up rebalance (0: none)
-
-
-class GroupMember(Protocol):
-    """The group membership the herder drives (WorkerGroupMember); callbacks run inside these calls."""
-
-    @property
-    def member_id(self) -> str: ...
-
-    @property
-    def generation(self) -> int: ...
-
-    def ensure_active(self, timeout_s: float) -> Any: ...
-
-    def poll(self, timeout_s: float) -> Any: ...
-
-    def request_rejoin(self) -> None: ...
-
-    def close(self) -> None: ...
-
-
-class RebalanceListener(Protocol):
-    def on_assigned(self, assignment: Any, generation: int) -> None: ...
-
-    def on_revoked(self, leader: str, connectors: Iterable[str], tasks: Iterable[ConnectorTaskId]) -> None: ...
-
-
-# (listener, config snapshot supplier) -> member; the coordinator's leader needs the snapshot to assign.
-MemberFactory = Callable[[RebalanceListener, Callable[[], ClusterConfigState]], GroupMember]
-
-
-class WorkerLike(Protocol):
-    """The parts of :class:`connect_core.runtime.worker.Worker` the herder uses."""
-
-    worker_id: str
-
-    def start(self) -> None: ...
-
-    def stop(self) -> None: ...
-
-    def start_connector(self, name: str, props: dict[str, str], herder: Any, listener: Any,
-                        target_state: TargetState, callback: Callable[..., None]) -> None: ...  # fmt: skip
-
-    def connector_task_configs(self, name: str, props: Mapping[str, str]) -> list[dict[str, str]]: ...
-
-    def stop_and_await_connectors(self, names: Iterable[str]) -> None: ...
-
-    def stop_and_await_tasks(self, ids: Iterable[ConnectorTaskId]) -> None: ...
-
-    def is_running(self, name: str) -> bool: ...
-
-    def set_target_state(self, name: str, state: TargetState, callback: Callable[..., None] | None = None) -> None: ...
-
-    def start_source_task(self, task_id: ConnectorTaskId, conn_props: Mapping[str, str],
-                          task_props: Mapping[str, str], listener: Any, target_state: TargetState,
-                          num_tasks: int | None = None) -> bool: ...  # fmt: skip
-
-    def connector_names(self) -> set[str]: ...
-
-    def task_ids(self) -> set[ConnectorTaskId]: ...
-
-    def connector_offsets(self, name: str) -> list[tuple[dict[str, Any], dict[str, Any] | None]]: ...
-
-    def modify_connector_offsets(self, name: str, conn_props: Mapping[str, str],
-                                 offsets: list[tuple[dict[str, Any], dict[str, Any] | None]] | None,
-                                 ) -> str: ...  # fmt: skip
-
-
-TaskConfigForwarder = Callable[[str, bytes, Mapping[str, str]], None]
-
-
-def http_post_task_configs(url: str, body: bytes, headers: Mapping[str, str]) -> None:
-    """POST signed task configs to the leader; raise RestError with the leader's status on failure."""
-    req = urllib.request.Request(url, data=body, method="POST", headers={"Content-Type": "application/json", **headers})
-    try:
-        with urllib.request.urlopen(req, timeout=FORWARD_TIMEOUT_S) as resp:
-            resp.read()
-    except urllib.error.HTTPError as e:
-        text = e.read().decode("utf-8", "replace")
-        try:
-            message = json.loads(text).get("message", text)
-        except (ValueError, AttributeError):
-            message = text
-        raise RestError(e.code, f"Request to leader {url} failed: {message}") from None
-    except OSError as e:
-        raise ConnectError(f"IO error sending task configs to leader {url}: {e}") from e
-
 
 @dataclass
 class _Running:
@@ -859,7 +743,7 @@ class DistributedHerder:
             if key is None:
                 raise ConnectError("No session key yet to sign the task configs sent to the leader")
             headers = signature_headers(key, self.config.signature_algorithm, body)
-        target = f"{url.rstrip('/')}{_namespace_path(self._namespace)}/connectors/{_quote(connector)}/tasks"
+        target = f"{url.rstrip('/')}{namespace_path(self._namespace)}/connectors/{quote_segment(connector)}/tasks"
 
         def forward() -> None:
             try:
@@ -1242,13 +1126,3 @@ def _without_revocations(a: Any) -> Any:
         return dataclasses.replace(a, revoked_connectors=(), revoked_tasks=())
     except TypeError:
         return a
-
-
-def _quote(s: str) -> str:
-    from urllib.parse import quote
-
-    return quote(s, safe="")
-
-
-def _namespace_path(namespace: tuple[str, ...]) -> str:
-    return "".join("/" + _quote(p) for p in namespace)

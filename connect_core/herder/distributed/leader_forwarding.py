@@ -1,0 +1,44 @@
+"""Task configs a follower generated, POSTed to the leader's signed internal endpoint.
+
+Kept apart from the herder's loop: plain HTTP with the standard library, one call, errors mapped to
+Connect's (the leader's status as a RestError, an I/O failure as a ConnectError).
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Mapping
+from urllib.parse import quote
+
+from connect_core.api.errors import ConnectError, RestError
+
+FORWARD_TIMEOUT_S = 30.0
+
+
+def http_post_task_configs(url: str, body: bytes, headers: Mapping[str, str]) -> None:
+    """POST signed task configs to the leader; raise RestError with the leader's status on failure."""
+    req = urllib.request.Request(url, data=body, method="POST", headers={"Content-Type": "application/json", **headers})
+    try:
+        with urllib.request.urlopen(req, timeout=FORWARD_TIMEOUT_S) as resp:
+            resp.read()
+    except urllib.error.HTTPError as e:
+        text = e.read().decode("utf-8", "replace")
+        try:
+            message = json.loads(text).get("message", text)
+        except (ValueError, AttributeError):
+            message = text
+        raise RestError(e.code, f"Request to leader {url} failed: {message}") from None
+    except OSError as e:
+        raise ConnectError(f"IO error sending task configs to leader {url}: {e}") from e
+
+
+def quote_segment(s: str) -> str:
+    """One URL path segment (a connector name may hold '/' or spaces)."""
+    return quote(s, safe="")
+
+
+def namespace_path(namespace: tuple[str, ...]) -> str:
+    """The REST namespace prefix of a flow, e.g. ``/A/B`` (empty for a plain Connect worker)."""
+    return "".join("/" + quote_segment(p) for p in namespace)
