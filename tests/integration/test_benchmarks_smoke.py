@@ -24,8 +24,11 @@ def run_bench(module: str, *args: str, timeout: float = 60.0) -> str:
         [sys.executable, "-m", module, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
     )
     assert result.returncode == 0, f"{module} failed:\n{result.stdout}\n{result.stderr[-4000:]}"
-    # no Kafka client lines, raw (librdkafka's "%3|...|FAIL|...") or logged, once the brokers are gone
-    assert not re.search(r"^%\d\||librdkafka|Connection refused", result.stderr, re.M), result.stderr[-4000:]
+    # no Kafka client warnings or errors, raw (librdkafka's "%3|...|FAIL|...") or logged, once the brokers
+    # are gone. Info lines (%6, %7) are left out: a client freed while its background thread still holds
+    # events says "%6|...|BGQUEUE| Purging N unserved events" on raw stderr, because confluent-kafka drops
+    # its Python logger before destroying the handle; it is harmless and no setting of ours routes it.
+    assert not re.search(r"^%[0-5]\||librdkafka|Connection refused", result.stderr, re.M), result.stderr[-4000:]
     return result.stdout
 
 
