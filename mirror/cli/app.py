@@ -59,10 +59,6 @@ def require_file(path: Path, what: str) -> Path:
     return path
 
 
-def _not_yet(name: str) -> None:
-    fail(f"'mm2 {name}' is not available in this build yet", code=1)
-
-
 @app.command()
 @guarded
 def run(
@@ -111,10 +107,22 @@ def demo(
 @guarded
 def backfill(
     config: Annotated[Path, typer.Argument(help="MirrorMaker 2 properties file (mm2.properties).")],
+    source: Annotated[str, typer.Option("--source", help="Cluster alias to copy from.")],
+    target: Annotated[str, typer.Option("--target", help="Cluster alias to copy to.")],
+    topics: Annotated[
+        str | None, typer.Option("--topics", help="Only source topics that fully match this regex.")
+    ] = None,
+    master: Annotated[str | None, typer.Option("--master", help="Spark master URL (default local[*]).")] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the plan (partitions, offset ranges, size); write nothing.")
+    ] = False,
+    json_output: Annotated[bool, typer.Option("--json", help="Print one JSON summary instead of a table.")] = False,
 ) -> None:
-    """Bulk-copy existing partition backlogs with Spark, handing over to live tailing."""
+    """Bulk-copy a flow's existing partition backlogs with Spark, exactly once, handing over to live tailing."""
     require_file(config, "MirrorMaker config file")
-    _not_yet("backfill")
+    from mirror.cli import backfill_cmd
+
+    backfill_cmd.backfill(config, source, target, topics, master, dry_run, json_output)
 
 
 @app.command("translate-offsets")

@@ -9,6 +9,7 @@ error when the master cannot be reached (Spark itself retries for a minute and t
 from __future__ import annotations
 
 import os
+import re
 import socket
 import sys
 import tempfile
@@ -23,6 +24,7 @@ if TYPE_CHECKING:  # pyspark is the 'spark' extra: imported only when a job real
     from pyspark.sql import SparkSession
 
 DEFAULT_MASTER = "local[*]"
+TASK_MAX_FAILURES = 4
 _PACKAGES = ("connect_core", "mirror")
 _LOG4J = Path(__file__).with_name("log4j2.properties")
 
@@ -70,6 +72,18 @@ def _local_master(master: str) -> bool:
     return master.startswith("local")
 
 
+_LOCAL_THREADS = re.compile(r"^local(?:\[([^,\]]+)\])?$")
+
+
+def with_task_retries(master: str, max_failures: int = TASK_MAX_FAILURES) -> str:
+    """``local[N]`` as ``local[N,F]``: local mode ignores spark.task.maxFailures and never retries a task
+    otherwise, yet a retried unit resuming from its last commit is what the jobs promise everywhere."""
+    match = _LOCAL_THREADS.match(master.strip())
+    if match is None:
+        return master
+    return f"local[{match.group(1) or 1},{max_failures}]"
+
+
 def session_conf(app_name: str, master: str, extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """Spark settings every mm2 job runs with; ``extra`` (from the user) wins."""
     java_opts = f"-Dlog4j2.configurationFile={_LOG4J.as_uri()}"
@@ -84,7 +98,7 @@ def session_conf(app_name: str, master: str, extra: Mapping[str, str] | None = N
         "spark.driver.extraJavaOptions": java_opts,
         "spark.executor.extraJavaOptions": java_opts,
         # A partition is one work unit; failed ones are retried by Spark (attempt number in the task context).
-        "spark.task.maxFailures": "4",
+        "spark.task.maxFailures": str(TASK_MAX_FAILURES),
         "spark.sql.shuffle.partitions": "8",
     }
     address = master_address(master)
@@ -100,7 +114,7 @@ def spark_session(
     app_name: str, master: str | None = None, extra_conf: Mapping[str, str] | None = None
 ) -> Iterator[SparkSession]:
     """A SparkSession for one job, stopped on exit; executors get this interpreter and the project's code."""
-    master = master or DEFAULT_MASTER
+    master = with_task_retries(master or DEFAULT_MASTER)
     check_master_reachable(master)
     try:
         from pyspark.sql import SparkSession

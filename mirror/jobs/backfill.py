@@ -1,0 +1,186 @@
+"""``mm2 backfill``: a flow's existing partition backlogs copied by a PySpark job, exactly once per unit.
+
+The driver checks and plans (:mod:`mirror.jobs.backfill_flow`), creates the remote topics and the
+flow's internal topics as ``mm2 run`` would, takes the topics from live tailing when the flow is
+running (:mod:`mirror.jobs.backfill_handoff`), and runs one Spark task per source partition
+(:mod:`mirror.jobs.backfill_copy`): records go executor to broker, never through the driver. Progress
+is read back from the flow's offsets topic, where every committed chunk leaves the unit's position.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+from connect_core.api.errors import ConnectError
+from connect_core.kafka.clients import consumer_config, create_consumer
+from connect_core.kafka.types import TopicPartition as KTopicPartition
+from mirror.driver.maker_config import MirrorMakerConfig
+from mirror.jobs.backfill_copy import BackfillClients, UnitResult, copy_unit, decode_progress
+from mirror.jobs.backfill_flow import (
+    DEFAULT_TIMEOUT_S,
+    PreparedBackfill,
+    create_internal_topics,
+    create_target_topics,
+    prepare,
+)
+from mirror.jobs.backfill_handoff import LiveHandoff
+from mirror.jobs.backfill_plan import DEFAULT_CHUNK_RECORDS, BackfillPlan, WorkUnit
+from mirror.jobs.translate_offsets import job_error
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+log = logging.getLogger(__name__)
+
+#: ``progress(records_done, records_total)``, called from a background thread about once a second
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class BackfillReport:
+    plan: BackfillPlan
+    dry_run: bool
+    results: list[UnitResult] = field(default_factory=list)
+    seconds: float = 0.0
+    spark_startup_seconds: float = 0.0
+    handed_off: bool = False
+
+    @property
+    def records_copied(self) -> int:
+        return sum(r.records for r in self.results)
+
+    @property
+    def bytes_copied(self) -> int:
+        return sum(r.bytes for r in self.results)
+
+
+class ProgressWatcher:
+    """Reads the units' committed positions from the offsets topic (what is really done) in a thread."""
+
+    def __init__(self, clients: BackfillClients, units: Iterable[WorkUnit], progress: Progress) -> None:
+        self.units = {(u.topic, u.partition): u for u in units}
+        self.total = sum(u.records for u in self.units.values())
+        self.progress = progress
+        self.clients = clients
+        self.done: dict[tuple[str, int], int] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="mm2-backfill-progress", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(5)
+
+    def _run(self) -> None:
+        consumer = create_consumer(consumer_config(self.clients.target_consumer, {
+            "group.id": f"mm2-backfill-progress-{uuid.uuid4().hex[:8]}", "enable.auto.commit": False,
+            "auto.offset.reset": "earliest"}))
+        try:
+            meta = consumer.list_topics(timeout=10).topics.get(self.clients.offsets_topic)
+            if meta is None:
+                return
+            consumer.assign([KTopicPartition(self.clients.offsets_topic, p, 0) for p in meta.partitions])
+            while not self._stop.is_set():
+                for msg in consumer.consume(500, 0.5):
+                    if msg.error() is None:
+                        self._on_record(msg.key(), msg.value())
+                self.progress(sum(self.done.values()), self.total)
+        except Exception as e:  # progress is a courtesy: never fail the job over it
+            log.debug("Backfill progress watcher stopped: %s", e)
+        finally:
+            consumer.close()
+
+    def _on_record(self, key: bytes | None, value: bytes | None) -> None:
+        decoded = decode_progress(key, value)
+        if decoded is None:
+            return
+        unit = self.units.get(decoded[0])
+        if unit is not None and decoded[1] >= unit.start:
+            self.done[decoded[0]] = min(unit.records, decoded[1] + 1 - unit.start)
+
+
+def run_job(config: MirrorMakerConfig, source: str, target: str, pattern: str | None = None, *,
+            master: str | None = None, dry_run: bool = False, chunk_records: int = DEFAULT_CHUNK_RECORDS,
+            progress: Progress | None = None, spark: SparkSession | None = None,
+            timeout_s: float = DEFAULT_TIMEOUT_S, fail_first_attempt: tuple[str, int] | None = None,
+            on_plan: Callable[[BackfillPlan], None] | None = None) -> BackfillReport:
+    """Plan, check and (unless ``dry_run``) copy; ``fail_first_attempt`` is a test seam (unit name, chunks)."""
+    prepared = prepare(config, source, target, pattern, chunk_records, timeout_s)
+    report = BackfillReport(prepared.plan, dry_run)
+    if on_plan is not None:
+        on_plan(prepared.plan)
+    if dry_run or not prepared.plan.units:
+        return report
+    started = time.perf_counter()
+    create_target_topics(prepared.flow, prepared.missing_topics, prepared.source_counts)
+    create_internal_topics(prepared.flow)
+    handoff = LiveHandoff(prepared.flow)
+    try:
+        report.handed_off = handoff.take(prepared.plan.topics)
+        if report.handed_off:
+            # the live tasks flushed their last positions on release: plan again from them
+            prepared = replace(prepared, plan=prepare(config, source, target, pattern, chunk_records,
+                                                      timeout_s).plan)
+            report.plan = prepared.plan
+        clients = replace(prepared.clients, fail_first_attempt=fail_first_attempt)
+        report.results = _copy(prepared, clients, master, spark, progress, report)
+    finally:
+        handoff.give_back()
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _copy(prepared: PreparedBackfill, clients: BackfillClients, master: str | None, spark: SparkSession | None,
+          progress: Progress | None, report: BackfillReport) -> list[UnitResult]:
+    units = list(prepared.plan.units)
+    if not units:
+        return []
+    watcher = ProgressWatcher(clients, units, progress) if progress is not None else None
+    if watcher is not None:
+        watcher.start()
+    try:
+        if spark is not None:
+            return _run(spark, units, clients)
+        from mirror.jobs.spark import spark_session
+
+        t0 = time.perf_counter()
+        with spark_session(f"mm2 backfill {prepared.plan.source}->{prepared.plan.target}", master) as session:
+            report.spark_startup_seconds = time.perf_counter() - t0
+            return _run(session, units, clients)
+    finally:
+        if watcher is not None:
+            watcher.stop()
+            if progress is not None:
+                progress(sum(watcher.done.values()), watcher.total)
+
+
+def _run(spark: SparkSession, units: list[WorkUnit], clients: BackfillClients) -> list[UnitResult]:
+    sc = spark.sparkContext
+    shared = sc.broadcast(clients)
+
+    def task(part: Iterable[WorkUnit]) -> Iterator[UnitResult]:
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+        attempt = context.attemptNumber() if context is not None else 0
+        for unit in part:
+            yield copy_unit(shared.value, unit, attempt)
+
+    try:
+        results = sc.parallelize(units, len(units)).mapPartitions(task).collect()
+    except Exception as e:  # a Spark failure carries the executor's traceback: keep its last error line
+        raise ConnectError(f"backfill job failed: {job_error(e)}") from None
+    finally:
+        shared.unpersist()
+    return sorted(results, key=lambda r: (r.topic, r.partition))
+
+
+__all__ = ["BackfillReport", "ProgressWatcher", "run_job"]

@@ -1,0 +1,288 @@
+"""Driver side of ``mm2 backfill``: the flow's settings, the checks, the plan and the topics it needs.
+
+Everything here runs before Spark starts and reads only metadata and small topics; every mistake is
+found here, before anything is written: an unknown alias, a disabled flow, a regex that matches
+nothing, an unreachable cluster, a target topic with fewer partitions than its source.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from connect_core.api.errors import ConfigError, ConnectError
+from connect_core.kafka.admin import TopicAdmin
+from connect_core.kafka.clients import admin_config, consumer_config, create_admin, create_consumer
+from connect_core.kafka.types import KafkaError, KafkaException, OffsetSpec
+from connect_core.kafka.types import TopicPartition as KTopicPartition
+from connect_core.kafka.watermarks import high_watermarks
+from connect_core.storage.internal_topics import CONFIG_STORAGE, OFFSET_STORAGE, STATUS_STORAGE, internal_topic_spec
+from mirror.connectors.config import MirrorSourceConfig
+from mirror.connectors.mirror_admin import MirrorAdmin
+from mirror.connectors.source_logic import create_configs, target_config_entries
+from mirror.driver.maker_config import MirrorMakerConfig, SourceAndTarget
+from mirror.driver.status import read_topic
+from mirror.jobs.backfill_copy import BackfillClients, decode_progress
+from mirror.jobs.backfill_plan import DEFAULT_CHUNK_RECORDS, BackfillPlan, plan_units
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TIMEOUT_S = 30.0
+_ROLE = "backfill"
+_SAMPLE_RECORDS = 200
+
+
+@dataclass(frozen=True)
+class Flow:
+    """One source -> target flow as ``mm2 run`` would configure it."""
+
+    pair: SourceAndTarget
+    source_config: MirrorSourceConfig
+    worker_props: dict[str, str]
+
+    @property
+    def offsets_topic(self) -> str:
+        return internal_topic_spec(self.worker_props, OFFSET_STORAGE).name
+
+    @property
+    def configs_topic(self) -> str:
+        return internal_topic_spec(self.worker_props, CONFIG_STORAGE).name
+
+    @property
+    def status_topic(self) -> str:
+        return internal_topic_spec(self.worker_props, STATUS_STORAGE).name
+
+    def remote_topic(self, topic: str) -> str:
+        return self.source_config.replication_policy().format_remote_topic(self.pair.source, topic)
+
+
+def resolve_flow(config: MirrorMakerConfig, source: str, target: str) -> Flow:
+    """The enabled flow ``source -> target`` of CONFIG, or a ConfigError naming what is wrong."""
+    known = config.clusters()
+    for alias, option in ((source, "--source"), (target, "--target")):
+        if alias not in known:
+            raise ConfigError(f"{option} {alias!r} is not a cluster of the config (clusters: {', '.join(known)})")
+    if source == target:
+        raise ConfigError("--source and --target must be different clusters")
+    pair = SourceAndTarget(source, target)
+    if not config.flow_enabled(pair):
+        raise ConfigError(f"flow {pair} is not enabled in the config (set {pair}.enabled=true)")
+    cfg = MirrorSourceConfig(config.connector_base_config(pair, "MirrorSourceConnector"))
+    return Flow(pair, cfg, dict(config.worker_config(pair)))
+
+
+def _admin(flow: Flow, which: str) -> MirrorAdmin:
+    cfg = flow.source_config
+    props = cfg.source_admin_config(_ROLE) if which == "source" else cfg.target_admin_config(_ROLE)
+    alias = flow.pair.source if which == "source" else flow.pair.target
+    return MirrorAdmin(props, alias, min(cfg.admin_timeout_s, DEFAULT_TIMEOUT_S))
+
+
+def partition_counts(flow: Flow, which: str) -> dict[str, int]:
+    alias = flow.pair.source if which == "source" else flow.pair.target
+    admin = _admin(flow, which)
+    try:
+        return admin.topic_partition_counts()
+    except ConnectError as e:
+        raise ConnectError(f"{which} cluster '{alias}' is unreachable: {e}") from None
+    finally:
+        admin.close()
+
+
+def select_topics(flow: Flow, source_counts: Mapping[str, int], pattern: str | None) -> list[str]:
+    """Source topics the flow's topic filter accepts and ``pattern`` (full match) selects."""
+    try:
+        regex = re.compile(pattern) if pattern else None
+    except re.error as e:
+        raise ConfigError(f"--topics {pattern!r} is not a valid regular expression: {e}") from None
+    topic_filter = flow.source_config.topic_filter()
+    chosen = sorted(t for t in source_counts
+                    if topic_filter.should_replicate_topic(t) and (regex is None or regex.fullmatch(t)))
+    if not chosen:
+        what = f"--topics {pattern!r} and the flow's topic filter" if pattern else "the flow's topic filter"
+        raise ConfigError(f"no topic of cluster '{flow.pair.source}' matches {what}")
+    return chosen
+
+
+def check_target_topics(flow: Flow, topics: Iterable[str], source_counts: Mapping[str, int],
+                        target_counts: Mapping[str, int]) -> list[str]:
+    """Remote topics to create; ConfigError when an existing one has fewer partitions than its source."""
+    missing = []
+    for topic in topics:
+        remote = flow.remote_topic(topic)
+        if remote not in target_counts:
+            missing.append(topic)
+        elif target_counts[remote] < source_counts[topic]:
+            raise ConfigError(f"target topic {remote!r} on '{flow.pair.target}' has {target_counts[remote]} "
+                              f"partition(s), fewer than the {source_counts[topic]} of {topic!r} on "
+                              f"'{flow.pair.source}': add partitions first")
+    return missing
+
+
+def create_target_topics(flow: Flow, topics: list[str], source_counts: Mapping[str, int]) -> None:
+    """Remote topics as MirrorSource creates them: the source's partitions and its non-default configs."""
+    if not topics:
+        return
+    cfg = flow.source_config
+    source_admin, target_admin = _admin(flow, "source"), _admin(flow, "target")
+    try:
+        described = source_admin.describe_topic_configs(topics)
+        new_topics = {}
+        for topic in topics:
+            entries = target_config_entries(described.get(topic, []), cfg.config_property_filter(), incremental=False)
+            new_topics[flow.remote_topic(topic)] = (source_counts[topic], cfg.replication_factor,
+                                                    create_configs(entries))
+        failed = {name: e for name, e in target_admin.create_topics(new_topics).items() if e is not None}
+        if failed:
+            name, error = next(iter(failed.items()))
+            raise ConnectError(f"cannot create topic {name!r} on '{flow.pair.target}': {error}")
+    finally:
+        source_admin.close()
+        target_admin.close()
+
+
+def create_internal_topics(flow: Flow) -> None:
+    """The flow's internal topics, as the herder and the MirrorSource connector create them."""
+    admin = TopicAdmin(flow.worker_props)
+    try:
+        admin.create_topics_if_missing([internal_topic_spec(flow.worker_props, prefix)
+                                        for prefix in (OFFSET_STORAGE, CONFIG_STORAGE, STATUS_STORAGE)])
+    finally:
+        admin.close()
+    cfg = flow.source_config
+    if cfg.emit_offset_syncs_enabled:
+        alias = flow.pair.source if cfg.offset_syncs_on_source else flow.pair.target
+        syncs_admin = MirrorAdmin(cfg.offset_syncs_topic_admin_config(), alias, cfg.admin_timeout_s)
+        try:
+            syncs_admin.create_compacted_topic(cfg.offset_syncs_topic(), 1, cfg.offset_syncs_topic_replication_factor)
+            syncs_admin.create_compacted_topic(cfg.offset_mappings_topic(), 1,
+                                               cfg.offset_syncs_topic_replication_factor)
+        finally:
+            syncs_admin.close()
+
+
+def log_starts(flow: Flow, partitions: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
+    admin = create_admin(admin_config(flow.source_config.source_admin_config(_ROLE)))
+    request = {KTopicPartition(t, p): OffsetSpec.earliest() for t, p in partitions}
+    futures = admin.list_offsets(request, request_timeout=DEFAULT_TIMEOUT_S)
+    out = {}
+    for ktp, future in futures.items():
+        try:
+            out[(ktp.topic, ktp.partition)] = max(0, int(future.result(timeout=DEFAULT_TIMEOUT_S).offset))
+        except (KafkaException, TimeoutError) as e:
+            raise ConnectError(f"cannot list offsets of {ktp.topic}-{ktp.partition} on "
+                               f"'{flow.pair.source}': {e}") from None
+    return out
+
+
+def committed_offsets(flow: Flow, target_topics: Iterable[str]) -> dict[tuple[str, int], int]:
+    """The flow's committed MirrorSource offsets (last copied source offset) per source partition."""
+    if flow.offsets_topic not in target_topics:
+        return {}
+    out: dict[tuple[str, int], int] = {}
+    source = flow.pair.source
+
+    def apply(key: bytes | None, value: bytes | None, _ts: int | None) -> None:
+        decoded = decode_progress(key, value)
+        if decoded is not None and _cluster_of(key) == source:
+            out[decoded[0]] = decoded[1]
+
+    read_topic(target_consumer_props(flow), flow.offsets_topic, apply, DEFAULT_TIMEOUT_S)
+    return out
+
+
+def _cluster_of(key: bytes | None) -> str | None:
+    from connect_core.storage.offset_storage import deserialize_offset_key
+
+    decoded = deserialize_offset_key(key)
+    return None if decoded is None or decoded[1] is None else str(decoded[1].get("cluster"))
+
+
+def target_consumer_props(flow: Flow) -> dict[str, Any]:
+    props = dict(flow.source_config.target_consumer_config(_ROLE))
+    props["isolation.level"] = "read_committed"
+    return props
+
+
+def average_record_bytes(flow: Flow, starts: Mapping[tuple[str, int], int],
+                         ends: Mapping[tuple[str, int], int]) -> float:
+    """Key + value bytes per record over a small sample from the partitions' starts (for the estimate)."""
+    wanted = {tp: s for tp, s in starts.items() if ends.get(tp, 0) > s}
+    if not wanted:
+        return 0.0
+    conf = consumer_config(flow.source_config.source_consumer_config(_ROLE), {
+        "group.id": "mm2-backfill-sample", "enable.auto.commit": False, "enable.partition.eof": True})
+    consumer = create_consumer(conf)
+    sizes: list[int] = []
+    eof: set[tuple[str, int]] = set()
+    try:
+        consumer.assign([KTopicPartition(t, p, o) for (t, p), o in wanted.items()])
+        deadline = time.monotonic() + 10
+        while len(sizes) < _SAMPLE_RECORDS and len(eof) < len(wanted) and time.monotonic() < deadline:
+            for msg in consumer.consume(_SAMPLE_RECORDS, 0.5):
+                err = msg.error()
+                if err is not None:
+                    if err.code() == KafkaError._PARTITION_EOF:
+                        eof.add((str(msg.topic()), int(msg.partition() or 0)))
+                    continue
+                value, key = msg.value(), msg.key()
+                sizes.append((len(value) if value else 0) + (len(key) if key else 0))
+    finally:
+        consumer.close()
+    return sum(sizes) / len(sizes) if sizes else 0.0
+
+
+@dataclass(frozen=True)
+class PreparedBackfill:
+    """The checked plan and what executors need; ``missing_topics`` are created only when not a dry run."""
+
+    flow: Flow
+    plan: BackfillPlan
+    clients: BackfillClients
+    missing_topics: list[str]
+    source_counts: dict[str, int]
+
+
+def prepare(config: MirrorMakerConfig, source: str, target: str, pattern: str | None,
+            chunk_records: int = DEFAULT_CHUNK_RECORDS, timeout_s: float = DEFAULT_TIMEOUT_S) -> PreparedBackfill:
+    """Every check and the plan; writes nothing."""
+    flow = resolve_flow(config, source, target)
+    source_counts = partition_counts(flow, "source")
+    target_counts = partition_counts(flow, "target")
+    topics = select_topics(flow, source_counts, pattern)
+    missing = check_target_topics(flow, topics, source_counts, target_counts)
+    partitions = [(t, p) for t in topics for p in range(source_counts[t])]
+    starts = log_starts(flow, partitions)
+    try:
+        ends = high_watermarks(flow.source_config.source_consumer_config(_ROLE), starts, timeout_s)
+    except ConnectError as e:
+        raise ConnectError(f"cannot read the end offsets of '{source}': {e}") from None
+    committed = committed_offsets(flow, target_counts)
+    units = plan_units(partitions, starts, ends, committed, {t: flow.remote_topic(t) for t in topics})
+    plan = BackfillPlan(source, target, tuple(units), average_record_bytes(flow, starts, ends))
+    return PreparedBackfill(flow, plan, backfill_clients(flow, chunk_records, timeout_s), missing, source_counts)
+
+
+def backfill_clients(flow: Flow, chunk_records: int, timeout_s: float) -> BackfillClients:
+    cfg = flow.source_config
+    syncs_producer = cfg.offset_syncs_topic_producer_config() if cfg.emit_offset_syncs_enabled else None
+    return BackfillClients(
+        source=flow.pair.source,
+        target=flow.pair.target,
+        source_consumer=dict(cfg.source_consumer_config(_ROLE)),
+        target_producer=dict(cfg.target_producer_config(_ROLE)),
+        target_consumer=target_consumer_props(flow),
+        offsets_topic=flow.offsets_topic,
+        syncs_producer=syncs_producer,
+        syncs_topic=cfg.offset_syncs_topic(),
+        mappings_topic=cfg.offset_mappings_topic() if syncs_producer is not None else None,
+        chunk_records=chunk_records,
+        timeout_s=timeout_s,
+    )
+
+
+__all__ = ["Flow", "PreparedBackfill", "create_internal_topics", "create_target_topics", "prepare", "resolve_flow"]

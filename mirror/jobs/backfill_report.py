@@ -1,0 +1,59 @@
+"""How ``mm2 backfill`` shows its plan and its result: a readable table, or one JSON document."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mirror.jobs.backfill import BackfillReport
+
+_MB = 1024 * 1024
+
+
+def render_json(report: BackfillReport) -> dict[str, Any]:
+    """``{"dry_run", "partitions": [{"topic", "partition", "from", "until", "records"...}], "totals", "seconds"}``."""
+    copied = {(r.topic, r.partition): r for r in report.results}
+    partitions = []
+    for unit in report.plan.units:
+        row: dict[str, Any] = {"topic": unit.topic, "partition": unit.partition, "target_topic": unit.target_topic,
+                               "from": unit.start, "until": unit.end, "records_planned": unit.records}
+        result = copied.get((unit.topic, unit.partition))
+        if not report.dry_run:
+            row["records_copied"] = result.records if result is not None else 0
+            row["resumed_from"] = result.resumed_from if result is not None else unit.start
+        partitions.append(row)
+    totals: dict[str, Any] = {"partitions": len(report.plan.units), "records_planned": report.plan.records,
+                              "estimated_bytes": report.plan.estimated_bytes}
+    if not report.dry_run:
+        totals["records_copied"] = report.records_copied
+        totals["bytes_copied"] = report.bytes_copied
+    return {"source": report.plan.source, "target": report.plan.target, "dry_run": report.dry_run,
+            "handed_off_from_live": report.handed_off, "partitions": partitions, "totals": totals,
+            "seconds": round(report.seconds, 3), "spark_startup_seconds": round(report.spark_startup_seconds, 3)}
+
+
+def render_table(report: BackfillReport) -> str:
+    plan = report.plan
+    copied = {(r.topic, r.partition): r.records for r in report.results}
+    header = ["topic", "partition", "from", "until", "records"] + ([] if report.dry_run else ["copied"])
+    rows = [header]
+    for unit in plan.units:
+        row = [unit.topic, str(unit.partition), str(unit.start), str(unit.end), str(unit.records)]
+        if not report.dry_run:
+            row.append(str(copied.get((unit.topic, unit.partition), 0)))
+        rows.append(row)
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    lines = ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(r)).rstrip() for r in rows]
+    if not plan.units:
+        lines = [f"Nothing to backfill for {plan.source}->{plan.target}: every selected partition is mirrored."]
+    elif report.dry_run:
+        lines.append(f"Plan for {plan.source}->{plan.target}: {len(plan.units)} partition(s), {plan.records} "
+                     f"records, about {plan.estimated_bytes / _MB:.1f} MB. Dry run: nothing written.")
+    else:
+        rate = report.records_copied / report.seconds if report.seconds > 0 else 0.0
+        lines.append(f"Backfilled {report.records_copied} records ({report.bytes_copied / _MB:.1f} MB) of "
+                     f"{plan.source}->{plan.target} in {report.seconds:.1f} s ({rate:,.0f} rec/s); live tailing "
+                     "continues from there.")
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["render_json", "render_table"]
