@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
+from connect_core.api.errors import ConnectError
+
 if TYPE_CHECKING:  # pyspark is the 'spark' extra: imported only when a job really runs
     from pyspark.sql import SparkSession
 
@@ -29,7 +31,7 @@ _PACKAGES = ("connect_core", "mirror")
 _LOG4J = Path(__file__).with_name("log4j2.properties")
 
 
-class SparkUnavailableError(RuntimeError):
+class SparkUnavailableError(ConnectError):
     """The Spark master cannot be reached or PySpark is missing: one line for the user."""
 
 

@@ -1,0 +1,151 @@
+"""``mm2 backfill``, the command: hand-off to live tailing with no gap and no duplicate at the seam.
+
+(a) A fresh flow: the backlog is backfilled before ``mm2 run`` ever ran; records written after the
+job are mirrored by ``mm2 run``, which starts from the offsets the job committed. (b) Beside a running
+``mm2 run``: records are written before, during and after the job into the backfilled topic and into
+another topic of the flow; the other topic keeps mirroring while the job runs. In both, the target
+equals the source per partition. Plus the dry run and the command's mistakes.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from confluent_kafka import Producer
+
+from connect_core.embedded import KafkaCluster
+from connect_core.kafka.client_logging import RDKAFKA_LOG
+from tests.e2e.mm2_helpers import Mm2Process, eventually, mirrored_identically, mm2_properties, write_properties
+
+PARTITIONS = 3
+
+
+def mm2_backfill(config: Path, *args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "mirror", "backfill", str(config), *args],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def produce(cluster: KafkaCluster, topic: str, first: int, count: int) -> None:
+    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "linger.ms": 10, "logger": RDKAFKA_LOG})
+    for i in range(first, first + count):
+        producer.produce(topic, f"{topic}-{i}".encode(), f"k{i}".encode(), partition=i % PARTITIONS,
+                         headers=[("n", str(i).encode())])
+        if i % 1000 == 0:
+            producer.poll(0)
+    assert producer.flush(60) == 0
+
+
+class Trickle(threading.Thread):
+    """Writes a few records a second to each topic until stopped (records "during" the job)."""
+
+    def __init__(self, cluster: KafkaCluster, topics: list[str], first: int) -> None:
+        super().__init__(daemon=True)
+        self.cluster, self.topics, self.next = cluster, topics, first
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        while not self.stopped.wait(0.05):
+            for topic in self.topics:
+                produce(self.cluster, topic, self.next, PARTITIONS)
+            self.next += PARTITIONS
+
+    def stop(self) -> int:
+        self.stopped.set()
+        self.join(30)
+        return self.next
+
+
+def test_fresh_flow_is_backfilled_then_mm2_run_continues_without_gap_or_duplicate(
+        two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path) -> None:
+    a, b = two_clusters
+    a.create_topic("orders", PARTITIONS)
+    produce(a, "orders", 0, 9_000)
+    config = write_properties(tmp_path / "mm2.properties", mm2_properties({"A": a, "B": b}, ["A->B"], topics="orders"))
+
+    plan = mm2_backfill(config, "--source", "A", "--target", "B", "--dry-run", "--json")
+    assert plan.returncode == 0, plan.stderr
+    doc = json.loads(plan.stdout)
+    assert doc["dry_run"] is True and doc["totals"]["records_planned"] == 9_000
+    assert [(p["partition"], p["from"], p["until"]) for p in doc["partitions"]] == [(0, 0, 3000), (1, 0, 3000),
+                                                                                  (2, 0, 3000)]
+    assert doc["totals"]["estimated_bytes"] > 0
+    assert "A.orders" not in b.topic_names(), "a dry run writes nothing"
+
+    run = mm2_backfill(config, "--source", "A", "--target", "B", "--master", "local[2]", "--json")
+    assert run.returncode == 0, run.stderr[-3000:]
+    summary = json.loads(run.stdout)
+    assert summary["totals"]["records_copied"] == 9_000 and summary["handed_off_from_live"] is False
+    assert mirrored_identically(a, "orders", b, "A.orders")
+
+    produce(a, "orders", 9_000, 300)  # after the job: live tailing's
+    mm2 = Mm2Process(config, log_dir=tmp_path)
+    try:
+        eventually(lambda: mirrored_identically(a, "orders", b, "A.orders", at_least=9_300), 120,
+                   "9,300 records mirrored identically", mm2)
+        assert mm2.terminate(60) == 0, mm2.output()[-3000:]
+    finally:
+        mm2.close()
+
+
+def test_backfill_beside_a_running_mm2_run_hands_the_topic_back(
+        two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path) -> None:
+    a, b = two_clusters
+    for topic in ("big", "other"):
+        a.create_topic(topic, PARTITIONS)
+    produce(a, "other", 0, 300)
+    props = mm2_properties({"A": a, "B": b}, ["A->B"], topics="big, other")
+    config = write_properties(tmp_path / "mm2.properties", props)
+    mm2 = Mm2Process(config, log_dir=tmp_path)
+    trickle: Trickle | None = None
+    try:
+        eventually(lambda: mirrored_identically(a, "other", b, "A.other", at_least=300), 120, "other mirrored", mm2)
+        produce(a, "big", 0, 30_000)  # before the job: a backlog the live task has only begun on
+        trickle = Trickle(a, ["big", "other"], 1_000_000)
+        trickle.start()
+        other_before = sum(len(v) for v in b.read_all("A.other").values())
+        run = mm2_backfill(config, "--source", "A", "--target", "B", "--topics", "big", "--master", "local[2]",
+                           "--json")
+        assert run.returncode == 0, run.stderr[-3000:] + mm2.output()[-3000:]
+        summary = json.loads(run.stdout)
+        assert summary["handed_off_from_live"] is True
+        other_during = sum(len(v) for v in b.read_all("A.other").values())
+        assert other_during > other_before, "the flow's other topic kept mirroring during the job"
+        last = trickle.stop()
+        trickle = None
+        produce(a, "big", 2_000_000, 300)  # after the job
+        produce(a, "other", 2_000_000, 300)
+        expected = 30_000 + 300 + (last - 1_000_000)
+        eventually(lambda: mirrored_identically(a, "big", b, "A.big", at_least=expected), 120,
+                   "big mirrored identically: no gap, no duplicate", mm2)
+        eventually(lambda: mirrored_identically(a, "other", b, "A.other"), 120, "other mirrored identically", mm2)
+        assert mm2.terminate(60) == 0, mm2.output()[-3000:]
+    finally:
+        if trickle is not None:
+            trickle.stop()
+        mm2.close()
+
+
+def test_mistakes_are_one_line_and_a_nonzero_exit(two_clusters: tuple[KafkaCluster, KafkaCluster],
+                                                  tmp_path: Path) -> None:
+    a, b = two_clusters
+    a.create_topic("orders", PARTITIONS)
+    produce(a, "orders", 0, 30)
+    config = write_properties(tmp_path / "mm2.properties", mm2_properties({"A": a, "B": b}, ["A->B"]))
+    cases = [
+        (["--source", "X", "--target", "B"], "--source 'X' is not a cluster"),
+        (["--source", "B", "--target", "A"], "flow B->A is not enabled"),
+        (["--source", "A", "--target", "B", "--topics", "nope.*"], "no topic of cluster 'A' matches"),
+        (["--source", "A", "--target", "B", "--topics", "orders", "--master", "spark://127.0.0.1:1"],
+         "Spark master spark://127.0.0.1:1 is unreachable"),
+    ]
+    for args, message in cases:
+        run = mm2_backfill(config, *args)
+        assert run.returncode != 0, args
+        lines = run.stderr.strip().splitlines()
+        assert len(lines) == 1 and message in lines[0], (args, run.stderr)
+        assert "Traceback" not in run.stderr
+    assert "A.orders" not in b.topic_names(), "nothing was written"
