@@ -21,7 +21,7 @@ from connect_core.api.errors import ConnectError
 from connect_core.kafka.clients import consumer_config, create_consumer
 from connect_core.kafka.types import TopicPartition as KTopicPartition
 from mirror.driver.maker_config import MirrorMakerConfig
-from mirror.jobs.backfill_copy import BackfillClients, UnitResult, copy_unit, decode_progress
+from mirror.jobs.backfill_copy import BackfillClients, UnitResult, copy_units, decode_progress
 from mirror.jobs.backfill_flow import (
     DEFAULT_TIMEOUT_S,
     PreparedBackfill,
@@ -128,7 +128,7 @@ def run_job(config: MirrorMakerConfig, source: str, target: str, pattern: str | 
     create_internal_topics(prepared.flow)
     handoff = LiveHandoff(prepared.flow)
     try:
-        report.handed_off = handoff.take(prepared.plan.topics)
+        report.handed_off = prepared.flow_has_run and handoff.take(prepared.plan.topics)
         if report.handed_off:
             # the live tasks flushed their last positions on release: plan again from them
             prepared = replace(prepared, plan=prepare(config, source, target, pattern, chunk_records,
@@ -166,20 +166,27 @@ def _copy(prepared: PreparedBackfill, clients: BackfillClients, master: str | No
                 progress(sum(watcher.done.values()), watcher.total)
 
 
+def unit_groups(units: list[WorkUnit], slots: int) -> list[list[WorkUnit]]:
+    """One Spark task per executor slot, the units dealt round-robin (a unit never spans two tasks)."""
+    count = max(1, min(len(units), slots))
+    return [units[i::count] for i in range(count)]
+
+
 def _run(spark: SparkSession, units: list[WorkUnit], clients: BackfillClients) -> list[UnitResult]:
     sc = spark.sparkContext
     shared = sc.broadcast(clients)
 
-    def task(part: Iterable[WorkUnit]) -> Iterator[UnitResult]:
+    def task(part: Iterable[list[WorkUnit]]) -> Iterator[UnitResult]:
         from pyspark import TaskContext
 
         context = TaskContext.get()
         attempt = context.attemptNumber() if context is not None else 0
-        for unit in part:
-            yield copy_unit(shared.value, unit, attempt)
+        for group in part:
+            yield from copy_units(shared.value, group, attempt)
 
+    groups = unit_groups(units, sc.defaultParallelism)
     try:
-        results = sc.parallelize(units, len(units)).mapPartitions(task).collect()
+        results = sc.parallelize(groups, len(groups)).mapPartitions(task).collect()
     except Exception as e:  # a Spark failure carries the executor's traceback: keep its last error line
         raise ConnectError(f"backfill job failed: {job_error(e)}") from None
     finally:

@@ -1,6 +1,8 @@
-"""One backfill work unit, copied exactly once by a Spark task (executor side).
+"""Backfill work units, copied exactly once by a Spark task (executor side).
 
-Each chunk is one transaction on the target holding the chunk's records *and* the unit's progress,
+A task copies its units with one consumer (fetching all their partitions at once, as the live task
+does) and one transactional producer per unit. Each chunk of a unit is one transaction on the target
+holding the chunk's records *and* the unit's progress,
 written as the MirrorSourceConnector's own source offset in the flow's offsets topic: the live task
 and a retried attempt both resume from what was committed, never from what was merely sent. The
 transactional.id is the unit's, so starting an attempt fences (and aborts the open transaction of)
@@ -14,6 +16,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,19 +94,19 @@ def offset_key(clients: BackfillClients, unit: WorkUnit) -> bytes:
                                                                  clients.source))
 
 
-def committed_offset(clients: BackfillClients, unit: WorkUnit) -> int:
-    """The flow's committed source offset of the unit's partition (last copied record), -1 if none."""
+def committed_offsets(clients: BackfillClients, units: list[WorkUnit]) -> dict[bytes, int]:
+    """The flow's committed source offsets (last copied record) of the units' partitions, by offset key."""
     from mirror.driver.status import read_topic
 
-    wanted = offset_key(clients, unit)
-    found: list[int] = [-1]
+    wanted = {offset_key(clients, unit) for unit in units}
+    found: dict[bytes, int] = {}
 
     def apply(key: bytes | None, value: bytes | None, _ts: int | None) -> None:
-        if key == wanted:
-            found[0] = unwrap_offset(deserialize_offset_value(value)) if value is not None else -1
+        if key in wanted:
+            found[key] = unwrap_offset(deserialize_offset_value(value)) if value is not None else -1
 
     read_topic(clients.target_consumer, clients.offsets_topic, apply, clients.timeout_s)
-    return found[0]
+    return found
 
 
 class _Chunk:
@@ -131,6 +134,10 @@ class _Chunk:
         else:
             self.last_downstream = int(msg.offset() or 0)
 
+    def on_both(self, err: KafkaError | None, msg: Message) -> None:
+        self.on_first(err, msg)
+        self.on_last(err, msg)
+
     def on_other(self, err: KafkaError | None, _msg: Message) -> None:
         if err is not None:
             self.error = err
@@ -154,138 +161,97 @@ def _produce(producer: Producer, topic: str, partition: int, msg: Message,
             producer.poll(0.05)
 
 
-class UnitCopier:
-    """Copies one unit chunk by chunk; ``run`` returns what it did."""
+class UnitCopy:
+    """One unit's transactional producer and open chunk; records arrive in partition order."""
 
-    def __init__(self, clients: BackfillClients, unit: WorkUnit, attempt: int) -> None:
+    def __init__(self, clients: BackfillClients, unit: WorkUnit, resumed: int, attempt: int) -> None:
         self.clients = clients
         self.unit = unit
-        self.attempt = attempt
         self.key = offset_key(clients, unit)
         self.tp = TopicPartition(unit.topic, unit.partition)
-        self._done = False
-
-    def run(self) -> UnitResult:
-        clients, unit = self.clients, self.unit
+        self.result = UnitResult(unit.topic, unit.partition, unit.start, unit.end, resumed, 0, 0, 0, attempt)
+        self.done = resumed >= unit.end
+        self.chunk = _Chunk()
+        self.pending: Message | None = None  # held back one record, so a chunk's last one gets a delivery report
+        self.previous: int | None = None
         conf = producer_config(clients.target_producer, {
             "transactional.id": transactional_id(clients.source, clients.target, unit),
             "enable.idempotence": True,
         })
         for key, value in _PRODUCER_TUNING.items():
             conf.setdefault(key, value)
-        producer = create_producer(conf)
+        self.producer = None if self.done else create_producer(conf)
+
+    def init(self) -> None:
+        """Fences earlier attempts of the unit and aborts their open transaction (InitProducerId)."""
+        if self.producer is None:
+            return
         try:
-            producer.init_transactions(clients.timeout_s)  # fences earlier attempts, aborts their open transaction
+            self.producer.init_transactions(self.clients.timeout_s)
         except KafkaException as e:
-            raise ConnectError(f"Cannot start a transaction on cluster '{clients.target}' for {unit.name}: {e}") from e
-        syncs = create_producer(producer_config(clients.syncs_producer)) if clients.syncs_producer else None
-        try:
-            return self._copy(producer, syncs)
-        finally:
-            producer.flush(clients.timeout_s)
-            if syncs is not None:
-                syncs.flush(clients.timeout_s)
+            raise ConnectError(f"Cannot start a transaction on cluster '{self.clients.target}' for "
+                               f"{self.unit.name}: {e}") from e
 
-    def _copy(self, producer: Producer, syncs: Producer | None) -> UnitResult:
-        clients, unit = self.clients, self.unit
-        resumed = max(unit.start, committed_offset(clients, unit) + 1)
-        result = UnitResult(unit.topic, unit.partition, unit.start, unit.end, resumed, 0, 0, 0, self.attempt)
-        if resumed >= unit.end:
-            return result
-        consumer = create_consumer(consumer_config(clients.source_consumer, {
-            "group.id": f"mm2-backfill-{clients.source}-{clients.target}", **_CONSUMER_TUNING}))
-        try:
-            consumer.assign([KTopicPartition(unit.topic, unit.partition, resumed)])
-            previous: int | None = None
-            while not self._done:
-                chunk = self._chunk(consumer, producer)
-                if chunk.count == 0:
-                    break
-                result.records += chunk.count
-                result.bytes += chunk.bytes
-                result.chunks += 1
-                if syncs is not None:
-                    self._send_syncs(syncs, chunk, previous)
-                previous = chunk.last_upstream
-                self._maybe_fail(result.chunks)
-        finally:
-            consumer.close()
-        return result
+    def add(self, msg: Message, offset: int) -> bool:
+        """Take one record; True when the chunk is full or the unit complete (then call ``commit``)."""
+        chunk, producer = self.chunk, self.producer
+        assert producer is not None
+        if chunk.count == 0:
+            producer.begin_transaction()
+            chunk.first_upstream = offset
+        elif self.pending is not None:
+            _produce(producer, self.unit.target_topic, self.unit.partition, self.pending,
+                     chunk.on_first if chunk.count == 1 else None)
+        self.pending = msg
+        chunk.last_upstream = offset
+        chunk.count += 1
+        value, key = msg.value(), msg.key()
+        chunk.bytes += (len(value) if value else 0) + (len(key) if key else 0)
+        if offset >= self.unit.end - 1:
+            self.done = True
+        return self.done or chunk.count >= self.clients.chunk_records
 
-    def _next_records(self, consumer: Any, wanted: int, deadline: float) -> list[Message]:
-        """Up to ``wanted`` records below the unit's end; sets ``_done`` at the end of the unit."""
-        unit = self.unit
-        while True:
-            msgs = consumer.consume(wanted, 0.5)
-            out: list[Message] = []
-            for msg in msgs:
-                err = msg.error()
-                offset = int(msg.offset() or 0)
-                if err is not None:
-                    if err.code() != KafkaError._PARTITION_EOF:
-                        raise ConnectError(f"Cannot read {unit.name}: {err.str()}")
-                    if offset >= unit.end:  # the log ends at or past the unit: only markers were left
-                        self._done = True
-                    continue
-                if offset >= unit.end:  # written after the plan: the live task's, not ours
-                    self._done = True
-                    break
-                out.append(msg)
-                if offset == unit.end - 1:
-                    self._done = True
-            if out or self._done:
-                return out
-            if time.monotonic() > deadline:
-                raise ConnectError(f"No records from {unit.name} within {self.clients.timeout_s:g}s "
-                                   f"(the plan saw records up to offset {unit.end - 1})")
-
-    def _chunk(self, consumer: Any, producer: Producer) -> _Chunk:
-        """Up to chunk_records records and the unit's progress in one transaction."""
-        clients, unit = self.clients, self.unit
-        chunk = _Chunk()
-        pending: Message | None = None  # held back one record, so the chunk's last one gets a delivery report
-        began = False
+    def commit(self, syncs: Producer | None) -> None:
+        """The open chunk and the unit's progress, in one transaction; then its offset syncs."""
+        chunk, producer, clients = self.chunk, self.producer, self.clients
+        if chunk.count == 0 or producer is None:
+            return
+        assert self.pending is not None
         try:
-            while chunk.count < clients.chunk_records and not self._done:
-                wanted = min(_CONSUME_BATCH, clients.chunk_records - chunk.count)
-                msgs = self._next_records(consumer, wanted, time.monotonic() + clients.timeout_s)
-                if msgs and not began:
-                    producer.begin_transaction()
-                    began = True
-                for msg in msgs:
-                    if pending is not None:
-                        _produce(producer, unit.target_topic, unit.partition, pending,
-                                 chunk.on_first if chunk.count == 1 else None)
-                    pending = msg
-                    offset = int(msg.offset() or 0)
-                    if chunk.count == 0:
-                        chunk.first_upstream = offset
-                    chunk.last_upstream = offset
-                    chunk.count += 1
-                    value, key = msg.value(), msg.key()
-                    chunk.bytes += (len(value) if value else 0) + (len(key) if key else 0)
-            if not began:
-                return chunk
-            assert pending is not None
-            if chunk.count == 1:
-                _produce(producer, unit.target_topic, unit.partition, pending, _both(chunk))
-            else:
-                _produce(producer, unit.target_topic, unit.partition, pending, chunk.on_last)
+            _produce(producer, self.unit.target_topic, self.unit.partition, self.pending,
+                     chunk.on_both if chunk.count == 1 else chunk.on_last)
             producer.produce(clients.offsets_topic, serialize_offset_value(wrap_offset(chunk.last_upstream)),
                              self.key, on_delivery=chunk.on_other)
             producer.commit_transaction(clients.timeout_s)
         except BaseException:
-            if began:
-                try:
-                    producer.abort_transaction(clients.timeout_s)
-                except KafkaException as e:
-                    log.warning("Could not abort the transaction of %s: %s", unit.name, e)
+            self.abort()
             raise
         if chunk.error is not None:
-            raise ConnectError(f"Copy of {unit.name} failed: {chunk.error.str()}")
-        return chunk
+            raise ConnectError(f"Copy of {self.unit.name} failed: {chunk.error.str()}")
+        result = self.result
+        result.records += chunk.count
+        result.bytes += chunk.bytes
+        result.chunks += 1
+        if syncs is not None:
+            self._send_syncs(syncs, chunk)
+        self.previous = chunk.last_upstream
+        self.chunk = _Chunk()
+        self.pending = None
+        failing = clients.fail_first_attempt
+        if failing is not None and result.attempt == 0 and failing == (self.unit.name, result.chunks):
+            raise ConnectError(f"injected failure of {self.unit.name} after {result.chunks} committed chunk(s)")
 
-    def _send_syncs(self, syncs: Producer, chunk: _Chunk, previous: int | None) -> None:
+    def abort(self) -> None:
+        if self.producer is None or self.chunk.count == 0:
+            return
+        try:
+            self.producer.abort_transaction(self.clients.timeout_s)
+        except KafkaException as e:
+            log.warning("Could not abort the transaction of %s: %s", self.unit.name, e)
+        self.chunk = _Chunk()
+        self.pending = None
+
+    def _send_syncs(self, syncs: Producer, chunk: _Chunk) -> None:
         """Offset syncs at the chunk's first and last records, and its mapping when both sides are contiguous."""
         clients = self.clients
         if chunk.first_downstream < 0 or chunk.last_downstream < 0:
@@ -299,27 +265,96 @@ class UnitCopier:
                       and chunk.last_upstream - chunk.first_upstream == span)
         if clients.mappings_topic is not None and contiguous:
             mapping = mapping_for_copied_range(self.tp, chunk.first_upstream, chunk.first_downstream, chunk.count,
-                                               previous)
+                                               self.previous)
             syncs.produce(clients.mappings_topic, mapping.record_value(), mapping.record_key(), partition=0)
         syncs.poll(0)
 
-    def _maybe_fail(self, chunks_done: int) -> None:
-        failing = self.clients.fail_first_attempt
-        if failing is not None and self.attempt == 0 and failing == (self.unit.name, chunks_done):
-            raise ConnectError(f"injected failure of {self.unit.name} after {chunks_done} committed chunk(s)")
+    def close(self) -> None:
+        if self.producer is not None:
+            self.producer.flush(self.clients.timeout_s)
 
 
-def _both(chunk: _Chunk) -> Callable[[KafkaError | None, Message], None]:
-    def on_delivery(err: KafkaError | None, msg: Message) -> None:
-        chunk.on_first(err, msg)
-        chunk.on_last(err, msg)
+class GroupCopier:
+    """Copies a Spark task's units: one consumer for all their partitions, records dealt to their unit."""
 
-    return on_delivery
+    def __init__(self, clients: BackfillClients, units: list[WorkUnit], attempt: int) -> None:
+        self.clients = clients
+        self.units = units
+        self.attempt = attempt
+
+    def run(self) -> list[UnitResult]:
+        clients = self.clients
+        # A first attempt starts where the plan (read from the same offsets moments ago) says; a retried or
+        # speculative one reads what earlier attempts committed (init_transactions below fences them).
+        committed = committed_offsets(clients, self.units) if self.attempt > 0 else {}
+        copies = []
+        for unit in self.units:
+            stored = committed.get(offset_key(clients, unit), -1)
+            copies.append(UnitCopy(clients, unit, max(unit.start, stored + 1), self.attempt))
+        active = {(c.unit.topic, c.unit.partition): c for c in copies if not c.done}
+        if not active:
+            return [c.result for c in copies]
+        consumer = create_consumer(consumer_config(clients.source_consumer, {
+            "group.id": f"mm2-backfill-{clients.source}-{clients.target}", **_CONSUMER_TUNING}))
+        syncs = create_producer(producer_config(clients.syncs_producer)) if clients.syncs_producer else None
+        try:
+            # fetching starts while the producers get their ids (each InitProducerId is a broker round trip)
+            consumer.assign([KTopicPartition(t, p, c.result.resumed_from) for (t, p), c in active.items()])
+            with ThreadPoolExecutor(max_workers=min(8, len(active)), thread_name_prefix="mm2-backfill-init") as pool:
+                list(pool.map(UnitCopy.init, active.values()))
+            self._copy(consumer, active, syncs)
+        except BaseException:
+            for copy in active.values():
+                copy.abort()
+            raise
+        finally:
+            consumer.close()
+            for copy in copies:
+                copy.close()
+            if syncs is not None:
+                syncs.flush(clients.timeout_s)
+        return [c.result for c in copies]
+
+    def _copy(self, consumer: Any, active: dict[tuple[str, int], UnitCopy], syncs: Producer | None) -> None:
+        timeout_s = self.clients.timeout_s
+        remaining = len(active)
+        deadline = time.monotonic() + timeout_s
+        while remaining:
+            msgs = consumer.consume(_CONSUME_BATCH, 0.5)
+            if not msgs:
+                if time.monotonic() > deadline:
+                    late = ", ".join(c.unit.name for c in active.values() if not c.done)
+                    raise ConnectError(f"No records from {late} within {timeout_s:g}s")
+                continue
+            deadline = time.monotonic() + timeout_s
+            for msg in msgs:
+                copy = active[(msg.topic(), msg.partition())]  # type: ignore[index]
+                if copy.done:
+                    continue
+                offset = msg.offset() or 0
+                err = msg.error()
+                if err is not None:
+                    if err.code() != KafkaError._PARTITION_EOF:
+                        raise ConnectError(f"Cannot read {copy.unit.name}: {err.str()}")
+                    if offset >= copy.unit.end:  # the log ends at or past the unit: only markers were left
+                        copy.done = True
+                elif offset >= copy.unit.end:  # written after the plan: the live task's, not ours
+                    copy.done = True
+                elif copy.add(msg, offset):
+                    copy.commit(syncs)
+                if copy.done:
+                    copy.commit(syncs)
+                    consumer.pause([KTopicPartition(copy.unit.topic, copy.unit.partition)])
+                    remaining -= 1
+
+
+def copy_units(clients: BackfillClients, units: list[WorkUnit], attempt: int = 0) -> list[UnitResult]:
+    """Copy units; safe to run again for the same units (each resumes from its last committed chunk)."""
+    return GroupCopier(clients, units, attempt).run()
 
 
 def copy_unit(clients: BackfillClients, unit: WorkUnit, attempt: int = 0) -> UnitResult:
-    """Copy one unit; safe to call again for the same unit (it resumes from the last committed chunk)."""
-    return UnitCopier(clients, unit, attempt).run()
+    return copy_units(clients, [unit], attempt)[0]
 
 
 def decode_progress(key: bytes | None, value: bytes | None) -> tuple[tuple[str, int], int] | None:
@@ -334,4 +369,4 @@ def decode_progress(key: bytes | None, value: bytes | None) -> tuple[tuple[str, 
         return None
 
 
-__all__ = ["BackfillClients", "UnitResult", "committed_offset", "copy_unit", "decode_progress"]
+__all__ = ["BackfillClients", "UnitResult", "committed_offsets", "copy_unit", "copy_units", "decode_progress"]

@@ -20,7 +20,13 @@ from connect_core.kafka.clients import admin_config, consumer_config, create_adm
 from connect_core.kafka.types import KafkaError, KafkaException, OffsetSpec
 from connect_core.kafka.types import TopicPartition as KTopicPartition
 from connect_core.kafka.watermarks import high_watermarks
-from connect_core.storage.internal_topics import CONFIG_STORAGE, OFFSET_STORAGE, STATUS_STORAGE, internal_topic_spec
+from connect_core.storage.internal_topics import (
+    CONFIG_STORAGE,
+    OFFSET_STORAGE,
+    STATUS_STORAGE,
+    internal_topic_spec,
+    store_client_props,
+)
 from mirror.connectors.config import MirrorSourceConfig
 from mirror.connectors.mirror_admin import MirrorAdmin
 from mirror.connectors.source_logic import create_configs, target_config_entries
@@ -147,7 +153,7 @@ def create_target_topics(flow: Flow, topics: list[str], source_counts: Mapping[s
 
 def create_internal_topics(flow: Flow) -> None:
     """The flow's internal topics, as the herder and the MirrorSource connector create them."""
-    admin = TopicAdmin(flow.worker_props)
+    admin = TopicAdmin(store_client_props(flow.worker_props))
     try:
         admin.create_topics_if_missing([internal_topic_spec(flow.worker_props, prefix)
                                         for prefix in (OFFSET_STORAGE, CONFIG_STORAGE, STATUS_STORAGE)])
@@ -245,6 +251,8 @@ class PreparedBackfill:
     clients: BackfillClients
     missing_topics: list[str]
     source_counts: dict[str, int]
+    #: the flow's config topic existed at planning: ``mm2 run`` may be running it (else it never ran)
+    flow_has_run: bool
 
 
 def prepare(config: MirrorMakerConfig, source: str, target: str, pattern: str | None,
@@ -264,7 +272,8 @@ def prepare(config: MirrorMakerConfig, source: str, target: str, pattern: str | 
     committed = committed_offsets(flow, target_counts)
     units = plan_units(partitions, starts, ends, committed, {t: flow.remote_topic(t) for t in topics})
     plan = BackfillPlan(source, target, tuple(units), average_record_bytes(flow, starts, ends))
-    return PreparedBackfill(flow, plan, backfill_clients(flow, chunk_records, timeout_s), missing, source_counts)
+    return PreparedBackfill(flow, plan, backfill_clients(flow, chunk_records, timeout_s), missing, source_counts,
+                            flow.configs_topic in target_counts)
 
 
 def backfill_clients(flow: Flow, chunk_records: int, timeout_s: float) -> BackfillClients:

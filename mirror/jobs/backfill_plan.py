@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 #: Records per transaction: large enough that commits cost little, small enough that a retry redoes little.
-DEFAULT_CHUNK_RECORDS = 20_000
+DEFAULT_CHUNK_RECORDS = 50_000
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,8 @@ if TYPE_CHECKING:  # pyspark is the 'spark' extra: imported only when a job real
 
 DEFAULT_MASTER = "local[*]"
 TASK_MAX_FAILURES = 4
+#: set by Spark when spark-submit launched this interpreter as an application's driver
+SUBMITTED_MARKER = "PYSPARK_GATEWAY_PORT"
 _PACKAGES = ("connect_core", "mirror")
 _LOG4J = Path(__file__).with_name("log4j2.properties")
 
@@ -116,8 +118,10 @@ def spark_session(
     app_name: str, master: str | None = None, extra_conf: Mapping[str, str] | None = None
 ) -> Iterator[SparkSession]:
     """A SparkSession for one job, stopped on exit; executors get this interpreter and the project's code."""
+    submitted = master is None and SUBMITTED_MARKER in os.environ
     master = with_task_retries(master or DEFAULT_MASTER)
-    check_master_reachable(master)
+    if not submitted:
+        check_master_reachable(master)
     try:
         from pyspark.sql import SparkSession
     except ImportError:
@@ -126,11 +130,13 @@ def spark_session(
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     builder = SparkSession.builder
     for key, value in session_conf(app_name, master, extra_conf).items():
+        if submitted and key in ("spark.master", "spark.driver.host", "spark.driver.bindAddress"):
+            continue  # spark-submit's own --master and addresses win
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     try:
         session.sparkContext.setLogLevel("ERROR")
-        if not _local_master(master):
+        if not _local_master(session.sparkContext.master or master):
             with tempfile.TemporaryDirectory(prefix="mm2-spark-") as tmp:
                 session.sparkContext.addPyFile(str(package_zip(Path(tmp))))
                 yield session

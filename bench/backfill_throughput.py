@@ -1,0 +1,159 @@
+"""Backfill throughput: ``mm2 backfill`` on Spark (local[1], local[2]) vs one live mirror task, same backlog.
+
+    python -m bench.backfill_throughput                              # 300k x 1 KB over 8 partitions
+    python -m bench.backfill_throughput --records 50000 --size 1024
+
+On embedded brokers started here: one source broker A holding the backlog, and a new, empty target
+broker B for every contender (Tansu's memory store slows down as it fills). Per contender: records/s,
+MB/s, the CPU seconds of the copying processes per GB copied (this process for the live task; this
+process, Spark's JVM and its Python workers for backfill), and Spark's start-up time separately (the
+session is built before the clock starts). Raw consume of A and raw produce to B, measured in the
+same run, are the yardstick. Target: backfill on local[2] (start-up excluded) >= 1.0x the live task.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bench import raw_clients
+from bench._harness import Line, embedded_clusters, ratio_line
+from bench.mirror_throughput import Case, run_mirror
+from bench.raw_clients import Rate
+from connect_core.embedded import EmbeddedKafkaCluster, unique_name
+from mirror.driver.driver import make_config
+from mirror.jobs.backfill import run_job
+from mirror.jobs.spark import spark_session
+
+RATIO_TARGET = 1.0
+_GB = 1e9
+
+
+def _children() -> dict[int, list[int]]:
+    out: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        out.setdefault(int(fields[1]), []).append(int(name))
+    return out
+
+
+def tree_cpu_seconds(root: int) -> float:
+    """CPU seconds (user + system) of ``root`` and every live descendant."""
+    children, total, stack = _children(), 0.0, [root]
+    tick = os.sysconf("SC_CLK_TCK")
+    while stack:
+        pid = stack.pop()
+        stack.extend(children.get(pid, []))
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick
+        except OSError:
+            continue
+    return total
+
+
+@dataclass
+class Measured:
+    rate: Rate
+    cpu_s: float
+    startup_s: float = 0.0
+
+    @property
+    def cpu_per_gb(self) -> float:
+        return self.cpu_s / (self.rate.bytes / _GB) if self.rate.bytes else 0.0
+
+
+def mm2_config(a: EmbeddedKafkaCluster, b: EmbeddedKafkaCluster, topic: str) -> dict[str, str]:
+    return {"clusters": "A, B", "A.bootstrap.servers": a.bootstrap_servers, "B.bootstrap.servers": b.bootstrap_servers,
+            "A->B.enabled": "true", "A->B.topics": topic, "replication.factor": "1",
+            "offset-syncs.topic.replication.factor": "1", "offset.storage.replication.factor": "1",
+            "status.storage.replication.factor": "1", "config.storage.replication.factor": "1",
+            "emit.heartbeats.enabled": "false"}
+
+
+def run_backfill(a: EmbeddedKafkaCluster, topic: str, case: Case, master: str) -> Measured:
+    with embedded_clusters("B") as (b,):
+        config = make_config(mm2_config(a, b, topic))
+        t0 = time.perf_counter()
+        with spark_session(f"bench backfill {master}", master) as spark:
+            startup = time.perf_counter() - t0
+            spark.sparkContext.parallelize(range(4), 4).count()  # executors' Python workers up before the clock
+            cpu0 = tree_cpu_seconds(os.getpid())
+            t1 = time.perf_counter()
+            report = run_job(config, "A", "B", topic, spark=spark)
+            elapsed = time.perf_counter() - t1
+            cpu = tree_cpu_seconds(os.getpid()) - cpu0
+        if report.records_copied != case.records:
+            raise RuntimeError(f"backfill copied {report.records_copied} records, not {case.records}")
+        target_ends = b.end_offsets(f"A.{topic}")
+        if sum(target_ends.values()) < case.records:
+            raise RuntimeError(f"target holds {sum(target_ends.values())} offsets, fewer than {case.records}")
+    return Measured(Rate(case.records, case.records * case.size, elapsed), cpu, startup)
+
+
+def run_live(a: EmbeddedKafkaCluster, topic: str, case: Case, source_ends: dict[int, int]) -> Measured:
+    with embedded_clusters("B") as (b,):
+        cpu0 = tree_cpu_seconds(os.getpid())
+        rate, _steady, _sampler = run_mirror(a, b, topic, case, source_ends, timeout_s=600)
+        cpu = tree_cpu_seconds(os.getpid()) - cpu0
+    return Measured(rate, cpu)
+
+
+def describe(label: str, m: Measured) -> str:
+    extra = f", Spark start-up {m.startup_s:.1f} s (not counted)" if m.startup_s else ""
+    return f"{Line(label, m.rate)}  cpu {m.cpu_s:.1f} s = {m.cpu_per_gb:.1f} cpu-s/GB{extra}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--records", type=int, default=300_000)
+    parser.add_argument("--size", type=int, default=1024)
+    parser.add_argument("--partitions", type=int, default=8)
+    args = parser.parse_args(argv)
+    case = Case(args.records, args.size)
+    print(f"== backfill A->B: {case}, {args.partitions} partitions", flush=True)
+    with embedded_clusters("A") as (a,):
+        topic = a.create_topic(unique_name("bench-backlog"), args.partitions)
+        fill = raw_clients.produce(a.bootstrap_servers, topic, args.partitions, case.records, case.size)
+        print(f"  fill A            : {fill}", flush=True)
+        source_ends = a.end_offsets(topic)
+        consume = raw_clients.consume(a.bootstrap_servers, topic, args.partitions, case.records)
+        with embedded_clusters("B") as (b,):
+            raw_target = b.create_topic(unique_name("bench-raw"), args.partitions)
+            produce = raw_clients.produce(b.bootstrap_servers, raw_target, args.partitions, case.records, case.size)
+        live = run_live(a, topic, case, source_ends)
+        print(describe("(live) mirror task", live), flush=True)
+        one = run_backfill(a, topic, case, "local[1]")
+        print(describe("(bf1) backfill local[1]", one), flush=True)
+        two = run_backfill(a, topic, case, "local[2]")
+        print(describe("(bf2) backfill local[2]", two), flush=True)
+    print(Line("(a) raw consume A", consume))
+    print(Line("(b) raw produce B", produce))
+    print(describe("(live) mirror task", live))
+    print(describe("(bf1) backfill local[1]", one))
+    print(describe("(bf2) backfill local[2]", two))
+    slower = consume if consume.records_per_s <= produce.records_per_s else produce
+    print(ratio_line("ratio backfill[1]/live", one.rate, live.rate))
+    print(ratio_line("ratio backfill[2]/live", two.rate, live.rate))
+    print(ratio_line("ratio backfill[2]/min(a,b)", two.rate, slower))
+    print(ratio_line("ratio live/min(a,b)", live.rate, slower))
+    ratio = two.rate.records_per_s / live.rate.records_per_s if live.rate.records_per_s else 0.0
+    verdict = "meets" if ratio >= RATIO_TARGET else "misses"
+    print(f"verdict: backfill on local[2] {verdict} the target ({ratio:.2f}x the live task, target "
+          f"{RATIO_TARGET:.1f}x)", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
