@@ -77,3 +77,15 @@ def test_translate_offsets_prints_both_times() -> None:
     assert re.search(r"^target < 60 s for 40 groups \(job with session start\): [\d.]+ s (met|MISSED)$", out,
                      re.MULTILINE), out
     _no_broker_left(out)
+
+
+def test_backfill_prints_rates_cpu_startup_and_the_ratio() -> None:
+    out = run_bench("bench.backfill_throughput", "--records", "6000", "--size", "200", "--partitions", "4",
+                    "--rounds", "1", timeout=300)
+    for label in ("(a) raw consume A", "(b) raw produce B"):
+        figure(out, label, RATE)
+    for label in ("(live) mirror task", "(bf1) backfill local[1]", "(bf2) backfill local[2]"):
+        figure(out, label, RATE + r"\s+cpu [\d.]+ s = [\d.]+ cpu-s/GB.*")
+    figure(out, "(bf2) backfill local[2]", r".*Spark start-up [\d.]+ s \(not counted\)")
+    figure(out, "ratio backfill[2]/live", r"[\d.]+")
+    assert re.search(r"^verdict: backfill on local\[2\] (meets|misses) the target", out, re.MULTILINE), out
