@@ -372,16 +372,18 @@ class DistributedHerder:
 
     def _expire_delay_if_released(self, assignor: Any, members: Any, ctx: Any) -> None:
         """Runs on the group client's thread while this worker leads an assignment round."""
+        from connect_core.herder.distributed.assignor import reported_leaders
         from connect_core.herder.distributed.protocol import deserialize_metadata
 
-        previous = set(getattr(assignor, "previous_members", ()) or ())
-        current = {m for m, _ in members}
+        states = {m: deserialize_metadata(metadata) for m, metadata in members}
+        # A worker that has just taken over the lead counts its predecessor among the departed.
+        previous = assignor.last_generation_members(states, ctx.last_completed_generation_id, reported_leaders(states))
+        current = set(states)
         if not previous or previous <= current:
             return  # nobody departed
         reported_c: set[str] = set()
         reported_t: set[ConnectorTaskId] = set()
-        for _, metadata in members:
-            state = deserialize_metadata(metadata)
+        for state in states.values():
             reported_c.update(state.assignment.connectors)
             reported_t.update(state.assignment.tasks)
         snapshot = ctx.config_snapshot
