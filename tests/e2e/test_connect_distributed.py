@@ -276,7 +276,10 @@ def create(c: Cluster, via: WorkerProc, name: str, tasks: int) -> None:
     assert body["name"] == name
 
 
-def test_work_is_spread_writes_are_forwarded_and_sigterm_moves_work_at_once(cluster: Cluster) -> None:
+@pytest.mark.parametrize("leaving_role", ["follower", "leader"])
+def test_work_is_spread_writes_are_forwarded_and_sigterm_moves_work_at_once(
+    cluster: Cluster, leaving_role: str
+) -> None:
     names = ["c0", "c1", "c2"]
     # One create through each worker: at most one of them is the leader, so the others are forwarded.
     for w, name in zip(cluster.workers, names, strict=True):
@@ -298,14 +301,16 @@ def test_work_is_spread_writes_are_forwarded_and_sigterm_moves_work_at_once(clus
     placement = wait_for("3 connectors and 6 tasks spread evenly", balanced, 60)
     assert set(placement.values()) == {w.worker_id for w in cluster.workers}
 
-    # SIGTERM: the worker stops its work, leaves the group, and its work moves without the 20 s delay.
-    leaving = cluster.workers[2]
+    # SIGTERM: the worker stops its work, leaves the group, and its work moves without the 20 s delay,
+    # also when it was the leader (the new leader sees in the status topic that the work was released).
+    leader = cluster.leader()
+    leaving = leader if leaving_role == "leader" else next(w for w in cluster.workers if w is not leader)
     moved = [u for u, wid in placement.items() if wid == leaving.worker_id]
     t0 = time.monotonic()
     cluster.kill(leaving, signal.SIGTERM)
     assert leaving.proc is not None
     assert leaving.proc.wait(30) == 0
-    remaining = {w.worker_id for w in cluster.workers[:2]}
+    remaining = {w.worker_id for w in cluster.workers if w is not leaving}
 
     def moved_on() -> dict[str, str] | None:
         p = cluster.running_tasks(names)
