@@ -320,6 +320,9 @@ def test_work_is_spread_writes_are_forwarded_and_sigterm_moves_work_at_once(
     elapsed = time.monotonic() - t0
     assert elapsed < DELAY_MS / 1000, f"work moved only after {elapsed:.1f}s (the lost-work delay is 20 s)"
     assert all(after[u] in remaining for u in moved)
+    if leaving_role == "leader":  # the survivor that took over saw the work released, so it held nothing
+        logs = "".join(w.log_file.read_text(errors="replace") for w in cluster.workers if w is not leaving)
+        assert "took over from" in logs and "released their work cleanly" in logs
     cluster.assert_never_ran_twice()
 
 
