@@ -199,6 +199,7 @@ class TakeOver:
 
     previous_leaders: tuple[str, ...]  # as the members report them (empty: unknown)
     unreported: ConnectorsAndTasks  # configured work no member reports: lost, unless nobody left
+    never_started: ConnectorsAndTasks  # the part of it no worker ever started: new work, assigned now
 
 
 @dataclass
@@ -327,6 +328,7 @@ class IncrementalCooperativeAssignor:
         self.previous_members: set[str] = set()
         self.num_successive_revoking_rebalances = 0
         self.last_take_over: TakeOver | None = None  # set by a round that rebuilt a predecessor's memory
+        self._never_started = ConnectorsAndTasks()  # see note_never_started; used by the next round only
         self._revoking_backoff = _ExponentialBackoff(0 if max_delay_ms == 0 else 1, 40, max_delay_ms)
 
     # ------------------------------------------------------------------ bytes in, bytes out
@@ -419,8 +421,9 @@ class IncrementalCooperativeAssignor:
         )
         leaders = {leader for leader in previous_leaders if leader}
         self.last_take_over = None
+        never_started, self._never_started = self._never_started, ConnectorsAndTasks()
         if self.took_over(last_completed_generation_id, leaders):
-            self._rebuild_last_generation(configured, active, members, leaders)
+            self._rebuild_last_generation(configured, active, members, leaders, never_started)
         elif self.previous_generation_id != last_completed_generation_id:
             # The last round's assignment may never have reached the members (the leader failed to
             # sync): do not trust our memory of it.
@@ -526,6 +529,7 @@ class IncrementalCooperativeAssignor:
         active: ConnectorsAndTasks,
         members: Mapping[str, ConnectorsAndTasks],
         previous_leaders: set[str],
+        never_started: ConnectorsAndTasks,
     ) -> None:
         """Stand in for the memory of the leader this worker took over from.
 
@@ -534,15 +538,33 @@ class IncrementalCooperativeAssignor:
         work, held for the delay when a previous leader is gone. Revocation state from an earlier
         term of this worker's own no longer applies; a pending delay is kept (the herder may have
         expired it just before this round because the departed workers released their work).
+        Work known never to have started anywhere (``never_started``) was not assigned yet: it stays
+        out, so it is assigned at once as created work.
         """
-        previous = ConnectorsAndTasks.of(configured.connectors, configured.tasks)
+        previous = _diff(configured, never_started)
         previous.add_all(active)
         self.previous_assignment = previous
         self.previous_members = set(members) | previous_leaders
         self.previous_revocation = ConnectorsAndTasks()
         self.revoked_in_previous = False
         self.num_successive_revoking_rebalances = 0
-        self.last_take_over = TakeOver(tuple(sorted(previous_leaders)), _diff(configured, active))
+        unreported = _diff(configured, active)
+        self.last_take_over = TakeOver(
+            tuple(sorted(previous_leaders)),
+            unreported,
+            ConnectorsAndTasks.of(
+                (c for c in unreported.connectors if c in set(never_started.connectors)),
+                (t for t in unreported.tasks if t in set(never_started.tasks)),
+            ),
+        )
+
+    def note_never_started(self, connectors: Iterable[str], tasks: Iterable[ConnectorTaskId]) -> None:
+        """Tell the next round which work no worker has ever started (no status was ever written).
+
+        Only a round that takes over uses it: such work, though nobody reports it, was never assigned
+        (created just before the old leader died), so it is assigned at once instead of held as lost.
+        """
+        self._never_started = ConnectorsAndTasks.of(connectors, tasks)
 
     def forget(self) -> None:
         """Drop everything remembered from leading: called when this worker joins as a follower."""
@@ -555,6 +577,8 @@ class IncrementalCooperativeAssignor:
         self.previous_generation_id = -1
         self.previous_members = set()
         self.num_successive_revoking_rebalances = 0
+        self.last_take_over = None
+        self._never_started = ConnectorsAndTasks()
 
     def _compute_previous_assignment(
         self,

@@ -418,6 +418,44 @@ def test_dead_leader_that_returns_within_the_delay_gets_its_work_back(cluster: C
     cluster.assert_balanced_and_complete()
 
 
+def test_new_leader_assigns_work_that_never_started_at_once_and_holds_the_rest(cluster: Cluster) -> None:
+    """A connector created just before the leader died ran nowhere: it is new work, not lost work."""
+    cluster.add_workers("worker2", "worker3")
+    cluster.rebalance()
+    dead_t = list(cluster.members["worker1"].tasks)
+    cluster.connectors["connector3"] = 2  # its config was written, the dying leader never assigned it
+    created_t = [ConnectorTaskId("connector3", i) for i in range(2)]
+    cluster.remove_workers("worker1")
+    cluster.take_over()
+    cluster.assignor.note_never_started(["connector3"], created_t)  # no status was ever written for them
+    r = cluster.rebalance(leaders=("worker1",))
+    assert cluster.delay_now == DEFAULT_DELAY  # worker1's work is still held ...
+    assert sorted(c for cs in r.newly_assigned_connectors.values() for c in cs) == ["connector3"]
+    assert sorted(t for ts in r.newly_assigned_tasks.values() for t in ts) == created_t  # ... the new work is not
+    taken = cluster.assignor.last_take_over
+    assert taken is not None
+    assert (taken.never_started.connectors, taken.never_started.tasks) == (["connector3"], created_t)
+    assert sorted(taken.unreported.tasks) == sorted(dead_t + created_t)
+
+    cluster.clock.sleep(DEFAULT_DELAY)
+    cluster.rebalance(leaders=("worker2",))
+    cluster.assert_no_revocations()
+    cluster.assert_balanced_and_complete()
+
+
+def test_never_started_note_is_used_by_one_take_over_round_only(cluster: Cluster) -> None:
+    cluster.add_workers("worker2")
+    cluster.rebalance()
+    cluster.assignor.note_never_started(["connector1"], ())  # not a take-over round: ignored, then dropped
+    cluster.rebalance()
+    cluster.assert_empty_assignment()
+    cluster.remove_workers("worker1")
+    cluster.take_over()
+    cluster.rebalance(leaders=("worker1",))
+    assert cluster.delay_now == DEFAULT_DELAY
+    cluster.assert_empty_assignment()  # nothing was noted for this round: all of worker1's work is held
+
+
 def test_new_leader_whose_predecessor_is_still_here_assigns_unreported_work_at_once(cluster: Cluster) -> None:
     """Leadership moved but nobody left: what nobody reports was never assigned (e.g. just created)."""
     cluster.add_workers("worker2")

@@ -152,3 +152,17 @@ def test_a_crashed_leader_keeps_the_delay_on_its_work() -> None:
     run(store, assignor, AFTER_LEADER_LEFT)
     assert assignor.scheduled_rebalance == 0  # no expiry: the assignor then holds T2 for the delay
     assert store.reads == [2.0]
+
+
+def test_a_new_leader_learns_which_unreported_work_never_started() -> None:
+    store = ReadCountingStatusStore()
+    store.put(TaskStatus(T2, State.RUNNING, "w3"))  # the dead leader ran T2; nobody ever ran T3 (just created)
+    t3 = ConnectorTaskId("c", 3)
+    assignor = new_leader()
+    run(store, assignor, AFTER_LEADER_LEFT, Snapshot({"c": [T0, T1, T2, t3]}))
+    assert assignor.scheduled_rebalance == 0  # T2 keeps the delay
+    assert assignor._never_started.tasks == [t3] and assignor._never_started.connectors == []
+
+    follower_left = assignor_after_departure()  # not a take-over: nothing is noted
+    run(store, follower_left, SURVIVORS, Snapshot({"c": [T0, T1, T2, t3]}))
+    assert follower_left._never_started.is_empty()
