@@ -168,7 +168,9 @@ def distributed_config_def() -> ConfigDef:
         .define(SCHEDULED_REBALANCE_MAX_DELAY_MS_CONFIG, Type.INT, 300000, Range.between(0, 2**31 - 1),
                 importance=Importance.LOW,
                 documentation="How long the leader keeps a departed worker's connectors and tasks unassigned, "
-                "waiting for it to return, before giving them to the remaining workers.")
+                "waiting for it to return, before giving them to the remaining workers. Unlike Java Connect, "
+                "this also holds when the departed worker was the leader: its successor rebuilds the last "
+                "assignment from the members' reports.")
         .define(INTER_WORKER_KEY_TTL_MS_CONFIG, Type.INT, 3600000, Range.between(0, 2**31 - 1),
                 importance=Importance.LOW,
                 documentation="Lifetime of the session key signing internal requests; the leader rotates it.")

@@ -2,8 +2,8 @@
 
 Group timing is shortened (session 6 s, heartbeat 1 s, lost-work delay 20 s: well beyond the ~6-12 s
 a SIGKILLed member takes to be noticed and its work reassigned without a delay, so timings tell the
-two apart). The killed worker is never the group leader here: a dead leader's lost work is another
-test's subject. Every test ends by
+two apart). The killed worker is a follower, except in the leader-death test: there, beyond Java
+Connect, the new leader holds the dead leader's work for the delay too. Every test ends by
 replaying the status topic: a task must never be RUNNING on two workers at once (a worker killed
 with SIGKILL counts as stopped from the moment it was killed).
 """
@@ -179,6 +179,23 @@ class Cluster:
                     out.append(f"{key} on {rec['worker_id']}")
         return out
 
+    def first_running_elsewhere_after_kill(self, victim: WorkerProc, units: list[str]) -> float | None:
+        """Wall-clock ms of the first RUNNING status of ``units`` (connectors or tasks) written by another
+        worker after ``victim`` was SIGKILLed, or None."""
+        killed = self.killed_at[victim.worker_id]
+        keys = {f"status-task-{u}" for u in units} | {f"status-connector-{u}" for u in units}
+        first: float | None = None
+        for msgs in self.kafka.read_all(self.status_topic).values():
+            for m in msgs:
+                key, value = (m.key() or b"").decode(), m.value()
+                if not value or key not in keys:
+                    continue
+                rec = json.loads(value)
+                ts = m.timestamp()[1]
+                if rec["state"] == "RUNNING" and rec["worker_id"] != victim.worker_id and ts >= killed:
+                    first = ts if first is None else min(first, ts)
+        return first
+
     def kill(self, w: WorkerProc, sig: int) -> None:
         assert w.proc is not None
         if sig == signal.SIGKILL:
@@ -259,7 +276,10 @@ def create(c: Cluster, via: WorkerProc, name: str, tasks: int) -> None:
     assert body["name"] == name
 
 
-def test_work_is_spread_writes_are_forwarded_and_sigterm_moves_work_at_once(cluster: Cluster) -> None:
+@pytest.mark.parametrize("leaving_role", ["follower", "leader"])
+def test_work_is_spread_writes_are_forwarded_and_sigterm_moves_work_at_once(
+    cluster: Cluster, leaving_role: str
+) -> None:
     names = ["c0", "c1", "c2"]
     # One create through each worker: at most one of them is the leader, so the others are forwarded.
     for w, name in zip(cluster.workers, names, strict=True):
@@ -281,14 +301,16 @@ def test_work_is_spread_writes_are_forwarded_and_sigterm_moves_work_at_once(clus
     placement = wait_for("3 connectors and 6 tasks spread evenly", balanced, 60)
     assert set(placement.values()) == {w.worker_id for w in cluster.workers}
 
-    # SIGTERM: the worker stops its work, leaves the group, and its work moves without the 20 s delay.
-    leaving = cluster.workers[2]
+    # SIGTERM: the worker stops its work, leaves the group, and its work moves without the 20 s delay,
+    # also when it was the leader (the new leader sees in the status topic that the work was released).
+    leader = cluster.leader()
+    leaving = leader if leaving_role == "leader" else next(w for w in cluster.workers if w is not leader)
     moved = [u for u, wid in placement.items() if wid == leaving.worker_id]
     t0 = time.monotonic()
     cluster.kill(leaving, signal.SIGTERM)
     assert leaving.proc is not None
     assert leaving.proc.wait(30) == 0
-    remaining = {w.worker_id for w in cluster.workers[:2]}
+    remaining = {w.worker_id for w in cluster.workers if w is not leaving}
 
     def moved_on() -> dict[str, str] | None:
         p = cluster.running_tasks(names)
@@ -298,6 +320,9 @@ def test_work_is_spread_writes_are_forwarded_and_sigterm_moves_work_at_once(clus
     elapsed = time.monotonic() - t0
     assert elapsed < DELAY_MS / 1000, f"work moved only after {elapsed:.1f}s (the lost-work delay is 20 s)"
     assert all(after[u] in remaining for u in moved)
+    if leaving_role == "leader":  # the survivor that took over saw the work released, so it held nothing
+        logs = "".join(w.log_file.read_text(errors="replace") for w in cluster.workers if w is not leaving)
+        assert "took over from" in logs and "released their work cleanly" in logs
     cluster.assert_never_ran_twice()
 
 
@@ -374,4 +399,59 @@ def test_sigkilled_worker_that_stays_away_loses_its_work_after_the_delay(cluster
     # Without the delay the work moves once the death is noticed (session 6 s + a rebalance: ~6-12 s);
     # with it, not before the 20 s delay has run out after that.
     assert elapsed >= DELAY_MS / 1000, f"reassigned after {elapsed:.1f}s, before the {DELAY_MS} ms delay"
+    cluster.assert_never_ran_twice()
+
+
+def test_sigkilled_leader_keeps_its_work_for_the_delay_then_loses_it(cluster: Cluster) -> None:
+    """Beyond Java Connect (whose new leader reassigns a dead leader's work at once): the worker that
+    takes over rebuilds the last generation from the members' join metadata and holds the work nobody
+    reports for scheduled.rebalance.max.delay.ms, measured here from the SIGKILL."""
+    create(cluster, cluster.workers[0], "idle", 6)
+    names = ["idle"]
+
+    def spread() -> dict[str, str] | None:
+        p = cluster.running_tasks(names)
+        if p is None:
+            return None
+        tasks = [wid for u, wid in p.items() if u != "idle"]
+        return p if sorted(tasks.count(w.worker_id) for w in cluster.workers) == [2, 2, 2] else None
+
+    placement = wait_for("6 tasks, 2 per worker", spread, 60)
+    victim = cluster.leader()
+    victim_units = sorted(u for u, wid in placement.items() if wid == victim.worker_id)
+    assert len([u for u in victim_units if u != "idle"]) == 2
+    survivors = [w for w in cluster.workers if w is not victim]
+    marks = {w.port: w.log_file.stat().st_size for w in survivors}
+    t0 = time.monotonic()
+    cluster.kill(victim, signal.SIGKILL)
+    assert victim.proc is not None
+    victim.proc.wait(10)
+
+    def new_leader_holding() -> WorkerProc | None:
+        for w in survivors:
+            text = w.log_file.read_bytes()[marks[w.port]:].decode(errors="replace")
+            if "took over from" in text and cluster.held_lost_work(w, marks[w.port]):
+                return w
+        return None
+
+    # A survivor takes over once the death is noticed (session 6 s) and holds the dead leader's work ...
+    new_leader = wait_for("a new leader holding the dead leader's work", new_leader_holding, 40, interval=0.5)
+    noticed = time.monotonic() - t0
+    assert not cluster.first_running_elsewhere_after_kill(victim, victim_units), "reassigned at once"
+
+    # ... and only when the delay has run out do the survivors run it.
+    remaining = {w.worker_id for w in survivors}
+
+    def reassigned() -> dict[str, str] | None:
+        p = cluster.running_tasks(names)
+        return p if p is not None and set(p.values()) <= remaining else None
+
+    wait_for("the dead leader's work running on the survivors", reassigned, 60, interval=0.5)
+    elapsed = time.monotonic() - t0
+    first = cluster.first_running_elsewhere_after_kill(victim, victim_units)
+    assert first is not None
+    held_s = (first - cluster.killed_at[victim.worker_id]) / 1000
+    assert held_s >= DELAY_MS / 1000, f"the dead leader's work ran elsewhere {held_s:.1f}s after the kill"
+    print(f"new leader {new_leader.port} noticed after {noticed:.1f}s; work ran elsewhere {held_s:.1f}s after the "
+          f"kill; all running after {elapsed:.1f}s")
     cluster.assert_never_ran_twice()

@@ -17,6 +17,14 @@ assignment, in the join metadata) and its own memory of the last round:
   the revoking members start. Back-to-back revoking rounds back off exponentially (1 ms x 40^n, at
   most the max delay), so a cluster that keeps changing does not thrash.
 
+**A new leader** (beyond Kafka): Kafka's new leader has no memory of the last round, so the dead
+leader's work looks *created* and is reassigned at once, ignoring the delay. Here a worker that did
+not assign the last completed generation rebuilds it instead: everything configured or reported was
+assigned, and the previous members were the present ones plus the leader(s) the members report in
+their join metadata. Work nobody reports is then *lost*, and held for the delay if a reported leader
+is gone (the dead leader's work, or of any worker that died with it); with every reported leader
+present, nobody left and it is assigned at once as before.
+
 Revocation happens before reassignment: a revoked connector or task is never assigned in the same
 round, so it never runs twice. Members get only *incremental* changes (newly assigned, revoked); the
 coordinator adds the rest back.
@@ -33,7 +41,7 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
@@ -185,6 +193,15 @@ class LeaderState:
         return self.all_members[owner].url
 
 
+@dataclass(frozen=True)
+class TakeOver:
+    """A round in which this worker rebuilt the last generation of a leader it took over from."""
+
+    previous_leaders: tuple[str, ...]  # as the members report them (empty: unknown)
+    unreported: ConnectorsAndTasks  # configured work no member reports: lost, unless nobody left
+    never_started: ConnectorsAndTasks  # the part of it no worker ever started: new work, assigned now
+
+
 @dataclass
 class AssignmentContext:
     """What the leader's coordinator gives an assignor for one round."""
@@ -216,6 +233,11 @@ def _ensure_leader_config(max_offset: int, ctx: AssignmentContext) -> tuple[Conf
 
 def _decode_members(members: Sequence[tuple[str, bytes]]) -> dict[str, ExtendedWorkerState]:
     return {member_id: deserialize_metadata(metadata) for member_id, metadata in members}
+
+
+def reported_leaders(states: Mapping[str, ExtendedWorkerState]) -> set[str]:
+    """The leader ids of the generations the members last completed, from their join metadata."""
+    return {s.assignment.leader for s in states.values() if s.assignment.leader}
 
 
 # ----------------------------------------------------------------------------- eager (V0)
@@ -288,8 +310,9 @@ class _ExponentialBackoff:
 class IncrementalCooperativeAssignor:
     """KIP-415 assignment with lost-work delay and revocation backoff; keeps state between rounds.
 
-    Only the current leader's instance matters; a new leader starts from a clean slate (it sees the
-    members' reported assignments, so nothing is lost, but any running delay restarts).
+    Only the current leader's instance matters. A worker taking over the lead rebuilds the last
+    generation from the members' join metadata (see the module docstring), so its predecessor's work
+    is held for the delay like any departed worker's; a delay its predecessor was running restarts.
     """
 
     def __init__(self, max_delay_ms: int, clock: Callable[[], int] = monotonic_ms) -> None:
@@ -304,6 +327,8 @@ class IncrementalCooperativeAssignor:
         self.previous_generation_id = -1
         self.previous_members: set[str] = set()
         self.num_successive_revoking_rebalances = 0
+        self.last_take_over: TakeOver | None = None  # set by a round that rebuilt a predecessor's memory
+        self._never_started = ConnectorsAndTasks()  # see note_never_started; used by the next round only
         self._revoking_backoff = _ExponentialBackoff(0 if max_delay_ms == 0 else 1, 40, max_delay_ms)
 
     # ------------------------------------------------------------------ bytes in, bytes out
@@ -331,8 +356,9 @@ class IncrementalCooperativeAssignor:
             m: ConnectorsAndTasks.of(s.assignment.connectors, s.assignment.tasks) for m, s in states.items()
         }
         cluster = self.perform_task_assignment(
-            snapshot, ctx.last_completed_generation_id, ctx.generation_id, member_assignments
-        )
+            snapshot, ctx.last_completed_generation_id, ctx.generation_id, member_assignments,
+            reported_leaders(states),
+        )  # fmt: skip
         leader_state = LeaderState.build(states, cluster.all_assigned_connectors, cluster.all_assigned_tasks)
         assignments = self._fill(states, NO_ERROR, leader_id, leader_url, offset, cluster, self.delay, version)
         return GroupAssignment(
@@ -377,15 +403,15 @@ class IncrementalCooperativeAssignor:
         last_completed_generation_id: int,
         current_generation_id: int,
         member_assignments: Mapping[str, ConnectorsAndTasks],
+        previous_leaders: Iterable[str] = (),
     ) -> ClusterAssignment:
-        """One round: from each member's current assignment, compute increments and revocations."""
+        """One round: from each member's current assignment, compute increments and revocations.
+
+        ``previous_leaders`` are the leader ids the members report in their join metadata; they only
+        matter when this worker did not assign the last completed generation (it has taken over).
+        """
         members = {m: ConnectorsAndTasks.of(member_assignments[m].connectors, member_assignments[m].tasks)
                    for m in sorted(member_assignments)}  # fmt: skip
-        if self.previous_generation_id != last_completed_generation_id:
-            # The last round's assignment may never have reached the members (the leader failed to
-            # sync): do not trust our memory of it.
-            self.previous_assignment = ConnectorsAndTasks()
-
         configured_connectors = sorted(set(config.connectors()))
         configured = ConnectorsAndTasks.of(
             configured_connectors, (t for c in configured_connectors for t in config.tasks(c))
@@ -393,6 +419,15 @@ class IncrementalCooperativeAssignor:
         active = ConnectorsAndTasks.of(
             (c for a in members.values() for c in a.connectors), (t for a in members.values() for t in a.tasks)
         )
+        leaders = {leader for leader in previous_leaders if leader}
+        self.last_take_over = None
+        never_started, self._never_started = self._never_started, ConnectorsAndTasks()
+        if self.took_over(last_completed_generation_id, leaders):
+            self._rebuild_last_generation(configured, active, members, leaders, never_started)
+        elif self.previous_generation_id != last_completed_generation_id:
+            # The last round's assignment may never have reached the members (the leader failed to
+            # sync): do not trust our memory of it.
+            self.previous_assignment = ConnectorsAndTasks()
 
         if not self.previous_revocation.is_empty():
             # A revocation we sent did not take effect: start again from what is actually running.
@@ -469,6 +504,81 @@ class IncrementalCooperativeAssignor:
             _diff_map(next_connectors, revoked_connectors),
             _diff_map(next_tasks, revoked_tasks),
         )
+
+    def took_over(self, last_completed_generation_id: int, previous_leaders: Collection[str]) -> bool:
+        """Whether this worker leads a group whose last completed generation another leader assigned.
+
+        Either it completed a generation it did not assign, or it never completed one while the
+        members report a leader (it joined an existing group and leads at once).
+        """
+        if self.previous_generation_id < last_completed_generation_id:
+            return True
+        return self.previous_generation_id == -1 and bool(previous_leaders)
+
+    def last_generation_members(self, members: Collection[str], last_completed_generation_id: int,
+                                previous_leaders: Collection[str]) -> set[str]:  # fmt: skip
+        """The members of the last round as far as this leader can tell (for "has anyone left?")."""
+        leaders = {leader for leader in previous_leaders if leader}
+        if self.took_over(last_completed_generation_id, leaders):
+            return set(members) | leaders
+        return set(self.previous_members)
+
+    def _rebuild_last_generation(
+        self,
+        configured: ConnectorsAndTasks,
+        active: ConnectorsAndTasks,
+        members: Mapping[str, ConnectorsAndTasks],
+        previous_leaders: set[str],
+        never_started: ConnectorsAndTasks,
+    ) -> None:
+        """Stand in for the memory of the leader this worker took over from.
+
+        That leader assigned all configured work (and whatever members still report), and led a
+        group of at least the present members and itself. What no member reports is therefore lost
+        work, held for the delay when a previous leader is gone. Revocation state from an earlier
+        term of this worker's own no longer applies; a pending delay is kept (the herder may have
+        expired it just before this round because the departed workers released their work).
+        Work known never to have started anywhere (``never_started``) was not assigned yet: it stays
+        out, so it is assigned at once as created work.
+        """
+        previous = _diff(configured, never_started)
+        previous.add_all(active)
+        self.previous_assignment = previous
+        self.previous_members = set(members) | previous_leaders
+        self.previous_revocation = ConnectorsAndTasks()
+        self.revoked_in_previous = False
+        self.num_successive_revoking_rebalances = 0
+        unreported = _diff(configured, active)
+        self.last_take_over = TakeOver(
+            tuple(sorted(previous_leaders)),
+            unreported,
+            ConnectorsAndTasks.of(
+                (c for c in unreported.connectors if c in set(never_started.connectors)),
+                (t for t in unreported.tasks if t in set(never_started.tasks)),
+            ),
+        )
+
+    def note_never_started(self, connectors: Iterable[str], tasks: Iterable[ConnectorTaskId]) -> None:
+        """Tell the next round which work no worker has ever started (no status was ever written).
+
+        Only a round that takes over uses it: such work, though nobody reports it, was never assigned
+        (created just before the old leader died), so it is assigned at once instead of held as lost.
+        """
+        self._never_started = ConnectorsAndTasks.of(connectors, tasks)
+
+    def forget(self) -> None:
+        """Drop everything remembered from leading: called when this worker joins as a follower."""
+        self.previous_assignment = ConnectorsAndTasks()
+        self.previous_revocation = ConnectorsAndTasks()
+        self.revoked_in_previous = False
+        self.candidate_workers_for_reassignment = []
+        self.scheduled_rebalance = 0
+        self.delay = 0
+        self.previous_generation_id = -1
+        self.previous_members = set()
+        self.num_successive_revoking_rebalances = 0
+        self.last_take_over = None
+        self._never_started = ConnectorsAndTasks()
 
     def _compute_previous_assignment(
         self,

@@ -181,6 +181,11 @@ class WorkerCoordinator(BaseCoordinator):  # type: ignore[misc]
         with self._lock:
             self._config_snapshot = result.config_snapshot
             self._leader_state = result.leader_state
+        take_over = self._incremental.last_take_over if mode is not ConnectProtocolCompatibility.EAGER else None
+        if take_over is not None:
+            log.info("Leader %s took over from %s: %d connector(s) and %d task(s) no member reports are lost work "
+                     "of departed workers", leader_id, ", ".join(take_over.previous_leaders) or "an unknown leader",
+                     len(take_over.unreported.connectors), len(take_over.unreported.tasks))  # fmt: skip
         delay = max((a.delay for a in result.assignments.values()), default=0)
         log.info("Leader %s assigned generation %s (%s, delay %s ms) to %d member(s)", leader_id,
                  ctx.generation_id, protocol, delay, len(members))  # fmt: skip
@@ -218,6 +223,9 @@ class WorkerCoordinator(BaseCoordinator):  # type: ignore[misc]
                     )
             self._assignment_snapshot = new
             self._last_completed_generation = generation
+            if new.leader != member_id:
+                # Following now: a later lead starts by rebuilding the group's last generation.
+                self._incremental.forget()
             self._join_prepared = False
             assigned = new
             self._events.append(lambda: self._listener.on_assigned(assigned, generation))

@@ -372,16 +372,19 @@ class DistributedHerder:
 
     def _expire_delay_if_released(self, assignor: Any, members: Any, ctx: Any) -> None:
         """Runs on the group client's thread while this worker leads an assignment round."""
+        from connect_core.herder.distributed.assignor import reported_leaders
         from connect_core.herder.distributed.protocol import deserialize_metadata
 
-        previous = set(getattr(assignor, "previous_members", ()) or ())
-        current = {m for m, _ in members}
+        states = {m: deserialize_metadata(metadata) for m, metadata in members}
+        leaders = reported_leaders(states)
+        # A worker that has just taken over the lead counts its predecessor among the departed.
+        previous = assignor.last_generation_members(states, ctx.last_completed_generation_id, leaders)
+        current = set(states)
         if not previous or previous <= current:
             return  # nobody departed
         reported_c: set[str] = set()
         reported_t: set[ConnectorTaskId] = set()
-        for _, metadata in members:
-            state = deserialize_metadata(metadata)
+        for state in states.values():
             reported_c.update(state.assignment.connectors)
             reported_t.update(state.assignment.tasks)
         snapshot = ctx.config_snapshot
@@ -392,15 +395,18 @@ class DistributedHerder:
         read = getattr(self.status_store, "read_to_end", None)
         if callable(read):
             read(min(self._sync_timeout_s, 2.0))
+        connector_states = {c: self.status_store.get_connector(c) for c in unreported_c}
+        task_states = {t: self.status_store.get_task(t) for t in unreported_t}
+        if assignor.took_over(ctx.last_completed_generation_id, leaders):
+            # Work with no status at all never started: created just before the old leader died.
+            assignor.note_never_started(
+                [c for c, st in connector_states.items() if st is None],
+                [t for t, st in task_states.items() if st is None],
+            )
         held = ("RUNNING", "PAUSED", "RESTARTING")
-        for c in unreported_c:
-            cs = self.status_store.get_connector(c)
-            if cs is not None and cs.state.value in held:
-                return
-        for t in unreported_t:
-            ts = self.status_store.get_task(t)
-            if ts is not None and ts.state.value in held:
-                return
+        statuses = [*connector_states.values(), *task_states.values()]
+        if any(st is not None and st.state.value in held for st in statuses):
+            return
         log.info(
             "Departed workers released their work cleanly (%d connectors, %d tasks); reassigning it now instead "
             "of after scheduled.rebalance.max.delay.ms",

@@ -81,12 +81,18 @@ class Cluster:
         for n in names:
             del self.members[n]
 
-    def rebalance(self, *, fail: bool = False, generation_mismatch: bool = False) -> ClusterAssignment:
+    def take_over(self) -> None:
+        """Another member becomes the leader: a fresh assignor that assigned no generation yet."""
+        self.assignor = IncrementalCooperativeAssignor(self.delay, self.clock)
+
+    def rebalance(self, *, fail: bool = False, generation_mismatch: bool = False,
+                  leaders: tuple[str, ...] = ()) -> ClusterAssignment:  # fmt: skip
+        """One round; ``leaders``: the leader ids the members report (they matter after a take-over)."""
         self.generation += 1
         last_completed = self.generation - 2 if generation_mismatch else self.generation - 1
         copy = {w: ConnectorsAndTasks.of(a.connectors, a.tasks) for w, a in self.members.items()}
         self.returned = self.assignor.perform_task_assignment(
-            Snapshot(dict(self.connectors)), last_completed, self.generation, copy
+            Snapshot(dict(self.connectors)), last_completed, self.generation, copy, leaders
         )
         self.assert_no_redundant_assignments()
         if not fail:
@@ -354,27 +360,186 @@ def test_scheduled_delay_disabled_reassigns_lost_work_at_once() -> None:
     cluster.assert_balanced_and_complete()
 
 
-def test_new_leader_starts_from_a_clean_slate(cluster: Cluster) -> None:
+def test_new_leader_holds_the_dead_leaders_work_for_the_delay(cluster: Cluster) -> None:
+    """Beyond Kafka (whose new leader reassigns a dead leader's work at once): the new leader rebuilds
+    the last generation, so what no survivor reports is lost work and waits for the delay."""
     cluster.add_workers("worker2", "worker3")
     cluster.rebalance()
     cluster.assert_allocations([0, 1, 1], [2, 3, 3])
-    cluster.assert_balanced_and_complete()
+    dead_c, dead_t = list(cluster.members["worker1"].connectors), list(cluster.members["worker1"].tasks)
+    assert dead_t
 
-    cluster.remove_workers("worker1")  # the leader left; a new leader has no memory of the last round
-    cluster.init_assignor()
-    cluster.rebalance()
-    assert cluster.delay_now == 0
+    cluster.remove_workers("worker1")  # the leader dies; the survivors still report it as their leader
+    cluster.take_over()
+    cluster.rebalance(leaders=("worker1",))
+    assert cluster.delay_now == DEFAULT_DELAY
+    taken = cluster.assignor.last_take_over
+    assert taken is not None and taken.previous_leaders == ("worker1",)
+    assert (taken.unreported.connectors, taken.unreported.tasks) == (sorted(dead_c), sorted(dead_t))
     cluster.assert_workers("worker2", "worker3")
+    cluster.assert_empty_assignment()
+
+    cluster.clock.sleep(DEFAULT_DELAY // 2)
+    cluster.rebalance(leaders=("worker2",))  # the new leader remembers its own round now
+    assert cluster.assignor.last_take_over is None
+    assert cluster.delay_now == DEFAULT_DELAY // 2
+    cluster.assert_empty_assignment()
+
+    cluster.clock.sleep(DEFAULT_DELAY // 2)
+    cluster.rebalance(leaders=("worker2",))  # expired: the survivors take it
+    assert cluster.delay_now == 0
+    cluster.assert_no_revocations()
     cluster.assert_allocations([1, 1], [4, 4])
     cluster.assert_balanced_and_complete()
 
-    cluster.add_workers("worker1")  # the old leader returns as a plain new worker
+
+def test_dead_leader_that_returns_within_the_delay_gets_its_work_back(cluster: Cluster) -> None:
+    cluster.add_workers("worker2", "worker3")
     cluster.rebalance()
-    cluster.assert_allocations([0, 1, 1], [0, 3, 3])
-    cluster.rebalance()
+    dead_c, dead_t = list(cluster.members["worker1"].connectors), list(cluster.members["worker1"].tasks)
+
+    cluster.remove_workers("worker1")
+    cluster.take_over()
+    cluster.rebalance(leaders=("worker1",))
+    assert cluster.delay_now == DEFAULT_DELAY
+
+    cluster.clock.sleep(DEFAULT_DELAY // 2)
+    cluster.add_workers("worker1")  # back, empty, as a plain member
+    cluster.rebalance(leaders=("worker2",))
+    assert cluster.delay_now == DEFAULT_DELAY // 2
+    cluster.assert_empty_assignment()
+
+    cluster.clock.sleep(DEFAULT_DELAY // 2)
+    cluster.rebalance(leaders=("worker2",))
     cluster.assert_no_revocations()
+    assert cluster.members["worker1"].connectors == dead_c
+    assert sorted(cluster.members["worker1"].tasks) == sorted(dead_t)
     cluster.assert_allocations([0, 1, 1], [2, 3, 3])
     cluster.assert_balanced_and_complete()
+
+
+def test_new_leader_assigns_work_that_never_started_at_once_and_holds_the_rest(cluster: Cluster) -> None:
+    """A connector created just before the leader died ran nowhere: it is new work, not lost work."""
+    cluster.add_workers("worker2", "worker3")
+    cluster.rebalance()
+    dead_t = list(cluster.members["worker1"].tasks)
+    cluster.connectors["connector3"] = 2  # its config was written, the dying leader never assigned it
+    created_t = [ConnectorTaskId("connector3", i) for i in range(2)]
+    cluster.remove_workers("worker1")
+    cluster.take_over()
+    cluster.assignor.note_never_started(["connector3"], created_t)  # no status was ever written for them
+    r = cluster.rebalance(leaders=("worker1",))
+    assert cluster.delay_now == DEFAULT_DELAY  # worker1's work is still held ...
+    assert sorted(c for cs in r.newly_assigned_connectors.values() for c in cs) == ["connector3"]
+    assert sorted(t for ts in r.newly_assigned_tasks.values() for t in ts) == created_t  # ... the new work is not
+    taken = cluster.assignor.last_take_over
+    assert taken is not None
+    assert (taken.never_started.connectors, taken.never_started.tasks) == (["connector3"], created_t)
+    assert sorted(taken.unreported.tasks) == sorted(dead_t + created_t)
+
+    cluster.clock.sleep(DEFAULT_DELAY)
+    cluster.rebalance(leaders=("worker2",))
+    cluster.assert_no_revocations()
+    cluster.assert_balanced_and_complete()
+
+
+def test_never_started_note_is_used_by_one_take_over_round_only(cluster: Cluster) -> None:
+    cluster.add_workers("worker2")
+    cluster.rebalance()
+    cluster.assignor.note_never_started(["connector1"], ())  # not a take-over round: ignored, then dropped
+    cluster.rebalance()
+    cluster.assert_empty_assignment()
+    cluster.remove_workers("worker1")
+    cluster.take_over()
+    cluster.rebalance(leaders=("worker1",))
+    assert cluster.delay_now == DEFAULT_DELAY
+    cluster.assert_empty_assignment()  # nothing was noted for this round: all of worker1's work is held
+
+
+def test_new_leader_whose_predecessor_is_still_here_assigns_unreported_work_at_once(cluster: Cluster) -> None:
+    """Leadership moved but nobody left: what nobody reports was never assigned (e.g. just created)."""
+    cluster.add_workers("worker2")
+    cluster.rebalance()
+    cluster.connectors["connector3"] = 2
+    cluster.take_over()  # worker2 leads now; worker1, who led, is still a member
+    cluster.rebalance(leaders=("worker1",))
+    assert cluster.delay_now == 0
+    cluster.assert_no_revocations()
+    cluster.assert_allocations([1, 2], [5, 5])
+    cluster.assert_balanced_and_complete()
+
+
+def test_new_leader_after_a_leader_and_a_follower_died_holds_both_their_work(cluster: Cluster) -> None:
+    cluster.add_workers("worker2", "worker3", "worker4")
+    cluster.rebalance()
+    cluster.rebalance()
+    cluster.assert_allocations([0, 0, 1, 1], [2, 2, 2, 2])
+    cluster.remove_workers("worker1", "worker3")  # worker1 led; worker3's id is unknown to the new leader
+    cluster.take_over()
+    cluster.rebalance(leaders=("worker1",))
+    assert cluster.delay_now == DEFAULT_DELAY
+    cluster.assert_empty_assignment()
+    cluster.clock.sleep(DEFAULT_DELAY)
+    cluster.rebalance(leaders=("worker2",))
+    cluster.assert_allocations([1, 1], [4, 4])
+    cluster.assert_balanced_and_complete()
+
+
+def test_new_leader_revokes_work_that_is_no_longer_configured(cluster: Cluster) -> None:
+    cluster.add_workers("worker2", "worker3")
+    cluster.rebalance()
+    cluster.remove_workers("worker1")
+    runs_c2 = {w: [t for t in a.tasks if t.connector == "connector2"] for w, a in cluster.members.items()}
+    assert any(runs_c2.values())
+    del cluster.connectors["connector2"]  # deleted while the leader was dying
+    cluster.take_over()
+    r = cluster.rebalance(leaders=("worker1",))
+    assert {w: sorted(ts) for w, ts in r.newly_revoked_tasks.items() if ts} == {
+        w: sorted(ts) for w, ts in runs_c2.items() if ts
+    }
+    assert all(t.connector != "connector2" for a in cluster.members.values() for t in a.tasks)
+    assert all(c != "connector2" for a in cluster.members.values() for c in a.connectors)
+
+
+def test_a_worker_that_leads_at_its_first_join_takes_over_too(cluster: Cluster) -> None:
+    """It completed no generation (last completed -1) yet the members report a leader: not a fresh group."""
+    cluster.add_workers("worker2", "worker3")
+    cluster.rebalance()
+    cluster.remove_workers("worker1")
+    cluster.add_workers("worker9")  # a brand-new worker that happens to lead the next generation
+    cluster.take_over()
+    r = cluster.assignor.perform_task_assignment(
+        Snapshot(dict(cluster.connectors)), -1, cluster.generation + 1,
+        {w: ConnectorsAndTasks.of(a.connectors, a.tasks) for w, a in cluster.members.items()}, ("worker1", None),
+    )  # type: ignore[arg-type]  # fmt: skip
+    assert cluster.assignor.delay == DEFAULT_DELAY
+    assert all(not v for v in r.newly_assigned_tasks.values())
+    assert all(not v for v in r.newly_assigned_connectors.values())
+
+
+def test_a_follower_forgets_what_it_remembered_from_leading(cluster: Cluster) -> None:
+    cluster.add_workers("worker2")
+    cluster.rebalance()
+    cluster.remove_workers("worker2")
+    cluster.rebalance()
+    assert cluster.assignor.scheduled_rebalance > 0
+    cluster.assignor.forget()  # it joined a later generation as a follower
+    fresh = IncrementalCooperativeAssignor(DEFAULT_DELAY, cluster.clock)
+    assert vars(cluster.assignor).keys() == vars(fresh).keys()
+    for name, value in vars(fresh).items():
+        if not name.startswith("_") and name not in ("clock",):
+            assert getattr(cluster.assignor, name) == value, name
+
+
+def test_fresh_group_assigns_everything_at_once() -> None:
+    """No member reports a leader (nothing ever ran): all configured work is created work."""
+    cluster = Cluster()
+    cluster.add_workers("worker2")
+    cluster.take_over()
+    cluster.generation = -1
+    cluster.rebalance()  # last completed -1, no leaders reported
+    assert cluster.delay_now == 0 and cluster.assignor.last_take_over is None
+    cluster.assert_allocations([1, 1], [4, 4])
 
 
 def test_first_assignment_that_never_arrived_is_assigned_again(cluster: Cluster) -> None:

@@ -25,6 +25,7 @@ from connect_core.storage.api import ConnectorStatus, TaskStatus
 from connect_core.storage.memory import MemoryStatusBackingStore
 
 NOW = 100_000
+GENERATION = 7  # the last completed generation
 DELAY_DUE = NOW + 300_000
 T0, T1, T2 = (ConnectorTaskId("c", i) for i in range(3))
 
@@ -50,15 +51,16 @@ class ReadCountingStatusStore(MemoryStatusBackingStore):
         self.reads.append(timeout_s)
 
 
-def member(member_id: str, connectors: tuple[str, ...] = (), tasks: tuple[ConnectorTaskId, ...] = ()) -> tuple[
-        str, bytes]:
-    assignment = ExtendedAssignment(CONNECT_PROTOCOL_V2, NO_ERROR, "w1", "http://w1/", 5, connectors, tasks)
+def member(member_id: str, connectors: tuple[str, ...] = (), tasks: tuple[ConnectorTaskId, ...] = (),
+           leader: str = "w1") -> tuple[str, bytes]:  # fmt: skip
+    assignment = ExtendedAssignment(CONNECT_PROTOCOL_V2, NO_ERROR, leader, f"http://{leader}/", 5, connectors, tasks)
     return member_id, serialize_metadata(ExtendedWorkerState(f"http://{member_id}/", 5, assignment), sessioned=True)
 
 
 def assignor_after_departure() -> IncrementalCooperativeAssignor:
     """w3 was in the previous round and a lost-work delay is pending."""
     assignor = IncrementalCooperativeAssignor(300_000, clock=lambda: NOW)
+    assignor.previous_generation_id = GENERATION  # this worker (w1) assigned it
     assignor.previous_members = {"w1", "w2", "w3"}
     assignor.scheduled_rebalance = DELAY_DUE
     return assignor
@@ -67,7 +69,7 @@ def assignor_after_departure() -> IncrementalCooperativeAssignor:
 def run(store: MemoryStatusBackingStore, assignor: IncrementalCooperativeAssignor,
         members: list[tuple[str, bytes]], snapshot: Snapshot | None = None) -> None:
     herder = SimpleNamespace(status_store=store, _sync_timeout_s=30.0)
-    ctx = SimpleNamespace(config_snapshot=snapshot or Snapshot())
+    ctx = SimpleNamespace(config_snapshot=snapshot or Snapshot(), last_completed_generation_id=GENERATION)
     DistributedHerder._expire_delay_if_released(herder, assignor, members, ctx)  # type: ignore[arg-type]
 
 
@@ -116,12 +118,51 @@ def test_nothing_to_do_when_nobody_departed_or_everything_is_reported() -> None:
     run(store, joined, [*SURVIVORS, member("w3")])
     assert joined.scheduled_rebalance == DELAY_DUE
 
-    first = assignor_after_departure()
-    first.previous_members = set()  # first round of this leader: no previous members known
+    first = IncrementalCooperativeAssignor(300_000, clock=lambda: NOW)  # w2 leads now; w1, who led, is still here
     run(store, first, SURVIVORS)
-    assert first.scheduled_rebalance == DELAY_DUE
+    assert first.scheduled_rebalance == 0
 
     reported = assignor_after_departure()  # w3 left, but the survivors report all of its work
     run(store, reported, [member("w1", ("c",), (T0, T2)), member("w2", (), (T1,))])
     assert reported.scheduled_rebalance == DELAY_DUE
     assert store.reads == []  # no status read when there is nothing to decide
+
+
+def new_leader() -> IncrementalCooperativeAssignor:
+    """w1 has just taken over the lead: it followed in the last generation and remembers nothing."""
+    return IncrementalCooperativeAssignor(300_000, clock=lambda: NOW)
+
+
+# The survivors w1 and w2 report w3 as their leader; w3 ran T2 and is gone.
+AFTER_LEADER_LEFT = [member("w1", ("c",), (T0,), leader="w3"), member("w2", (), (T1,), leader="w3")]
+
+
+def test_a_departed_leader_that_released_its_work_lets_the_new_leader_reassign_it_now() -> None:
+    store = ReadCountingStatusStore()
+    store.put(TaskStatus(T2, State.UNASSIGNED, "w3"))  # the old leader stopped T2 before leaving (SIGTERM)
+    assignor = new_leader()
+    run(store, assignor, AFTER_LEADER_LEFT)
+    assert assignor.scheduled_rebalance == NOW
+
+
+def test_a_crashed_leader_keeps_the_delay_on_its_work() -> None:
+    store = ReadCountingStatusStore()
+    store.put(TaskStatus(T2, State.RUNNING, "w3"))  # SIGKILLed: its status still says it runs T2
+    assignor = new_leader()
+    run(store, assignor, AFTER_LEADER_LEFT)
+    assert assignor.scheduled_rebalance == 0  # no expiry: the assignor then holds T2 for the delay
+    assert store.reads == [2.0]
+
+
+def test_a_new_leader_learns_which_unreported_work_never_started() -> None:
+    store = ReadCountingStatusStore()
+    store.put(TaskStatus(T2, State.RUNNING, "w3"))  # the dead leader ran T2; nobody ever ran T3 (just created)
+    t3 = ConnectorTaskId("c", 3)
+    assignor = new_leader()
+    run(store, assignor, AFTER_LEADER_LEFT, Snapshot({"c": [T0, T1, T2, t3]}))
+    assert assignor.scheduled_rebalance == 0  # T2 keeps the delay
+    assert assignor._never_started.tasks == [t3] and assignor._never_started.connectors == []
+
+    follower_left = assignor_after_departure()  # not a take-over: nothing is noted
+    run(store, follower_left, SURVIVORS, Snapshot({"c": [T0, T1, T2, t3]}))
+    assert follower_left._never_started.is_empty()

@@ -182,3 +182,27 @@ def test_before_assignment_hook_sees_the_incremental_round_only(coordinator: Any
     assert seen == [(coord.incremental_assignor, ["a"], 3)]
     coord._perform_assignment("a", "default", [SimpleNamespace(member_id="a", metadata=meta)])
     assert len(seen) == 1
+
+
+def test_a_follower_that_later_leads_holds_its_dead_predecessors_work(coordinator: Any) -> None:
+    """Beyond Kafka: the new leader rebuilds the last generation from the members' join metadata, so
+    the dead leader's task (reported by nobody) waits for scheduled.rebalance.max.delay.ms."""
+    coord, _ = coordinator
+    coord.incremental_assignor.scheduled_rebalance = 12345  # left over from an earlier term as leader
+    run(coord._on_join_complete_async(4, "me", "sessioned", serialize_assignment(assignment(tasks=(T(0),)), True)))
+    assert coord.incremental_assignor.scheduled_rebalance == 0  # a follower forgets what it knew as leader
+    assert coord.incremental_assignor.previous_generation_id == -1
+
+    coord.group_protocols()
+    followed_l = assignment(tasks=(T(1),))  # "b" also followed L; L, which ran T(2), is gone
+    members = [
+        SimpleNamespace(member_id="me", metadata=coord.group_protocols()[0][1]),
+        SimpleNamespace(member_id="b", metadata=serialize_metadata(ExtendedWorkerState("http://b", 3, followed_l),
+                                                                   True)),
+    ]  # fmt: skip
+    out = coord._perform_assignment("me", "sessioned", members)
+    decoded = {m: deserialize_assignment(b) for m, b in out.items()}
+    assert all(a is not None and a.delay == 300000 and not a.tasks and not a.connectors for a in decoded.values())
+    take_over = coord.incremental_assignor.last_take_over
+    assert take_over is not None and take_over.previous_leaders == ("L",)
+    assert take_over.unreported.tasks == [T(2)] and take_over.unreported.connectors == ["c"]
