@@ -1,6 +1,6 @@
 """Entry file for ``spark-submit``: the ``mm2`` command line, run as a Spark application.
 
-    spark-submit --master spark://host:7077 "$(python -m mirror.jobs.submit --path)" \
+    spark-submit --master spark://host:7077 "$(python -m mirror.cli.spark_submit --path)" \
         backfill mm2.properties --source A --target B
 
 Without ``--master`` among mm2's own arguments the job uses the master spark-submit was given.
