@@ -152,18 +152,20 @@ def _copy(prepared: PreparedBackfill, clients: BackfillClients, master: str | No
         watcher.start()
     try:
         if spark is not None:
-            return _run(spark, units, clients)
-        from mirror.jobs.spark import spark_session
+            results = _run(spark, units, clients)
+        else:
+            from mirror.jobs.spark import spark_session
 
-        t0 = time.perf_counter()
-        with spark_session(f"mm2 backfill {prepared.plan.source}->{prepared.plan.target}", master) as session:
-            report.spark_startup_seconds = time.perf_counter() - t0
-            return _run(session, units, clients)
+            t0 = time.perf_counter()
+            with spark_session(f"mm2 backfill {prepared.plan.source}->{prepared.plan.target}", master) as session:
+                report.spark_startup_seconds = time.perf_counter() - t0
+                results = _run(session, units, clients)
     finally:
         if watcher is not None:
             watcher.stop()
-            if progress is not None:
-                progress(sum(watcher.done.values()), watcher.total)
+    if progress is not None and watcher is not None:
+        progress(watcher.total, watcher.total)  # every unit committed its end: the bar ends full
+    return results
 
 
 def unit_groups(units: list[WorkUnit], slots: int) -> list[list[WorkUnit]]:

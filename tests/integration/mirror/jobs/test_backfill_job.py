@@ -21,11 +21,14 @@ from connect_core.api.errors import ConfigError, ConnectError
 from connect_core.embedded import KafkaCluster
 from connect_core.embedded.probing import TRANSACTIONAL_ISOLATION, capabilities
 from connect_core.kafka.client_logging import RDKAFKA_LOG
+from mirror.client.formats import TopicPartition
 from mirror.driver.driver import make_config
 from mirror.driver.maker_config import MirrorMakerConfig
 from mirror.jobs.backfill import run_job
 from mirror.jobs.backfill_flow import committed_offsets, resolve_flow
 from mirror.jobs.spark import spark_session
+from mirror.jobs.translate_logic import Translated
+from mirror.jobs.translate_offsets import load_translator
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
@@ -115,6 +118,12 @@ def test_backlog_copied_identical_per_partition_with_offsets_committed(
         assert target == source, f"partition {p} differs"
     flow = resolve_flow(config, "A", "B")
     assert committed_offsets(flow, b.topic_names()) == {(topic, p): per_partition - 1 for p in range(partitions)}
+
+    # offset syncs and mappings of the copied ranges: a group committed inside the backfilled data
+    # translates exactly (the remote topic was empty, so target offsets equal source offsets)
+    translator = load_translator(config, "A", "B")
+    for p, committed in ((0, 0), (1, 12_345), (5, per_partition - 1), (3, per_partition)):
+        assert translator(TopicPartition(topic, p), committed) == Translated(f"A.{topic}", committed, 0)
 
     again = run_job(config, "A", "B", topic, spark=spark)
     assert again.plan.units == () and again.records_copied == 0, "a second run finds nothing left to copy"
