@@ -6,8 +6,10 @@ to): it writes the MirrorSourceConnector's config with the topics added to ``top
 leader regenerates the task configs without their partitions, every worker stops the connector's
 tasks (each flushing its offsets) and restarts them. Once a task-config commit without the partitions
 is in the config topic and every task has reported a status after it, no task runs them: the job
-copies and commits their offsets. Afterwards it writes the original config back and the tasks resume
-from the offsets the job committed. A flow that never ran (no connector config yet) needs neither.
+copies and commits their offsets (a stopped task reports UNASSIGNED only after its final offset
+commit; record timestamps order the two topics, so the workers' clocks are assumed roughly in step).
+Afterwards it writes the original config back and the tasks resume from the offsets the job committed.
+A flow that never ran (no connector config yet) needs neither.
 """
 
 from __future__ import annotations
@@ -127,10 +129,12 @@ class LiveHandoff:
         self.excluded = excluded
         self._write(excluded)
         log.info("Took %s from live tailing of %s", ", ".join(topics), self.flow.pair)
-        self._await_released(set(topics), view.commit_position)
+        self._await_released(set(topics), view.commit_position, set(view.tasks))
         return True
 
-    def _await_released(self, topics: set[str], before: int) -> None:
+    def _await_released(self, topics: set[str], before: int, old_tasks: set[int]) -> None:
+        """Until a task-config commit without ``topics`` is in and every old and new task reported after it:
+        a stopped task reports UNASSIGNED after its final offset commit, a restarted one RUNNING."""
         deadline = time.monotonic() + self.timeout_s
         while True:
             view = read_config_topic(self.flow, self.client_props)
@@ -138,7 +142,7 @@ class LiveHandoff:
                      for tp in assigned_partitions(props.get(TASK_TOPIC_PARTITIONS))}
             if view.commit_position > before and not any(t in topics for t, _ in owned) and view.commit_ts:
                 statuses = _latest_status_ts(self.flow, self.client_props)
-                if all(statuses.get(task, 0) >= view.commit_ts for task in view.tasks):
+                if all(statuses.get(task, 0) >= view.commit_ts for task in old_tasks | set(view.tasks)):
                     return
             if time.monotonic() > deadline:
                 raise ConnectError(f"the live tasks of {self.flow.pair} did not release the backfilled topics "
