@@ -149,3 +149,32 @@ def test_mistakes_are_one_line_and_a_nonzero_exit(two_clusters: tuple[KafkaClust
         assert len(lines) == 1 and message in lines[0], (args, run.stderr)
         assert "Traceback" not in run.stderr
     assert "A.orders" not in b.topic_names(), "nothing was written"
+
+
+def test_backfill_of_the_flows_only_topic_beside_mm2_run(two_clusters: tuple[KafkaCluster, KafkaCluster],
+                                                        tmp_path: Path) -> None:
+    """Excluding every topic leaves the connector no task: the old task's stop still gates the copy.
+
+    Offsets are flushed only when a task stops (10-minute interval), so whatever the live task copied
+    before the job is known only from the flush its release makes: the job must wait for it, plan again
+    from it, and leave no duplicate.
+    """
+    a, b = two_clusters
+    a.create_topic("solo", PARTITIONS)
+    produce(a, "solo", 0, 300)
+    props = mm2_properties({"A": a, "B": b}, ["A->B"], topics="solo")
+    props["B.offset.flush.interval.ms"] = "600000"
+    config = write_properties(tmp_path / "mm2.properties", props)
+    mm2 = Mm2Process(config, log_dir=tmp_path)
+    try:
+        eventually(lambda: mirrored_identically(a, "solo", b, "A.solo", at_least=300), 120, "solo mirrored", mm2)
+        produce(a, "solo", 300, 20_000)
+        run = mm2_backfill(config, "--source", "A", "--target", "B", "--master", "local[2]", "--json")
+        assert run.returncode == 0, run.stderr[-3000:] + mm2.output()[-3000:]
+        assert json.loads(run.stdout)["handed_off_from_live"] is True
+        produce(a, "solo", 30_000, 300)
+        eventually(lambda: mirrored_identically(a, "solo", b, "A.solo", at_least=20_600), 120,
+                   "solo mirrored identically after the hand-back", mm2)
+        assert mm2.terminate(60) == 0, mm2.output()[-3000:]
+    finally:
+        mm2.close()
