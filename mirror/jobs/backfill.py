@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from connect_core.api.errors import ConnectError
 from connect_core.kafka.clients import consumer_config, create_consumer
 from connect_core.kafka.types import TopicPartition as KTopicPartition
 from mirror.driver.maker_config import MirrorMakerConfig
@@ -31,7 +30,7 @@ from mirror.jobs.backfill_flow import (
 )
 from mirror.jobs.backfill_handoff import LiveHandoff
 from mirror.jobs.backfill_plan import DEFAULT_CHUNK_RECORDS, BackfillPlan, WorkUnit
-from mirror.jobs.translate_offsets import job_error
+from mirror.jobs.spark import run_slices
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -188,9 +187,7 @@ def _run(spark: SparkSession, units: list[WorkUnit], clients: BackfillClients) -
 
     groups = unit_groups(units, sc.defaultParallelism)
     try:
-        results = sc.parallelize(groups, len(groups)).mapPartitions(task).collect()
-    except Exception as e:  # a Spark failure carries the executor's traceback: keep its last error line
-        raise ConnectError(f"backfill job failed: {job_error(e)}") from None
+        results = run_slices(spark, groups, task, "backfill")
     finally:
         shared.unpersist()
     return sorted(results, key=lambda r: (r.topic, r.partition))

@@ -34,6 +34,7 @@ from mirror.driver.maker_config import MirrorMakerConfig, SourceAndTarget
 from mirror.driver.status import read_topic
 from mirror.jobs.backfill_copy import BackfillClients, decode_progress
 from mirror.jobs.backfill_plan import DEFAULT_CHUNK_RECORDS, BackfillPlan, plan_units
+from mirror.jobs.flows import checked_pair
 
 log = logging.getLogger(__name__)
 
@@ -68,13 +69,7 @@ class Flow:
 
 def resolve_flow(config: MirrorMakerConfig, source: str, target: str) -> Flow:
     """The enabled flow ``source -> target`` of CONFIG, or a ConfigError naming what is wrong."""
-    known = config.clusters()
-    for alias, option in ((source, "--source"), (target, "--target")):
-        if alias not in known:
-            raise ConfigError(f"{option} {alias!r} is not a cluster of the config (clusters: {', '.join(known)})")
-    if source == target:
-        raise ConfigError("--source and --target must be different clusters")
-    pair = SourceAndTarget(source, target)
+    pair = checked_pair(config, source, target)
     if not config.flow_enabled(pair):
         raise ConfigError(f"flow {pair} is not enabled in the config (set {pair}.enabled=true)")
     cfg = MirrorSourceConfig(config.connector_base_config(pair, "MirrorSourceConnector"))

@@ -14,10 +14,10 @@ import socket
 import sys
 import tempfile
 import zipfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import urlparse
 
 from connect_core.api.errors import ConnectError
@@ -25,6 +25,8 @@ from connect_core.api.errors import ConnectError
 if TYPE_CHECKING:  # pyspark is the 'spark' extra: imported only when a job really runs
     from pyspark.sql import SparkSession
 
+T = TypeVar("T")
+R = TypeVar("R")
 DEFAULT_MASTER = "local[*]"
 TASK_MAX_FAILURES = 4
 #: set by Spark when spark-submit launched this interpreter as an application's driver
@@ -111,6 +113,29 @@ def session_conf(app_name: str, master: str, extra: Mapping[str, str] | None = N
         conf["spark.driver.bindAddress"] = "127.0.0.1"
     conf.update(extra or {})
     return conf
+
+
+_ERROR_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception)): (.+)$")
+
+
+def job_error(exc: BaseException) -> str:
+    """The innermost Python error line of a Spark job failure (else the first line of its text)."""
+    text = str(exc)
+    found = [m for line in text.splitlines() if (m := _ERROR_LINE.match(line.strip()))]
+    python = [m for m in found if not m.group(1).startswith(("org.", "java.", "py4j."))]
+    chosen = (python or found)
+    if chosen:
+        return f"{chosen[-1].group(1).rsplit('.', 1)[-1]}: {chosen[-1].group(2)}"
+    return text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+
+
+def run_slices(spark: SparkSession, slices: list[T], task: Callable[[Iterable[T]], Iterator[R]], job: str) -> list[R]:
+    """One Spark task per slice, results collected; a failure is one ConnectError line naming the job."""
+    sc = spark.sparkContext
+    try:
+        return sc.parallelize(slices, len(slices)).mapPartitions(task).collect()
+    except Exception as e:  # a Spark failure carries the executor's traceback: keep its last error line
+        raise ConnectError(f"{job} job failed: {job_error(e)}") from None
 
 
 @contextmanager

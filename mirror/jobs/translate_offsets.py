@@ -33,8 +33,10 @@ from mirror.connectors.config import MirrorCheckpointConfig, MirrorSourceConfig
 from mirror.connectors.mirror_admin import MirrorAdmin
 from mirror.connectors.offset_mapping_index import ExactOffsetTranslator, OffsetMappingIndex
 from mirror.connectors.offset_sync_store import OffsetSyncStore
-from mirror.driver.maker_config import MirrorMakerConfig, SourceAndTarget
+from mirror.driver.maker_config import MirrorMakerConfig
 from mirror.driver.status import read_topic
+from mirror.jobs.flows import checked_pair
+from mirror.jobs.spark import job_error, run_slices
 from mirror.jobs.translate_logic import WRITABLE_STATES, GroupPlan, Translated, plan_group, record_results
 
 if TYPE_CHECKING:
@@ -106,13 +108,7 @@ class FlowTranslator:
 
 def flow_configs(config: MirrorMakerConfig, source: str, target: str) -> tuple[MirrorSourceConfig,
                                                                                MirrorCheckpointConfig]:
-    known = config.clusters()
-    for alias, option in ((source, "--source"), (target, "--target")):
-        if alias not in known:
-            raise ConfigError(f"{option} {alias!r} is not a cluster of the config (clusters: {', '.join(known)})")
-    if source == target:
-        raise ConfigError("--source and --target must be different clusters")
-    pair = SourceAndTarget(source, target)
+    pair = checked_pair(config, source, target)
     return (MirrorSourceConfig(config.connector_base_config(pair, "MirrorSourceConnector")),
             MirrorCheckpointConfig(config.connector_base_config(pair, "MirrorCheckpointConnector")))
 
@@ -290,26 +286,10 @@ def _run(spark: SparkSession, groups: list[str], clients: FlowClients, translato
             yield from translate_groups(chunk, flow, translate, apply, force)
 
     try:
-        plans = sc.parallelize(slices, len(slices)).mapPartitions(task).collect()
-    except Exception as e:  # a Spark failure carries the executor's traceback: keep its last error line
-        raise ConnectError(f"translate-offsets job failed: {job_error(e)}") from None
+        plans = run_slices(spark, slices, task, "translate-offsets")
     finally:
         shared.unpersist()
     return sorted(plans, key=lambda p: p.group)
-
-
-_ERROR_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception)): (.+)$")
-
-
-def job_error(exc: BaseException) -> str:
-    """The innermost Python error line of a Spark job failure (else the first line of its text)."""
-    text = str(exc)
-    found = [m for line in text.splitlines() if (m := _ERROR_LINE.match(line.strip()))]
-    python = [m for m in found if not m.group(1).startswith(("org.", "java.", "py4j."))]
-    chosen = (python or found)
-    if chosen:
-        return f"{chosen[-1].group(1).rsplit('.', 1)[-1]}: {chosen[-1].group(2)}"
-    return text.strip().splitlines()[0] if text.strip() else type(exc).__name__
 
 
 def offsets_written(plans: Iterable[GroupPlan]) -> dict[str, dict[TopicPartition, OffsetAndMetadata]]:
@@ -327,6 +307,7 @@ __all__ = [
     "FlowClients",
     "FlowTranslator",
     "flow_clients",
+    "job_error",
     "load_translator",
     "offsets_written",
     "run_job",
