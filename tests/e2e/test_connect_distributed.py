@@ -326,18 +326,22 @@ def test_work_is_spread_writes_are_forwarded_and_sigterm_moves_work_at_once(
     cluster.assert_never_ran_twice()
 
 
-def test_sigkilled_worker_keeps_its_work_for_the_delay_and_gets_it_back(cluster: Cluster) -> None:
+def six_idle_tasks_two_per_worker(cluster: Cluster) -> dict[str, str]:
+    """Connector "idle" with 6 tasks, once they run 2 per worker: unit -> worker id."""
     create(cluster, cluster.workers[0], "idle", 6)
-    names = ["idle"]
 
     def spread() -> dict[str, str] | None:
-        p = cluster.running_tasks(names)
+        p = cluster.running_tasks(["idle"])
         if p is None:
             return None
         tasks = [wid for u, wid in p.items() if u != "idle"]
         return p if sorted(tasks.count(w.worker_id) for w in cluster.workers) == [2, 2, 2] else None
 
-    placement = wait_for("6 tasks, 2 per worker", spread, 60)
+    return wait_for("6 tasks, 2 per worker", spread, 60)
+
+
+def test_sigkilled_worker_keeps_its_work_for_the_delay_and_gets_it_back(cluster: Cluster) -> None:
+    placement = six_idle_tasks_two_per_worker(cluster)
     leader = cluster.leader()
     # keep the connector and the leader alive
     victim = next(w for w in cluster.workers if w is not leader and placement["idle"] != w.worker_id)
@@ -362,7 +366,7 @@ def test_sigkilled_worker_keeps_its_work_for_the_delay_and_gets_it_back(cluster:
     wait_for("restarted worker REST", victim.ready, 60)
 
     def back() -> dict[str, str] | None:
-        p = cluster.running_tasks(names)
+        p = cluster.running_tasks(["idle"])
         if p is None:
             return None
         tasks = [wid for u, wid in p.items() if u != "idle"]
@@ -390,7 +394,7 @@ def test_sigkilled_worker_that_stays_away_loses_its_work_after_the_delay(cluster
     remaining = {w.worker_id for w in cluster.workers if w is not victim}
 
     def reassigned() -> dict[str, str] | None:
-        p = cluster.running_tasks(names)
+        p = cluster.running_tasks(["idle"])
         return p if p is not None and set(p.values()) <= remaining else None
 
     wait_for("tasks reassigned to the surviving workers", reassigned, 90, interval=0.5)
@@ -406,17 +410,7 @@ def test_sigkilled_leader_keeps_its_work_for_the_delay_then_loses_it(cluster: Cl
     """Beyond Java Connect (whose new leader reassigns a dead leader's work at once): the worker that
     takes over rebuilds the last generation from the members' join metadata and holds the work nobody
     reports for scheduled.rebalance.max.delay.ms, measured here from the SIGKILL."""
-    create(cluster, cluster.workers[0], "idle", 6)
-    names = ["idle"]
-
-    def spread() -> dict[str, str] | None:
-        p = cluster.running_tasks(names)
-        if p is None:
-            return None
-        tasks = [wid for u, wid in p.items() if u != "idle"]
-        return p if sorted(tasks.count(w.worker_id) for w in cluster.workers) == [2, 2, 2] else None
-
-    placement = wait_for("6 tasks, 2 per worker", spread, 60)
+    placement = six_idle_tasks_two_per_worker(cluster)
     victim = cluster.leader()
     victim_units = sorted(u for u, wid in placement.items() if wid == victim.worker_id)
     assert len([u for u in victim_units if u != "idle"]) == 2
@@ -443,7 +437,7 @@ def test_sigkilled_leader_keeps_its_work_for_the_delay_then_loses_it(cluster: Cl
     remaining = {w.worker_id for w in survivors}
 
     def reassigned() -> dict[str, str] | None:
-        p = cluster.running_tasks(names)
+        p = cluster.running_tasks(["idle"])
         return p if p is not None and set(p.values()) <= remaining else None
 
     wait_for("the dead leader's work running on the survivors", reassigned, 60, interval=0.5)
