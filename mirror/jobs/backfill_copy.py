@@ -143,19 +143,21 @@ class _Chunk:
             self.error = err
 
 
-def _produce(producer: Producer, topic: str, partition: int, msg: Message,
-             on_delivery: Callable[[KafkaError | None, Message], None] | None = None) -> None:
+#: what is copied of a source record: value, key, headers, timestamp (0: let the producer stamp it)
+Record = tuple[bytes | None, bytes | None, Any, int]
+
+
+def _send(producer: Producer, topic: str, partition: int, record: Record,
+          on_delivery: Callable[[KafkaError | None, Message], None] | None = None) -> None:
     """Byte-for-byte as MirrorSource: key, value, headers and timestamp, same partition."""
-    kind, ts = msg.timestamp()
-    timestamp = ts if kind and ts > 0 else 0
+    value, key, headers, timestamp = record
     while True:
         try:
             if on_delivery is None:
-                producer.produce(topic, msg.value(), msg.key(), partition=partition, timestamp=timestamp,
-                                 headers=msg.headers())
+                producer.produce(topic, value, key, partition=partition, timestamp=timestamp, headers=headers)
             else:
-                producer.produce(topic, msg.value(), msg.key(), partition=partition, timestamp=timestamp,
-                                 headers=msg.headers(), on_delivery=on_delivery)
+                producer.produce(topic, value, key, partition=partition, timestamp=timestamp, headers=headers,
+                                 on_delivery=on_delivery)
             return
         except BufferError:
             producer.poll(0.05)
@@ -172,7 +174,9 @@ class UnitCopy:
         self.result = UnitResult(unit.topic, unit.partition, unit.start, unit.end, resumed, 0, 0, 0, attempt)
         self.done = resumed >= unit.end
         self.chunk = _Chunk()
-        self.pending: Message | None = None  # held back one record, so a chunk's last one gets a delivery report
+        self.pending: Record | None = None  # held back one record, so a chunk's last one gets a delivery report
+        self.target_topic, self.partition = unit.target_topic, unit.partition
+        self.last_offset, self.chunk_records = unit.end - 1, clients.chunk_records
         self.previous: int | None = None
         conf = producer_config(clients.target_producer, {
             "transactional.id": transactional_id(clients.source, clients.target, unit),
@@ -194,22 +198,24 @@ class UnitCopy:
 
     def add(self, msg: Message, offset: int) -> bool:
         """Take one record; True when the chunk is full or the unit complete (then call ``commit``)."""
-        chunk, producer = self.chunk, self.producer
-        assert producer is not None
-        if chunk.count == 0:
-            producer.begin_transaction()
-            chunk.first_upstream = offset
-        elif self.pending is not None:
-            _produce(producer, self.unit.target_topic, self.unit.partition, self.pending,
-                     chunk.on_first if chunk.count == 1 else None)
-        self.pending = msg
-        chunk.last_upstream = offset
-        chunk.count += 1
         value, key = msg.value(), msg.key()
+        kind, ts = msg.timestamp()
+        chunk = self.chunk
+        count = chunk.count
+        if count == 0:
+            self.producer.begin_transaction()  # type: ignore[union-attr]
+            chunk.first_upstream = offset
+        else:
+            _send(self.producer, self.target_topic, self.partition, self.pending,  # type: ignore[arg-type]
+                  chunk.on_first if count == 1 else None)
+        self.pending = (value, key, msg.headers(), ts if kind and ts > 0 else 0)
+        chunk.last_upstream = offset
+        chunk.count = count = count + 1
         chunk.bytes += (len(value) if value else 0) + (len(key) if key else 0)
-        if offset >= self.unit.end - 1:
+        if offset >= self.last_offset:
             self.done = True
-        return self.done or chunk.count >= self.clients.chunk_records
+            return True
+        return count >= self.chunk_records
 
     def commit(self, syncs: Producer | None) -> None:
         """The open chunk and the unit's progress, in one transaction; then its offset syncs."""
@@ -218,8 +224,8 @@ class UnitCopy:
             return
         assert self.pending is not None
         try:
-            _produce(producer, self.unit.target_topic, self.unit.partition, self.pending,
-                     chunk.on_both if chunk.count == 1 else chunk.on_last)
+            _send(producer, self.target_topic, self.partition, self.pending,
+                  chunk.on_both if chunk.count == 1 else chunk.on_last)
             producer.produce(clients.offsets_topic, serialize_offset_value(wrap_offset(chunk.last_upstream)),
                              self.key, on_delivery=chunk.on_other)
             producer.commit_transaction(clients.timeout_s)
