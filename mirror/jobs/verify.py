@@ -1,0 +1,380 @@
+"""``mm2 verify``: prove a mirror identical, record by record, as a PySpark job.
+
+The driver reads only the flow's small state, never records: the committed MirrorSource offsets
+(``mm2-offsets.<source>.internal`` on the target: the last source offset copied per partition), the
+flow's offset mappings and offset syncs (where each copied record went), and the source partitions'
+log-start and end offsets. It cuts every verified range ``[log start, last copied + 1)`` into chunks
+(:func:`mirror.jobs.verify_logic.plan_chunks`) and hands them to Spark, one chunk per task; each task
+reads its source range and the target range the records were copied to with its own consumers
+(executor to broker), digests both sides and compares them (chunk hash, then record alignment only
+where the hashes differ). Records after the committed position are ``pending``.
+
+:func:`execute_chunks` is the task body; ``mm2 run``'s scheduled verification calls it in-process (a
+replication driver should not need a JVM), the CLI runs it on Spark.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from connect_core.api.errors import ConfigError, ConnectError
+from connect_core.kafka.admin import TopicAdmin
+from connect_core.kafka.clients import admin_config, consumer_config, create_admin, create_consumer
+from connect_core.kafka.types import OFFSET_BEGINNING, KafkaError, KafkaException, OffsetSpec
+from connect_core.kafka.types import TopicPartition as KTopicPartition
+from connect_core.kafka.watermarks import high_watermarks
+from connect_core.storage.internal_topics import store_client_props
+from mirror.client.errors import RecordFormatError
+from mirror.client.filters import should_replicate_topic
+from mirror.client.formats import OffsetSync, TopicPartition
+from mirror.connectors.config import MirrorSourceConfig
+from mirror.connectors.offset_mapping_index import OffsetMappingIndex
+from mirror.driver.maker_config import MirrorMakerConfig, SourceAndTarget
+from mirror.driver.status import OffsetFold, read_topic
+from mirror.jobs.translate_offsets import flow_configs, job_error
+from mirror.jobs.verify_logic import (
+    DEFAULT_CHUNK_RECORDS,
+    ChunkResult,
+    ChunkSpec,
+    Digest,
+    PartitionReport,
+    Verification,
+    compare_chunk,
+    merge,
+    plan_chunks,
+    record_digest,
+)
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TIMEOUT_S = 30.0
+_ROLE = "verify"
+#: Target records read past an open-ended chunk's source records (extras may sit between copies).
+_OPEN_END_SLACK = 1000
+
+Progress = Callable[[int, int], None]  # (chunks done, chunks in all)
+
+
+@dataclass(frozen=True)
+class VerifyClients:
+    """What a task needs to read both clusters (picklable: plain dicts)."""
+
+    source_consumer: dict[str, Any]
+    target_consumer: dict[str, Any]
+    timeout_s: float
+
+
+@dataclass
+class VerifyPlan:
+    """The driver's part: one report per verified partition (pending known), and the chunks to compare."""
+
+    reports: list[PartitionReport]
+    chunks: list[ChunkSpec]
+    clients: VerifyClients
+
+
+# -- driver side ---------------------------------------------------------------------------------
+
+
+def _compile(pattern: str | None) -> re.Pattern[str] | None:
+    try:
+        return re.compile(pattern) if pattern else None
+    except re.error as e:
+        raise ConfigError(f"--topics {pattern!r} is not a valid regular expression: {e}") from None
+
+
+def _topics(admin: TopicAdmin, alias: str, timeout_s: float) -> set[str]:
+    try:
+        return admin.list_topics(timeout_s)
+    except (ConnectError, KafkaException) as e:
+        raise ConnectError(f"cluster '{alias}' is unreachable: {' '.join(str(e).split())}") from None
+
+
+class FlowEvidence:
+    """Where the flow wrote each source record: mm2's offset mappings, then Kafka's offset syncs."""
+
+    def __init__(self) -> None:
+        self.mappings = OffsetMappingIndex()
+        self.syncs: dict[TopicPartition, dict[int, int]] = {}
+
+    def on_sync(self, key: bytes | None, value: bytes | None, _ts: int | None = None) -> None:
+        try:
+            sync = OffsetSync.decode(key, value)
+        except RecordFormatError as e:
+            log.debug("Ignored invalid offset sync: %s", e)
+            return
+        self.syncs.setdefault(sync.topic_partition, {})[sync.upstream_offset] = sync.downstream_offset
+
+    def on_mapping(self, key: bytes | None, value: bytes | None, _ts: int | None = None) -> None:
+        try:
+            self.mappings.on_record(key, value)
+        except RecordFormatError as e:
+            log.debug("Ignored invalid offset mapping: %s", e)
+
+    def translator(self, tp: TopicPartition) -> Callable[[int], int | None]:
+        syncs = self.syncs.get(tp, {})
+
+        def translate(offset: int) -> int | None:
+            down = self.mappings.translate(tp, offset)
+            return down if down is not None else syncs.get(offset)
+
+        return translate
+
+
+def _read_evidence(cfg: MirrorSourceConfig, source_topics: set[str], target_topics: set[str],
+                   timeout_s: float) -> FlowEvidence:
+    evidence = FlowEvidence()
+    on_source = cfg.offset_syncs_on_source
+    props = cfg.source_consumer_config(_ROLE) if on_source else cfg.target_consumer_config(_ROLE)
+    present = source_topics if on_source else target_topics
+    for topic, apply in ((cfg.offset_syncs_topic(), evidence.on_sync),
+                         (cfg.offset_mappings_topic(), evidence.on_mapping)):
+        if topic in present:
+            read_topic(props, topic, apply, timeout_s)
+    return evidence
+
+
+def _log_starts(admin_props: dict[str, Any], partitions: Iterable[tuple[str, int]],
+                timeout_s: float) -> dict[tuple[str, int], int]:
+    wanted = sorted(set(partitions))
+    if not wanted:
+        return {}
+    admin = create_admin(admin_config(admin_props))
+    futures = admin.list_offsets({KTopicPartition(t, p): OffsetSpec.earliest() for t, p in wanted},
+                                 request_timeout=timeout_s)
+    out: dict[tuple[str, int], int] = {}
+    for ktp, future in futures.items():
+        try:
+            out[(ktp.topic, ktp.partition)] = max(0, int(future.result(timeout=timeout_s).offset))
+        except (KafkaException, TimeoutError) as e:
+            raise ConnectError(f"Cannot list the log start of {ktp.topic}-{ktp.partition}: {e}") from None
+    return out
+
+
+def plan_verification(config: MirrorMakerConfig, source: str, target: str, topics: str | None = None,
+                      chunk_records: int = DEFAULT_CHUNK_RECORDS,
+                      timeout_s: float = DEFAULT_TIMEOUT_S) -> VerifyPlan:
+    """Read the flow's state and plan the chunks (no records are read here)."""
+    regex = _compile(topics)
+    cfg, _ = flow_configs(config, source, target)
+    pair = SourceAndTarget(source, target)
+    worker = config.worker_config(pair)
+    target_props = store_client_props(worker)
+    target_topics = _topics(TopicAdmin(target_props, timeout_s=timeout_s), target, timeout_s)
+    source_admin_props = cfg.source_admin_config(_ROLE)
+    source_admin = TopicAdmin(source_admin_props, timeout_s=timeout_s)
+    source_topics = _topics(source_admin, source, timeout_s)
+
+    committed = OffsetFold(source)
+    offsets_topic = str(worker["offset.storage.topic"])
+    if offsets_topic in target_topics:
+        read_topic(target_props, offsets_topic, committed.apply, timeout_s)
+    policy = cfg.replication_policy()
+    accepted = {t for t in source_topics
+                if should_replicate_topic(t, cfg.topic_filter(), policy, target, cfg.heartbeats_replication_enabled)}
+    wanted = ({t for t, _ in committed.offsets} | accepted) & source_topics
+    if regex is not None:
+        wanted = {t for t in wanted if regex.fullmatch(t)}
+    counts = source_admin.partition_counts(wanted, timeout_s)
+    partitions = sorted((t, p) for t, n in counts.items() for p in range(n))
+    starts = _log_starts(source_admin_props, partitions, timeout_s)
+    source_consumer = cfg.source_consumer_config(_ROLE)
+    ends = high_watermarks(source_consumer, {tp: max(starts[tp], committed.offsets.get(tp, -1))
+                                             for tp in partitions}, timeout_s) if partitions else {}
+    evidence = _read_evidence(cfg, source_topics, target_topics, timeout_s)
+
+    reports: list[PartitionReport] = []
+    chunks: list[ChunkSpec] = []
+    for topic, partition in partitions:
+        tp = TopicPartition(topic, partition)
+        remote = policy.format_remote_topic(source, topic)
+        start, end = starts[(topic, partition)], ends[(topic, partition)]
+        replicated = min(end, max(start, committed.offsets.get((topic, partition), -1) + 1))
+        report = PartitionReport(topic, partition, remote, source_lo=start, replicated=replicated,
+                                 pending=max(0, end - replicated))
+        reports.append(report)
+        if replicated > start and remote not in target_topics:
+            report.missing = replicated - start  # copied per the flow, but the remote topic is gone
+            report.compared = report.missing
+            report.first_difference = start
+            continue
+        chunks.extend(plan_chunks(topic, partition, remote, start, replicated, evidence.translator(tp),
+                                  evidence.syncs.get(tp, {}), chunk_records))
+    clients = VerifyClients(source_consumer, cfg.target_consumer_config(_ROLE), timeout_s)
+    log.info("verify %s->%s: %d partitions, %d chunks, %d records pending", source, target, len(reports),
+             len(chunks), sum(r.pending for r in reports))
+    return VerifyPlan(reports, chunks, clients)
+
+
+# -- executor side -------------------------------------------------------------------------------
+
+
+def _consumer(props: dict[str, Any]) -> Any:
+    return create_consumer(consumer_config(props, {
+        "group.id": f"mm2-verify-{uuid.uuid4().hex[:8]}",  # assign() only: never joins, never commits
+        "enable.auto.commit": False,
+        "enable.partition.eof": True,
+        "auto.offset.reset": "earliest",
+        "fetch.wait.max.ms": 100,
+        "queued.min.messages": 20000,
+    }))
+
+
+def read_range(consumer: Any, topic: str, partition: int, lo: int | None, hi: int | None,
+               limit: int | None, timeout_s: float) -> tuple[list[Digest], int]:
+    """Digests of the records of ``topic-partition`` in ``[lo, hi)`` (``lo`` None: log start; ``hi`` None:
+    up to ``limit`` records or the end), and their key+value bytes."""
+    consumer.assign([KTopicPartition(topic, partition, OFFSET_BEGINNING if lo is None else lo)])
+    out: list[Digest] = []
+    size = 0
+    floor = -1 if lo is None else lo
+    deadline = time.monotonic() + timeout_s
+    try:
+        while True:
+            if hi is not None and lo is not None and hi <= lo:
+                return out, size
+            msgs = consumer.consume(2000, 0.5)
+            if not msgs:
+                if time.monotonic() > deadline:
+                    raise ConnectError(f"No records from {topic}-{partition} within {timeout_s:g}s "
+                                       f"(reading [{lo}, {hi}))")
+                continue
+            deadline = time.monotonic() + timeout_s
+            for msg in msgs:
+                err = msg.error()
+                if err is not None:
+                    if err.code() == KafkaError._PARTITION_EOF:
+                        return out, size
+                    raise ConnectError(f"Cannot read {topic}-{partition}: {err.str()}")
+                offset = msg.offset()
+                if offset < floor or msg.partition() != partition or msg.topic() != topic:
+                    continue  # left over from the previous assignment
+                if hi is not None and offset >= hi:
+                    return out, size
+                key, value = msg.key(), msg.value()
+                out.append(Digest(offset, record_digest(key, value, msg.headers(), msg.timestamp()[1])))
+                size += (len(key) if key else 0) + (len(value) if value else 0)
+                if limit is not None and len(out) >= limit:
+                    return out, size
+    finally:
+        consumer.unassign()
+
+
+def execute_chunks(chunks: Iterable[ChunkSpec], clients: VerifyClients) -> Iterator[ChunkResult]:
+    """Compare chunks with one consumer per cluster (a Spark task's body, or in-process)."""
+    source = target = None
+    try:
+        for spec in chunks:
+            if source is None:
+                source, target = _consumer(clients.source_consumer), _consumer(clients.target_consumer)
+            try:
+                src, src_bytes = read_range(source, spec.topic, spec.partition, spec.source_lo, spec.source_hi,
+                                            None, clients.timeout_s)
+                limit = 2 * len(src) + _OPEN_END_SLACK if spec.target_hi is None else None
+                tgt, tgt_bytes = read_range(target, spec.target_topic, spec.partition, spec.target_lo,
+                                            spec.target_hi, limit, clients.timeout_s)
+            except KafkaException as e:
+                raise ConnectError(f"Cannot read chunk {spec.index} of {spec.topic}-{spec.partition}: {e}") from None
+            result = compare_chunk(spec, src, tgt)
+            result.source_bytes, result.target_bytes = src_bytes, tgt_bytes
+            yield result
+    finally:
+        for consumer in (source, target):
+            if consumer is not None:
+                consumer.close()
+
+
+# -- the job ---------------------------------------------------------------------------------------
+
+
+def _order(chunks: list[ChunkSpec]) -> list[ChunkSpec]:
+    """Chunk 0 of every partition first, so the partitions progress side by side."""
+    return sorted(chunks, key=lambda c: (c.index, c.topic, c.partition))
+
+
+def run_local(plan: VerifyPlan, progress: Progress | None = None) -> Verification:
+    """The verification in this process, chunk after chunk (``mm2 run``'s scheduled verification)."""
+    results: list[ChunkResult] = []
+    total = len(plan.chunks)
+    for result in execute_chunks(_order(plan.chunks), plan.clients):
+        results.append(result)
+        if progress is not None:
+            progress(len(results), total)
+    return merge(plan.reports, results)
+
+
+def run_spark(spark: SparkSession, plan: VerifyPlan, progress: Progress | None = None) -> Verification:
+    """The verification on Spark: one task per chunk; executors read the records."""
+    chunks = _order(plan.chunks)
+    if not chunks:
+        return merge(plan.reports, [])
+    sc = spark.sparkContext
+    shared = sc.broadcast(plan.clients)
+    done = sc.accumulator(0)
+
+    def task(part: Iterable[ChunkSpec]) -> Iterator[ChunkResult]:
+        for result in execute_chunks(part, shared.value):
+            done.add(1)
+            yield result
+
+    finished = threading.Event()
+    watcher = None
+    if progress is not None:
+        def watch() -> None:
+            last = -1
+            while not finished.wait(0.5):
+                if done.value != last:
+                    last = done.value
+                    progress(last, len(chunks))
+
+        watcher = threading.Thread(target=watch, name="mm2-verify-progress", daemon=True)
+        watcher.start()
+    try:
+        results = sc.parallelize(chunks, len(chunks)).mapPartitions(task).collect()
+    except Exception as e:  # a Spark failure carries the executor's traceback: keep its last error line
+        raise ConnectError(f"verify job failed: {job_error(e)}") from None
+    finally:
+        finished.set()
+        if watcher is not None:
+            watcher.join()
+        shared.unpersist()
+    if progress is not None:
+        progress(len(chunks), len(chunks))
+    return merge(plan.reports, results)
+
+
+def run_job(config: MirrorMakerConfig, source: str, target: str, topics: str | None = None,
+            master: str | None = None, spark: SparkSession | None = None,
+            chunk_records: int = DEFAULT_CHUNK_RECORDS, progress: Progress | None = None,
+            timeout_s: float = DEFAULT_TIMEOUT_S) -> Verification:
+    """Plan on the driver, compare on Spark (``spark``: an existing session; else one built for the job)."""
+    plan = plan_verification(config, source, target, topics, chunk_records, timeout_s)
+    if spark is not None or not plan.chunks:
+        return run_spark(spark, plan, progress) if spark is not None else merge(plan.reports, [])
+    from mirror.jobs.spark import spark_session
+
+    with spark_session(f"mm2 verify {source}->{target}", master) as session:
+        return run_spark(session, plan, progress)
+
+
+__all__ = [
+    "FlowEvidence",
+    "VerifyClients",
+    "VerifyPlan",
+    "execute_chunks",
+    "plan_verification",
+    "read_range",
+    "run_job",
+    "run_local",
+    "run_spark",
+]

@@ -1,0 +1,162 @@
+"""``mm2 verify`` as a Spark job (local[2]) against two real clusters mirrored by the real source task.
+
+The mirror is the real MirrorSourceConnector in a standalone herder whose offsets live in the flow's
+Kafka offsets topic (``mm2-offsets.A.internal`` on B, as ``mm2 run`` keeps them), so the job reads
+exactly what a running flow leaves behind: committed offsets, offset mappings and offset syncs.
+Small chunks make every partition span several Spark tasks. One SparkSession serves the module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from connect_core.embedded import KafkaCluster, wait_for
+from connect_core.herder.standalone import build_standalone_herder
+from mirror.driver.driver import make_config
+from mirror.driver.maker_config import MirrorMakerConfig
+from mirror.driver.status import OffsetFold, read_topic
+from mirror.jobs.spark import spark_session
+from mirror.jobs.verify import run_job
+from mirror.jobs.verify_logic import PartitionReport, Verification
+from tests.integration.mirror.test_mirror_standalone import connector_config
+
+pytestmark = [pytest.mark.integration, pytest.mark.spark]
+
+NameFn = Callable[[str], str]
+BYTES = "org.apache.kafka.connect.converters.ByteArrayConverter"
+OFFSETS_TOPIC = "mm2-offsets.A.internal"
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[Any]:
+    with spark_session("mm2-verify-tests", "local[2]") as session:
+        yield session
+
+
+def mm2_config(a: KafkaCluster, b: KafkaCluster) -> MirrorMakerConfig:
+    return make_config({"clusters": "A, B", "A.bootstrap.servers": a.bootstrap_servers,
+                        "B.bootstrap.servers": b.bootstrap_servers, "A->B.enabled": "true",
+                        "admin.timeout.ms": "15000"})
+
+
+def committed(b: KafkaCluster) -> dict[tuple[str, int], int]:
+    fold = OffsetFold("A")
+    if OFFSETS_TOPIC in b.topic_names():
+        read_topic({"bootstrap.servers": b.bootstrap_servers}, OFFSETS_TOPIC, fold.apply, 15)
+    return fold.offsets
+
+
+def mirror(a: KafkaCluster, b: KafkaCluster, topic: str, ends: dict[int, int], **extra: str) -> None:
+    """Run the flow's source connector until its committed offsets reach ``ends`` (partition -> end offset)."""
+    worker = {"bootstrap.servers": b.bootstrap_servers, "key.converter": BYTES, "value.converter": BYTES,
+              "header.converter": BYTES, "offset.flush.interval.ms": "300", "offset.storage.topic": OFFSETS_TOPIC,
+              "offset.storage.replication.factor": "1", "offset.storage.partitions": "1",
+              "listeners": "http://127.0.0.1:0"}
+    herder = build_standalone_herder(worker, worker_id="A->B", kafka_offsets=True)
+    herder.start()
+    want = {(topic, p): end - 1 for p, end in ends.items()}
+    try:
+        herder.put_connector_config("MirrorSourceConnector", connector_config(
+            "MirrorSourceConnector", a, b, "A", "B", topics=topic, **extra), True)
+        wait_for(lambda: {k: v for k, v in committed(b).items() if k[0] == topic} == want, 60, 0.5,
+                 f"the flow did not commit {want}")
+    finally:
+        herder.stop()
+
+
+def by_partition(result: Verification) -> dict[int, PartitionReport]:
+    return {r.partition: r for r in result.partitions}
+
+
+def kinds(report: PartitionReport) -> tuple[int, int, int, int]:
+    return report.compared, report.missing, report.extra, report.mismatched
+
+
+def records(partition: int, start: int, count: int) -> list[dict[str, Any]]:
+    """Keys (some null), values, duplicate headers on some, explicit timestamps."""
+    return [{"key": None if i % 7 == 0 else f"k{i}".encode(), "value": f"p{partition}-v{i}".encode(),
+             "partition": partition, "timestamp": 1_700_000_000_000 + i,
+             "headers": [("h", b"x"), ("h", f"{i}".encode())] if i % 3 == 0 else None}
+            for i in range(start, start + count)]
+
+
+def test_shifted_mirror_is_equal_and_unmirrored_records_are_pending(
+        two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: NameFn, spark: Any) -> None:
+    a, b = two_clusters
+    topic = unique_name("orders")
+    remote = f"A.{topic}"
+    a.create_topic(topic, partitions=3)
+    b.create_topic(remote, partitions=3)
+    shift = {0: 0, 1: 3, 2: 11}  # the remote topic held records before mirroring: target offsets shifted
+    b.produce(remote, [{"value": b"before-mirroring", "partition": p} for p, n in shift.items() for _ in range(n)])
+    a.produce(topic, [r for p in range(3) for r in records(p, 0, 150)])
+    mirror(a, b, topic, {p: 150 for p in range(3)})
+
+    config = mm2_config(a, b)
+    result = run_job(config, "A", "B", topics=topic, spark=spark, chunk_records=40)
+    assert result.equal, result.to_json()
+    reports = by_partition(result)
+    assert {p: kinds(r) for p, r in reports.items()} == {p: (150, 0, 0, 0) for p in range(3)}
+    assert all(r.pending == 0 and r.first_difference is None and r.target_topic == remote for r in reports.values())
+    assert all(r.chunks == 4 and r.chunks_hashed_equal == 4 for r in reports.values())
+
+    a.produce(topic, records(2, 150, 25))  # the driver is stopped: written, not replicated
+    result = run_job(config, "A", "B", topics=topic, spark=spark, chunk_records=40)
+    assert result.equal, result.to_json()
+    assert {p: (r.compared, r.pending) for p, r in by_partition(result).items()} == \
+        {0: (150, 0), 1: (150, 0), 2: (150, 25)}
+
+
+def test_record_written_into_the_target_is_extra_at_that_partition_only(
+        two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: NameFn, spark: Any) -> None:
+    a, b = two_clusters
+    topic = unique_name("orders")
+    a.create_topic(topic, partitions=2)
+    a.produce(topic, [r for p in range(2) for r in records(p, 0, 50)])
+    mirror(a, b, topic, {0: 50, 1: 50})
+    b.produce(f"A.{topic}", [{"value": b"written-straight-into-the-target", "partition": 1}])
+    a.produce(topic, [r for p in range(2) for r in records(p, 50, 20)])  # mirrored after the intruder
+    mirror(a, b, topic, {0: 70, 1: 70})
+
+    config = mm2_config(a, b)
+    for chunk_records in (30, 50, 1000):  # the intruder inside a chunk, at a chunk's end, one chunk in all
+        result = run_job(config, "A", "B", topics=topic, spark=spark, chunk_records=chunk_records)
+        assert not result.equal
+        reports = by_partition(result)
+        assert kinds(reports[0]) == (70, 0, 0, 0) and reports[0].first_difference is None
+        assert kinds(reports[1]) == (70, 0, 1, 0), (chunk_records, result.to_json())
+        assert reports[1].first_difference == 50  # the source record the intruder precedes
+
+
+def test_changed_value_is_mismatched_and_dropped_record_is_missing(
+        two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: NameFn, spark: Any) -> None:
+    a, b = two_clusters
+    topic = unique_name("orders")
+    a.create_topic(topic, partitions=2)
+    batch = [r for p in range(2) for r in records(p, 0, 60)]
+    for r in batch:
+        if (r["partition"], r["timestamp"] % 1000) == (0, 17):
+            r["headers"] = [("tamper", b"1")]  # the mirror's transform changes this record's value
+        if (r["partition"], r["timestamp"] % 1000) == (1, 42):
+            r["headers"] = [("drop", b"1")]  # ... and drops this one
+    a.produce(topic, batch)
+    mirror(a, b, topic, {0: 60, 1: 60}, **{
+        "transforms": "tamper,drop",
+        "transforms.tamper.type": "tests.integration.mirror.jobs.tamper.TamperValue",
+        "transforms.tamper.predicate": "tampered",
+        "transforms.drop.type": "org.apache.kafka.connect.transforms.Filter",
+        "transforms.drop.predicate": "dropped",
+        "predicates": "tampered,dropped",
+        "predicates.tampered.type": "org.apache.kafka.connect.transforms.predicates.HasHeaderKey",
+        "predicates.tampered.name": "tamper",
+        "predicates.dropped.type": "org.apache.kafka.connect.transforms.predicates.HasHeaderKey",
+        "predicates.dropped.name": "drop",
+    })
+    result = run_job(mm2_config(a, b), "A", "B", topics=topic, spark=spark, chunk_records=25)
+    assert not result.equal
+    reports = by_partition(result)
+    assert kinds(reports[0]) == (60, 0, 0, 1) and reports[0].first_difference == 17, result.to_json()
+    assert kinds(reports[1]) == (60, 1, 0, 0) and reports[1].first_difference == 42, result.to_json()
