@@ -302,14 +302,18 @@ def _order(chunks: list[ChunkSpec]) -> list[ChunkSpec]:
     return sorted(chunks, key=lambda c: (c.index, c.topic, c.partition))
 
 
-def run_local(plan: VerifyPlan, progress: Progress | None = None) -> Verification:
-    """The verification in this process, chunk after chunk (``mm2 run``'s scheduled verification)."""
+def run_local(plan: VerifyPlan, progress: Progress | None = None,
+              should_continue: Callable[[], bool] = lambda: True) -> Verification | None:
+    """The verification in this process, chunk after chunk (``mm2 run``'s scheduled verification);
+    None when ``should_continue`` turned False between chunks."""
     results: list[ChunkResult] = []
     total = len(plan.chunks)
     for result in execute_chunks(_order(plan.chunks), plan.clients):
         results.append(result)
         if progress is not None:
             progress(len(results), total)
+        if not should_continue():
+            return None
     return merge(plan.reports, results)
 
 
