@@ -21,6 +21,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -37,7 +38,7 @@ from mirror.client.formats import OffsetSync, TopicPartition
 from mirror.connectors.config import MirrorSourceConfig
 from mirror.connectors.offset_mapping_index import OffsetMappingIndex
 from mirror.driver.maker_config import MirrorMakerConfig, SourceAndTarget
-from mirror.driver.status import OffsetFold, read_topic
+from mirror.driver.status import OffsetFold
 from mirror.jobs.translate_offsets import flow_configs, job_error
 from mirror.jobs.verify_logic import (
     DEFAULT_CHUNK_RECORDS,
@@ -131,16 +132,52 @@ class FlowEvidence:
         return translate
 
 
+def read_state_topic(props: dict[str, Any], admin: TopicAdmin, topic: str,
+                     apply: Callable[[bytes | None, bytes | None, int | None], None], timeout_s: float) -> None:
+    """Feed every record of a small state topic to ``apply`` (log order per partition), up to its end now.
+
+    :func:`mirror.driver.status.read_topic` does the same through a KafkaBasedLog, whose start from
+    OFFSET_BEGINNING costs a ListOffsets round per read (~0.4 s on Tansu); verification reads three such
+    topics before any record is compared, so it assigns offset 0 (below a raised log start, the consumer
+    resets to the earliest) and stops at each partition's end-of-partition event.
+    """
+    count = admin.partition_counts([topic], timeout_s).get(topic, 0)
+    if not count:
+        return
+    consumer = _consumer(props)
+    try:
+        consumer.assign([KTopicPartition(topic, p, 0) for p in range(count)])
+        ended: set[int] = set()
+        deadline = time.monotonic() + timeout_s
+        while len(ended) < count:
+            if time.monotonic() > deadline:
+                raise ConnectError(f"Could not read {topic} to its end within {timeout_s:g}s")
+            for msg in consumer.consume(5000, 0.05):
+                err = msg.error()
+                if err is not None:
+                    if err.code() != KafkaError._PARTITION_EOF:
+                        raise ConnectError(f"Cannot read {topic}: {err.str()}")
+                    ended.add(msg.partition())
+                elif msg.partition() not in ended:
+                    ts = msg.timestamp()[1]
+                    apply(msg.key(), msg.value(), ts if ts > 0 else None)
+    except KafkaException as e:
+        raise ConnectError(f"Cannot read {topic}: {e}") from None
+    finally:
+        consumer.close()
+
+
 def _read_evidence(cfg: MirrorSourceConfig, source_topics: set[str], target_topics: set[str],
                    timeout_s: float) -> FlowEvidence:
     evidence = FlowEvidence()
     on_source = cfg.offset_syncs_on_source
     props = cfg.source_consumer_config(_ROLE) if on_source else cfg.target_consumer_config(_ROLE)
+    admin = TopicAdmin(cfg.offset_syncs_topic_admin_config(), timeout_s=timeout_s)
     present = source_topics if on_source else target_topics
     for topic, apply in ((cfg.offset_syncs_topic(), evidence.on_sync),
                          (cfg.offset_mappings_topic(), evidence.on_mapping)):
         if topic in present:
-            read_topic(props, topic, apply, timeout_s)
+            read_state_topic(props, admin, topic, apply, timeout_s)
     return evidence
 
 
@@ -170,15 +207,20 @@ def plan_verification(config: MirrorMakerConfig, source: str, target: str, topic
     pair = SourceAndTarget(source, target)
     worker = config.worker_config(pair)
     target_props = store_client_props(worker)
-    target_topics = _topics(TopicAdmin(target_props, timeout_s=timeout_s), target, timeout_s)
+    target_admin = TopicAdmin(target_props, timeout_s=timeout_s)
+    target_topics = _topics(target_admin, target, timeout_s)
     source_admin_props = cfg.source_admin_config(_ROLE)
     source_admin = TopicAdmin(source_admin_props, timeout_s=timeout_s)
     source_topics = _topics(source_admin, source, timeout_s)
 
     committed = OffsetFold(source)
     offsets_topic = str(worker["offset.storage.topic"])
-    if offsets_topic in target_topics:
-        read_topic(target_props, offsets_topic, committed.apply, timeout_s)
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="mm2-verify-plan") as pool:
+        # The flow's committed offsets (target) and where records went (syncs/mappings) are independent reads.
+        found = pool.submit(_read_evidence, cfg, source_topics, target_topics, timeout_s)
+        if offsets_topic in target_topics:
+            read_state_topic(target_props, target_admin, offsets_topic, committed.apply, timeout_s)
+        evidence = found.result()
     policy = cfg.replication_policy()
     accepted = {t for t in source_topics
                 if should_replicate_topic(t, cfg.topic_filter(), policy, target, cfg.heartbeats_replication_enabled)}
@@ -191,7 +233,6 @@ def plan_verification(config: MirrorMakerConfig, source: str, target: str, topic
     source_consumer = cfg.source_consumer_config(_ROLE)
     ends = high_watermarks(source_consumer, {tp: max(starts[tp], committed.offsets.get(tp, -1))
                                              for tp in partitions}, timeout_s) if partitions else {}
-    evidence = _read_evidence(cfg, source_topics, target_topics, timeout_s)
 
     reports: list[PartitionReport] = []
     chunks: list[ChunkSpec] = []
@@ -226,24 +267,33 @@ def _consumer(props: dict[str, Any]) -> Any:
         "enable.partition.eof": True,
         "auto.offset.reset": "earliest",
         "fetch.wait.max.ms": 100,
-        "queued.min.messages": 20000,
+        "queued.min.messages": 50000,
+        "max.partition.fetch.bytes": 8 * 1024 * 1024,  # one partition at a time: few, big fetches
+        "fetch.max.bytes": 64 * 1024 * 1024,
     }))
 
 
-def read_range(consumer: Any, topic: str, partition: int, lo: int | None, hi: int | None,
-               limit: int | None, timeout_s: float) -> tuple[list[Digest], int]:
-    """Digests of the records of ``topic-partition`` in ``[lo, hi)`` (``lo`` None: log start; ``hi`` None:
-    up to ``limit`` records or the end), and their key+value bytes."""
+def _assign(consumer: Any, topic: str, partition: int, lo: int | None) -> None:
+    """Start fetching ``topic-partition`` at ``lo`` (None: the log start) in the client's background."""
     consumer.assign([KTopicPartition(topic, partition, OFFSET_BEGINNING if lo is None else lo)])
+
+
+def _drain(consumer: Any, topic: str, partition: int, lo: int | None, hi: int | None, limit: int | None,
+           timeout_s: float) -> tuple[list[Digest], int]:
+    """Digests of the assigned partition's records in ``[lo, hi)`` (``hi`` None: up to ``limit`` records or
+    the end), and their key+value bytes; unassigns at the end."""
     out: list[Digest] = []
+    append = out.append
     size = 0
     floor = -1 if lo is None else lo
+    last = None if hi is None else hi - 1
+    eof = KafkaError._PARTITION_EOF
     deadline = time.monotonic() + timeout_s
     try:
+        if hi is not None and lo is not None and hi <= lo:
+            return out, size
         while True:
-            if hi is not None and lo is not None and hi <= lo:
-                return out, size
-            msgs = consumer.consume(2000, 0.5)
+            msgs = consumer.consume(5000, 0.05)  # returns early only when full: keep the wait short
             if not msgs:
                 if time.monotonic() > deadline:
                     raise ConnectError(f"No records from {topic}-{partition} within {timeout_s:g}s "
@@ -253,21 +303,29 @@ def read_range(consumer: Any, topic: str, partition: int, lo: int | None, hi: in
             for msg in msgs:
                 err = msg.error()
                 if err is not None:
-                    if err.code() == KafkaError._PARTITION_EOF:
+                    if err.code() == eof:
                         return out, size
                     raise ConnectError(f"Cannot read {topic}-{partition}: {err.str()}")
                 offset = msg.offset()
-                if offset < floor or msg.partition() != partition or msg.topic() != topic:
+                if offset < floor:
                     continue  # left over from the previous assignment
                 if hi is not None and offset >= hi:
                     return out, size
                 key, value = msg.key(), msg.value()
-                out.append(Digest(offset, record_digest(key, value, msg.headers(), msg.timestamp()[1])))
+                append(Digest(offset, record_digest(key, value, msg.headers(), msg.timestamp()[1])))
                 size += (len(key) if key else 0) + (len(value) if value else 0)
-                if limit is not None and len(out) >= limit:
+                if offset == last or (limit is not None and len(out) >= limit):
                     return out, size
     finally:
         consumer.unassign()
+
+
+def read_range(consumer: Any, topic: str, partition: int, lo: int | None, hi: int | None,
+               limit: int | None, timeout_s: float) -> tuple[list[Digest], int]:
+    """Digests of the records of ``topic-partition`` in ``[lo, hi)`` (``lo`` None: log start; ``hi`` None:
+    up to ``limit`` records or the end), and their key+value bytes."""
+    _assign(consumer, topic, partition, lo)
+    return _drain(consumer, topic, partition, lo, hi, limit, timeout_s)
 
 
 def execute_chunks(chunks: Iterable[ChunkSpec], clients: VerifyClients) -> Iterator[ChunkResult]:
@@ -275,14 +333,17 @@ def execute_chunks(chunks: Iterable[ChunkSpec], clients: VerifyClients) -> Itera
     source = target = None
     try:
         for spec in chunks:
-            if source is None:
+            if source is None or target is None:
                 source, target = _consumer(clients.source_consumer), _consumer(clients.target_consumer)
+            # The target range is fetched in the background while the source range is read.
+            limit = 2 * (spec.source_hi - spec.source_lo) + _OPEN_END_SLACK if spec.target_hi is None else None
             try:
-                src, src_bytes = read_range(source, spec.topic, spec.partition, spec.source_lo, spec.source_hi,
-                                            None, clients.timeout_s)
-                limit = 2 * len(src) + _OPEN_END_SLACK if spec.target_hi is None else None
-                tgt, tgt_bytes = read_range(target, spec.target_topic, spec.partition, spec.target_lo,
-                                            spec.target_hi, limit, clients.timeout_s)
+                _assign(source, spec.topic, spec.partition, spec.source_lo)
+                _assign(target, spec.target_topic, spec.partition, spec.target_lo)
+                src, src_bytes = _drain(source, spec.topic, spec.partition, spec.source_lo, spec.source_hi,
+                                        None, clients.timeout_s)
+                tgt, tgt_bytes = _drain(target, spec.target_topic, spec.partition, spec.target_lo, spec.target_hi,
+                                        limit, clients.timeout_s)
             except KafkaException as e:
                 raise ConnectError(f"Cannot read chunk {spec.index} of {spec.topic}-{spec.partition}: {e}") from None
             result = compare_chunk(spec, src, tgt)

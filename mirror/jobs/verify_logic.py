@@ -31,7 +31,7 @@ from __future__ import annotations
 import struct
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from hashlib import blake2b
 from itertools import pairwise
 from typing import Any, NamedTuple
@@ -50,9 +50,11 @@ Header = tuple[str, bytes | None]
 def record_digest(key: bytes | None, value: bytes | None, headers: Sequence[Header] | None,
                   timestamp: int) -> bytes:
     """16-byte digest of what a mirror must copy unchanged: key, value, headers and timestamp."""
-    h = blake2b(digest_size=16)
-    h.update(_HEAD.pack(-1 if key is None else len(key), -1 if value is None else len(value), timestamp,
-                        len(headers) if headers else 0))
+    head = _HEAD.pack(-1 if key is None else len(key), -1 if value is None else len(value), timestamp,
+                      len(headers) if headers else 0)
+    if not headers:  # the common case in one call (the lengths in ``head`` keep it unambiguous)
+        return blake2b(head + (key or b"") + (value or b""), digest_size=16).digest()
+    h = blake2b(head, digest_size=16)
     if key:
         h.update(key)
     if value:
@@ -292,7 +294,7 @@ class Verification:
 
 def merge(reports: Iterable[PartitionReport], chunks: Iterable[ChunkResult]) -> Verification:
     """Fold chunk results into their partitions' reports (which carry ``pending`` already)."""
-    by_tp = {(r.topic, r.partition): r for r in reports}
+    by_tp = {(r.topic, r.partition): replace(r) for r in reports}  # copies: a plan may be run again
     out = Verification(sorted(by_tp.values(), key=lambda r: (r.topic, r.partition)))
     for c in chunks:
         by_tp[(c.topic, c.partition)].add(c)
