@@ -198,6 +198,39 @@ def _log_starts(admin_props: dict[str, Any], partitions: Iterable[tuple[str, int
     return out
 
 
+def _first_records(consumer_props: dict[str, Any], positions: dict[tuple[str, int], int],
+                   timeout_s: float) -> dict[tuple[str, int], int | None]:
+    """Per partition, the offset of the first record at or after ``positions[tp]`` (below the end), or None
+    when only offsets without records (transaction markers) are left: those are not pending records."""
+    if not positions:
+        return {}
+    consumer = _consumer(consumer_props, {"max.partition.fetch.bytes": 1024, "queued.min.messages": 1})
+    out: dict[tuple[str, int], int | None] = {}
+    try:
+        consumer.assign([KTopicPartition(t, p, o) for (t, p), o in positions.items()])
+        deadline = time.monotonic() + timeout_s
+        while len(out) < len(positions):
+            if time.monotonic() > deadline:
+                missing = sorted(f"{t}-{p}" for t, p in set(positions) - set(out))
+                raise ConnectError(f"No fetch response for {', '.join(missing)} within {timeout_s:g}s")
+            for msg in consumer.consume(500, 0.05):
+                tp = (msg.topic(), msg.partition())
+                if tp in out:
+                    continue
+                err = msg.error()
+                if err is None:
+                    out[tp] = msg.offset()
+                elif err.code() == KafkaError._PARTITION_EOF:
+                    out[tp] = None
+                else:
+                    raise ConnectError(f"Cannot read {tp[0]}-{tp[1]}: {err.str()}")
+    except KafkaException as e:
+        raise ConnectError(f"Cannot read the source partitions' tails: {e}") from None
+    finally:
+        consumer.close()
+    return out
+
+
 def plan_verification(config: MirrorMakerConfig, source: str, target: str, topics: str | None = None,
                       chunk_records: int = DEFAULT_CHUNK_RECORDS,
                       timeout_s: float = DEFAULT_TIMEOUT_S) -> VerifyPlan:
@@ -234,15 +267,19 @@ def plan_verification(config: MirrorMakerConfig, source: str, target: str, topic
     ends = high_watermarks(source_consumer, {tp: max(starts[tp], committed.offsets.get(tp, -1))
                                              for tp in partitions}, timeout_s) if partitions else {}
 
+    replicated_at = {tp: min(ends[tp], max(starts[tp], committed.offsets.get(tp, -1) + 1)) for tp in partitions}
+    tails = _first_records(source_consumer, {tp: o for tp, o in replicated_at.items() if ends[tp] > o}, timeout_s)
+
     reports: list[PartitionReport] = []
     chunks: list[ChunkSpec] = []
     for topic, partition in partitions:
         tp = TopicPartition(topic, partition)
         remote = policy.format_remote_topic(source, topic)
         start, end = starts[(topic, partition)], ends[(topic, partition)]
-        replicated = min(end, max(start, committed.offsets.get((topic, partition), -1) + 1))
+        replicated = replicated_at[(topic, partition)]
+        first_pending = tails.get((topic, partition))  # offsets before it hold no record (commit markers)
         report = PartitionReport(topic, partition, remote, source_lo=start, replicated=replicated,
-                                 pending=max(0, end - replicated))
+                                 pending=0 if first_pending is None else max(0, end - first_pending))
         reports.append(report)
         if replicated > start and remote not in target_topics:
             report.missing = replicated - start  # copied per the flow, but the remote topic is gone
@@ -260,7 +297,7 @@ def plan_verification(config: MirrorMakerConfig, source: str, target: str, topic
 # -- executor side -------------------------------------------------------------------------------
 
 
-def _consumer(props: dict[str, Any]) -> Any:
+def _consumer(props: dict[str, Any], overrides: dict[str, Any] | None = None) -> Any:
     return create_consumer(consumer_config(props, {
         "group.id": f"mm2-verify-{uuid.uuid4().hex[:8]}",  # assign() only: never joins, never commits
         "enable.auto.commit": False,
@@ -270,6 +307,7 @@ def _consumer(props: dict[str, Any]) -> Any:
         "queued.min.messages": 50000,
         "max.partition.fetch.bytes": 8 * 1024 * 1024,  # one partition at a time: few, big fetches
         "fetch.max.bytes": 64 * 1024 * 1024,
+        **(overrides or {}),
     }))
 
 

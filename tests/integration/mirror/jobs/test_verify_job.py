@@ -12,9 +12,11 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from confluent_kafka import Producer
 
 from connect_core.embedded import KafkaCluster, wait_for
 from connect_core.herder.standalone import build_standalone_herder
+from connect_core.storage.offset_storage import serialize_offset_key, serialize_offset_value
 from mirror.driver.driver import make_config
 from mirror.driver.maker_config import MirrorMakerConfig
 from mirror.driver.status import OffsetFold, read_topic
@@ -160,3 +162,43 @@ def test_changed_value_is_mismatched_and_dropped_record_is_missing(
     reports = by_partition(result)
     assert kinds(reports[0]) == (60, 0, 0, 1) and reports[0].first_difference == 17, result.to_json()
     assert kinds(reports[1]) == (60, 1, 0, 0) and reports[1].first_difference == 42, result.to_json()
+
+
+def test_records_resent_after_a_crash_are_extra_and_transaction_gaps_are_no_difference(
+        two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: NameFn, spark: Any) -> None:
+    a, b = two_clusters
+    topic = unique_name("orders")
+    a.create_topic(topic, partitions=2)
+    a.produce(topic, [r for p in range(2) for r in records(p, 0, 40)])
+    producer = Producer({"bootstrap.servers": a.bootstrap_servers, "transactional.id": f"{topic}-txn",
+                         "linger.ms": 0, "allow.auto.create.topics": False})
+    producer.init_transactions(15)
+    for t in range(4):  # each commit marker takes an offset: upstream gaps
+        producer.begin_transaction()
+        for p in range(2):
+            for j in range(5):
+                producer.produce(topic, f"p{p}-txn{t}-{j}".encode(), partition=p, timestamp=1_700_000_100_000 + j)
+        producer.commit_transaction(15)
+    producer.flush(15)
+    offsets = {p: [m.offset() for m in msgs] for p, msgs in a.read_all(topic).items()}
+    ends = {p: o[-1] + 1 for p, o in offsets.items()}
+    assert all(end > len(offsets[p]) for p, end in ends.items()), (ends, {p: len(o) for p, o in offsets.items()})
+    mirror(a, b, topic, ends)
+
+    # A crash before the last offset flush: the committed offsets are older than what was copied, so the
+    # mirror copies the records after them again.
+    resume = {0: offsets[0][25], 1: offsets[1][50]}  # first record copied twice, per partition
+    b.produce(OFFSETS_TOPIC, [{"key": serialize_offset_key("MirrorSourceConnector",
+                                                           {"cluster": "A", "partition": p, "topic": topic}),
+                               "value": serialize_offset_value({"offset": o - 1})} for p, o in resume.items()])
+    mirror(a, b, topic, ends)
+    copies = {p: len(msgs) for p, msgs in b.read_all(f"A.{topic}").items()}
+    duplicates = {p: sum(1 for o in offsets[p] if o >= resume[p]) for p in range(2)}
+    assert copies == {p: len(offsets[p]) + duplicates[p] for p in range(2)}
+
+    for chunk_records in (16, 1000):
+        result = run_job(mm2_config(a, b), "A", "B", topics=topic, spark=spark, chunk_records=chunk_records)
+        reports = by_partition(result)
+        assert {p: kinds(r) for p, r in reports.items()} == \
+            {p: (len(offsets[p]), 0, duplicates[p], 0) for p in range(2)}, (chunk_records, result.to_json())
+        assert all(r.pending == 0 for r in reports.values())
