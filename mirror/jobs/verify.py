@@ -63,6 +63,7 @@ _ROLE = "verify"
 #: Target records read past an open-ended chunk's source records (extras may sit between copies).
 _OPEN_END_SLACK = 1000
 
+TASKS_PER_CORE = 8
 Progress = Callable[[int, int], None]  # (chunks done, chunks in all)
 
 
@@ -443,7 +444,9 @@ def run_spark(spark: SparkSession, plan: VerifyPlan, progress: Progress | None =
         watcher = threading.Thread(target=watch, name="mm2-verify-progress", daemon=True)
         watcher.start()
     try:
-        results = sc.parallelize(chunks, len(chunks)).mapPartitions(task).collect()
+        # Up to 8 tasks per core: small chunks share a task (and its consumers), big ones spread.
+        slices = min(len(chunks), max(1, sc.defaultParallelism) * TASKS_PER_CORE)
+        results = sc.parallelize(chunks, slices).mapPartitions(task).collect()
     except Exception as e:  # a Spark failure carries the executor's traceback: keep its last error line
         raise ConnectError(f"verify job failed: {job_error(e)}") from None
     finally:

@@ -17,6 +17,7 @@ from confluent_kafka import Producer
 from connect_core.embedded import KafkaCluster, wait_for
 from connect_core.herder.standalone import build_standalone_herder
 from connect_core.storage.offset_storage import serialize_offset_key, serialize_offset_value
+from mirror.client.formats import OffsetSync, TopicPartition
 from mirror.driver.driver import make_config
 from mirror.driver.maker_config import MirrorMakerConfig
 from mirror.driver.status import OffsetFold, read_topic
@@ -202,3 +203,43 @@ def test_records_resent_after_a_crash_are_extra_and_transaction_gaps_are_no_diff
         assert {p: kinds(r) for p, r in reports.items()} == \
             {p: (len(offsets[p]), 0, duplicates[p], 0) for p in range(2)}, (chunk_records, result.to_json())
         assert all(r.pending == 0 for r in reports.values())
+
+
+def test_a_flow_with_only_kafka_offset_syncs_is_aligned_at_its_sync_points(
+        two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: NameFn, spark: Any) -> None:
+    """What Java MirrorMaker leaves behind: no offset mappings, offset syncs every 10 records (partition 1) or,
+    after compaction, only the latest one (partition 0). The target held other records before mirroring,
+    and one record was written straight into partition 1 between two copies."""
+    a, b = two_clusters
+    topic = unique_name("orders")
+    remote = f"A.{topic}"
+    a.create_topic(topic, partitions=2)
+    b.create_topic(remote, partitions=2)
+    a.produce(topic, [r for p in range(2) for r in records(p, 0, 100)])
+    shift = {0: 5, 1: 3}
+    b.produce(remote, [{"value": f"before-{i}".encode(), "partition": p} for p, n in shift.items() for i in range(n)])
+    downstream: dict[tuple[int, int], int] = {}
+    for p, msgs in a.read_all(topic).items():
+        copies: list[dict[str, Any]] = []
+        for m in msgs:
+            if p == 1 and m.offset() == 60:
+                copies.append({"value": b"written-straight-into-the-target", "partition": 1})
+            downstream[(p, m.offset())] = shift[p] + len(copies)
+            copies.append({"key": m.key(), "value": m.value(), "headers": m.headers(), "timestamp": m.timestamp()[1],
+                           "partition": p})
+        b.produce(remote, copies)
+    syncs = [OffsetSync(TopicPartition(topic, 0), 99, downstream[(0, 99)])]
+    syncs += [OffsetSync(TopicPartition(topic, 1), u, downstream[(1, u)]) for u in [*range(0, 100, 10), 99]]
+    a.create_topic("mm2-offset-syncs.B.internal", 1, {"cleanup.policy": "compact"})
+    a.produce("mm2-offset-syncs.B.internal", [{"key": s.record_key(), "value": s.record_value(), "partition": 0}
+                                               for s in syncs])
+    b.create_topic(OFFSETS_TOPIC, 1, {"cleanup.policy": "compact"})
+    b.produce(OFFSETS_TOPIC, [{"key": serialize_offset_key("MirrorSourceConnector",
+                                                           {"cluster": "A", "partition": p, "topic": topic}),
+                               "value": serialize_offset_value({"offset": 99})} for p in range(2)])
+
+    result = run_job(mm2_config(a, b), "A", "B", topics=topic, spark=spark, chunk_records=25)
+    reports = by_partition(result)
+    assert kinds(reports[0]) == (100, 0, 0, 0) and reports[0].chunks == 2, result.to_json()
+    assert kinds(reports[1]) == (100, 0, 1, 0) and reports[1].first_difference == 60, result.to_json()
+    assert reports[1].chunks == 4  # cut at the syncs 30, 60 and 90
