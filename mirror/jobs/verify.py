@@ -23,6 +23,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from hashlib import sha256
 from typing import TYPE_CHECKING, Any
 
 from connect_core.api.errors import ConfigError, ConnectError
@@ -42,12 +43,14 @@ from mirror.driver.status import OffsetFold
 from mirror.jobs.translate_offsets import flow_configs, job_error
 from mirror.jobs.verify_logic import (
     DEFAULT_CHUNK_RECORDS,
+    RECORD_HEAD,
     ChunkResult,
     ChunkSpec,
     Digest,
     PartitionReport,
     Verification,
     compare_chunk,
+    headers_bytes,
     merge,
     plan_chunks,
     record_digest,
@@ -312,6 +315,20 @@ def _consumer(props: dict[str, Any], overrides: dict[str, Any] | None = None) ->
     }))
 
 
+_BATCH = 5000
+
+
+def _batch(next_offset: int, hi: int | None, count: int, limit: int | None) -> int:
+    """How many messages to ask ``consume`` for: it returns early only when it has that many, so near the
+    end of a range ask for no more than the range can still hold (else each range ends with a wait)."""
+    wanted = _BATCH
+    if hi is not None and next_offset >= 0:
+        wanted = min(wanted, hi - next_offset)
+    if limit is not None:
+        wanted = min(wanted, limit - count)
+    return max(1, wanted)
+
+
 def _assign(consumer: Any, topic: str, partition: int, lo: int | None) -> None:
     """Start fetching ``topic-partition`` at ``lo`` (None: the log start) in the client's background."""
     consumer.assign([KTopicPartition(topic, partition, OFFSET_BEGINNING if lo is None else lo)])
@@ -331,14 +348,16 @@ def _drain(consumer: Any, topic: str, partition: int, lo: int | None, hi: int | 
     try:
         if hi is not None and lo is not None and hi <= lo:
             return out, size
+        next_offset = floor
         while True:
-            msgs = consumer.consume(5000, 0.05)  # returns early only when full: keep the wait short
+            msgs = consumer.consume(_batch(next_offset, hi, len(out), limit), 0.05)
             if not msgs:
                 if time.monotonic() > deadline:
                     raise ConnectError(f"No records from {topic}-{partition} within {timeout_s:g}s "
                                        f"(reading [{lo}, {hi}))")
                 continue
             deadline = time.monotonic() + timeout_s
+            next_offset = msgs[-1].offset() + 1
             for msg in msgs:
                 err = msg.error()
                 if err is not None:
@@ -359,6 +378,56 @@ def _drain(consumer: Any, topic: str, partition: int, lo: int | None, hi: int | 
         consumer.unassign()
 
 
+def _hash_range(consumer: Any, topic: str, partition: int, lo: int, hi: int | None, limit: int | None,
+                timeout_s: float) -> tuple[bytes, int, int]:
+    """The first pass over an assigned range: one streaming hash of every record's content (no per-record
+    objects), the record count and the key+value bytes; unassigns at the end. Same range rules as
+    :func:`_drain`; the same content on both sides gives the same hash."""
+    h = sha256()
+    update, pack = h.update, RECORD_HEAD.pack
+    count = size = 0
+    last = None if hi is None else hi - 1
+    eof = KafkaError._PARTITION_EOF
+    deadline = time.monotonic() + timeout_s
+    try:
+        if hi is not None and hi <= lo:
+            return h.digest(), count, size
+        next_offset = lo
+        while True:
+            msgs = consumer.consume(_batch(next_offset, hi, count, limit), 0.05)
+            if not msgs:
+                if time.monotonic() > deadline:
+                    raise ConnectError(f"No records from {topic}-{partition} within {timeout_s:g}s "
+                                       f"(reading [{lo}, {hi}))")
+                continue
+            deadline = time.monotonic() + timeout_s
+            next_offset = msgs[-1].offset() + 1
+            for msg in msgs:
+                err = msg.error()
+                if err is not None:
+                    if err.code() == eof:
+                        return h.digest(), count, size
+                    raise ConnectError(f"Cannot read {topic}-{partition}: {err.str()}")
+                offset = msg.offset()
+                if offset < lo:
+                    continue  # left over from the previous assignment
+                if hi is not None and offset >= hi:
+                    return h.digest(), count, size
+                key, value, headers = msg.key(), msg.value(), msg.headers()
+                klen = -1 if key is None else len(key)
+                vlen = -1 if value is None else len(value)
+                update(pack(klen, vlen, msg.timestamp()[1], len(headers) if headers else 0) + (key or b"")
+                       + (value or b""))
+                if headers:
+                    update(headers_bytes(headers))
+                count += 1
+                size += max(klen, 0) + max(vlen, 0)
+                if offset == last or (limit is not None and count >= limit):
+                    return h.digest(), count, size
+    finally:
+        consumer.unassign()
+
+
 def read_range(consumer: Any, topic: str, partition: int, lo: int | None, hi: int | None,
                limit: int | None, timeout_s: float) -> tuple[list[Digest], int]:
     """Digests of the records of ``topic-partition`` in ``[lo, hi)`` (``lo`` None: log start; ``hi`` None:
@@ -374,6 +443,22 @@ def execute_chunks(chunks: Iterable[ChunkSpec], clients: VerifyClients) -> Itera
         for spec in chunks:
             if source is None or target is None:
                 source, target = _consumer(clients.source_consumer), _consumer(clients.target_consumer)
+            try:
+                if spec.target_lo is not None:  # first pass: chunk hashes only
+                    _assign(source, spec.topic, spec.partition, spec.source_lo)
+                    _assign(target, spec.target_topic, spec.partition, spec.target_lo)
+                    src_hash, src_n, src_bytes = _hash_range(source, spec.topic, spec.partition, spec.source_lo,
+                                                             spec.source_hi, None, clients.timeout_s)
+                    tgt_hash, tgt_n, tgt_bytes = _hash_range(
+                        target, spec.target_topic, spec.partition, spec.target_lo, spec.target_hi,
+                        src_n if spec.target_hi is None else None, clients.timeout_s)
+                    if src_n == tgt_n and src_hash == tgt_hash:
+                        yield ChunkResult(spec.topic, spec.partition, spec.index, compared=src_n, hashed_equal=True,
+                                          source_bytes=src_bytes, target_bytes=tgt_bytes, target_records=tgt_n)
+                        continue
+            except KafkaException as e:
+                raise ConnectError(f"Cannot read chunk {spec.index} of {spec.topic}-{spec.partition}: {e}") from None
+            # The hashes differ (or the target start is unknown): read both sides again, record by record.
             # The target range is fetched in the background while the source range is read.
             limit = 2 * (spec.source_hi - spec.source_lo) + _OPEN_END_SLACK if spec.target_hi is None else None
             try:
