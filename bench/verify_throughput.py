@@ -40,6 +40,7 @@ from mirror.client.offset_mappings import OffsetMapping
 from mirror.driver.driver import make_config
 from mirror.jobs.spark import spark_session
 from mirror.jobs.verify import run_job
+from mirror.jobs.verify_logic import DEFAULT_CHUNK_RECORDS
 
 TARGET_RATIO = 0.5
 
@@ -143,7 +144,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--size", type=int, default=512, help="value bytes per record")
     p.add_argument("--partitions", type=int, default=4)
     p.add_argument("--rounds", type=int, default=3, help="rounds of (a) and (b); the best of each is reported")
-    p.add_argument("--chunk-records", type=int, default=20_000, help="source records per Spark task")
+    p.add_argument("--chunk-records", type=int, default=DEFAULT_CHUNK_RECORDS, help="source records per chunk")
     p.add_argument("--master", default="local[2]", help="Spark master")
     return p.parse_args(argv)
 

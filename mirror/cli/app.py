@@ -159,7 +159,7 @@ def verify(
     ] = None,
     chunk_records: Annotated[
         int, typer.Option("--chunk-records", min=1, help="Source records per Spark task.")
-    ] = 20000,
+    ] = 100000,
     timeout: Annotated[
         float, typer.Option("--timeout", min=0.1, help="Seconds to wait for a cluster before giving up.")
     ] = 30.0,

@@ -60,7 +60,7 @@ def driver_config_def() -> ConfigDef:
         .define(
             "verify.chunk.records",
             Type.INT,
-            20000,
+            100000,
             importance=Importance.LOW,
             documentation="Source records compared per chunk by scheduled verifications.",
         )

@@ -66,7 +66,7 @@ _ROLE = "verify"
 #: Target records read past an open-ended chunk's source records (extras may sit between copies).
 _OPEN_END_SLACK = 1000
 
-TASKS_PER_CORE = 8
+TASKS_PER_CORE = 2
 Progress = Callable[[int, int], None]  # (chunks done, chunks in all)
 
 
@@ -156,7 +156,7 @@ def read_state_topic(props: dict[str, Any], admin: TopicAdmin, topic: str,
         while len(ended) < count:
             if time.monotonic() > deadline:
                 raise ConnectError(f"Could not read {topic} to its end within {timeout_s:g}s")
-            for msg in consumer.consume(5000, 0.05):
+            for msg in consumer.consume(5000, 0.01):  # a small topic never fills a batch: poll often
                 err = msg.error()
                 if err is not None:
                     if err.code() != KafkaError._PARTITION_EOF:
@@ -217,7 +217,7 @@ def _first_records(consumer_props: dict[str, Any], positions: dict[tuple[str, in
             if time.monotonic() > deadline:
                 missing = sorted(f"{t}-{p}" for t, p in set(positions) - set(out))
                 raise ConnectError(f"No fetch response for {', '.join(missing)} within {timeout_s:g}s")
-            for msg in consumer.consume(500, 0.05):
+            for msg in consumer.consume(500, 0.01):
                 tp = (msg.topic(), msg.partition())
                 if tp in out:
                     continue
@@ -250,26 +250,40 @@ def plan_verification(config: MirrorMakerConfig, source: str, target: str, topic
     source_admin = TopicAdmin(source_admin_props, timeout_s=timeout_s)
     source_topics = _topics(source_admin, source, timeout_s)
 
-    committed = OffsetFold(source)
-    offsets_topic = str(worker["offset.storage.topic"])
-    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="mm2-verify-plan") as pool:
-        # The flow's committed offsets (target) and where records went (syncs/mappings) are independent reads.
-        found = pool.submit(_read_evidence, cfg, source_topics, target_topics, timeout_s)
-        if offsets_topic in target_topics:
-            read_state_topic(target_props, target_admin, offsets_topic, committed.apply, timeout_s)
-        evidence = found.result()
     policy = cfg.replication_policy()
     accepted = {t for t in source_topics
                 if should_replicate_topic(t, cfg.topic_filter(), policy, target, cfg.heartbeats_replication_enabled)}
-    wanted = ({t for t, _ in committed.offsets} | accepted) & source_topics
     if regex is not None:
-        wanted = {t for t in wanted if regex.fullmatch(t)}
-    counts = source_admin.partition_counts(wanted, timeout_s)
-    partitions = sorted((t, p) for t, n in counts.items() for p in range(n))
-    starts = _log_starts(source_admin_props, partitions, timeout_s)
+        accepted = {t for t in accepted if regex.fullmatch(t)}
     source_consumer = cfg.source_consumer_config(_ROLE)
-    ends = high_watermarks(source_consumer, {tp: max(starts[tp], committed.offsets.get(tp, -1))
-                                             for tp in partitions}, timeout_s) if partitions else {}
+
+    def positions(topics: Iterable[str]) -> tuple[dict[tuple[str, int], int], dict[tuple[str, int], int]]:
+        """Log start and end offsets of every partition of ``topics`` on the source."""
+        counts = source_admin.partition_counts(topics, timeout_s)
+        parts = [(t, p) for t, n in counts.items() for p in range(n)]
+        starts = _log_starts(source_admin_props, parts, timeout_s)
+        ends = high_watermarks(source_consumer, starts, timeout_s) if parts else {}
+        return starts, ends
+
+    committed = OffsetFold(source)
+    offsets_topic = str(worker["offset.storage.topic"])
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="mm2-verify-plan") as pool:
+        # Independent reads, side by side: where records went (syncs/mappings), the source partitions'
+        # positions, and the flow's committed offsets.
+        found = pool.submit(_read_evidence, cfg, source_topics, target_topics, timeout_s)
+        placed = pool.submit(positions, accepted)
+        if offsets_topic in target_topics:
+            read_state_topic(target_props, target_admin, offsets_topic, committed.apply, timeout_s)
+        evidence = found.result()
+        starts, ends = placed.result()
+    # Topics the flow copied but its filter no longer selects: still verified.
+    others = {t for t, _ in committed.offsets if t in source_topics and t not in accepted
+              and (regex is None or regex.fullmatch(t))}
+    if others:
+        more_starts, more_ends = positions(others)
+        starts.update(more_starts)
+        ends.update(more_ends)
+    partitions = sorted(starts)
 
     replicated_at = {tp: min(ends[tp], max(starts[tp], committed.offsets.get(tp, -1) + 1)) for tp in partitions}
     tails = _first_records(source_consumer, {tp: o for tp, o in replicated_at.items() if ends[tp] > o}, timeout_s)
@@ -311,6 +325,8 @@ def _consumer(props: dict[str, Any], overrides: dict[str, Any] | None = None) ->
         "queued.min.messages": 50000,
         "max.partition.fetch.bytes": 8 * 1024 * 1024,  # one partition at a time: few, big fetches
         "fetch.max.bytes": 64 * 1024 * 1024,
+        "queued.max.messages.kbytes": 16 * 1024,  # what a consumer prefetches (four per task)
+        "fetch.queue.backoff.ms": 10,  # a full prefetch queue otherwise pauses fetching for a second
         **(overrides or {}),
     }))
 
@@ -436,46 +452,62 @@ def read_range(consumer: Any, topic: str, partition: int, lo: int | None, hi: in
     return _drain(consumer, topic, partition, lo, hi, limit, timeout_s)
 
 
+def _compare_one(spec: ChunkSpec, source: Any, target: Any, timeout_s: float) -> ChunkResult:
+    """One chunk on consumers already assigned to its start on both sides."""
+    if spec.target_lo is not None:  # first pass: chunk hashes only
+        src_hash, src_n, src_bytes = _hash_range(source, spec.topic, spec.partition, spec.source_lo, spec.source_hi,
+                                                 None, timeout_s)
+        tgt_hash, tgt_n, tgt_bytes = _hash_range(target, spec.target_topic, spec.partition, spec.target_lo,
+                                                 spec.target_hi, src_n if spec.target_hi is None else None, timeout_s)
+        if src_n == tgt_n and src_hash == tgt_hash:
+            return ChunkResult(spec.topic, spec.partition, spec.index, compared=src_n, hashed_equal=True,
+                               source_bytes=src_bytes, target_bytes=tgt_bytes, target_records=tgt_n)
+        # The hashes differ: read both sides again, record by record.
+        _assign(source, spec.topic, spec.partition, spec.source_lo)
+        _assign(target, spec.target_topic, spec.partition, spec.target_lo)
+    limit = 2 * (spec.source_hi - spec.source_lo) + _OPEN_END_SLACK if spec.target_hi is None else None
+    src, src_bytes = _drain(source, spec.topic, spec.partition, spec.source_lo, spec.source_hi, None, timeout_s)
+    tgt, tgt_bytes = _drain(target, spec.target_topic, spec.partition, spec.target_lo, spec.target_hi, limit,
+                            timeout_s)
+    result = compare_chunk(spec, src, tgt)
+    result.source_bytes, result.target_bytes = src_bytes, tgt_bytes
+    return result
+
+
 def execute_chunks(chunks: Iterable[ChunkSpec], clients: VerifyClients) -> Iterator[ChunkResult]:
-    """Compare chunks with one consumer per cluster (a Spark task's body, or in-process)."""
-    source = target = None
+    """Compare chunks (a Spark task's body, or in-process).
+
+    Two pairs of consumers (one per cluster each) take turns: while one pair reads a chunk, the other is
+    already assigned to the next chunk's start on both sides, so the first fetch of every chunk (tens of
+    milliseconds, more while a fetch at a partition's end is still parked at the broker) is hidden.
+    """
+    specs = list(chunks)
+    pairs: list[tuple[Any, Any]] = []
+
+    def start(k: int) -> tuple[Any, Any]:
+        while len(pairs) <= k % 2:
+            pairs.append((_consumer(clients.source_consumer), _consumer(clients.target_consumer)))
+        source, target = pairs[k % 2]
+        spec = specs[k]
+        _assign(source, spec.topic, spec.partition, spec.source_lo)
+        _assign(target, spec.target_topic, spec.partition, spec.target_lo)
+        return source, target
+
+    if not specs:
+        return
     try:
-        for spec in chunks:
-            if source is None or target is None:
-                source, target = _consumer(clients.source_consumer), _consumer(clients.target_consumer)
+        current = start(0)
+        for k, spec in enumerate(specs):
             try:
-                if spec.target_lo is not None:  # first pass: chunk hashes only
-                    _assign(source, spec.topic, spec.partition, spec.source_lo)
-                    _assign(target, spec.target_topic, spec.partition, spec.target_lo)
-                    src_hash, src_n, src_bytes = _hash_range(source, spec.topic, spec.partition, spec.source_lo,
-                                                             spec.source_hi, None, clients.timeout_s)
-                    tgt_hash, tgt_n, tgt_bytes = _hash_range(
-                        target, spec.target_topic, spec.partition, spec.target_lo, spec.target_hi,
-                        src_n if spec.target_hi is None else None, clients.timeout_s)
-                    if src_n == tgt_n and src_hash == tgt_hash:
-                        yield ChunkResult(spec.topic, spec.partition, spec.index, compared=src_n, hashed_equal=True,
-                                          source_bytes=src_bytes, target_bytes=tgt_bytes, target_records=tgt_n)
-                        continue
+                following = start(k + 1) if k + 1 < len(specs) else current
+                result = _compare_one(spec, current[0], current[1], clients.timeout_s)
             except KafkaException as e:
                 raise ConnectError(f"Cannot read chunk {spec.index} of {spec.topic}-{spec.partition}: {e}") from None
-            # The hashes differ (or the target start is unknown): read both sides again, record by record.
-            # The target range is fetched in the background while the source range is read.
-            limit = 2 * (spec.source_hi - spec.source_lo) + _OPEN_END_SLACK if spec.target_hi is None else None
-            try:
-                _assign(source, spec.topic, spec.partition, spec.source_lo)
-                _assign(target, spec.target_topic, spec.partition, spec.target_lo)
-                src, src_bytes = _drain(source, spec.topic, spec.partition, spec.source_lo, spec.source_hi,
-                                        None, clients.timeout_s)
-                tgt, tgt_bytes = _drain(target, spec.target_topic, spec.partition, spec.target_lo, spec.target_hi,
-                                        limit, clients.timeout_s)
-            except KafkaException as e:
-                raise ConnectError(f"Cannot read chunk {spec.index} of {spec.topic}-{spec.partition}: {e}") from None
-            result = compare_chunk(spec, src, tgt)
-            result.source_bytes, result.target_bytes = src_bytes, tgt_bytes
+            current = following
             yield result
     finally:
-        for consumer in (source, target):
-            if consumer is not None:
+        for pair in pairs:
+            for consumer in pair:
                 consumer.close()
 
 
@@ -529,7 +561,7 @@ def run_spark(spark: SparkSession, plan: VerifyPlan, progress: Progress | None =
         watcher = threading.Thread(target=watch, name="mm2-verify-progress", daemon=True)
         watcher.start()
     try:
-        # Up to 8 tasks per core: small chunks share a task (and its consumers), big ones spread.
+        # Two tasks per core: a task reads its chunks one after the other with the next one prefetched.
         slices = min(len(chunks), max(1, sc.defaultParallelism) * TASKS_PER_CORE)
         results = sc.parallelize(chunks, slices).mapPartitions(task).collect()
     except Exception as e:  # a Spark failure carries the executor's traceback: keep its last error line

@@ -38,7 +38,7 @@ from itertools import pairwise
 from typing import Any, NamedTuple
 
 #: Source records per chunk (a Spark task compares one chunk: both sides' digests fit in memory).
-DEFAULT_CHUNK_RECORDS = 20_000
+DEFAULT_CHUNK_RECORDS = 100_000
 #: How many target records after an unexpected one are searched for the next source record.
 LOOKAHEAD = 32
 
