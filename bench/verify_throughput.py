@@ -1,6 +1,6 @@
 """``mm2 verify`` throughput: the Spark job on ``local[2]`` vs a raw consumer reading both sides.
 
-    python -m bench.verify_throughput                          # 200,000 records of 512 B over 4 partitions
+    python -m bench.verify_throughput                          # 600,000 records of 512 B over 4 partitions
     python -m bench.verify_throughput --records 20000 --size 100 --rounds 1
 
 On embedded brokers started here (and killed at the end): source A with a topic, target B with the remote
@@ -140,7 +140,7 @@ def run(records: int, size: int, partitions: int, rounds: int, master: str, chun
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m bench.verify_throughput", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--records", type=int, default=200_000, help="source records in all")
+    p.add_argument("--records", type=int, default=600_000, help="source records in all")
     p.add_argument("--size", type=int, default=512, help="value bytes per record")
     p.add_argument("--partitions", type=int, default=4)
     p.add_argument("--rounds", type=int, default=3, help="rounds of (a) and (b); the best of each is reported")
