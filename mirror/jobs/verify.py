@@ -444,14 +444,6 @@ def _hash_range(consumer: Any, topic: str, partition: int, lo: int, hi: int | No
         consumer.unassign()
 
 
-def read_range(consumer: Any, topic: str, partition: int, lo: int | None, hi: int | None,
-               limit: int | None, timeout_s: float) -> tuple[list[Digest], int]:
-    """Digests of the records of ``topic-partition`` in ``[lo, hi)`` (``lo`` None: log start; ``hi`` None:
-    up to ``limit`` records or the end), and their key+value bytes."""
-    _assign(consumer, topic, partition, lo)
-    return _drain(consumer, topic, partition, lo, hi, limit, timeout_s)
-
-
 def _compare_one(spec: ChunkSpec, source: Any, target: Any, timeout_s: float) -> ChunkResult:
     """One chunk on consumers already assigned to its start on both sides."""
     if spec.target_lo is not None:  # first pass: chunk hashes only
@@ -596,7 +588,6 @@ __all__ = [
     "VerifyPlan",
     "execute_chunks",
     "plan_verification",
-    "read_range",
     "run_job",
     "run_local",
     "run_spark",
