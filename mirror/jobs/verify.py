@@ -161,11 +161,13 @@ def run_job(config: MirrorMakerConfig, source: str, target: str, topics: str | N
             chunk_records: int = DEFAULT_CHUNK_RECORDS, progress: Progress | None = None,
             timeout_s: float = DEFAULT_TIMEOUT_S) -> Verification:
     """Plan on the driver, compare on Spark (``spark``: an existing session; else one built for the job)."""
+    from mirror.jobs.spark import DEFAULT_MASTER, check_master_reachable, spark_session
+
+    if spark is None:
+        check_master_reachable(master or DEFAULT_MASTER)  # a wrong --master fails before any cluster is read
     plan = plan_verification(config, source, target, topics, chunk_records, timeout_s)
     if spark is not None or not plan.chunks:
         return run_spark(spark, plan, progress) if spark is not None else merge(plan.reports, [])
-    from mirror.jobs.spark import spark_session
-
     with spark_session(f"mm2 verify {source}->{target}", master) as session:
         return run_spark(session, plan, progress)
 

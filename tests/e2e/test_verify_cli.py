@@ -82,6 +82,7 @@ def test_verify_next_to_a_running_mirror(two_clusters: tuple[KafkaCluster, Kafka
     (("--source", "A", "--target", "B", "--chunk-records", "0"), "--chunk-records"),
     (("--target", "B",), "--source"),
     (("--source", "A", "--target", "C", "--timeout", "2"), "unreachable"),
+    (("--source", "A", "--target", "B", "--master", "spark://127.0.0.1:{port}"), "Spark master"),
 ])
 def test_mistakes_are_one_line_and_exit_2(args: tuple[str, ...], needle: str, tmp_path: Path,
                                           kafka_cluster: KafkaCluster) -> None:
@@ -89,7 +90,8 @@ def test_mistakes_are_one_line_and_exit_2(args: tuple[str, ...], needle: str, tm
     props["clusters"] = "A, B, C"
     props["C.bootstrap.servers"] = f"127.0.0.1:{free_port()}"  # nobody listens there
     config = write_properties(tmp_path / "mm2.properties", props)
-    result = mm2("verify", str(config), *args, timeout=90)
+    port = free_port()
+    result = mm2("verify", str(config), *(a.format(port=port) for a in args), timeout=90)
     assert result.returncode == 2, result.stdout + result.stderr
     lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
     assert "Traceback" not in result.stderr
