@@ -115,7 +115,7 @@ def run_local(plan: VerifyPlan, progress: Progress | None = None,
 
 
 def run_spark(spark: SparkSession, plan: VerifyPlan, progress: Progress | None = None) -> Verification:
-    """The verification on Spark: one task per chunk; executors read the records."""
+    """The verification on Spark: the chunks spread over two tasks per core; executors read the records."""
     chunks = _order(plan.chunks)
     if not chunks:
         return merge(plan.reports, [])
