@@ -152,6 +152,33 @@ def translate_offsets(
     translate_cmd.translate_offsets(config, source, target, groups, apply, force, json_output, master)
 
 
+@app.command()
+@guarded
+def verify(
+    config: Annotated[Path, typer.Argument(help="MirrorMaker 2 properties file (mm2.properties).")],
+    source: Annotated[str, typer.Option("--source", help="Cluster alias the flow copies from.")],
+    target: Annotated[str, typer.Option("--target", help="Cluster alias the flow copies to.")],
+    topics: Annotated[
+        str | None, typer.Option("--topics", help="Only source topics whose name fully matches this regex.")
+    ] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print one JSON document instead of a table.")] = False,
+    master: Annotated[
+        str | None, typer.Option("--master", help="Spark master URL (default local[*]).")
+    ] = None,
+    chunk_records: Annotated[
+        int, typer.Option("--chunk-records", min=1, help="Source records per Spark task.")
+    ] = 100000,
+    timeout: Annotated[
+        float, typer.Option("--timeout", min=0.1, help="Seconds to wait for a cluster before giving up.")
+    ] = 30.0,
+) -> None:
+    """Prove source and target hold the same records (Spark); exit 0 equal, 1 different, 2 error."""
+    require_file(config, "MirrorMaker config file")
+    from mirror.cli import verify_cmd
+
+    verify_cmd.verify(config, source, target, topics, json_output, master, chunk_records, timeout)
+
+
 @connect_app.command("standalone")
 @guarded
 def connect_standalone(

@@ -118,6 +118,9 @@ def prepare(config_path: Path, clusters: list[str] | None) -> tuple[MirrorMakerC
     config = load_mm2_config(config_path, clusters)
     pairs = config.herder_pairs(clusters or None)
     check_connector_configs(config, pairs)
+    from mirror.jobs.verify_schedule import check_settings
+
+    check_settings(config, pairs)
     for pair in pairs:  # worker configs resolve eagerly: an unresolvable reference fails now
         resolve_config_providers(config.worker_config(pair))
     involved = [a for p in pairs for a in (p.source, p.target)]
@@ -172,17 +175,24 @@ def run(config_path: Path, clusters: list[str] | None, metrics_port: int | None,
     if metrics_port is not None:
         start_metrics_server(metrics_port, metrics)
     driver = MirrorMaker(config, default_factory(herder), clusters=clusters or None, metrics=metrics)
+    from mirror.jobs.verify_schedule import ScheduledVerification
+
+    verification = ScheduledVerification(config, pairs, metrics)
     log.info("Running %d flow(s): %s", len(pairs), ", ".join(map(str, pairs)))
     try:
         driver.start(interrupted=signals.stop.is_set)
+        verification.start()
     except ConnectError as e:
+        verification.stop()
         driver.stop(STOP_TIMEOUT_S)
         raise StartupError(" ".join(str(e).split()) or type(e).__name__) from e
     except BaseException:
+        verification.stop()
         driver.stop(STOP_TIMEOUT_S)
         raise
     while not signals.stop.wait(0.5):
         pass
+    verification.stop()
     clean = driver.stop(STOP_TIMEOUT_S)
     signals.restore()
     _exit_watchdog(0 if clean else 1)

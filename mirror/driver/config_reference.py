@@ -40,6 +40,30 @@ def driver_config_def() -> ConfigDef:
             documentation="Whether every cluster pair gets a herder emitting heartbeats, even when its flow is "
             "not enabled (per pair: {source}->{target}.emit.heartbeats.enabled).",
         )
+        .define(
+            "verify.interval.seconds",
+            Type.DOUBLE,
+            -1.0,
+            importance=Importance.LOW,
+            documentation="Seconds between scheduled verifications of each enabled flow (what `mm2 verify` "
+            "does, in the driver, exported as mm2_verify_* metrics); -1 (the default) turns them off (per "
+            "flow: {source}->{target}.verify.interval.seconds).",
+        )
+        .define(
+            "verify.topics",
+            Type.STRING,
+            None,
+            importance=Importance.LOW,
+            documentation="Regex of the source topics scheduled verifications compare (full match); "
+            "default: every topic the flow replicates.",
+        )
+        .define(
+            "verify.chunk.records",
+            Type.INT,
+            100000,
+            importance=Importance.LOW,
+            documentation="Source records compared per chunk by scheduled verifications.",
+        )
     )
 
 

@@ -145,6 +145,44 @@ class Mm2Metrics:
             buckets=DURATION_BUCKETS,
             registry=r,
         )
+        # --- Scheduled verification (verify.interval.seconds) -------------------------------------------
+        self.verify_runs = Counter(
+            "mm2_verify_runs",
+            "Scheduled verifications, by result: equal, different, or failed (a cluster could not be read).",
+            (*PAIR, "result"),
+            registry=r,
+        )
+        self.verify_records_compared = Counter(
+            "mm2_verify_records_compared",
+            "Source records compared with their copies on the target by scheduled verifications.",
+            PAIR,
+            registry=r,
+        )
+        self.verify_differences = Gauge(
+            "mm2_verify_differences",
+            "Differences found by the last completed verification, by kind: missing (on the source, not on the "
+            "target), extra (on the target, not from the source, duplicates included), mismatched (content differs).",
+            (*PAIR, "kind"),
+            registry=r,
+        )
+        self.verify_pending_records = Gauge(
+            "mm2_verify_pending_records",
+            "Source records not yet replicated (after the flow's committed offsets) at the last completed "
+            "verification: not differences.",
+            PAIR,
+            registry=r,
+        )
+        self.verify_last_run = Gauge(
+            "mm2_verify_last_run_timestamp_seconds", "Unix time the last verification ended (any result).", PAIR,
+            registry=r,
+        )
+        self.verify_last_success = Gauge(
+            "mm2_verify_last_success_timestamp_seconds",
+            "Unix time the last verification completed (equal or different; not failed).", PAIR, registry=r,
+        )
+        self.verify_duration = Gauge(
+            "mm2_verify_duration_seconds", "How long the last completed verification took.", PAIR, registry=r,
+        )
         self._lock = threading.Lock()
         self._partitions: dict[tuple[str, str, str, int], SourcePartitionMetrics] = {}
 

@@ -13,7 +13,7 @@ import pytest
 
 pytestmark = pytest.mark.e2e
 
-SUBCOMMANDS = {"run", "status", "demo", "backfill", "translate-offsets", "connect"}
+SUBCOMMANDS = {"run", "status", "demo", "backfill", "translate-offsets", "verify", "connect"}
 
 
 def mm2(*args: str) -> subprocess.CompletedProcess[str]:

@@ -92,7 +92,8 @@ def test_every_dashboard_query_returns_data_and_alert_rules_are_healthy(
     a.produce(topic, [{"key": b"k%d" % i, "value": b"v" * 100, "partition": i % 2} for i in range(40)])
     commit_group(a, group, topic, 2, 15)
     config = write_mm2_config(tmp_path / "mm2.properties", a.bootstrap_servers, b.bootstrap_servers,
-                              topics=re.escape(topic), groups=re.escape(group))
+                              topics=re.escape(topic), groups=re.escape(group),
+                              extra={"verify.interval.seconds": "2"})  # scheduled verification, every 2 s
     metrics_port, prom_port = free_port(), free_port()
     queries = dashboard_queries()
     assert len(queries) >= 15, queries
@@ -107,6 +108,18 @@ def test_every_dashboard_query_returns_data_and_alert_rules_are_healthy(
         mm2.wait_for(lambda s: total(s, "mm2_source_records_total") >= 40 and total(s, "mm2_checkpoints_total") > 0
                      and total(s, "mm2_group_offset_syncs_total") > 0 and total(s, "mm2_heartbeats_total") > 0,
                      120, "records, checkpoints, group offset syncs and heartbeats in /metrics")
+        # The scheduled verification runs on the live flow (records keep arriving): it moves its metrics,
+        # compares more records run after run, and finds no difference (unreplicated records are pending).
+        first = mm2.wait_for(lambda s: total(s, "mm2_verify_runs_total", result="equal") >= 1, 60,
+                             "a scheduled verification proving the mirror equal")
+        compared = total(first, "mm2_verify_records_compared_total")
+        later = mm2.wait_for(lambda s: total(s, "mm2_verify_records_compared_total") > compared
+                             and total(s, "mm2_verify_runs_total", result="equal") >= 2, 60,
+                             "a second scheduled verification")
+        assert total(later, "mm2_verify_runs_total", result="different") == 0, mm2.log_tail()
+        assert total(later, "mm2_verify_runs_total", result="failed") == 0, mm2.log_tail()
+        assert total(later, "mm2_verify_differences") == 0
+        assert total(later, "mm2_verify_last_success_timestamp_seconds") > 0
         wait_until(prom.targets_up, 30, "Prometheus scraping mm2")
 
         def empty_queries() -> list[str]:

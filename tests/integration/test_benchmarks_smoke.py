@@ -89,3 +89,15 @@ def test_backfill_prints_rates_cpu_startup_and_the_ratio() -> None:
     figure(out, "(bf2) backfill local[2]", r".*Spark start-up [\d.]+ s \(not counted\)")
     figure(out, "ratio backfill[2]/live", r"[\d.]+")
     assert re.search(r"^verdict: backfill on local\[2\] (meets|misses) the target", out, re.MULTILINE), out
+
+
+def test_verify_throughput_prints_rates_and_ratio() -> None:
+    out = run_bench("bench.verify_throughput", "--records", "4000", "--size", "100", "--partitions", "2",
+                    "--rounds", "1", "--chunk-records", "500", timeout=240)
+    figure(out, "(a) raw consume A+B", RATE)
+    job = figure(out, "(b) verify local[2]", RATE)
+    assert "(4000 in" in job.group(0)
+    ratio = figure(out, "ratio verify/raw", r"([\d.]+)")
+    assert float(ratio.group(1)) > 0
+    assert re.search(r"^target ratio >= 0\.5 \(4000 x 100 B, 2 p\): [\d.]+ (met|MISSED)$", out, re.MULTILINE), out
+    _no_broker_left(out)
