@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 
@@ -67,7 +68,8 @@ def produce(bootstrap: str, topic: str, partitions: int, count: int, size: int) 
     return Rate(count, count * size, elapsed)
 
 
-def consume(bootstrap: str, topic: str, partitions: int, count: int) -> Rate:
+def consume(bootstrap: str, topic: str, partitions: int, count: int, wait_s: float = 1.0,
+            **overrides: Any) -> Rate:
     """Read ``count`` records from offset 0 of every partition with batch consume()."""
     consumer = Consumer(
         {
@@ -78,6 +80,7 @@ def consume(bootstrap: str, topic: str, partitions: int, count: int) -> Rate:
             "allow.auto.create.topics": False,
             "fetch.wait.max.ms": 100,
             "enable.partition.eof": False,
+            **overrides,
         }
     )
     consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
@@ -86,7 +89,7 @@ def consume(bootstrap: str, topic: str, partitions: int, count: int) -> Rate:
     start = time.perf_counter()
     deadline = start + 300
     while seen < count and time.perf_counter() < deadline:
-        for msg in consumer.consume(num_messages=10_000, timeout=1.0):
+        for msg in consumer.consume(num_messages=10_000, timeout=wait_s):
             err = msg.error()
             if err is not None and err.code() != KafkaError._PARTITION_EOF:
                 raise RuntimeError(str(err))

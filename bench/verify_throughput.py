@@ -26,14 +26,10 @@ import sys
 import time
 from collections.abc import Sequence
 
-from confluent_kafka import Consumer
-from confluent_kafka import TopicPartition as KTopicPartition
-
 from bench import raw_clients
 from bench._harness import best, broker_rss_line, embedded_clusters, ratio_line
 from bench.raw_clients import Rate
 from connect_core.embedded import EmbeddedKafkaCluster, unique_name
-from connect_core.kafka.client_logging import RDKAFKA_LOG
 from connect_core.storage.offset_storage import serialize_offset_key, serialize_offset_value
 from mirror.client.formats import TopicPartition
 from mirror.client.offset_mappings import OffsetMapping
@@ -61,26 +57,9 @@ def flow_state(a: EmbeddedKafkaCluster, b: EmbeddedKafkaCluster, topic: str, par
 def raw_consume(bootstrap: str, topic: str, partitions: int, count: int) -> Rate:
     """``raw_clients.consume`` without its tail wait: batch ``consume`` with a short timeout, so the last,
     partial batch does not wait up to a second for records that will never come (which would make the
-    yardstick look slower than a raw reader is)."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "logger": RDKAFKA_LOG,
-                         "group.id": f"bench-raw-{time.time_ns()}", "enable.auto.commit": False,
-                         "allow.auto.create.topics": False, "fetch.wait.max.ms": 100,
-                         "max.partition.fetch.bytes": 8 * 1024 * 1024, "fetch.max.bytes": 64 * 1024 * 1024})
-    consumer.assign([KTopicPartition(topic, p, 0) for p in range(partitions)])
-    seen = nbytes = 0
-    start = time.perf_counter()
-    deadline = start + 300
-    while seen < count and time.perf_counter() < deadline:
-        for msg in consumer.consume(num_messages=10_000, timeout=0.05):
-            if msg.error() is None:
-                seen += 1
-                value = msg.value()
-                nbytes += len(value) if value else 0
-    elapsed = time.perf_counter() - start
-    consumer.close()
-    if seen < count:
-        raise RuntimeError(f"consumed only {seen} of {count}")
-    return Rate(seen, nbytes, elapsed)
+    yardstick look slower than a raw reader is), and big fetches."""
+    return raw_clients.consume(bootstrap, topic, partitions, count, wait_s=0.05,
+                               **{"max.partition.fetch.bytes": 8 * 1024 * 1024, "fetch.max.bytes": 64 * 1024 * 1024})
 
 
 def raw_both_sides(a: EmbeddedKafkaCluster, b: EmbeddedKafkaCluster, topic: str, remote: str, partitions: int,

@@ -142,6 +142,13 @@ def mirrored_identically(source: KafkaCluster, topic: str, target: KafkaCluster,
     return src == dst
 
 
+def mm2_command(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    """``mm2 ARGS`` to completion: wide, plain output (no colour, no terminal) and warnings only."""
+    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1", "TERM": "dumb", "MM2_LOG_LEVEL": "WARNING"}
+    return subprocess.run([sys.executable, "-m", "mirror", *args], capture_output=True, text=True, timeout=timeout,
+                          stdin=subprocess.DEVNULL, env=env)
+
+
 def mm2_status(config: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "mirror", "status", str(config), *extra],
                           capture_output=True, text=True, timeout=90)

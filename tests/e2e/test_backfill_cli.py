@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -19,14 +18,20 @@ from confluent_kafka import Producer
 
 from connect_core.embedded import KafkaCluster
 from connect_core.kafka.client_logging import RDKAFKA_LOG
-from tests.e2e.mm2_helpers import Mm2Process, eventually, mirrored_identically, mm2_properties, write_properties
+from tests.e2e.mm2_helpers import (
+    Mm2Process,
+    eventually,
+    mirrored_identically,
+    mm2_command,
+    mm2_properties,
+    write_properties,
+)
 
 PARTITIONS = 3
 
 
 def mm2_backfill(config: Path, *args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "mirror", "backfill", str(config), *args],
-                          capture_output=True, text=True, timeout=timeout)
+    return mm2_command("backfill", str(config), *args, timeout=timeout)
 
 
 def produce(cluster: KafkaCluster, topic: str, first: int, count: int) -> None:
@@ -98,6 +103,9 @@ def test_backfill_beside_a_running_mm2_run_hands_the_topic_back(
         a.create_topic(topic, PARTITIONS)
     produce(a, "other", 0, 300)
     props = mm2_properties({"A": a, "B": b}, ["A->B"], topics="big, other")
+    # Offsets flushed only when a task stops: the job's plan cannot have caught up with the live task on its
+    # own, so the hand-off always happens (and the seam is the position the released task flushed).
+    props["B.offset.flush.interval.ms"] = "600000"
     config = write_properties(tmp_path / "mm2.properties", props)
     mm2 = Mm2Process(config, log_dir=tmp_path)
     trickle: Trickle | None = None

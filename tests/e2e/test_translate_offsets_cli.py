@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,17 +12,12 @@ from connect_core.embedded import KafkaCluster
 from mirror.client.formats import OffsetAndMetadata, TopicPartition
 from mirror.client.offset_mappings import OffsetMapping
 from mirror.connectors.mirror_admin import MirrorAdmin
+from tests.e2e.mm2_helpers import mm2_command as mm2
 from tests.e2e.mm2_helpers import mm2_properties, write_properties
 
 pytestmark = pytest.mark.e2e
 
 NameFn = Callable[[str], str]
-
-
-def mm2(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1", "TERM": "dumb", "MM2_LOG_LEVEL": "WARNING"}
-    return subprocess.run([sys.executable, "-m", "mirror", *args], capture_output=True, text=True, timeout=timeout,
-                          stdin=subprocess.DEVNULL, env=env)
 
 
 def test_json_dry_run_writes_nothing(two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: NameFn,

@@ -4,9 +4,6 @@ straight into the target (exit 1, table), and mistakes as one line with exit 2."
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,16 +12,11 @@ import pytest
 from connect_core.embedded import KafkaCluster, free_port
 from mirror.driver.status import OffsetFold, read_topic
 from tests.e2e.mm2_helpers import Mm2Process, eventually, mm2_properties, write_properties
+from tests.e2e.mm2_helpers import mm2_command as mm2
 
 pytestmark = pytest.mark.e2e
 
 NameFn = Callable[[str], str]
-
-
-def mm2(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1", "TERM": "dumb", "MM2_LOG_LEVEL": "WARNING"}
-    return subprocess.run([sys.executable, "-m", "mirror", *args], capture_output=True, text=True, timeout=timeout,
-                          stdin=subprocess.DEVNULL, env=env)
 
 
 def committed(b: KafkaCluster, topic: str) -> dict[int, int]:
