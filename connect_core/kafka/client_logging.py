@@ -176,14 +176,19 @@ class _AdminPoller:
     def _run(self) -> None:
         while True:
             time.sleep(self._interval_s)
-            with self._lock:
-                clients = list(self._clients)
-            for client in clients:
-                try:
-                    client.poll(0)
-                except Exception:  # a client being torn down; nothing to report
-                    pass
-            del clients  # the last reference to an abandoned client may go here: never keep it alive
+            self._poll_once()
+
+    def _poll_once(self) -> None:
+        """One round; every reference it takes (the list, the loop variable) ends with the call, so the
+        thread never keeps an abandoned client alive while it sleeps (a client kept alive keeps
+        reconnecting to a broker that may be gone)."""
+        with self._lock:
+            clients = list(self._clients)
+        for client in clients:
+            try:
+                client.poll(0)
+            except Exception:  # a client being torn down; nothing to report
+                pass
 
 
 _ADMIN_POLLER = _AdminPoller()

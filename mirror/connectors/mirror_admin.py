@@ -81,7 +81,9 @@ class MirrorAdmin:
         return self._client
 
     def close(self) -> None:
-        """AdminClient has no close; dropping the reference lets librdkafka tear it down."""
+        """AdminClient has no close; dropping the reference lets librdkafka tear it down now, not when this
+        object goes (a connector outlives its stop, and its admin would keep reconnecting to a gone broker)."""
+        self._client = None  # type: ignore[assignment]
 
     def _wait(self, future: Future[Any], what: str) -> Any:
         try:

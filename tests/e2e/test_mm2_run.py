@@ -119,23 +119,33 @@ def test_two_clusters_both_directions(two_clusters: tuple[KafkaCluster, KafkaClu
 
         rows = eventually(checkpoint_rows, 30, "checkpoints for group app", mm2)
         assert rows is not None
-        # The translation the flow's own offset syncs allow, read now: checkpoints are never coarser than
-        # the syncs they were computed from, and never move backwards, so this is a floor; A.orders was
-        # empty, so its offsets equal the source's and the consumed offset itself is the ceiling.
-        syncs = OffsetSyncStore()
-        syncs.start(False)  # keep the whole history, as the task does for syncs written after it started
-        for msgs in a.read_all("mm2-offset-syncs.B.internal").values():
-            syncs.on_records((m.key(), m.value()) for m in msgs)
-        syncs.mark_read_to_end()
-        for (group, topic, partition), cp in rows.items():
-            assert group == "app" and topic == "A.orders"
-            upstream = consumed[("orders", partition)]
-            assert cp.upstream_offset == upstream
-            floor = syncs.translate_downstream(group, MirrorTopicPartition("orders", partition), upstream)
-            assert floor is not None and floor >= 0, (partition, floor)
-            assert floor <= cp.downstream_offset <= upstream, (partition, floor, cp)
-            if upstream > 0:  # the first record's sync (0 -> 0) alone already translates past 0
-                assert floor >= 1 and cp.downstream_offset >= 1, (partition, floor, cp)
+        # The translation the flow's own offset syncs allow, read now, is a floor: a checkpoint is never
+        # coarser than the syncs it was computed from, and the task re-emits it as newer syncs arrive (a
+        # checkpoint written before the later syncs may still be coarser: wait for the re-emitted one).
+        # A.orders was empty, so its offsets equal the source's and the consumed offset is the ceiling.
+
+        def translation_problems() -> list[tuple[int, int | None, Checkpoint]]:
+            syncs = OffsetSyncStore()
+            syncs.start(False)  # keep the whole history, as the task does for syncs written after it started
+            for msgs in a.read_all("mm2-offset-syncs.B.internal").values():
+                syncs.on_records((m.key(), m.value()) for m in msgs)
+            syncs.mark_read_to_end()
+            problems = []
+            for (group, topic, partition), cp in _checkpoints(b, "A.checkpoints.internal").items():
+                assert group == "app" and topic == "A.orders"
+                upstream = consumed[("orders", partition)]
+                assert cp.upstream_offset == upstream
+                floor = syncs.translate_downstream(group, MirrorTopicPartition("orders", partition), upstream)
+                ok = floor is not None and 0 <= floor <= cp.downstream_offset <= upstream
+                if upstream > 0:  # the first record's sync (0 -> 0) alone already translates past 0
+                    ok = ok and floor is not None and floor >= 1 and cp.downstream_offset >= 1
+                if not ok:
+                    problems.append((partition, floor, cp))
+            return problems
+
+        eventually(lambda: not translation_problems() or None, 30, "checkpoints at least as exact as the syncs",
+                   mm2)
+        assert translation_problems() == []
 
         def synced() -> dict[int, int] | None:
             got = group_offsets(b, "app", "A.orders", 3)
