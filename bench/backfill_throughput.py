@@ -5,12 +5,17 @@
 
 Each contender runs ``--rounds`` times (default 2) and its best round counts: on a shared 2-core
 machine the slow rounds measure the neighbours. On embedded brokers started here: one source broker A
-holding the backlog, and a new, empty target
-broker B for every contender (Tansu's memory store slows down as it fills). Per contender: records/s,
-MB/s, the CPU seconds of the copying processes per GB copied (this process for the live task; this
-process, Spark's JVM and its Python workers for backfill), and Spark's start-up time separately (the
-session is built before the clock starts). Raw consume of A and raw produce to B, measured in the
-same run, are the yardstick. Target: backfill on local[2] (start-up excluded) >= 1.0x the live task.
+holding the backlog, and a new, empty target broker B for every contender (Tansu's memory store slows
+down as it fills). Per contender: records/s, MB/s, the CPU seconds of the copying processes per GB
+copied (this process for the live task; this process, Spark's JVM and its Python workers for
+backfill), and Spark's start-up time separately (the session is built before the clock starts).
+Raw consume of A and raw produce to B, measured in the same run, are the yardstick.
+
+The two are timed alike: the live task from its first poll to its last acknowledged record, backfill
+from its first Spark task starting (before its transactional producers get their ids) to its last
+task's last commit (``copy_seconds`` of the job's report). The whole job (planning, topic creation,
+Spark scheduling, copy) is printed beside it. Target: backfill on local[2] (start-up excluded) >= 1.0x
+the live task.
 """
 
 from __future__ import annotations
@@ -70,6 +75,7 @@ class Measured:
     rate: Rate
     cpu_s: float
     startup_s: float = 0.0
+    job: Rate | None = None  # backfill: the whole job, planning and Spark scheduling included
 
     @property
     def cpu_per_gb(self) -> float:
@@ -101,7 +107,8 @@ def run_backfill(a: EmbeddedKafkaCluster, topic: str, case: Case, master: str) -
         target_ends = b.end_offsets(f"A.{topic}")
         if sum(target_ends.values()) < case.records:
             raise RuntimeError(f"target holds {sum(target_ends.values())} offsets, fewer than {case.records}")
-    return Measured(Rate(case.records, case.records * case.size, elapsed), cpu, startup)
+    size = case.records * case.size
+    return Measured(Rate(case.records, size, report.copy_seconds), cpu, startup, Rate(case.records, size, elapsed))
 
 
 def run_live(a: EmbeddedKafkaCluster, topic: str, case: Case, source_ends: dict[int, int]) -> Measured:
@@ -114,7 +121,8 @@ def run_live(a: EmbeddedKafkaCluster, topic: str, case: Case, source_ends: dict[
 
 def describe(label: str, m: Measured) -> str:
     extra = f", Spark start-up {m.startup_s:.1f} s (not counted)" if m.startup_s else ""
-    return f"{Line(label, m.rate)}  cpu {m.cpu_s:.1f} s = {m.cpu_per_gb:.1f} cpu-s/GB{extra}"
+    job = f", whole job {m.job.seconds:.2f} s = {m.job.records_per_s:,.0f} rec/s" if m.job else ""
+    return f"{Line(label, m.rate)}  cpu {m.cpu_s:.1f} s = {m.cpu_per_gb:.1f} cpu-s/GB{extra}{job}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

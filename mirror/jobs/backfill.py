@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from connect_core.kafka.clients import consumer_config, create_consumer
 from connect_core.kafka.types import TopicPartition as KTopicPartition
 from mirror.driver.maker_config import MirrorMakerConfig
-from mirror.jobs.backfill_copy import BackfillClients, UnitResult, copy_units, decode_progress
+from mirror.jobs.backfill_copy import BackfillClients, UnitResult, copy_units, decode_progress, fence_partitions
 from mirror.jobs.backfill_flow import (
     DEFAULT_TIMEOUT_S,
     PreparedBackfill,
@@ -57,6 +57,15 @@ class BackfillReport:
     @property
     def bytes_copied(self) -> int:
         return sum(r.bytes for r in self.results)
+
+    @property
+    def copy_seconds(self) -> float:
+        """From the first task starting to copy to the last one done: the copy itself, timed as a live
+        task is (no planning, topic creation or Spark scheduling)."""
+        timed = [r for r in self.results if r.finished_at > 0]
+        if not timed:
+            return 0.0
+        return max(r.finished_at for r in timed) - min(r.started_at for r in timed)
 
 
 class ProgressWatcher:
@@ -134,6 +143,7 @@ def run_job(config: MirrorMakerConfig, source: str, target: str, pattern: str | 
                                                       timeout_s).plan)
             report.plan = prepared.plan
         clients = replace(prepared.clients, fail_first_attempt=fail_first_attempt)
+        fence_partitions(clients, prepared.partitions)
         report.results = _copy(prepared, clients, master, spark, progress, report)
     finally:
         handoff.give_back()

@@ -1,21 +1,24 @@
 """Backfill work units, copied exactly once by a Spark task (executor side).
 
 A task copies its units with one consumer (fetching all their partitions at once, as the live task
-does) and one transactional producer per unit. Each chunk of a unit is one transaction on the target
-holding the chunk's records *and* the unit's progress,
-written as the MirrorSourceConnector's own source offset in the flow's offsets topic: the live task
-and a retried attempt both resume from what was committed, never from what was merely sent. The
-transactional.id is the unit's, so starting an attempt fences (and aborts the open transaction of)
-any earlier attempt of the same unit. After each commit the chunk's offset syncs and offset mapping
-are sent (they live on another cluster by default, so they cannot join the transaction; syncs are
-idempotent points and a lost one only costs translation precision).
+does) and one transactional producer. Each transaction on the target holds a chunk of each unit's
+records (it commits when one unit's reaches ``chunk_records``) *and* each unit's progress, written as the
+MirrorSourceConnector's own source offset in the flow's offsets topic: the live task and a retried
+attempt both resume from what was committed, never from what was merely sent. The transactional.id is
+that of the task's first unit, the same for every attempt of the task, so starting an attempt fences
+(and aborts the open transaction of) any earlier attempt; before the tasks start, the driver fences
+every partition's id (:func:`fence_partitions`), which covers an earlier run that grouped the units
+otherwise. After each commit the chunk's offset syncs and offset mapping are sent (they live on
+another cluster by default, so they cannot join the transaction; syncs are idempotent points and a
+lost one only costs translation precision).
 """
 
 from __future__ import annotations
 
+import gc
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -32,7 +35,7 @@ from connect_core.storage.offset_storage import (
 )
 from mirror.client.formats import OffsetSync, TopicPartition, unwrap_offset, wrap_offset, wrap_partition
 from mirror.client.offset_mappings import mapping_for_copied_range
-from mirror.jobs.backfill_plan import WorkUnit, transactional_id
+from mirror.jobs.backfill_plan import WorkUnit, partition_transactional_id, transactional_id
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +90,9 @@ class UnitResult:
     bytes: int
     chunks: int
     attempt: int
+    #: epoch seconds: the attempt's task began (before its producers' ids) and its last chunk committed
+    started_at: float = 0.0
+    finished_at: float = 0.0
 
 
 def offset_key(clients: BackfillClients, unit: WorkUnit) -> bytes:
@@ -149,22 +155,57 @@ Record = tuple[bytes | None, bytes | None, Any, int]
 
 def _send(producer: Producer, topic: str, partition: int, record: Record,
           on_delivery: Callable[[KafkaError | None, Message], None] | None = None) -> None:
-    """Byte-for-byte as MirrorSource: key, value, headers and timestamp, same partition."""
+    """Byte-for-byte as MirrorSource: key, value, headers and timestamp, same partition.
+
+    Positional arguments (topic, value, key, partition, callback, on_delivery, timestamp, headers): each
+    keyword costs the C extension a string decode and look-up per record."""
     value, key, headers, timestamp = record
     while True:
         try:
-            if on_delivery is None:
-                producer.produce(topic, value, key, partition=partition, timestamp=timestamp, headers=headers)
-            else:
-                producer.produce(topic, value, key, partition=partition, timestamp=timestamp, headers=headers,
-                                 on_delivery=on_delivery)
+            producer.produce(topic, value, key, partition, on_delivery, None, timestamp, headers)
             return
         except BufferError:
             producer.poll(0.05)
 
 
+def transactional_producer(clients: BackfillClients, transactional_id: str) -> Producer:
+    conf = producer_config(clients.target_producer, {"transactional.id": transactional_id,
+                                                     "enable.idempotence": True})
+    for key, value in _PRODUCER_TUNING.items():
+        conf.setdefault(key, value)
+    return create_producer(conf)
+
+
+def init_transactions(producer: Producer, clients: BackfillClients, topic: str, what: str) -> None:
+    """InitProducerId: fences every earlier producer of the id and aborts its open transaction."""
+    try:
+        # Connected first: librdkafka's coordinator look-up, finding no broker up yet, waits out a
+        # 500 ms retry timer (about one InitProducerId in three on a fresh producer).
+        producer.list_topics(topic, clients.timeout_s)
+        producer.init_transactions(clients.timeout_s)
+    except KafkaException as e:
+        raise ConnectError(f"Cannot start a transaction on cluster '{clients.target}' for {what}: {e}") from e
+
+
+def fence_partitions(clients: BackfillClients, partitions: Iterable[tuple[str, int]]) -> None:
+    """Fence whatever an earlier run left of these partitions' transactional ids (driver side).
+
+    A task's id is that of its first unit, and an earlier run may have grouped the units otherwise:
+    re-initialising every partition's id aborts an abandoned transaction (on some brokers it holds
+    the last stable offset back until then) and fences a stray executor of that run."""
+    def fence(tp: tuple[str, int]) -> None:
+        producer = transactional_producer(clients, partition_transactional_id(clients.source, clients.target, *tp))
+        try:
+            init_transactions(producer, clients, clients.offsets_topic, f"{tp[0]}-{tp[1]}")
+        finally:
+            producer.flush(0)
+
+    with ThreadPoolExecutor(max_workers=8, thread_name_prefix="mm2-backfill-fence") as pool:
+        list(pool.map(fence, partitions))
+
+
 class UnitCopy:
-    """One unit's transactional producer and open chunk; records arrive in partition order."""
+    """One unit's share of its task's open transaction; records arrive in partition order."""
 
     def __init__(self, clients: BackfillClients, unit: WorkUnit, resumed: int, attempt: int) -> None:
         self.clients = clients
@@ -174,36 +215,19 @@ class UnitCopy:
         self.result = UnitResult(unit.topic, unit.partition, unit.start, unit.end, resumed, 0, 0, 0, attempt)
         self.done = resumed >= unit.end
         self.chunk = _Chunk()
-        self.pending: Record | None = None  # held back one record, so a chunk's last one gets a delivery report
+        self.pending: Record | None = None  # held back one record, so its last one in a chunk gets a report
         self.target_topic, self.partition = unit.target_topic, unit.partition
         self.last_offset, self.chunk_records = unit.end - 1, clients.chunk_records
         self.previous: int | None = None
-        conf = producer_config(clients.target_producer, {
-            "transactional.id": transactional_id(clients.source, clients.target, unit),
-            "enable.idempotence": True,
-        })
-        for key, value in _PRODUCER_TUNING.items():
-            conf.setdefault(key, value)
-        self.producer = None if self.done else create_producer(conf)
-
-    def init(self) -> None:
-        """Fences earlier attempts of the unit and aborts their open transaction (InitProducerId)."""
-        if self.producer is None:
-            return
-        try:
-            self.producer.init_transactions(self.clients.timeout_s)
-        except KafkaException as e:
-            raise ConnectError(f"Cannot start a transaction on cluster '{self.clients.target}' for "
-                               f"{self.unit.name}: {e}") from e
+        self.producer: Producer | None = None  # the task's, set before the first record
 
     def add(self, msg: Message, offset: int) -> bool:
-        """Take one record; True when the chunk is full or the unit complete (then call ``commit``)."""
+        """Take one record into the open transaction; True when the unit's chunk is full (then commit)."""
         value, key = msg.value(), msg.key()
         kind, ts = msg.timestamp()
         chunk = self.chunk
         count = chunk.count
         if count == 0:
-            self.producer.begin_transaction()  # type: ignore[union-attr]
             chunk.first_upstream = offset
         else:
             _send(self.producer, self.target_topic, self.partition, self.pending,  # type: ignore[arg-type]
@@ -214,24 +238,24 @@ class UnitCopy:
         chunk.bytes += (len(value) if value else 0) + (len(key) if key else 0)
         if offset >= self.last_offset:
             self.done = True
-            return True
         return count >= self.chunk_records
 
-    def commit(self, syncs: Producer | None) -> None:
-        """The open chunk and the unit's progress, in one transaction; then its offset syncs."""
-        chunk, producer, clients = self.chunk, self.producer, self.clients
+    def seal(self) -> None:
+        """The chunk's last record (with its delivery report) and the unit's progress, into the transaction."""
+        chunk, producer = self.chunk, self.producer
         if chunk.count == 0 or producer is None:
             return
         assert self.pending is not None
-        try:
-            _send(producer, self.target_topic, self.partition, self.pending,
-                  chunk.on_both if chunk.count == 1 else chunk.on_last)
-            producer.produce(clients.offsets_topic, serialize_offset_value(wrap_offset(chunk.last_upstream)),
-                             self.key, on_delivery=chunk.on_other)
-            producer.commit_transaction(clients.timeout_s)
-        except BaseException:
-            self.abort()
-            raise
+        _send(producer, self.target_topic, self.partition, self.pending,
+              chunk.on_both if chunk.count == 1 else chunk.on_last)
+        producer.produce(self.clients.offsets_topic, serialize_offset_value(wrap_offset(chunk.last_upstream)),
+                         self.key, on_delivery=chunk.on_other)
+
+    def committed(self, syncs: Producer | None) -> None:
+        """The transaction holding the sealed chunk committed: count it, send its offset syncs."""
+        chunk = self.chunk
+        if chunk.count == 0:
+            return
         if chunk.error is not None:
             raise ConnectError(f"Copy of {self.unit.name} failed: {chunk.error.str()}")
         result = self.result
@@ -241,19 +265,9 @@ class UnitCopy:
         if syncs is not None:
             self._send_syncs(syncs, chunk)
         self.previous = chunk.last_upstream
-        self.chunk = _Chunk()
-        self.pending = None
-        failing = clients.fail_first_attempt
-        if failing is not None and result.attempt == 0 and failing == (self.unit.name, result.chunks):
-            raise ConnectError(f"injected failure of {self.unit.name} after {result.chunks} committed chunk(s)")
+        self.rolled_back()
 
-    def abort(self) -> None:
-        if self.producer is None or self.chunk.count == 0:
-            return
-        try:
-            self.producer.abort_transaction(self.clients.timeout_s)
-        except KafkaException as e:
-            log.warning("Could not abort the transaction of %s: %s", self.unit.name, e)
+    def rolled_back(self) -> None:
         self.chunk = _Chunk()
         self.pending = None
 
@@ -275,21 +289,24 @@ class UnitCopy:
             syncs.produce(clients.mappings_topic, mapping.record_value(), mapping.record_key(), partition=0)
         syncs.poll(0)
 
-    def close(self) -> None:
-        if self.producer is not None:
-            self.producer.flush(self.clients.timeout_s)
-
 
 class GroupCopier:
-    """Copies a Spark task's units: one consumer for all their partitions, records dealt to their unit."""
+    """Copies a Spark task's units: one consumer for all their partitions, one transactional producer.
+
+    One producer, not one per unit: librdkafka spends three to four times the CPU per record when
+    several idempotent producers of one process have records in flight together (8 transactional
+    producers: 2.1-2.8 CPU-s for 300k x 1 KB; one: 0.7), and on a busy machine that CPU is the copy's
+    speed. Its transactional.id is the task's first unit's, the same for every attempt of the task."""
 
     def __init__(self, clients: BackfillClients, units: list[WorkUnit], attempt: int) -> None:
         self.clients = clients
         self.units = units
         self.attempt = attempt
+        self.in_transaction = False
 
     def run(self) -> list[UnitResult]:
         clients = self.clients
+        started_at = time.time()
         # A first attempt starts where the plan (read from the same offsets moments ago) says; a retried or
         # speculative one reads what earlier attempts committed (init_transactions below fences them).
         committed = committed_offsets(clients, self.units) if self.attempt > 0 else {}
@@ -300,30 +317,42 @@ class GroupCopier:
         active = {(c.unit.topic, c.unit.partition): c for c in copies if not c.done}
         if not active:
             return [c.result for c in copies]
+        first = self.units[0]
+        producer = transactional_producer(clients, transactional_id(clients.source, clients.target, first))
         consumer = create_consumer(consumer_config(clients.source_consumer, {
             "group.id": f"mm2-backfill-{clients.source}-{clients.target}", **_CONSUMER_TUNING}))
         syncs = create_producer(producer_config(clients.syncs_producer)) if clients.syncs_producer else None
         try:
-            # fetching starts while the producers get their ids (each InitProducerId is a broker round trip)
+            # fetching starts while the producer gets its id (a broker round trip)
             consumer.assign([KTopicPartition(t, p, c.result.resumed_from) for (t, p), c in active.items()])
-            with ThreadPoolExecutor(max_workers=min(8, len(active)), thread_name_prefix="mm2-backfill-init") as pool:
-                list(pool.map(UnitCopy.init, active.values()))
-            self._copy(consumer, active, syncs)
-        except BaseException:
+            init_transactions(producer, clients, first.target_topic, f"the task copying {first.name}")
             for copy in active.values():
-                copy.abort()
+                copy.producer = producer
+            collecting = gc.isenabled()
+            gc.disable()  # the loop makes no reference cycles: collections would only walk the heap
+            try:
+                self._copy(consumer, producer, active, syncs)
+            finally:
+                if collecting:
+                    gc.enable()
+        except BaseException:
+            self._abort(producer, active.values())
             raise
         finally:
             consumer.close()
-            for copy in copies:
-                copy.close()
+            producer.flush(clients.timeout_s)
             if syncs is not None:
                 syncs.flush(clients.timeout_s)
+        finished_at = time.time()
+        for copy in active.values():
+            copy.result.started_at, copy.result.finished_at = started_at, finished_at
         return [c.result for c in copies]
 
-    def _copy(self, consumer: Any, active: dict[tuple[str, int], UnitCopy], syncs: Producer | None) -> None:
+    def _copy(self, consumer: Any, producer: Producer, active: dict[tuple[str, int], UnitCopy],
+              syncs: Producer | None) -> None:
         timeout_s = self.clients.timeout_s
         remaining = len(active)
+        in_transaction = False
         deadline = time.monotonic() + timeout_s
         while remaining:
             msgs = consumer.consume(_CONSUME_BATCH, 0.5)
@@ -346,12 +375,44 @@ class GroupCopier:
                         copy.done = True
                 elif offset >= copy.unit.end:  # written after the plan: the live task's, not ours
                     copy.done = True
-                elif copy.add(msg, offset):
-                    copy.commit(syncs)
+                else:
+                    if not in_transaction:
+                        producer.begin_transaction()
+                        self.in_transaction = in_transaction = True
+                    if copy.add(msg, offset):  # a unit's chunk is full: the transaction commits
+                        self._commit(producer, active.values(), syncs)
+                        in_transaction = False
                 if copy.done:
-                    copy.commit(syncs)
                     consumer.pause([KTopicPartition(copy.unit.topic, copy.unit.partition)])
                     remaining -= 1
+        if in_transaction:
+            self._commit(producer, active.values(), syncs)
+
+    def _commit(self, producer: Producer, copies: Iterable[UnitCopy], syncs: Producer | None) -> None:
+        """Every unit's chunk and progress in the open transaction, committed; then their offset syncs."""
+        copies = [c for c in copies if c.chunk.count]
+        for copy in copies:
+            copy.seal()
+        producer.commit_transaction(self.clients.timeout_s)
+        self.in_transaction = False
+        for copy in copies:
+            copy.committed(syncs)
+        failing = self.clients.fail_first_attempt
+        if failing is not None and self.attempt == 0:
+            for copy in copies:
+                if failing == (copy.unit.name, copy.result.chunks):
+                    raise ConnectError(f"injected failure of {copy.unit.name} after {copy.result.chunks} "
+                                       "committed chunk(s)")
+
+    def _abort(self, producer: Producer, copies: Iterable[UnitCopy]) -> None:
+        if self.in_transaction:
+            try:
+                producer.abort_transaction(self.clients.timeout_s)
+            except KafkaException as e:
+                log.warning("Could not abort the transaction of the task copying %s: %s", self.units[0].name, e)
+            self.in_transaction = False
+        for copy in copies:
+            copy.rolled_back()
 
 
 def copy_units(clients: BackfillClients, units: list[WorkUnit], attempt: int = 0) -> list[UnitResult]:

@@ -248,6 +248,8 @@ class PreparedBackfill:
     source_counts: dict[str, int]
     #: the flow's config topic existed at planning: ``mm2 run`` may be running it (else it never ran)
     flow_has_run: bool
+    #: every partition of the selected topics, planned or already complete
+    partitions: tuple[tuple[str, int], ...] = ()
 
 
 def prepare(config: MirrorMakerConfig, source: str, target: str, pattern: str | None,
@@ -268,7 +270,7 @@ def prepare(config: MirrorMakerConfig, source: str, target: str, pattern: str | 
     units = plan_units(partitions, starts, ends, committed, {t: flow.remote_topic(t) for t in topics})
     plan = BackfillPlan(source, target, tuple(units), average_record_bytes(flow, starts, ends))
     return PreparedBackfill(flow, plan, backfill_clients(flow, chunk_records, timeout_s), missing, source_counts,
-                            flow.configs_topic in target_counts)
+                            flow.configs_topic in target_counts, tuple(partitions))
 
 
 def backfill_clients(flow: Flow, chunk_records: int, timeout_s: float) -> BackfillClients:

@@ -83,9 +83,13 @@ def plan_units(
     return units
 
 
+def partition_transactional_id(source: str, target: str, topic: str, partition: int) -> str:
+    return f"mm2-backfill-{source}-{target}-{topic}-{partition}"
+
+
 def transactional_id(source: str, target: str, unit: WorkUnit) -> str:
     """Stable across attempts of one unit, so a retried or speculative attempt fences the previous one."""
-    return f"mm2-backfill-{source}-{target}-{unit.topic}-{unit.partition}"
+    return partition_transactional_id(source, target, unit.topic, unit.partition)
 
 
 def with_topics_excluded(current_exclude: str | None, topics: Iterable[str]) -> str:

@@ -28,7 +28,8 @@ def render_json(report: BackfillReport) -> dict[str, Any]:
         totals["bytes_copied"] = report.bytes_copied
     return {"source": report.plan.source, "target": report.plan.target, "dry_run": report.dry_run,
             "handed_off_from_live": report.handed_off, "partitions": partitions, "totals": totals,
-            "seconds": round(report.seconds, 3), "spark_startup_seconds": round(report.spark_startup_seconds, 3)}
+            "seconds": round(report.seconds, 3), "spark_startup_seconds": round(report.spark_startup_seconds, 3),
+            "copy_seconds": round(report.copy_seconds, 3)}
 
 
 def render_table(report: BackfillReport) -> str:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from confluent_kafka import Consumer, KafkaError, Producer
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
 from confluent_kafka import TopicPartition as KTopicPartition
 
 from connect_core.api.errors import ConfigError, ConnectError
@@ -26,6 +26,7 @@ from mirror.driver.driver import make_config
 from mirror.driver.maker_config import MirrorMakerConfig
 from mirror.jobs.backfill import run_job
 from mirror.jobs.backfill_flow import committed_offsets, resolve_flow
+from mirror.jobs.backfill_plan import partition_transactional_id
 from mirror.jobs.spark import spark_session
 from mirror.jobs.translate_logic import Translated
 from mirror.jobs.translate_offsets import load_translator
@@ -150,6 +151,37 @@ def test_failed_unit_is_retried_from_its_last_committed_chunk(
     # on one that does (Apache Kafka), the retried partition is exactly the source.
     if capabilities(b).supports(TRANSACTIONAL_ISOLATION):
         assert read_partition(b, f"A.{topic}", 1) == read_partition(a, topic, 1)
+
+
+def test_a_transaction_an_earlier_run_abandoned_is_aborted_and_its_producer_fenced(
+    two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: NameFn, spark: Any
+) -> None:
+    """An earlier run's task that copied partition 0 under partition 2's id (its first unit) died in a
+    transaction. This run's tasks take [0, 2] and [1] (ids of 0 and 1), yet the driver re-initialises
+    every partition's id before copying:
+    the transaction is aborted (read_committed reads reach the end: on Tansu an open one holds the
+    last stable offset back for ever) and the stray producer can no longer commit."""
+    a, b = two_clusters
+    topic, partitions, per_partition = unique_name("abandoned"), 3, 2_000
+    a.create_topic(topic, partitions=partitions)
+    produce_backlog(a, topic, partitions, per_partition)
+    b.create_topic(f"A.{topic}", partitions=partitions)
+    stray = Producer({"bootstrap.servers": b.bootstrap_servers, "logger": RDKAFKA_LOG,
+                      "transactional.id": partition_transactional_id("A", "B", topic, 2)})
+    stray.init_transactions(30)
+    stray.begin_transaction()
+    stray.produce(f"A.{topic}", b"stray", partition=0)
+    assert stray.flush(30) == 0
+
+    report = run_job(mm2_config(a, b), "A", "B", topic, spark=spark)
+    assert report.records_copied == partitions * per_partition
+    source = read_partition(a, topic, 0, per_partition)
+    target = read_partition(b, f"A.{topic}", 0, per_partition, timeout_s=30)  # not held back by the stray
+    assert [r for r in target if r[1] != b"stray"] == source
+    with pytest.raises(KafkaException):
+        stray.commit_transaction(10)
+    if capabilities(b).supports(TRANSACTIONAL_ISOLATION):
+        assert target == source
 
 
 def test_bad_inputs_are_one_error_and_write_nothing(
