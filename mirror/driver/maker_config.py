@@ -17,8 +17,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 from connect_core.api.errors import ConfigError, ConfigIssue
+from mirror.driver.secret_refs import check_provider_name
 
 CLUSTERS = "clusters"
 BYTE_ARRAY_CONVERTER = "org.apache.kafka.connect.converters.ByteArrayConverter"
@@ -76,14 +78,21 @@ def _default_connector_config_names() -> set[str]:
 
 
 class MirrorMakerConfig:
-    """A parsed mm2.properties; construct with the raw (provider-unresolved) properties."""
+    """A parsed mm2.properties; construct with the raw (provider-unresolved) properties.
+
+    ``source`` is the file they were read from, when there is one: ``mm2 run`` then stores secrets
+    as ``${mm2:KEY}`` references its workers resolve from that file (:mod:`mirror.driver.secret_refs`).
+    """
 
     def __init__(
         self,
         props: dict[str, str],
         connector_config_names: Callable[[], set[str]] = _default_connector_config_names,
+        *,
+        source: Path | None = None,
     ) -> None:
         self.raw = dict(props)
+        self.source = source
         self._connector_config_names = connector_config_names
         if CLUSTERS not in self.raw:
             raise ConfigError([ConfigIssue(CLUSTERS, "missing required setting: list the cluster aliases")])
@@ -206,6 +215,9 @@ class MirrorMakerConfig:
             if not self.cluster_props(alias).get("bootstrap.servers", "").strip():
                 message = f"cluster '{alias}' has no bootstrap servers"
                 issues.append(ConfigIssue(f"{alias}.bootstrap.servers", message))
+        reserved = check_provider_name(self.raw)
+        if reserved:
+            issues.append(ConfigIssue("config.providers", reserved))
         issues.extend(self._identity_cycle_problems())
         return issues
 
