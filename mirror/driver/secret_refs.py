@@ -12,12 +12,14 @@ references when a connector or task starts (:mod:`connect_core.runtime.config_re
 
 Which keys are secret (suffix rule, so prefixed forms count too):
 
-* Kafka's PASSWORD-typed client keys (``SslConfigs``/``SaslConfigs``: ``ssl.key.password``,
+* the keys masked everywhere else (:data:`connect_core.config.masking.KAFKA_CLIENT_SECRETS`): Kafka's
+  PASSWORD-typed client keys (``SslConfigs``/``SaslConfigs``: ``ssl.key.password``,
   ``ssl.keystore.password``, ``ssl.truststore.password``, ``ssl.keystore.key``,
-  ``ssl.keystore.certificate.chain``, ``ssl.truststore.certificates``, ``sasl.jaas.config``);
-* any key ending in ``.password`` (``sasl.password`` of librdkafka, a plugin's ``*.password``): nobody
-  names a non-secret setting that way, and a reference costs nothing when the value is not secret;
-* ``basic.auth.user.info`` (schema-registry credentials ``user:password`` under a converter prefix).
+  ``ssl.keystore.certificate.chain``, ``ssl.truststore.certificates``, ``sasl.jaas.config``),
+  librdkafka's secret keys (``sasl.password``, ``ssl.key.pem``, ``sasl.oauthbearer.client.secret``)
+  and Schema Registry's ``basic.auth.user.info``;
+* any other key named ``password`` or ending in ``.password`` (a plugin's ``*.password``): nobody
+  names a non-secret setting that way, and a reference costs nothing when the value is not secret.
 
 A value that already contains a ``${provider:...}`` reference is left as it is: its secret part is
 already outside the topic. The rewriting is deterministic, so every node computes the same configs
@@ -40,16 +42,11 @@ log = logging.getLogger(__name__)
 PROVIDER_NAME = "mm2"
 PROVIDER_CLASS = "mirror.driver.secret_refs.Mm2PropertiesConfigProvider"
 FILE_PARAM = "file"
-_EXTRA_SECRET_NAMES = ("basic.auth.user.info",)
 
 
 def is_secret_key(key: str) -> bool:
     """True for a (possibly prefixed) key whose value must not be stored in a shared topic."""
-    if key == "password" or key.endswith(".password"):
-        return True
-    if any(key == n or key.endswith("." + n) for n in _EXTRA_SECRET_NAMES):
-        return True
-    return is_sensitive(key)
+    return key == "password" or key.endswith(".password") or is_sensitive(key)
 
 
 def reference(raw_key: str) -> str:
