@@ -156,6 +156,10 @@ class Worker:
         self.offset_store.stop()
         self.config_transformer.close()
 
+    def resolve_config(self, props: Mapping[str, str]) -> dict[str, str]:
+        """``props`` with the references this worker's providers resolve replaced (for validation)."""
+        return self.config_transformer.transform(props)
+
     @property
     def topic_creation_enabled(self) -> bool:
         return self.config.topic_creation_enable
