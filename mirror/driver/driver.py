@@ -43,7 +43,7 @@ from mirror.driver.maker_config import (
     SourceAndTarget,
 )
 from mirror.driver.metrics import Mm2Metrics
-from mirror.driver.secret_refs import externalize_secrets, with_provider
+from mirror.driver.secret_refs import with_provider, with_secret_references
 
 log = logging.getLogger(__name__)
 
@@ -76,10 +76,9 @@ def desired_connector_configs(config: MirrorMakerConfig, pair: SourceAndTarget) 
 
     With a source file, literal secrets become ``${mm2:KEY}`` references (see :mod:`mirror.driver.secret_refs`).
     """
-    configs = {name: config.connector_base_config(pair, name) for name in CONNECTOR_NAMES}
-    if config.source is None:
-        return configs
-    return {name: externalize_secrets(cfg, config.raw) for name, cfg in configs.items()}
+    if config.source is not None:
+        config = config.with_raw(with_secret_references(config.raw))
+    return {name: config.connector_base_config(pair, name) for name in CONNECTOR_NAMES}
 
 
 def rest_namespace(pair: SourceAndTarget) -> tuple[str, str]:

@@ -100,6 +100,10 @@ class MirrorMakerConfig:
         if not self.cluster_list:
             raise ConfigError([ConfigIssue(CLUSTERS, "must name at least one cluster alias")])
 
+    def with_raw(self, props: dict[str, str]) -> MirrorMakerConfig:
+        """The same kind of config over other raw properties (e.g. with secrets turned into references)."""
+        return MirrorMakerConfig(props, self._connector_config_names, source=self.source)
+
     # --- flows -----------------------------------------------------------------------------
     def clusters(self) -> list[str]:
         return list(self.cluster_list)

@@ -22,8 +22,8 @@ Which keys are secret (suffix rule, so prefixed forms count too):
   names a non-secret setting that way, and a reference costs nothing when the value is not secret.
 
 A value that already contains a ``${provider:...}`` reference is left as it is: its secret part is
-already outside the topic. The rewriting is deterministic, so every node computes the same configs
-from the same file and the leader does not rewrite them back and forth.
+already outside the topic. The references depend only on the keys, so nodes whose files hold the
+same keys compute the same configs (and no leader rewrites another's), whatever their values.
 """
 
 from __future__ import annotations
@@ -58,32 +58,21 @@ def _referable(raw_key: str) -> bool:
     return bool(raw_key) and not any(c in raw_key for c in ":{}$")
 
 
-def _secret_sources(raw: Mapping[str, str]) -> dict[str, str]:
-    """Literal secret value -> the mm2.properties key it is referenced by (shortest, then first by name)."""
-    out: dict[str, str] = {}
-    for key in sorted(raw, key=lambda k: (len(k), k)):
-        value = raw[key]
-        if is_secret_key(key) and _referable(key) and value and not find_references(value):
-            out.setdefault(value, key)
-    return out
+def with_secret_references(raw: Mapping[str, str]) -> dict[str, str]:
+    """mm2.properties with each literal secret value replaced by a reference to its own key.
 
-
-def externalize_secrets(config: Mapping[str, str], raw: Mapping[str, str]) -> dict[str, str]:
-    """``config`` (derived from mm2.properties ``raw``) with every literal secret replaced by a reference.
-
-    A derived value is a verbatim copy of some mm2.properties value, so it is found by value among
-    the file's secret keys; any key holding that value resolves to it, whichever is picked.
+    Connector configs derived from this copy carry, for every secret, exactly the key its value
+    came from (values are copied verbatim and no setting depends on a password), so each node
+    resolves it to its own value for that key, even when nodes' values differ.
     """
-    sources = _secret_sources(raw)
-    out = dict(config)
-    for key, value in config.items():
+    out = dict(raw)
+    for key, value in raw.items():
         if not is_secret_key(key) or not value or find_references(value):
             continue
-        source = sources.get(value)
-        if source is None:
-            log.warning("%s: a secret that is not read from mm2.properties is stored as it is", key)
-            continue
-        out[key] = reference(source)
+        if _referable(key):
+            out[key] = reference(key)
+        else:
+            log.warning("%s: a key with ':', '{', '}' or '$' cannot be referenced; its value is stored as it is", key)
     return out
 
 

@@ -13,10 +13,10 @@ from mirror.driver.driver import desired_connector_configs, make_config
 from mirror.driver.maker_config import SOURCE_CONNECTOR, SourceAndTarget
 from mirror.driver.secret_refs import (
     Mm2PropertiesConfigProvider,
-    externalize_secrets,
     is_secret_key,
     reference,
     with_provider,
+    with_secret_references,
 )
 
 AB = SourceAndTarget("A", "B")
@@ -68,9 +68,8 @@ def test_literal_secrets_become_references_to_the_key_they_were_read_from(tmp_pa
         "ssl.truststore.password": "shared-trust-pw",  # top level: fanned out to both clusters
         "A->B.target.consumer.ssl.keystore.password": "flow-pw",
     })
-    config = make_config(raw, source=Path("/etc/mm2.properties"))
-    derived = config.connector_base_config(AB, SOURCE_CONNECTOR)
-    stored = externalize_secrets(derived, raw)
+    derived = make_config(raw).connector_base_config(AB, SOURCE_CONNECTOR)
+    stored = desired_connector_configs(make_config(raw, source=Path("/etc/mm2.properties")), AB)[SOURCE_CONNECTOR]
     assert stored["source.cluster.ssl.key.password"] == "${mm2:A.ssl.key.password}"
     assert stored["source.consumer.ssl.key.password"] == "${mm2:A.ssl.key.password}"
     assert stored["target.cluster.sasl.jaas.config"] == "${mm2:B.sasl.jaas.config}"
@@ -95,17 +94,30 @@ def test_references_already_there_stay_untouched() -> None:
         "A.ssl.key.password": "${file:/run/secrets/a.properties:pw}",
         "B.sasl.jaas.config": 'x required username="u" password="${env:B_PW}";',
     })
+    assert with_secret_references(raw) == raw
     derived = make_config(raw).connector_base_config(AB, SOURCE_CONNECTOR)
-    stored = externalize_secrets(derived, raw)
+    stored = desired_connector_configs(make_config(raw, source=Path("/x/mm2.properties")), AB)[SOURCE_CONNECTOR]
     assert stored == derived
 
 
-def test_same_file_same_configs_so_no_node_rewrites_another_nodes_configs() -> None:
-    raw = props(**{"A.ssl.key.password": "pw", "B.ssl.key.password": "pw"})  # one value under two keys
-    first = desired_connector_configs(make_config(raw, source=Path("/n1/mm2.properties")), AB)
-    second = desired_connector_configs(make_config(dict(reversed(raw.items())), source=Path("/n2/x.properties")), AB)
-    assert first == second
-    assert first[SOURCE_CONNECTOR]["target.cluster.ssl.key.password"] == reference("A.ssl.key.password")
+def test_references_name_keys_not_values_so_nodes_with_other_values_agree(tmp_path: Path) -> None:
+    node1 = props(**{"A.ssl.key.password": "same", "B.ssl.key.password": "same"})
+    node2 = props(**{"A.ssl.key.password": "a-of-node-2", "B.ssl.key.password": "b-of-node-2"})
+    first = desired_connector_configs(make_config(node1, source=tmp_path / "n1.properties"), AB)
+    second = desired_connector_configs(make_config(dict(reversed(node2.items())), source=tmp_path / "n2"), AB)
+    assert first == second  # no leader rewrites the other's configs
+    stored = first[SOURCE_CONNECTOR]
+    assert stored["source.cluster.ssl.key.password"] == reference("A.ssl.key.password")
+    assert stored["target.cluster.ssl.key.password"] == reference("B.ssl.key.password")
+    # node 2 resolves each to its own value for that key
+    resolved = resolve_config_providers(stored, with_provider({}, _file(node2, tmp_path / "node2.properties")))
+    assert resolved["source.cluster.ssl.key.password"] == "a-of-node-2"
+    assert resolved["target.cluster.ssl.key.password"] == "b-of-node-2"
+
+
+def test_a_key_the_syntax_cannot_carry_keeps_its_value() -> None:
+    raw = {"odd{key}.password": "v", "A.ssl.key.password": "w"}
+    assert with_secret_references(raw) == {"odd{key}.password": "v", "A.ssl.key.password": "${mm2:A.ssl.key.password}"}
 
 
 def test_without_a_source_file_configs_stay_as_before() -> None:
