@@ -10,6 +10,7 @@ them too): the test sees where the values travel, not whether a broker accepts t
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import urllib.request
 from pathlib import Path
@@ -27,6 +28,7 @@ from tests.e2e.mm2_helpers import (
 )
 
 CONNECTORS = ("MirrorSourceConnector", "MirrorCheckpointConnector", "MirrorHeartbeatConnector")
+UNRESOLVED = ("stay unresolved", "sasl.jaas.config with this login module")  # what an unresolved reference logs
 
 
 def _jaas(password: str) -> str:
@@ -112,7 +114,7 @@ def test_literal_passwords_never_leave_the_node(two_clusters: tuple[KafkaCluster
         log = mm2.output()
         assert " DEBUG " in log and "Traceback" not in log
         # the connectors' clients got the real values: an unresolved ${mm2:...} jaas config would be refused
-        assert "stay unresolved" not in log and "sasl.jaas.config with this login module" not in log
+        assert not [w for w in UNRESOLVED if w in log]
 
         leaks: list[tuple[str, str]] = []
         for secret in pw.values():
@@ -124,3 +126,54 @@ def test_literal_passwords_never_leave_the_node(two_clusters: tuple[KafkaCluster
         assert leaks == [], leaks
     finally:
         mm2.close()
+
+
+def _source_tasks(proc: Mm2Process) -> set[str]:
+    """MirrorSourceConnector tasks in the process's latest assignment (its herder logs each one)."""
+    lines = [ln for ln in proc.output().splitlines() if "got assignment:" in ln]
+    return set(re.findall(r"MirrorSourceConnector-\d+", lines[-1].split("revoked=")[0])) if lines else set()
+
+
+def test_each_node_resolves_from_its_own_file(two_clusters: tuple[KafkaCluster, KafkaCluster],
+                                              tmp_path: Path) -> None:
+    """Two processes, files at different paths holding different passwords under the same keys."""
+    a, b = two_clusters
+    a.create_topic("orders", 2)
+    a.produce("orders", [{"value": f"v{i}".encode(), "partition": i % 2} for i in range(10)])
+    common = mm2_properties({"A": a, "B": b}, ["A->B"], **{
+        "topics": "orders", "tasks.max": "2", "dedicated.mode.enable.internal.rest": "true"})
+    nodes: list[Mm2Process] = []
+    passwords: list[str] = []
+    try:
+        for n in (1, 2):
+            key_pw, jaas_pw = (f"pw-node{n}-{secrets.token_hex(12)}" for _ in range(2))
+            passwords += [key_pw, jaas_pw]
+            folder = tmp_path / f"node{n}"
+            folder.mkdir()
+            config = write_properties(folder / "mm2.properties", {
+                **common, "listeners": f"http://127.0.0.1:{free_port()}",
+                "A.ssl.key.password": key_pw, "A.sasl.jaas.config": _jaas(jaas_pw)})
+            nodes.append(Mm2Process(config, log_dir=folder, name=f"mm2-{n}", env={"MM2_LOG_LEVEL": "DEBUG"}))
+
+        def shared() -> bool:
+            one, two = _source_tasks(nodes[0]), _source_tasks(nodes[1])
+            return bool(one) and bool(two) and len(one | two) == 2
+
+        eventually(shared, 90, "the source tasks split between both processes", nodes[0])
+        eventually(lambda: mirrored_identically(a, "orders", b, "A.orders"), 60, "A.orders on B", nodes[1])
+        stored = b.read_all("mm2-configs.A.internal")
+        source_configs = [m for msgs in stored.values() for m in msgs if m.key() == b"connector-MirrorSourceConnector"]
+        assert len(source_configs) == 1  # the same configs from both files: no node rewrote the other's
+        assert b"${mm2:A.sasl.jaas.config}" in (source_configs[0].value() or b"")
+        topics = {**{f"A:{t}": v for t, v in _every_record_byte(a).items()},
+                  **{f"B:{t}": v for t, v in _every_record_byte(b).items()}}
+        for node in nodes:
+            assert node.terminate(60) == 0, node.output()[-3000:]
+        logs = {f"log of mm2-{i + 1}": node.output() for i, node in enumerate(nodes)}
+        assert not [(name, w) for name, log in logs.items() for w in UNRESOLVED if w in log]
+        places = {**topics, **{name: log.encode() for name, log in logs.items()}}
+        leaks = [(where, pw) for pw in passwords for where, data in places.items() if pw.encode() in data]
+        assert leaks == [], leaks
+    finally:
+        for node in nodes:
+            node.close()
