@@ -15,7 +15,9 @@ from connect_core.config.configdef import HIDDEN, ConfigDef, Password
 
 __all__ = ["HIDDEN", "KAFKA_CLIENT_SECRETS", "is_sensitive", "masked"]
 
-# Kafka's PASSWORD-typed client configs (SslConfigs, SaslConfigs).
+# Kafka's PASSWORD-typed client configs (SslConfigs, SaslConfigs); librdkafka's own secret keys, which a
+# config may carry next to them (confluent-kafka takes them as they are); Schema Registry's credentials
+# (a PASSWORD in its serde configs, found under a converter prefix).
 KAFKA_CLIENT_SECRETS = frozenset(
     {
         "sasl.jaas.config",
@@ -25,6 +27,10 @@ KAFKA_CLIENT_SECRETS = frozenset(
         "ssl.keystore.certificate.chain",
         "ssl.truststore.password",
         "ssl.truststore.certificates",
+        "sasl.password",
+        "ssl.key.pem",
+        "sasl.oauthbearer.client.secret",
+        "basic.auth.user.info",
     }
 )
 

@@ -7,7 +7,7 @@ config snapshot and locking.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from connect_core.api.connector import Connector, SourceConnector
@@ -209,8 +209,30 @@ def validate_connector_config(
     props: Mapping[str, str | None],
     policy: ConnectorClientConfigOverridePolicy,
     topic_creation_enabled: bool = True,
+    transform: Callable[[Mapping[str, str]], Mapping[str, str]] | None = None,
 ) -> ConfigInfos:
-    """Validate a connector config as Java's ``AbstractHerder.validateConnectorConfig`` does."""
+    """Validate a connector config as Java's ``AbstractHerder.validateConnectorConfig`` does.
+
+    ``transform`` resolves ``${provider:...}`` references first (the worker's providers), so a
+    reference is checked by the value it stands for; the answer still shows the reference.
+    """
+    if transform is None:
+        return _validate_connector_config(props, policy, topic_creation_enabled)
+    raw = {k: v for k, v in props.items() if v is not None}
+    resolved = transform(raw)
+    infos = _validate_connector_config({**props, **resolved}, policy, topic_creation_enabled)
+    references = {k: v for k, v in raw.items() if resolved.get(k) != v}
+    for _, value in infos.configs:
+        if value.name in references:
+            value.value = references[value.name]
+    return infos
+
+
+def _validate_connector_config(
+    props: Mapping[str, str | None],
+    policy: ConnectorClientConfigOverridePolicy,
+    topic_creation_enabled: bool,
+) -> ConfigInfos:
     conn_type = props.get(CONNECTOR_CLASS_CONFIG)
     if conn_type is None:
         raise BadRequestError(f"Connector config {dict(props)} contains no connector type")

@@ -206,7 +206,8 @@ class StandaloneHerder:
         return common.plugin_infos(connectors_only)
 
     def validate_connector_config(self, config: dict[str, str]) -> ConfigInfos:
-        return common.validate_connector_config(config, self.worker.policy, self.worker.topic_creation_enabled)
+        return common.validate_connector_config(config, self.worker.policy, self.worker.topic_creation_enabled,
+                                                self.worker.resolve_config)
 
     # ------------------------------------------------------------------ config changes
 

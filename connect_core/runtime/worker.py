@@ -25,6 +25,7 @@ from connect_core.api.errors import BadRequestError, ConfigError, ConnectError, 
 from connect_core.api.task import SourceTask
 from connect_core.model import ConnectorTaskId, TargetState
 from connect_core.plugins import Plugins
+from connect_core.runtime.config_references import WorkerConfigTransformer, reverse_transform
 from connect_core.runtime.connector_config import (
     CONNECTOR_CLASS_CONFIG,
     HEADER_CONVERTER_CLASS_CONFIG,
@@ -138,6 +139,8 @@ class Worker:
         self._lock = threading.RLock()
         self._connectors: dict[str, WorkerConnector] = {}
         self._tasks: dict[ConnectorTaskId, WorkerSourceTask] = {}
+        # ${provider:...} in connector/task configs, resolved with this worker's own providers
+        self.config_transformer = WorkerConfigTransformer(config.raw())
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -151,6 +154,11 @@ class Worker:
         self.stop_and_await_tasks(list(self._tasks))
         self.stop_and_await_connectors(list(self._connectors))
         self.offset_store.stop()
+        self.config_transformer.close()
+
+    def resolve_config(self, props: Mapping[str, str]) -> dict[str, str]:
+        """``props`` with the references this worker's providers resolve replaced (for validation)."""
+        return self.config_transformer.transform(props)
 
     @property
     def topic_creation_enabled(self) -> bool:
@@ -173,6 +181,7 @@ class Worker:
                 callback(ConnectError(f"Connector with name {name} already exists"), None)
                 return
             try:
+                props = self.config_transformer.transform(props, f"config of connector {name}")
                 cls = Plugins.load(props.get(CONNECTOR_CLASS_CONFIG, ""), key=CONNECTOR_CLASS_CONFIG)
                 connector = cls()
                 if not isinstance(connector, SourceConnector):
@@ -191,11 +200,15 @@ class Worker:
             wc.start()
 
     def connector_task_configs(self, name: str, props: Mapping[str, str]) -> list[dict[str, str]]:
-        """The connector's task configs (``task.class`` added); fails the connector if tasks.max is exceeded."""
+        """The connector's task configs (``task.class`` added); fails the connector if tasks.max is exceeded.
+
+        ``props`` is the stored connector config: a key holding a reference there holds the same
+        reference in the task configs returned (they are stored too), not the value it resolved to.
+        """
         wc = self._connectors.get(name)
         if wc is None:
             raise ConnectError(f"Connector {name} not found in this worker.")
-        conf = ConnectorConfig(props)
+        conf = ConnectorConfig(self.config_transformer.transform(props, f"config of connector {name}"))
         max_tasks = conf.tasks_max
         configs = wc.task_configs(max_tasks)
         if len(configs) > max_tasks:
@@ -206,7 +219,7 @@ class Worker:
             log.warning("The connector %s has generated %d tasks, which is greater than tasks.max=%d",
                         name, len(configs), max_tasks)  # fmt: skip
         task_class = task_class_name(type(wc.connector), wc.connector.task_class())
-        return [{**c, TASK_CLASS_CONFIG: task_class} for c in configs]
+        return reverse_transform(props, [{**c, TASK_CLASS_CONFIG: task_class} for c in configs])
 
     def stop_and_await_connector(self, name: str) -> None:
         self.stop_and_await_connectors([name])
@@ -282,6 +295,8 @@ class Worker:
         target_state: TargetState,
         num_tasks: int | None,
     ) -> WorkerSourceTask:
+        conn_props = self.config_transformer.transform(conn_props, f"config of connector {task_id.connector}")
+        task_props = self.config_transformer.transform(task_props, f"config of task {task_id}")
         conf = SourceConnectorConfig(conn_props, self.topic_creation_enabled)
         if num_tasks is not None and num_tasks > conf.tasks_max and conf.enforce_tasks_max:
             raise TooManyTasksError(task_id.connector, num_tasks, conf.tasks_max)
@@ -422,6 +437,7 @@ class Worker:
         """Alter (or, with None, reset) a stopped connector's offsets; returns Java's success message."""
         connector_cls = Plugins.load(conn_props.get(CONNECTOR_CLASS_CONFIG, ""), "source", key=CONNECTOR_CLASS_CONFIG)
         connector = connector_cls()
+        conn_props = self.config_transformer.transform(conn_props, f"config of connector {name}")
         is_reset = offsets is None
         to_write: list[tuple[dict[str, Any], dict[str, Any] | None]] = (
             [(p, None) for p in self.offset_store.connector_partitions(name)] if offsets is None else offsets

@@ -52,7 +52,7 @@ _QUIET.propagate = False
 
 def load_mm2_config(path: Path, clusters: Iterable[str] | None = None) -> MirrorMakerConfig:
     """Read and validate mm2.properties; ConfigError (one line, every issue) on any mistake."""
-    config = make_config(load_properties(path))
+    config = make_config(load_properties(path), source=path)
     config.validate(list(clusters) if clusters else None)
     return config
 

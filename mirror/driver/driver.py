@@ -26,6 +26,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import quote
 
@@ -42,6 +43,7 @@ from mirror.driver.maker_config import (
     SourceAndTarget,
 )
 from mirror.driver.metrics import Mm2Metrics
+from mirror.driver.secret_refs import with_provider, with_secret_references
 
 log = logging.getLogger(__name__)
 
@@ -52,9 +54,9 @@ _CONFLICT_RETRIES = 20
 _CONFLICT_BACKOFF_S = 0.5
 
 
-def make_config(props: Mapping[str, str]) -> MirrorMakerConfig:
-    """A MirrorMakerConfig over a copy of raw (unresolved) properties."""
-    return MirrorMakerConfig(dict(props))
+def make_config(props: Mapping[str, str], source: Path | None = None) -> MirrorMakerConfig:
+    """A MirrorMakerConfig over a copy of raw (unresolved) properties, read from ``source`` if given."""
+    return MirrorMakerConfig(dict(props), source=source)
 
 
 def connectors_to_write(
@@ -70,7 +72,12 @@ def differs(desired: Mapping[str, str], current: Mapping[str, str] | None) -> bo
 
 
 def desired_connector_configs(config: MirrorMakerConfig, pair: SourceAndTarget) -> dict[str, dict[str, str]]:
-    """The three connector configs the leader of ``pair`` keeps in the config topic (unresolved ``${...}``)."""
+    """The three connector configs the leader of ``pair`` keeps in the config topic (unresolved ``${...}``).
+
+    With a source file, literal secrets become ``${mm2:KEY}`` references (see :mod:`mirror.driver.secret_refs`).
+    """
+    if config.source is not None:
+        config = config.with_raw(with_secret_references(config.raw))
     return {name: config.connector_base_config(pair, name) for name in CONNECTOR_NAMES}
 
 
@@ -211,8 +218,9 @@ class MirrorMaker:
 
     def _worker_props(self, pair: SourceAndTarget) -> dict[str, str]:
         """Worker configs resolve ``${provider:...}`` eagerly (Java does too); connector configs stay raw."""
-        resolved = self._resolve(self.config.worker_config(pair))
-        return {k: str(v) for k, v in resolved.items()}
+        resolved = {k: str(v) for k, v in self._resolve(self.config.worker_config(pair)).items()}
+        # every node resolves the ${mm2:KEY} references of the connector configs from its own file
+        return resolved if self.config.source is None else with_provider(resolved, self.config.source)
 
     def _start_rest(self) -> None:
         from connect_core.rest.internal_endpoints import install_internal_routes

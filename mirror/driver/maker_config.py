@@ -17,8 +17,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 from connect_core.api.errors import ConfigError, ConfigIssue
+from mirror.driver.secret_refs import check_provider_name
 
 CLUSTERS = "clusters"
 BYTE_ARRAY_CONVERTER = "org.apache.kafka.connect.converters.ByteArrayConverter"
@@ -76,20 +78,31 @@ def _default_connector_config_names() -> set[str]:
 
 
 class MirrorMakerConfig:
-    """A parsed mm2.properties; construct with the raw (provider-unresolved) properties."""
+    """A parsed mm2.properties; construct with the raw (provider-unresolved) properties.
+
+    ``source`` is the file they were read from, when there is one: ``mm2 run`` then stores secrets
+    as ``${mm2:KEY}`` references its workers resolve from that file (:mod:`mirror.driver.secret_refs`).
+    """
 
     def __init__(
         self,
         props: dict[str, str],
         connector_config_names: Callable[[], set[str]] = _default_connector_config_names,
+        *,
+        source: Path | None = None,
     ) -> None:
         self.raw = dict(props)
+        self.source = source
         self._connector_config_names = connector_config_names
         if CLUSTERS not in self.raw:
             raise ConfigError([ConfigIssue(CLUSTERS, "missing required setting: list the cluster aliases")])
         self.cluster_list = [c for c in re.split(r"\s*,\s*", self.raw[CLUSTERS].strip()) if c]
         if not self.cluster_list:
             raise ConfigError([ConfigIssue(CLUSTERS, "must name at least one cluster alias")])
+
+    def with_raw(self, props: dict[str, str]) -> MirrorMakerConfig:
+        """The same kind of config over other raw properties (e.g. with secrets turned into references)."""
+        return MirrorMakerConfig(props, self._connector_config_names, source=self.source)
 
     # --- flows -----------------------------------------------------------------------------
     def clusters(self) -> list[str]:
@@ -206,6 +219,9 @@ class MirrorMakerConfig:
             if not self.cluster_props(alias).get("bootstrap.servers", "").strip():
                 message = f"cluster '{alias}' has no bootstrap servers"
                 issues.append(ConfigIssue(f"{alias}.bootstrap.servers", message))
+        reserved = check_provider_name(self.raw)
+        if reserved:
+            issues.append(ConfigIssue("config.providers", reserved))
         issues.extend(self._identity_cycle_problems())
         return issues
 
