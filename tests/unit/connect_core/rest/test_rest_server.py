@@ -23,13 +23,14 @@ from tests.unit.connect_core.rest.fake_herder import FakeHerder
         ("HTTP://localhost:0", Listener("http", "localhost", 0)),
         ("http://[::1]:9000", Listener("http", "::1", 9000)),
         ("http://10.0.0.1:80", Listener("http", "10.0.0.1", 80)),
+        ("https://:8443", Listener("https", "", 8443)),
     ],
 )
 def test_listener_parse(text: str, expected: Listener) -> None:
     assert Listener.parse(text) == expected
 
 
-@pytest.mark.parametrize("text", ["localhost:8083", "http://host", "ftp://:21", "https://:8443", "http://:99999"])
+@pytest.mark.parametrize("text", ["localhost:8083", "http://host", "ftp://:21", "http://:99999"])
 def test_listener_parse_rejects(text: str) -> None:
     with pytest.raises(ConfigError) as e:
         Listener.parse(text)
