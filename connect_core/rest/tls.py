@@ -115,11 +115,11 @@ class SslSettings:
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.minimum_version = ssl.TLSVersion.TLSv1_2
         self._load_keystore(ctx)
+        if self.truststore_location is not None:  # checked even when unused, as Jetty loads it at start
+            self._load_truststore(ctx)
         if self.client_auth != "none":
             ctx.verify_mode = ssl.CERT_REQUIRED if self.client_auth == "required" else ssl.CERT_OPTIONAL
-            if self.truststore_location is not None:
-                self._load_truststore(ctx)
-            else:
+            if self.truststore_location is None:
                 ctx.load_default_certs(ssl.Purpose.CLIENT_AUTH)
         return ctx
 
@@ -191,7 +191,10 @@ def _guess_type(data: bytes) -> str:
 
 
 def _reason(e: ssl.SSLError) -> str:
-    return str(e.reason or e.strerror or e).replace("_", " ").lower()
+    reason = getattr(e, "reason", None)
+    if not reason or reason == "PEM_lib":
+        return "no private key/certificate could be read from it"
+    return str(reason).replace("_", " ").lower()
 
 
 def _read_pkcs12_key(data: bytes, password: str | None, key: str, password_key: str) -> tuple[bytes, bytes]:
