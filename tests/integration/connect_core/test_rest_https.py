@@ -13,8 +13,9 @@ import pytest
 from cryptography.hazmat.primitives.serialization import BestAvailableEncryption, load_pem_private_key, pkcs12
 from cryptography.x509 import load_pem_x509_certificate
 
-from connect_core.api.errors import ConfigError
+from connect_core.api.errors import ConfigError, ConnectError
 from connect_core.rest.client import RestClient
+from connect_core.rest.internal_endpoints import install_internal_routes
 from connect_core.rest.resources import RestApp
 from connect_core.rest.server import RestServer
 from connect_core.rest.tls import SslSettings
@@ -169,3 +170,22 @@ def test_bad_ssl_config_is_one_clear_error(pki: Pki, tmp_path: Path, props: dict
         RestServer.from_props(props)
     assert [i.key for i in e.value.issues] == [key]
     assert "wrong" not in str(e.value) or "wrong ssl.keystore.password" in str(e.value)
+
+
+class InternalFakeHerder(FakeHerder):
+    def put_task_configs(self, name: str, configs: list[dict[str, str]], signature: object) -> None:
+        self.calls.append(("put_task_configs", (name, configs)))
+
+
+def test_task_configs_reach_an_https_leader_verified(pki: Pki, servers: list[RestServer]) -> None:
+    leader_herder = InternalFakeHerder()
+    leader = RestServer.from_props(pki.server_props())
+    leader.start()
+    servers.append(leader)
+    leader.attach(install_internal_routes(RestApp.for_herder(leader_herder)))
+    url = f"{leader.advertised_url()}connectors/c1/tasks"
+    body = json.dumps([{"task.key": "v"}]).encode()
+    RestClient.from_props(pki.server_props()).post_task_configs(url, body, {})
+    assert ("put_task_configs", ("c1", [{"task.key": "v"}])) in leader_herder.calls
+    with pytest.raises(ConnectError, match="IO error sending task configs"):
+        RestClient().post_task_configs(url, body, {})  # does not trust the leader's CA
