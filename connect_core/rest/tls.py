@@ -157,7 +157,10 @@ class SslSettings:
                     key=key,
                 ) from None
             return
-        private_key, chain = _read_pkcs12_key(data, self.keystore_password, key, self.key(_KEYSTORE_PASSWORD))
+        try:
+            private_key, chain = _read_pkcs12_key(data, self.keystore_password, key, self.key(_KEYSTORE_PASSWORD))
+        except ConfigError as e:
+            raise _jks_hint(e, store_type, key, path) from None
         _load_chain_in_memory(ctx, private_key, chain, key)
 
     def _load_truststore(self, ctx: ssl.SSLContext) -> None:
@@ -169,9 +172,11 @@ class SslSettings:
             if store_type == "PEM":
                 ctx.load_verify_locations(cafile=str(path))
             else:
-                ctx.load_verify_locations(
-                    cadata=_read_pkcs12_certs(data, self.truststore_password, key, self.key(_TRUSTSTORE_PASSWORD))
-                )
+                try:
+                    pem = _read_pkcs12_certs(data, self.truststore_password, key, self.key(_TRUSTSTORE_PASSWORD))
+                except ConfigError as e:
+                    raise _jks_hint(e, store_type, key, path) from None
+                ctx.load_verify_locations(cadata=pem)
         except ssl.SSLError as e:
             raise ConfigError(f"{key} ({path}) holds no usable CA certificate: {_reason(e)}", key=key) from None
 
@@ -184,6 +189,17 @@ def _existing_file(location: str | None, key: str) -> Path:
     if not os.access(path, os.R_OK):
         raise ConfigError(f"{key}: file {path} is not readable", key=key)
     return path
+
+
+def _jks_hint(error: ConfigError, store_type: str, key: str, path: Path) -> ConfigError:
+    """A store Java calls JKS may really be in the old JKS format, which only Java reads."""
+    if store_type != "JKS":
+        return error
+    return ConfigError(
+        f"{error.issues[0].message}; a store in the old JKS format must be converted first: keytool "
+        f"-importkeystore -srckeystore {path} -destkeystore {path}.p12 -deststoretype PKCS12",
+        key=key,
+    )
 
 
 def _guess_type(data: bytes) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from connect_core.api.errors import ConfigError
@@ -45,3 +47,14 @@ def test_passwords_stay_out_of_repr() -> None:
     s = SslSettings.from_props({"ssl.keystore.password": "hunter2", "ssl.key.password": "hunter3",
                                 "ssl.truststore.password": "hunter4"})
     assert "hunter" not in repr(s)
+
+
+def test_a_jks_store_that_is_not_pkcs12_says_how_to_convert_it(tmp_path: Path) -> None:
+    store = tmp_path / "server.jks"
+    store.write_bytes(b"\xfe\xed\xfe\xed" + b"\0" * 64)  # the old JKS magic number
+    settings = SslSettings.from_props({"ssl.keystore.location": str(store), "ssl.keystore.type": "JKS",
+                                       "ssl.keystore.password": "changeit"})
+    with pytest.raises(ConfigError) as e:
+        settings.server_context()
+    assert e.value.issues[0].key == "ssl.keystore.location"
+    assert "keytool -importkeystore" in str(e.value) and "changeit" not in str(e.value)
