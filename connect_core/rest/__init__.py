@@ -2,8 +2,9 @@
 
 ``routes`` is the method+path table (with the namespace prefix that selects a herder in
 MirrorMaker's dedicated mode), ``resources`` the handlers that render herder calls, ``entities``
-the JSON shapes, ``errors`` the one exception -> status table, and ``server`` the stdlib HTTP
-shell. Only ``server`` does I/O.
+the JSON shapes, ``errors`` the one exception -> status table. Around them: ``server`` (uvicorn,
+binding, start/stop), ``asgi`` (the Starlette app), ``tls`` and ``auth`` (HTTPS, authentication) and
+``client`` (requests to other workers). Only those do I/O.
 """
 
 from connect_core.rest.resources import RestApp, RestSettings

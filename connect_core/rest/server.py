@@ -1,37 +1,53 @@
-"""The HTTP shell around :class:`~connect_core.rest.resources.RestApp`: stdlib ``ThreadingHTTPServer``.
+"""The HTTP shell around :class:`~connect_core.rest.resources.RestApp`: uvicorn serving a Starlette app.
 
 Binding follows Java's ``RestServer``: ``listeners`` (default ``http://:8083``) is a list of
-``protocol://host:port``; an empty host binds every interface, port 0 an ephemeral port. The
-advertised URL (``rest.advertised.host.name``/``.port``/``.listener``, else the listener's host
-or this machine's address, and the bound port) ends in ``/`` like Java's and gives the worker id
-``host:port``. The server binds before the herder exists (Connect needs the advertised URL to
-name the worker) and answers 503 until :meth:`RestServer.attach` hands it the app.
+``protocol://host:port`` with protocol ``http`` or ``https``; an empty host binds every interface,
+port 0 an ephemeral port. The advertised URL (``rest.advertised.host.name``/``.port``/``.listener``,
+else the listener's host or this machine's address, and the bound port) ends in ``/`` like Java's
+and gives the worker id ``host:port``. The server binds before the herder exists (Connect needs the
+advertised URL to name the worker) and answers 503 until :meth:`RestServer.attach` hands it the app.
+
+Each listener's socket is bound by :meth:`RestServer.start` itself and handed to a uvicorn server;
+all of them run on one event loop in one background thread, and requests run on a thread pool
+(herder calls block). TLS (:mod:`connect_core.rest.tls`) and authentication
+(:mod:`connect_core.rest.auth`) come from the same worker properties.
 """
 
 from __future__ import annotations
 
-import json
+import asyncio
 import logging
 import re
 import socket
+import ssl
 import threading
-import urllib.error
-import urllib.request
-from collections.abc import Mapping
-from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+import uvicorn
 
 from connect_core.api.errors import ConfigError, ConnectError
-from connect_core.rest.errors import error_body
-from connect_core.rest.resources import Response, RestApp
+from connect_core.rest.asgi import ConnectEndpoint, build_asgi_app
+from connect_core.rest.auth import Authenticator, load_authenticator
+from connect_core.rest.client import RestClient
+from connect_core.rest.resources import RestApp
+from connect_core.rest.tls import SslSettings
 
 log = logging.getLogger(__name__)
 
 DEFAULT_LISTENERS = "http://:8083"
 _LISTENER = re.compile(r"^(.*)://\[?([0-9a-zA-Z\-%._:]*)\]?:(-?[0-9]+)$")
-_MAX_BODY = 64 * 1024 * 1024
+HANDLER_THREADS = 32  # concurrent herder calls; more requests wait for a free thread
+START_TIMEOUT_S = 10.0
+STOP_TIMEOUT_S = 10.0
+KEEP_ALIVE_S = 30  # Jetty's idle timeout
+
+# uvicorn reports its start and stop at INFO under "uvicorn.error": that is ours to say, once.
+for _name in ("uvicorn", "uvicorn.error"):
+    if logging.getLogger(_name).level == logging.NOTSET:
+        logging.getLogger(_name).setLevel(logging.WARNING)
 
 
 @dataclass(frozen=True)
@@ -50,11 +66,6 @@ class Listener:
         protocol = m.group(1).lower()
         if protocol not in ("http", "https"):
             raise ConfigError('Listener protocol must be either "http" or "https".', key="listeners")
-        if protocol == "https":
-            raise ConfigError(
-                f"https listeners are not supported by mm2 yet ({text.strip()}); use http behind a TLS proxy",
-                key="listeners",
-            )
         port = int(m.group(3))
         if not 0 <= port <= 65535:
             raise ConfigError(f"Listener port out of range: {text.strip()}", key="listeners")
@@ -69,9 +80,14 @@ class RestServerConfig:
     advertised_host: str | None = None
     advertised_port: int | None = None
     advertised_listener: str | None = None
+    tls: SslSettings = field(default_factory=SslSettings)
+    server_ssl_context: ssl.SSLContext | None = field(default=None, compare=False, repr=False)
+    authenticator: Authenticator | None = field(default=None, compare=False)
 
     @classmethod
     def from_props(cls, props: Mapping[str, str]) -> RestServerConfig:
+        """Parse and check every REST key: TLS stores are loaded and the credentials read now, so a
+        mistake is one ConfigError before anything binds."""
         raw = props.get("listeners")
         if raw is None or not raw.strip():
             raw = DEFAULT_LISTENERS
@@ -95,12 +111,24 @@ class RestServerConfig:
                 "String must be one of: http, https",
                 key="rest.advertised.listener",
             )
+        settings = SslSettings.from_props(props)
+        context = settings.server_context() if any(lst.protocol == "https" for lst in listeners) else None
         return cls(
             listeners=listeners,
             advertised_host=(props.get("rest.advertised.host.name") or "").strip() or None,
             advertised_port=port,
             advertised_listener=adv_listener,
+            tls=settings,
+            server_ssl_context=context,
+            authenticator=load_authenticator(props),
         )
+
+    def advertised_protocol(self) -> str:
+        """Java's choice: ``rest.advertised.listener``, else http if any listener is http, else https."""
+        if self.advertised_listener is not None:
+            return self.advertised_listener
+        protocols = {lst.protocol for lst in self.listeners}
+        return "http" if "http" in protocols or not protocols else "https"
 
 
 def _local_address() -> str:
@@ -115,117 +143,49 @@ def _format_host(host: str) -> str:
     return f"[{host}]" if ":" in host and not host.startswith("[") else host
 
 
+
+
 def urllib_forwarder(
-    url: str, method: str, body: bytes | None, headers: Mapping[str, str], timeout: float = 90.0
+    url: str, method: str, body: bytes | None, headers: Mapping[str, str]
 ) -> tuple[int, bytes, Mapping[str, str]]:
-    """Forward a request to another worker; its error answers pass through unchanged."""
-    req = urllib.request.Request(url, data=body, method=method, headers=dict(headers))
+    """Forward with no TLS settings of our own (https verified against the system's CAs)."""
+    return _DEFAULT_CLIENT.forward(url, method, body, headers)
+
+
+_DEFAULT_CLIENT = RestClient()
+
+
+def _bind(listener: Listener) -> socket.socket:
+    family = socket.AF_INET6 if ":" in listener.host else socket.AF_INET
+    # proto=IPPROTO_TCP: asyncio sets TCP_NODELAY only on sockets that say so; without it a response
+    # written in two parts (headers, body) waits for the client's delayed ACK (~40 ms per request).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:
-            return resp.status, resp.read(), dict(resp.headers.items())
-    except urllib.error.HTTPError as e:
-        return e.code, e.read(), dict(e.headers.items()) if e.headers else {}
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((listener.host, listener.port))
+        sock.listen(2048)
+        sock.setblocking(False)
     except OSError as e:
-        msg = f"IO Error trying to forward REST request: {e}"
-        return 500, json.dumps(error_body(500, msg)).encode(), {}
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server_version = "mm2-connect"
-    rest: RestServer  # set on the per-server subclass
-
-    def _serve(self) -> None:
-        split = urlsplit(self.path)
-        query = parse_qs(split.query, keep_blank_values=True)
-        body = self._read_body()
-        if body is None:
-            self._send(Response(400, error_body(400, "Invalid request body length")), close=True)
-            return
-        app = self.rest.app
-        if app is None:
-            response = Response(503, error_body(503, "Worker is still starting up."))
-        else:
-            host = self.headers.get("Host") or self.rest.advertised_url().split("://", 1)[1].rstrip("/")
-            response = app.handle(
-                self.command, split.path, query, body, {k: v for k, v in self.headers.items()}, f"http://{host}"
-            )
-        self._send(response)
-        log.debug('"%s %s" %d', self.command, self.path, response.status)
-
-    def _read_body(self) -> bytes | None:
-        """The request entity (Content-Length or chunked); None when its framing is invalid."""
-        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
-            chunks: list[bytes] = []
-            total = 0
-            while True:
-                line = self.rfile.readline(1024)
-                try:
-                    size = int(line.split(b";", 1)[0].strip() or b"x", 16)
-                except ValueError:
-                    return None
-                if size == 0:
-                    while self.rfile.readline(1024) not in (b"\r\n", b"\n", b""):
-                        pass  # trailers
-                    return b"".join(chunks)
-                total += size
-                if total > _MAX_BODY:
-                    return None
-                chunks.append(self.rfile.read(size))
-                self.rfile.readline(1024)
-        length_text = self.headers.get("Content-Length")
-        try:
-            length = int(length_text) if length_text else 0
-        except ValueError:
-            return None
-        if length < 0 or length > _MAX_BODY:
-            return None
-        return self.rfile.read(length) if length else b""
-
-    def _send(self, response: Response, close: bool = False) -> None:
-        payload = response.encoded()
-        self.send_response(response.status)
-        for k, v in response.headers.items():
-            self.send_header(k, v)
-        if payload or response.status >= 400 or response.status == 200:
-            self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        if close:
-            self.send_header("Connection", "close")
-            self.close_connection = True
-        self.end_headers()
-        if payload and self.command != "HEAD":
-            self.wfile.write(payload)
-
-    do_GET = _serve
-    do_POST = _serve
-    do_PUT = _serve
-    do_PATCH = _serve
-    do_DELETE = _serve
-    do_HEAD = _serve
-    do_OPTIONS = _serve
-
-    def log_message(self, format: str, *args: Any) -> None:
-        log.debug("%s - %s", self.address_string(), format % args)
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        # A client that hangs up mid-response is not worth a traceback on stderr.
-        log.debug("REST connection from %s failed", client_address, exc_info=True)
+        sock.close()
+        raise ConnectError(
+            f"Unable to bind REST listener {listener.protocol}://{_format_host(listener.host)}:"
+            f"{listener.port}: {e.strerror or e}"
+        ) from e
+    return sock
 
 
 class RestServer:
-    """One HTTP server per listener, each served by a background thread."""
+    """Every listener served by uvicorn on one background event loop; handlers on a thread pool."""
 
     def __init__(self, config: RestServerConfig, app: RestApp | None = None) -> None:
         self.config = config
         self.app = app
-        self._servers: list[tuple[Listener, _Server]] = []
-        self._threads: list[threading.Thread] = []
+        self._bound: list[tuple[Listener, socket.socket, int]] = []
+        self._servers: list[uvicorn.Server] = []
+        self._thread: threading.Thread | None = None
+        self._executor: ThreadPoolExecutor | None = None
+        self._ready = threading.Event()
+        self._failure: BaseException | None = None
 
     @classmethod
     def from_props(cls, props: Mapping[str, str], app: RestApp | None = None) -> RestServer:
@@ -235,55 +195,98 @@ class RestServer:
         """Start serving the API (requests before this get 503)."""
         self.app = app
 
+    def rest_client(self) -> RestClient:
+        """A client for requests to other workers, with this worker's TLS settings."""
+        return RestClient(self.config.tls)
+
     def start(self) -> None:
-        """Bind every listener; raises ConnectError naming the listener when a port is taken."""
-        handler_cls = type("BoundHandler", (_Handler,), {"rest": self})
+        """Bind every listener, then serve; raises ConnectError naming the listener when a port is taken."""
         try:
             for listener in self.config.listeners:
-                family = socket.AF_INET6 if ":" in listener.host else socket.AF_INET
-                server_cls = type("BoundServer", (_Server,), {"address_family": family})
-                try:
-                    server = server_cls((listener.host, listener.port), handler_cls)
-                except OSError as e:
-                    raise ConnectError(
-                        f"Unable to bind REST listener {listener.protocol}://{_format_host(listener.host)}:"
-                        f"{listener.port}: {e.strerror or e}"
-                    ) from e
-                self._servers.append((listener, server))
+                sock = _bind(listener)
+                self._bound.append((listener, sock, int(sock.getsockname()[1])))
         except BaseException:
             self.stop()
             raise
-        for listener, server in self._servers:
-            t = threading.Thread(
-                target=server.serve_forever, kwargs={"poll_interval": 0.2},
-                name=f"rest-{listener.host or '*'}:{server.server_address[1]}", daemon=True,
-            )
-            t.start()
-            self._threads.append(t)
+        self._executor = ThreadPoolExecutor(max_workers=HANDLER_THREADS, thread_name_prefix="rest-handler")
+        endpoint = ConnectEndpoint(lambda: self.app, self._current_executor, self.config.authenticator)
+        asgi = build_asgi_app(endpoint)
+        self._servers = [uvicorn.Server(self._uvicorn_config(asgi, listener)) for listener, _, _ in self._bound]
+        first = self._bound[0]
+        self._thread = threading.Thread(
+            target=self._run, name=f"rest-{first[0].host or '*'}:{first[2]}", daemon=True
+        )
+        self._thread.start()
+        if not self._ready.wait(START_TIMEOUT_S) or self._failure is not None:
+            reason = self._failure or "it did not start in time"
+            self.stop()
+            raise ConnectError(f"REST server failed to start: {reason}")
         log.info("REST server listening at %s, advertising URL %s", self.server_url(), self.advertised_url())
 
+    def _current_executor(self) -> ThreadPoolExecutor:
+        if self._executor is None:
+            raise ConnectError("REST server is stopped")
+        return self._executor
+
+    def _uvicorn_config(self, asgi: Callable[..., object], listener: Listener) -> uvicorn.Config:
+        context = self.config.server_ssl_context if listener.protocol == "https" else None
+        return uvicorn.Config(
+            asgi,
+            http="h11",
+            loop="asyncio",
+            lifespan="off",
+            ws="none",
+            interface="asgi3",
+            log_config=None,
+            access_log=False,
+            proxy_headers=False,
+            server_header=False,
+            headers=[("Server", "mm2-connect")],
+            timeout_keep_alive=KEEP_ALIVE_S,
+            timeout_graceful_shutdown=int(STOP_TIMEOUT_S / 2),
+            ssl_context_factory=None if context is None else (lambda _config, _default: context),
+        )
+
+    def _run(self) -> None:
+        try:
+            asyncio.run(self._serve_all())
+        except BaseException as e:  # SystemExit from a uvicorn start-up failure included
+            self._failure = e
+            log.error("REST server stopped unexpectedly: %s", e)
+        finally:
+            self._ready.set()
+
+    async def _serve_all(self) -> None:
+        tasks = [
+            asyncio.create_task(server.serve(sockets=[sock]))
+            for server, (_, sock, _) in zip(self._servers, self._bound, strict=True)
+        ]
+        while not all(server.started for server in self._servers) and not any(t.done() for t in tasks):
+            await asyncio.sleep(0.002)
+        self._ready.set()
+        await asyncio.gather(*tasks)
+
     def bound_port(self, index: int = 0) -> int:
-        return int(self._servers[index][1].server_address[1])
+        return self._bound[index][2]
 
     def server_url(self) -> str:
-        listener, server = self._servers[0]
+        listener, _, port = self._bound[0]
         host = listener.host or _local_address()
-        return f"{listener.protocol}://{_format_host(host)}:{server.server_address[1]}/"
+        return f"{listener.protocol}://{_format_host(host)}:{port}/"
 
     def advertised_url(self) -> str:
         """Java's advertisedUrl(): configured host/port win, else the listener's, else the bound ones."""
-        if not self._servers:
+        if not self._bound:
             raise ConnectError("REST server is not started")
-        protocol = self.config.advertised_listener or "http"
-        chosen = next(((lst, srv) for lst, srv in self._servers if lst.protocol == protocol), self._servers[0])
-        listener, server = chosen
+        protocol = self.config.advertised_protocol()
+        listener, _, bound_port = next((b for b in self._bound if b[0].protocol == protocol), self._bound[0])
         host = self.config.advertised_host or listener.host or _local_address()
         if self.config.advertised_port is not None:
             port = self.config.advertised_port
         elif listener.port > 0:
             port = listener.port
         else:
-            port = int(server.server_address[1])
+            port = bound_port
         return f"{protocol}://{_format_host(host)}:{port}/"
 
     def worker_id(self) -> str:
@@ -292,15 +295,25 @@ class RestServer:
         return f"{split.hostname}:{split.port}"
 
     def stop(self) -> None:
-        if not self._servers:
+        """Stop accepting, finish the requests in flight (a few seconds at most), free every socket."""
+        if not self._bound and self._thread is None:
             return
-        serving = len(self._threads)
-        for i, (_, server) in enumerate(self._servers):
-            if i < serving:  # shutdown() waits for serve_forever, so only for started servers
-                server.shutdown()
-            server.server_close()
-        for t in self._threads:
-            t.join(timeout=5)
+        for server in self._servers:
+            server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(STOP_TIMEOUT_S)
+            if self._thread.is_alive():
+                for server in self._servers:
+                    server.force_exit = True
+                self._thread.join(STOP_TIMEOUT_S)
+        for _, sock, _ in self._bound:
+            sock.close()
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+        self._bound.clear()
         self._servers.clear()
-        self._threads.clear()
+        self._thread = None
+        self._executor = None
+        self._ready.clear()
+        self._failure = None
         log.info("REST server stopped")

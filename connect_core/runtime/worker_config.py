@@ -170,7 +170,8 @@ def base_config_def() -> ConfigDef:
         .define(TOPIC_TRACKING_ALLOW_RESET_CONFIG, Type.BOOLEAN, True, importance=Importance.LOW,
                 documentation="Allow PUT /connectors/{name}/topics/reset.")
         .define(LISTENERS_CONFIG, Type.LIST, "http://:8083", importance=Importance.LOW,
-                documentation="REST listeners, protocol://host:port (http only).")
+                documentation="REST listeners, protocol://host:port, protocol http or https "
+                              "(TLS from listeners.https.ssl.* or ssl.*; see the README).")
         .define(REST_ADVERTISED_HOST_NAME_CONFIG, Type.STRING, None, importance=Importance.LOW)
         .define(REST_ADVERTISED_PORT_CONFIG, Type.INT, None, importance=Importance.LOW)
         .define(REST_ADVERTISED_LISTENER_CONFIG, Type.STRING, None, importance=Importance.LOW)

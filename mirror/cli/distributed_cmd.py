@@ -18,7 +18,7 @@ from typing import Any
 from connect_core.api.errors import ConfigError, ConnectError
 from connect_core.config.properties import load_properties
 from connect_core.rest.resources import RestApp, RestSettings
-from connect_core.rest.server import RestServer, urllib_forwarder
+from connect_core.rest.server import RestServer
 from mirror.cli.connect_cmd import _install_signal_handlers, _restore_signal_handlers
 from mirror.cli.errors import StartupError, UsageError
 
@@ -51,10 +51,12 @@ class DistributedWorker:
         except ConnectError as e:
             raise StartupError(str(e)) from e
         try:
+            client = self.rest.rest_client()  # https peers verified with this worker's truststore
             self.herder = build_distributed_herder(
-                self.worker_props, worker_id=self.rest.worker_id(), advertised_url=self.rest.advertised_url()
+                self.worker_props, worker_id=self.rest.worker_id(), advertised_url=self.rest.advertised_url(),
+                task_config_forwarder=client.post_task_configs,
             )
-            app = install_internal_routes(RestApp.for_herder(self.herder, self.settings, forwarder=urllib_forwarder))
+            app = install_internal_routes(RestApp.for_herder(self.herder, self.settings, forwarder=client.forward))
             self.rest.attach(app)
             self.herder.start(timeout_s=STARTUP_TIMEOUT_S)
         except BaseException:

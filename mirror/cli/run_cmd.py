@@ -123,6 +123,10 @@ def prepare(config_path: Path, clusters: list[str] | None) -> tuple[MirrorMakerC
     check_settings(config, pairs)
     for pair in pairs:  # worker configs resolve eagerly: an unresolvable reference fails now
         resolve_config_providers(config.worker_config(pair))
+    if config.enable_internal_rest():  # listeners, TLS stores, credentials: read now, before any cluster
+        from connect_core.rest.server import RestServerConfig
+
+        RestServerConfig.from_props({k: str(v) for k, v in resolve_config_providers(config.raw).items()})
     involved = [a for p in pairs for a in (p.source, p.target)]
     check_reachable(config, involved)
     return config, pairs

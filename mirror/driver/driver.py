@@ -172,6 +172,7 @@ class MirrorMaker:
         self._requests: queue.Queue[SourceAndTarget | None] = queue.Queue()
         self._configurer: threading.Thread | None = None
         self._rest: Any = None
+        self._rest_client: Any = None  # the REST server's client (top-level TLS keys), for task configs
         self._selector: Any = None
         self._flow_locks: dict[SourceAndTarget, threading.Lock] = {}
         self.configured: dict[SourceAndTarget, list[str]] = {}  # what each leadership wrote (for tests/logs)
@@ -203,6 +204,7 @@ class MirrorMaker:
                 metrics=self._metrics,
                 rest_url=self.rest_url,
                 rest_namespace=rest_namespace(pair),
+                rest_client=self._rest_client,
             )
             log.info("Starting herder for %s", pair)
             flow = self._factory(spec)
@@ -226,15 +228,16 @@ class MirrorMaker:
         from connect_core.rest.internal_endpoints import install_internal_routes
         from connect_core.rest.resources import RestApp
         from connect_core.rest.routes import HerderSelector
-        from connect_core.rest.server import RestServer, urllib_forwarder
+        from connect_core.rest.server import RestServer
 
         rest_props = {k: str(v) for k, v in self._resolve(self.config.raw).items()}
         self._selector = HerderSelector(depth=2)
         self._rest = RestServer.from_props(rest_props)
+        self._rest_client = self._rest.rest_client()
         self._rest.start()
         # Writes reaching a follower go to the leader; followers' connectors send their task configs to
         # the leader's /{source}/{target}/connectors/{name}/tasks (KIP-710's internal endpoints).
-        self._rest.attach(install_internal_routes(RestApp(self._selector, forwarder=urllib_forwarder)))
+        self._rest.attach(install_internal_routes(RestApp(self._selector, forwarder=self._rest_client.forward)))
         log.info("REST API for %d flow(s) at %s{source}/{target}/...", len(self.pairs), self.rest_url)
 
     def stop(self, timeout_s: float = DEFAULT_STOP_TIMEOUT_S) -> bool:

@@ -47,6 +47,7 @@ class HerderSpec:
     metrics: Mm2Metrics | None = None
     rest_url: str | None = None  # advertised URL of the shared REST server (None: REST disabled)
     rest_namespace: tuple[str, ...] = ()  # ("S", "T"): this herder's path prefix on that server
+    rest_client: Any = None  # that server's RestClient (its TLS settings), to send task configs to the leader
     extra: dict[str, Any] = field(default_factory=dict)
 
     def flow_metrics(self) -> FlowMetrics | None:
@@ -178,6 +179,7 @@ def distributed_factory(spec: HerderSpec) -> FlowHerder:
             "advertised_url": spec.rest_url or NOT_USED_URL,
             "rest_namespace": spec.rest_namespace or None,
             "on_became_leader": spec.on_became_leader,
+            **({"task_config_forwarder": spec.rest_client.post_task_configs} if spec.rest_client else {}),
         },
     )
     herder = builder(spec.worker_props, **kwargs)

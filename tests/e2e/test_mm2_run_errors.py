@@ -43,6 +43,12 @@ CASES = {
     ),
     "bad connector setting": ({"A->B.tasks.max": "lots"}, [], "tasks.max"),
     "unreachable cluster": ({"B.bootstrap.servers": "UNREACHABLE"}, [], "cluster 'B' (127.0.0.1:"),
+    "https listener with a missing keystore": (
+        {"dedicated.mode.enable.internal.rest": "true", "listeners": "https://127.0.0.1:0",
+         "listeners.https.ssl.keystore.location": "/nonexistent/rest.pem"},
+        [],
+        "listeners.https.ssl.keystore.location: file /nonexistent/rest.pem does not exist",
+    ),
     "no flows at all": ({"A->B.enabled": "false", "emit.heartbeats.enabled": "false"}, [],
                         "no source->target replication flows"),
 }

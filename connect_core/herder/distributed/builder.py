@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from connect_core.herder.distributed.herder import DistributedHerder
-from connect_core.herder.distributed.ports import RebalanceListener
+from connect_core.herder.distributed.ports import RebalanceListener, TaskConfigForwarder
 from connect_core.runtime.distributed_config import DistributedConfig
 from connect_core.storage.api import ClusterConfigState
 
@@ -82,6 +82,7 @@ def build_distributed_herder(
     lookup_cluster_id: bool = True,
     runtime_metrics: Any = None,
     on_task_created: Callable[[Any], None] | None = None,
+    task_config_forwarder: TaskConfigForwarder | None = None,
 ) -> DistributedHerder:
     """A DistributedHerder for these worker properties (raises ConfigError listing every bad key).
 
@@ -128,4 +129,5 @@ def build_distributed_herder(
         on_became_leader=on_became_leader,
         closers=[admin.close],
         runtime_metrics=runtime_metrics,
+        **({"task_config_forwarder": task_config_forwarder} if task_config_forwarder is not None else {}),
     )

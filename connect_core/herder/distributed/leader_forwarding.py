@@ -7,6 +7,7 @@ Connect's (the leader's status as a RestError, an I/O failure as a ConnectError)
 from __future__ import annotations
 
 import json
+import ssl
 import urllib.error
 import urllib.request
 from collections.abc import Mapping
@@ -17,11 +18,16 @@ from connect_core.api.errors import ConnectError, RestError
 FORWARD_TIMEOUT_S = 30.0
 
 
-def http_post_task_configs(url: str, body: bytes, headers: Mapping[str, str]) -> None:
-    """POST signed task configs to the leader; raise RestError with the leader's status on failure."""
+def http_post_task_configs(
+    url: str, body: bytes, headers: Mapping[str, str], ssl_context: ssl.SSLContext | None = None
+) -> None:
+    """POST signed task configs to the leader; raise RestError with the leader's status on failure.
+
+    ``ssl_context`` verifies an https leader (the REST client's truststore); None uses the system's CAs.
+    """
     req = urllib.request.Request(url, data=body, method="POST", headers={"Content-Type": "application/json", **headers})
     try:
-        with urllib.request.urlopen(req, timeout=FORWARD_TIMEOUT_S) as resp:
+        with urllib.request.urlopen(req, timeout=FORWARD_TIMEOUT_S, context=ssl_context) as resp:
             resp.read()
     except urllib.error.HTTPError as e:
         text = e.read().decode("utf-8", "replace")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import http.client
 import json
 import socket
+import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,13 +25,14 @@ from tests.unit.connect_core.rest.fake_herder import FakeHerder
         ("HTTP://localhost:0", Listener("http", "localhost", 0)),
         ("http://[::1]:9000", Listener("http", "::1", 9000)),
         ("http://10.0.0.1:80", Listener("http", "10.0.0.1", 80)),
+        ("https://:8443", Listener("https", "", 8443)),
     ],
 )
 def test_listener_parse(text: str, expected: Listener) -> None:
     assert Listener.parse(text) == expected
 
 
-@pytest.mark.parametrize("text", ["localhost:8083", "http://host", "ftp://:21", "https://:8443", "http://:99999"])
+@pytest.mark.parametrize("text", ["localhost:8083", "http://host", "ftp://:21", "http://:99999"])
 def test_listener_parse_rejects(text: str) -> None:
     with pytest.raises(ConfigError) as e:
         Listener.parse(text)
@@ -148,3 +151,75 @@ def test_chunked_request_body(server: RestServer) -> None:
         assert json.loads(resp.read()) == ["c"]
     finally:
         conn.close()
+
+
+class SlowStatusHerder(FakeHerder):
+    """connector_status blocks until released: a herder call stuck behind a rebalance."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    def connector_status(self, name: str) -> Any:
+        if name == "slow":
+            self.entered.set()
+            self.release.wait(30)
+        return super().connector_status(name)
+
+
+def test_a_slow_herder_call_does_not_hold_up_other_requests(server: RestServer) -> None:
+    herder = SlowStatusHerder()
+    server.attach(RestApp.for_herder(herder))
+    port = server.bound_port()
+    results: list[int] = []
+    slow = threading.Thread(target=lambda: results.append(request(port, "GET", "/connectors/slow/status")[0]))
+    slow.start()
+    try:
+        assert herder.entered.wait(10)
+        for _ in range(5):  # served while the slow call still blocks its thread
+            assert request(port, "GET", "/connectors")[:2] == (200, [])
+        assert not results
+    finally:
+        herder.release.set()
+        slow.join(10)
+    assert results == [404]
+
+
+def test_stop_leaves_no_thread_or_socket_and_frees_the_port() -> None:
+    before = set(threading.enumerate())
+    for _ in range(3):
+        srv = RestServer.from_props({"listeners": "http://127.0.0.1:0,http://127.0.0.1:0"})
+        srv.start()
+        srv.attach(RestApp.for_herder(FakeHerder()))
+        ports = [srv.bound_port(0), srv.bound_port(1)]
+        conn = http.client.HTTPConnection("127.0.0.1", ports[0], timeout=10)
+        conn.request("GET", "/connectors")  # an idle keep-alive connection stays open across stop()
+        assert conn.getresponse().read() == b"[]"
+        started = time.monotonic()
+        srv.stop()
+        assert time.monotonic() - started < 3
+        conn.close()
+        for port in ports:  # the exact port can be bound again right away
+            with socket.socket() as s:
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                s.bind(("127.0.0.1", port))
+    deadline = time.monotonic() + 10
+    while set(threading.enumerate()) - before and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not set(threading.enumerate()) - before
+
+
+def test_start_stop_twice_and_stop_before_start() -> None:
+    srv = RestServer.from_props({"listeners": "http://127.0.0.1:0"})
+    srv.stop()  # never started: nothing to do
+    srv.start()
+    srv.stop()
+    srv.start()
+    srv.attach(RestApp.for_herder(FakeHerder()))
+    try:
+        assert request(srv.bound_port(), "GET", "/connectors")[:2] == (200, [])
+    finally:
+        srv.stop()
+    with pytest.raises(ConnectError):
+        srv.advertised_url()
