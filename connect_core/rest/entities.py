@@ -3,7 +3,8 @@
 Field names follow Java's Jackson annotations (``worker_id``, ``error_count``, the key
 definition's ``order``...). ``trace`` is left out when empty, as Java's ``NON_EMPTY`` does.
 Request parsing mirrors Jackson's leniency (scalars become strings in a ``Map<String,String>``)
-and its strictness (unknown fields, wrong JSON types), raising the 500 Java answers then.
+and its strictness (unknown fields, wrong JSON types), with Jackson-like messages; the status is
+400, where Java answers 500 (see :mod:`connect_core.rest.errors`).
 """
 
 from __future__ import annotations
@@ -167,7 +168,7 @@ def cannot_deserialize(java_type: str, value: Any) -> Exception:
 
 
 def parse_json(body: bytes) -> Any:
-    """Parse a request body; malformed JSON is Java's 500 with the parser's explanation."""
+    """Parse a request body; malformed JSON is a 400 with the parser's explanation (Java: 500)."""
     if not body.strip():
         return None
     try:

@@ -113,7 +113,7 @@ def create_connector(req: Request) -> Response:
     name, config, initial_state = entities.create_connector_request(raw)
     name = "" if name is None else name.strip()
     if config is None:
-        # Java fails here with a NullPointerException (500); keep the status, say what is wrong.
+        # Java fails here with a NullPointerException (500); a 400 here, saying what is wrong.
         raise deserialization_error("Connector config is missing: the request needs a \"config\" object")
     _check_and_put_name(name, config)
     created, info = herder.put_connector_config(name, _require_string_config(config), False, initial_state)
@@ -424,12 +424,13 @@ class RestApp:
         host_url: str = "",
     ) -> Response:
         """Serve one request; never raises."""
-        from connect_core.rest.routes import split_path
+        from connect_core.rest.routes import check_segments, split_path
 
         query = query or {}
         headers = headers or {}
         try:
             parts = split_path(raw_path)
+            check_segments(parts)
             herder, key, rest = self.selector.select(parts)
             match = self.router.match(method, rest)
             namespace = HerderSelector.namespace_path(key)

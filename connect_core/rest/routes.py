@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from urllib.parse import unquote
 
-from connect_core.rest.errors import method_not_allowed, not_found
+from connect_core.rest.errors import invalid_path_encoding, method_not_allowed, not_found
 
 if TYPE_CHECKING:
     from connect_core.rest.exchange import Request, Response
@@ -50,7 +50,7 @@ class _Segment:
     def match(self, raw: str) -> tuple[bool, Any]:
         if self.literal is not None:
             return raw == self.literal, None
-        value = unquote(raw)
+        value = decode_segment(raw)
         if self.integer:
             if not _INT.match(value):
                 return False, None
@@ -88,6 +88,22 @@ def split_path(path: str) -> list[str]:
     path = path.split("?", 1)[0]
     parts = path.strip("/").split("/") if path.strip("/") else []
     return parts
+
+
+def decode_segment(raw: str) -> str:
+    """One path segment percent-decoded as strict UTF-8; 400 when the escapes are not UTF-8
+    (a lenient decode would turn them into U+FFFD and look up a name nobody created)."""
+    try:
+        return unquote(raw, errors="strict")
+    except UnicodeDecodeError:
+        raise invalid_path_encoding() from None
+
+
+def check_segments(parts: list[str]) -> None:
+    """400 for a path any segment of which is not valid percent-encoded UTF-8."""
+    for part in parts:
+        if "%" in part:
+            decode_segment(part)
 
 
 def _compile(template: str) -> tuple[_Segment, ...]:
@@ -204,7 +220,7 @@ class HerderSelector(Generic[H]):
         """(herder, namespace key, remaining raw path segments); 404 for an unknown namespace."""
         if len(parts) < self.depth:
             raise not_found()
-        key = tuple(unquote(p) for p in parts[: self.depth])
+        key = tuple(decode_segment(p) for p in parts[: self.depth])
         with self._lock:
             herder = self._herders.get(key)
         if herder is None:
