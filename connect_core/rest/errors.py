@@ -86,8 +86,23 @@ def not_found() -> RestError:
     return RestError(404, "HTTP 404 Not Found")
 
 
-def method_not_allowed() -> RestError:
-    return RestError(405, "HTTP 405 Method Not Allowed")
+class MethodNotAllowed(RestError):
+    """A 405 that knows the methods the path does answer (the ``Allow`` header RFC 9110 asks for)."""
+
+    def __init__(self, allowed: tuple[str, ...] = ()) -> None:
+        super().__init__(405, "HTTP 405 Method Not Allowed")
+        self.allowed = allowed
+
+
+def method_not_allowed(allowed: tuple[str, ...] = ()) -> MethodNotAllowed:
+    return MethodNotAllowed(allowed)
+
+
+def error_headers(exc: BaseException) -> dict[str, str]:
+    """Headers an error answer carries besides its body."""
+    if isinstance(exc, MethodNotAllowed) and exc.allowed:
+        return {"Allow": ", ".join(exc.allowed)}
+    return {}
 
 
 def unsupported_media_type() -> RestError:

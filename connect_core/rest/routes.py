@@ -13,6 +13,9 @@ Extension points, for herders that need more than standalone does:
 * **Forwarding to the leader.** A route declared ``forwardable=True`` (writes that only the
   leader may perform) is retried on the leader when the herder raises ``NotLeaderError(leader_url)``;
   the server does the HTTP call through a pluggable ``Forwarder`` (see ``resources.dispatch``).
+* **Documentation.** ``doc=Doc(...)`` on a route gives its summary, request-body and response
+  schemas (names of component schemas in :mod:`connect_core.rest.openapi`) and query parameters,
+  written beside the declaration so the OpenAPI document is generated from this same table.
 * **Several herders behind one server** (MirrorMaker dedicated mode, KIP-710). A
   :class:`HerderSelector` with ``depth=2`` takes the first two path segments as the namespace
   ``/{source}/{target}/...``, picks that flow's herder, and routes the rest of the path through
@@ -59,6 +62,32 @@ class _Segment:
 
 
 @dataclass(frozen=True)
+class Param:
+    """A documented query or header parameter (``schema`` is a JSON Schema)."""
+
+    name: str
+    schema: Mapping[str, Any]
+    description: str = ""
+    location: str = "query"  # or "header"
+
+
+@dataclass(frozen=True)
+class Doc:
+    """What the OpenAPI document says of a route; schema names refer to its components.
+
+    ``responses`` maps each success status to the schema of its body (None: no body); every error
+    answers Connect's ErrorMessage, documented once as the default response; ``errors`` adds
+    statuses whose body is something else (``/health``'s 503).
+    """
+
+    summary: str
+    responses: Mapping[int, str | None]
+    request: str | None = None
+    params: tuple[Param, ...] = ()
+    errors: Mapping[int, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Route:
     """One endpoint: method, path template, handler and how it behaves under a leader."""
 
@@ -69,6 +98,7 @@ class Route:
     internal: bool = False  # worker-to-worker endpoint (distributed herder)
     body: bool = False  # consumes a JSON request body
     segments: tuple[_Segment, ...] = field(default=(), compare=False)
+    doc: Doc | None = field(default=None, compare=False)
 
     def match(self, parts: list[str]) -> dict[str, Any] | None:
         if len(parts) != len(self.segments):
@@ -145,8 +175,12 @@ class Router:
         forwardable: bool = False,
         internal: bool = False,
         body: bool = False,
+        doc: Doc | None = None,
     ) -> Router:
-        route = Route(method.upper(), template, handler, forwardable, internal, body, _compile(template))
+        route = Route(
+            method.upper(), template, handler, forwardable=forwardable, internal=internal, body=body,
+            segments=_compile(template), doc=doc,
+        )
         with self._lock:
             for existing in self._routes:
                 if existing.method == route.method and _shape(existing) == _shape(route):
@@ -164,13 +198,13 @@ class Router:
         Literal segments win over parameters at the same position (``/connectors/x/tasks`` vs
         ``/connectors/{connector}/{...}``), as JAX-RS prefers the most literal template.
         """
-        path_matched = False
+        allowed: set[str] = set()
         best: tuple[int, Route, dict[str, Any]] | None = None
         for route in self._routes:
             params = route.match(parts)
             if params is None:
                 continue
-            path_matched = True
+            allowed.add(route.method)
             if route.method != method.upper():
                 continue
             literals = sum(1 for s in route.segments if s.literal is not None)
@@ -178,8 +212,8 @@ class Router:
                 best = (literals, route, params)
         if best is not None:
             return Match(best[1], best[2])
-        if path_matched:
-            raise method_not_allowed()
+        if allowed:
+            raise method_not_allowed(tuple(sorted(allowed)))
         raise not_found()
 
 

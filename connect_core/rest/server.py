@@ -205,6 +205,13 @@ class _Handler(BaseHTTPRequestHandler):
     do_HEAD = _serve
     do_OPTIONS = _serve
 
+    def __getattr__(self, name: str) -> Any:
+        # Any other method (TRACE, QUERY...) is routed too: a 405 with Allow in Connect's error body,
+        # not the stdlib's 501 HTML page.
+        if name.startswith("do_"):
+            return self._serve
+        raise AttributeError(name)
+
     def log_message(self, format: str, *args: Any) -> None:
         log.debug("%s - %s", self.address_string(), format % args)
 
