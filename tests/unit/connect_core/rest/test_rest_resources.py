@@ -111,6 +111,10 @@ def test_create_errors(app: RestApp) -> None:
         (b'{"name": "x", "config": {"a": {"b": 1}}}', "Cannot deserialize value of type `java.lang.String`"),
         (b'{"name": "x"}', "config"),
         (b"\xff\xfe", "UTF-8"),
+        (b"[" * 100_000, "nested too deeply"),
+        (b'{"name": "x", "config": {"a": NaN}}', "Non-standard token 'NaN'"),
+        (b'{"name": "x", "config": {"a": ' + b"1" * 5000 + b"}}", "Malformed JSON"),
+        (b'{"name": "\\ud800", "config": {}}', "unpaired surrogate"),
     ],
 )
 def test_create_malformed_bodies_are_400_with_jacksons_words(app: RestApp, raw: bytes, needle: str) -> None:
@@ -259,6 +263,7 @@ def test_offsets(app: RestApp, herder: FakeHerder) -> None:
         ('{"offsets": [123]}', 400, "Cannot construct instance"),
         ('{"offsets": [{"key": "val"}]}', 400, "Unrecognized field"),
         ('{"offsets": [{"partition": []}]}', 400, "Cannot deserialize value"),
+        ('{"offsets": [{"offset": null}]}', 400, "Partition objects cannot be null"),  # found by fuzzing
     ],
 )
 def test_alter_offsets_invalid_bodies_match_java(app: RestApp, raw: str, status: int, needle: str) -> None:
@@ -294,6 +299,18 @@ def test_plugin_config_definition(app: RestApp) -> None:
     assert {"connector.class", "tasks.max", "transforms"} <= set(names)
     assert call(app, "GET", "/connector-plugins/NoSuchPlugin/config")[:2] == (
         404, {"error_code": 404, "message": "Unknown plugin NoSuchPlugin."})
+
+
+class ConstructedIsAnError:
+    """Not a plugin; constructing it would be a side effect the plugin-config endpoint must not have."""
+
+    def __init__(self) -> None:
+        raise AssertionError("constructed")
+
+
+def test_plugin_config_of_a_class_that_is_no_plugin_is_400_without_constructing_it(app: RestApp) -> None:
+    status, body, _ = call(app, "GET", f"/connector-plugins/{__name__}:ConstructedIsAnError/config")
+    assert status == 400 and body["message"].startswith("Invalid plugin class")
 
 
 def test_validate(app: RestApp) -> None:
