@@ -16,7 +16,7 @@ import time
 from typing import Any, BinaryIO
 
 from connect_core.api.connector import ExactlyOnceSupport, SourceConnector
-from connect_core.api.errors import ConnectError
+from connect_core.api.errors import BadRequestError, ConnectError
 from connect_core.api.records import SourceRecord
 from connect_core.api.schema import STRING_SCHEMA
 from connect_core.api.task import SourceTask, Task
@@ -65,6 +65,8 @@ class FileStreamSourceConnector(SourceConnector):
         connector_config: dict[str, str],
         offsets: list[tuple[dict[str, Any], dict[str, Any] | None]],
     ) -> bool:
+        """Offsets a client sends that this connector cannot use are its bad request (400; Java: 500),
+        as the MirrorMaker connectors answer."""
         if not connector_config.get(FILE_CONFIG):
             raise ConnectError(
                 f"Offsets cannot be modified if the '{FILE_CONFIG}' configuration is unspecified. "
@@ -74,20 +76,20 @@ class FileStreamSourceConnector(SourceConnector):
             if offset is None:
                 continue
             if POSITION_FIELD not in offset:
-                raise ConnectError(f"Offset objects should either be null or contain the key '{POSITION_FIELD}'")
+                raise BadRequestError(f"Offset objects should either be null or contain the key '{POSITION_FIELD}'")
             pos = offset[POSITION_FIELD]
             if not isinstance(pos, int) or isinstance(pos, bool):
-                raise ConnectError(
+                raise BadRequestError(
                     f"The value for the '{POSITION_FIELD}' key in the offset is expected to be a Long value"
                 )
             if pos < 0:
-                raise ConnectError(
+                raise BadRequestError(
                     f"The value for the '{POSITION_FIELD}' key in the offset should be a non-negative value"
                 )
             if partition is None:
-                raise ConnectError("Partition objects cannot be null")
+                raise BadRequestError("Partition objects cannot be null")
             if FILENAME_FIELD not in partition:
-                raise ConnectError(f"Partition objects should contain the key '{FILENAME_FIELD}'")
+                raise BadRequestError(f"Partition objects should contain the key '{FILENAME_FIELD}'")
         return True
 
 

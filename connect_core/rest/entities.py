@@ -3,12 +3,14 @@
 Field names follow Java's Jackson annotations (``worker_id``, ``error_count``, the key
 definition's ``order``...). ``trace`` is left out when empty, as Java's ``NON_EMPTY`` does.
 Request parsing mirrors Jackson's leniency (scalars become strings in a ``Map<String,String>``)
-and its strictness (unknown fields, wrong JSON types), raising the 500 Java answers then.
+and its strictness (unknown fields, wrong JSON types), with Jackson-like messages; the status is
+400, where Java answers 500 (see :mod:`connect_core.rest.errors`).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -141,8 +143,13 @@ def active_topics(connector: str, topics: Iterable[str]) -> dict[str, Any]:
 
 
 def dumps(body: Any) -> bytes:
-    """Compact JSON like Jackson (no spaces), UTF-8."""
-    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    """Compact JSON like Jackson (no spaces), UTF-8; text UTF-8 cannot carry (an unpaired
+    surrogate) is escaped rather than failing the response."""
+    text = json.dumps(body, separators=(",", ":"), ensure_ascii=False)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(body, separators=(",", ":")).encode("ascii")
 
 
 # ---------------------------------------------------------------------------------- requests
@@ -167,7 +174,7 @@ def cannot_deserialize(java_type: str, value: Any) -> Exception:
 
 
 def parse_json(body: bytes) -> Any:
-    """Parse a request body; malformed JSON is Java's 500 with the parser's explanation."""
+    """Parse a request body; malformed JSON is a 400 with the parser's explanation (Java: 500)."""
     if not body.strip():
         return None
     try:
@@ -175,11 +182,29 @@ def parse_json(body: bytes) -> Any:
     except UnicodeDecodeError as e:
         raise deserialization_error(f"Invalid UTF-8 in request body at byte {e.start}") from None
     try:
-        return json.loads(text)
+        value = json.loads(text, parse_constant=_non_standard_number)
+        if _SURROGATE_ESCAPE.search(text):
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        return value
+    except UnicodeEncodeError:
+        # "\ud800" alone: valid JSON syntax, but no UTF-8 string (names, configs, topics) can hold it.
+        raise deserialization_error("Invalid Unicode in request body: an unpaired surrogate escape") from None
     except json.JSONDecodeError as e:
         raise deserialization_error(
             f"Malformed JSON in request body: {e.msg} (line: {e.lineno}, column: {e.colno})"
         ) from None
+    except RecursionError:
+        raise deserialization_error("Malformed JSON in request body: nested too deeply") from None
+    except ValueError as e:  # e.g. an integer literal beyond Python's digit limit
+        raise deserialization_error(f"Malformed JSON in request body: {e}") from None
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _non_standard_number(token: str) -> Any:
+    # Python's parser takes NaN and Infinity; JSON (and Jackson, by default) does not.
+    raise ValueError(f"Non-standard token '{token}'")
 
 
 def _scalar_to_string(value: Any, java_type: str) -> str | None:
@@ -265,9 +290,13 @@ def connector_offsets_request(value: Any) -> list[tuple[dict[str, Any], dict[str
                 raise _unrecognized(k, "ConnectorOffset", ("partition", "offset"))
         partition = item.get("partition")
         offset = item.get("offset")
-        if partition is not None and not isinstance(partition, dict):
+        if partition is None:
+            # No connector can place an offset without its partition (Java leaves this to the
+            # connector, whose ConnectException is a 500; the request is what is wrong).
+            raise deserialization_error("Partition objects cannot be null")
+        if not isinstance(partition, dict):
             raise cannot_deserialize("java.util.Map<java.lang.String,?>", partition)
         if offset is not None and not isinstance(offset, dict):
             raise cannot_deserialize("java.util.Map<java.lang.String,?>", offset)
-        out.append((partition, offset))  # type: ignore[arg-type]  # None partitions: herder rejects (400)
+        out.append((partition, offset))
     return out

@@ -3,9 +3,13 @@
 Java Connect answers every failure with ``{"error_code": <int>, "message": "..."}`` where
 ``error_code`` is the HTTP status (``ConnectExceptionMapper``); clients such as Strimzi and
 Cruise Control parse that body, so we keep its shape and its status codes exactly, including
-Java's quirks: Jackson deserialization failures (malformed JSON, wrong JSON types, unknown
-fields) are 500, and an unknown ``connector.class`` on create/validate is a 500 (Java's
+Java's quirks: an unknown ``connector.class`` on create/validate is a 500 (Java's
 ``Plugins.newConnector`` throws a plain ``ConnectException``).
+
+The one place we leave Java's codes on purpose: a request body that cannot be read as the entity
+(not UTF-8, not JSON, wrong JSON types, unknown fields), which Java answers 500 because Jackson's
+exceptions reach its catch-all mapper, is a 400 here with the same body shape. It is the client's
+mistake, and no client depends on a 500 for its own bad request.
 """
 
 from __future__ import annotations
@@ -82,8 +86,23 @@ def not_found() -> RestError:
     return RestError(404, "HTTP 404 Not Found")
 
 
-def method_not_allowed() -> RestError:
-    return RestError(405, "HTTP 405 Method Not Allowed")
+class MethodNotAllowed(RestError):
+    """A 405 that knows the methods the path does answer (the ``Allow`` header RFC 9110 asks for)."""
+
+    def __init__(self, allowed: tuple[str, ...] = ()) -> None:
+        super().__init__(405, "HTTP 405 Method Not Allowed")
+        self.allowed = allowed
+
+
+def method_not_allowed(allowed: tuple[str, ...] = ()) -> MethodNotAllowed:
+    return MethodNotAllowed(allowed)
+
+
+def error_headers(exc: BaseException) -> dict[str, str]:
+    """Headers an error answer carries besides its body."""
+    if isinstance(exc, MethodNotAllowed) and exc.allowed:
+        return {"Allow": ", ".join(exc.allowed)}
+    return {}
 
 
 def unsupported_media_type() -> RestError:
@@ -95,5 +114,10 @@ def bad_request(message: str) -> RestError:
 
 
 def deserialization_error(message: str) -> RestError:
-    """A body that does not map onto the entity: Jackson's exceptions reach the mapper as 500."""
-    return RestError(500, message)
+    """A body that does not map onto the entity: 400 (Java answers 500 here; see the module doc)."""
+    return RestError(400, message)
+
+
+def invalid_path_encoding() -> RestError:
+    """A path whose percent-escapes are not UTF-8: the client's mistake, never a lookup."""
+    return RestError(400, "Invalid UTF-8 in request path")

@@ -11,11 +11,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from connect_core.herder.distributed.session_key import InternalRequestSignature
+from connect_core.herder.distributed.session_key import (
+    SIGNATURE_ALGORITHM_HEADER,
+    SIGNATURE_HEADER,
+    InternalRequestSignature,
+)
 from connect_core.rest import entities
 from connect_core.rest.errors import deserialization_error
 from connect_core.rest.exchange import Request, Response
 from connect_core.rest.resources import RestApp
+from connect_core.rest.routes import Doc, Param
+
+_SIGNATURE = (
+    Param(SIGNATURE_HEADER, {"type": "string"}, "The request body's signature (base64)", "header"),
+    Param(SIGNATURE_ALGORITHM_HEADER, {"type": "string"}, "The signature's algorithm", "header"),
+)
 
 
 def _task_configs(raw: Any) -> list[dict[str, str]]:
@@ -44,6 +54,9 @@ def fence_zombies(req: Request) -> Response:
 def install_internal_routes(app: RestApp) -> RestApp:
     """Add the internal endpoints to ``app``'s routing table (idempotent per app)."""
     if not any(r.internal for r in app.router.routes):
-        app.router.add("POST", "/connectors/{connector}/tasks", put_task_configs, internal=True, body=True)
-        app.router.add("PUT", "/connectors/{connector}/fence", fence_zombies, internal=True, body=True)
+        app.router.add("POST", "/connectors/{connector}/tasks", put_task_configs, internal=True, body=True,
+                       doc=Doc("A follower hands its task configs to the leader (signed)", {204: None},
+                               request="TaskConfigs", params=_SIGNATURE))
+        app.router.add("PUT", "/connectors/{connector}/fence", fence_zombies, internal=True, body=True,
+                       doc=Doc("Fence a connector's zombie tasks (signed)", {204: None}, params=_SIGNATURE))
     return app

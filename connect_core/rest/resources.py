@@ -26,10 +26,13 @@ from connect_core.rest.errors import (
     bad_request,
     deserialization_error,
     error_body,
+    error_headers,
     error_response,
+    method_not_allowed,
 )
 from connect_core.rest.exchange import Request, Response, RestSettings
-from connect_core.rest.routes import HerderSelector, Router
+from connect_core.rest.openapi import OPENAPI_PATH, build_document
+from connect_core.rest.routes import Doc, HerderSelector, Param, Router
 from connect_core.rest.secrets import mask_config, restore_hidden
 
 log = logging.getLogger(__name__)
@@ -113,7 +116,7 @@ def create_connector(req: Request) -> Response:
     name, config, initial_state = entities.create_connector_request(raw)
     name = "" if name is None else name.strip()
     if config is None:
-        # Java fails here with a NullPointerException (500); keep the status, say what is wrong.
+        # Java fails here with a NullPointerException (500); a 400 here, saying what is wrong.
         raise deserialization_error("Connector config is missing: the request needs a \"config\" object")
     _check_and_put_name(name, config)
     created, info = herder.put_connector_config(name, _require_string_config(config), False, initial_state)
@@ -315,14 +318,15 @@ def plugin_config_keys(name: str) -> list[ConfigInfoKey]:
     from connect_core.plugins import Plugins
 
     cls = Plugins.load(name)
-    instance = cls()
-    config_fn = getattr(instance, "config", None)
-    if not callable(config_fn):
+    # Checked on the class, before instantiating it: a name may be any importable class
+    # ("package.module:Class"), and constructing an arbitrary one is not this endpoint's business.
+    if not callable(getattr(cls, "config", None)):
         raise bad_request(
             f"Invalid plugin class {name}. Valid types are sink, source, converter, header_converter, "
             "transformation, predicate."
         )
-    keys = dict(config_fn().config_keys())
+    instance = cls()
+    keys = dict(instance.config().config_keys())
     from connect_core.api.connector import SourceConnector
 
     if isinstance(instance, SourceConnector):
@@ -350,35 +354,74 @@ def validate_config(req: Request) -> Response:
 # ------------------------------------------------------------------------------------ table
 
 
+_BOOL_PARAM: dict[str, Any] = {"type": "boolean"}
+_EXPAND = Param("expand", {"type": "array", "items": {"type": "string"}},
+                "status and/or info: answer an object of each connector's expansions instead of the names "
+                "(other values are ignored)")
+# Java's status for a connector.class naming no installed connector; kept for its clients.
+_UNKNOWN_CLASS = {500: "ErrorMessage"}
+_INCLUDE_TASKS = Param("includeTasks", _BOOL_PARAM, "Restart the tasks too")
+_ONLY_FAILED = Param("onlyFailed", _BOOL_PARAM, "Restart only what has failed")
+_CONNECTORS_ONLY = Param("connectorsOnly", _BOOL_PARAM, "List only connectors (default true)")
+
+
 def build_router() -> Router:
     """The public Connect REST API (Java's RootResource, ConnectorsResource, ConnectorPluginsResource)."""
     r = Router()
-    r.add("GET", "/", server_info)
-    r.add("GET", "/health", health)
-    r.add("GET", "/connectors", list_connectors)
-    r.add("POST", "/connectors", create_connector, forwardable=True, body=True)
-    r.add("GET", "/connectors/{connector}", get_connector)
-    r.add("DELETE", "/connectors/{connector}", delete_connector, forwardable=True)
-    r.add("GET", "/connectors/{connector}/config", get_connector_config)
-    r.add("PUT", "/connectors/{connector}/config", put_connector_config, forwardable=True, body=True)
-    r.add("PATCH", "/connectors/{connector}/config", patch_connector_config, forwardable=True, body=True)
-    r.add("GET", "/connectors/{connector}/status", connector_status)
-    r.add("GET", "/connectors/{connector}/tasks", task_configs)
-    r.add("GET", "/connectors/{connector}/tasks-config", tasks_config)
-    r.add("GET", "/connectors/{connector}/tasks/{task:int}/status", task_status)
-    r.add("POST", "/connectors/{connector}/tasks/{task:int}/restart", restart_task, forwardable=True)
-    r.add("POST", "/connectors/{connector}/restart", restart_connector, forwardable=True)
-    r.add("PUT", "/connectors/{connector}/pause", pause_connector)
-    r.add("PUT", "/connectors/{connector}/resume", resume_connector)
-    r.add("PUT", "/connectors/{connector}/stop", stop_connector, forwardable=True)
-    r.add("GET", "/connectors/{connector}/topics", active_topics)
-    r.add("PUT", "/connectors/{connector}/topics/reset", reset_active_topics)
-    r.add("GET", "/connectors/{connector}/offsets", get_offsets)
-    r.add("PATCH", "/connectors/{connector}/offsets", alter_offsets, forwardable=True, body=True)
-    r.add("DELETE", "/connectors/{connector}/offsets", reset_offsets, forwardable=True)
-    r.add("GET", "/connector-plugins", list_plugins)
-    r.add("GET", "/connector-plugins/{plugin}/config", plugin_config)
-    r.add("PUT", "/connector-plugins/{plugin}/config/validate", validate_config, body=True)
+    r.add("GET", "/", server_info, doc=Doc("Worker version and Kafka cluster id", {200: "ServerInfo"}))
+    r.add("GET", "/health", health, doc=Doc("Whether the worker has started and can serve requests",
+                                            {200: "HealthStatus"}, errors={503: "HealthStatus"}))
+    r.add("GET", "/connectors", list_connectors,
+          doc=Doc("Connector names, or their status/info", {200: "ConnectorList"}, params=(_EXPAND,)))
+    r.add("POST", "/connectors", create_connector, forwardable=True, body=True,
+          doc=Doc("Create a connector", {201: "ConnectorInfo"}, request="CreateConnectorRequest",
+                  errors=_UNKNOWN_CLASS))
+    r.add("GET", "/connectors/{connector}", get_connector,
+          doc=Doc("A connector's config, tasks and type", {200: "ConnectorInfo"}))
+    r.add("DELETE", "/connectors/{connector}", delete_connector, forwardable=True,
+          doc=Doc("Delete a connector", {204: None}))
+    r.add("GET", "/connectors/{connector}/config", get_connector_config,
+          doc=Doc("A connector's config (secrets hidden)", {200: "StringMap"}))
+    r.add("PUT", "/connectors/{connector}/config", put_connector_config, forwardable=True, body=True,
+          doc=Doc("Create or replace a connector's config", {200: "ConnectorInfo", 201: "ConnectorInfo"},
+                  request="ConnectorConfig", errors=_UNKNOWN_CLASS))
+    r.add("PATCH", "/connectors/{connector}/config", patch_connector_config, forwardable=True, body=True,
+          doc=Doc("Change some keys of a connector's config", {200: "ConnectorInfo"}, request="ConfigPatch",
+                  errors=_UNKNOWN_CLASS))
+    r.add("GET", "/connectors/{connector}/status", connector_status,
+          doc=Doc("A connector's and its tasks' states", {200: "ConnectorStateInfo"}))
+    r.add("GET", "/connectors/{connector}/tasks", task_configs,
+          doc=Doc("A connector's tasks and their configs", {200: "TaskInfoList"}))
+    r.add("GET", "/connectors/{connector}/tasks-config", tasks_config,
+          doc=Doc("Each task's config (deprecated: use /tasks)", {200: "TasksConfig"}))
+    r.add("GET", "/connectors/{connector}/tasks/{task:int}/status", task_status,
+          doc=Doc("One task's state", {200: "TaskState"}))
+    r.add("POST", "/connectors/{connector}/tasks/{task:int}/restart", restart_task, forwardable=True,
+          doc=Doc("Restart one task", {204: None}))
+    r.add("POST", "/connectors/{connector}/restart", restart_connector, forwardable=True,
+          doc=Doc("Restart a connector (and its tasks with includeTasks)",
+                  {202: "ConnectorStateInfo", 204: None}, params=(_INCLUDE_TASKS, _ONLY_FAILED)))
+    r.add("PUT", "/connectors/{connector}/pause", pause_connector, doc=Doc("Pause a connector", {202: None}))
+    r.add("PUT", "/connectors/{connector}/resume", resume_connector, doc=Doc("Resume a connector", {202: None}))
+    r.add("PUT", "/connectors/{connector}/stop", stop_connector, forwardable=True,
+          doc=Doc("Stop a connector and shut its tasks down", {204: None}))
+    r.add("GET", "/connectors/{connector}/topics", active_topics,
+          doc=Doc("Topics a connector has used", {200: "ActiveTopics"}))
+    r.add("PUT", "/connectors/{connector}/topics/reset", reset_active_topics,
+          doc=Doc("Forget the topics a connector has used", {202: None}))
+    r.add("GET", "/connectors/{connector}/offsets", get_offsets,
+          doc=Doc("A connector's committed offsets", {200: "ConnectorOffsets"}))
+    r.add("PATCH", "/connectors/{connector}/offsets", alter_offsets, forwardable=True, body=True,
+          doc=Doc("Alter a stopped connector's offsets", {200: "Message"}, request="AlterOffsetsRequest"))
+    r.add("DELETE", "/connectors/{connector}/offsets", reset_offsets, forwardable=True,
+          doc=Doc("Reset a stopped connector's offsets", {200: "Message"}))
+    r.add("GET", "/connector-plugins", list_plugins,
+          doc=Doc("Installed plugins", {200: "PluginInfoList"}, params=(_CONNECTORS_ONLY,)))
+    r.add("GET", "/connector-plugins/{plugin}/config", plugin_config,
+          doc=Doc("A plugin's config definition", {200: "ConfigKeyInfoList"}))
+    r.add("PUT", "/connector-plugins/{plugin}/config/validate", validate_config, body=True,
+          doc=Doc("Validate a connector config without creating it", {200: "ConfigInfos"},
+                  request="ConnectorConfig", errors=_UNKNOWN_CLASS))
     return r
 
 
@@ -424,12 +467,15 @@ class RestApp:
         host_url: str = "",
     ) -> Response:
         """Serve one request; never raises."""
-        from connect_core.rest.routes import split_path
+        from connect_core.rest.routes import check_segments, split_path
 
         query = query or {}
         headers = headers or {}
         try:
             parts = split_path(raw_path)
+            check_segments(parts)
+            if parts == split_path(OPENAPI_PATH):
+                return self._openapi(method)
             herder, key, rest = self.selector.select(parts)
             match = self.router.match(method, rest)
             namespace = HerderSelector.namespace_path(key)
@@ -454,7 +500,14 @@ class RestApp:
             status, err = error_response(exc)
             if status >= 500:
                 log.debug("REST %s %s failed", method, raw_path, exc_info=exc)
-            return Response(status, err)
+            return Response(status, err, error_headers(exc))
+
+    def _openapi(self, method: str) -> Response:
+        """The API's OpenAPI document (outside every namespace, so it needs no herder)."""
+        if method.upper() not in ("GET", "HEAD"):
+            raise method_not_allowed(("GET", "HEAD"))
+        return Response(200, build_document(self.router, self.selector.depth, self.selector.keys(),
+                                            self.settings.version))
 
     def _forward(self, req: Request, namespace: str, exc: NotLeaderError) -> Response:
         forward = req.query_one("forward")

@@ -13,6 +13,9 @@ Extension points, for herders that need more than standalone does:
 * **Forwarding to the leader.** A route declared ``forwardable=True`` (writes that only the
   leader may perform) is retried on the leader when the herder raises ``NotLeaderError(leader_url)``;
   the server does the HTTP call through a pluggable ``Forwarder`` (see ``resources.dispatch``).
+* **Documentation.** ``doc=Doc(...)`` on a route gives its summary, request-body and response
+  schemas (names of component schemas in :mod:`connect_core.rest.openapi`) and query parameters,
+  written beside the declaration so the OpenAPI document is generated from this same table.
 * **Several herders behind one server** (MirrorMaker dedicated mode, KIP-710). A
   :class:`HerderSelector` with ``depth=2`` takes the first two path segments as the namespace
   ``/{source}/{target}/...``, picks that flow's herder, and routes the rest of the path through
@@ -29,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from urllib.parse import unquote
 
-from connect_core.rest.errors import method_not_allowed, not_found
+from connect_core.rest.errors import invalid_path_encoding, method_not_allowed, not_found
 
 if TYPE_CHECKING:
     from connect_core.rest.exchange import Request, Response
@@ -50,12 +53,38 @@ class _Segment:
     def match(self, raw: str) -> tuple[bool, Any]:
         if self.literal is not None:
             return raw == self.literal, None
-        value = unquote(raw)
+        value = decode_segment(raw)
         if self.integer:
             if not _INT.match(value):
                 return False, None
             return True, int(value)
         return True, value
+
+
+@dataclass(frozen=True)
+class Param:
+    """A documented query or header parameter (``schema`` is a JSON Schema)."""
+
+    name: str
+    schema: Mapping[str, Any]
+    description: str = ""
+    location: str = "query"  # or "header"
+
+
+@dataclass(frozen=True)
+class Doc:
+    """What the OpenAPI document says of a route; schema names refer to its components.
+
+    ``responses`` maps each success status to the schema of its body (None: no body); every error
+    answers Connect's ErrorMessage, documented once as the default response; ``errors`` adds
+    statuses whose body is something else (``/health``'s 503).
+    """
+
+    summary: str
+    responses: Mapping[int, str | None]
+    request: str | None = None
+    params: tuple[Param, ...] = ()
+    errors: Mapping[int, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -69,6 +98,7 @@ class Route:
     internal: bool = False  # worker-to-worker endpoint (distributed herder)
     body: bool = False  # consumes a JSON request body
     segments: tuple[_Segment, ...] = field(default=(), compare=False)
+    doc: Doc | None = field(default=None, compare=False)
 
     def match(self, parts: list[str]) -> dict[str, Any] | None:
         if len(parts) != len(self.segments):
@@ -88,6 +118,22 @@ def split_path(path: str) -> list[str]:
     path = path.split("?", 1)[0]
     parts = path.strip("/").split("/") if path.strip("/") else []
     return parts
+
+
+def decode_segment(raw: str) -> str:
+    """One path segment percent-decoded as strict UTF-8; 400 when the escapes are not UTF-8
+    (a lenient decode would turn them into U+FFFD and look up a name nobody created)."""
+    try:
+        return unquote(raw, errors="strict")
+    except UnicodeDecodeError:
+        raise invalid_path_encoding() from None
+
+
+def check_segments(parts: list[str]) -> None:
+    """400 for a path any segment of which is not valid percent-encoded UTF-8."""
+    for part in parts:
+        if "%" in part:
+            decode_segment(part)
 
 
 def _compile(template: str) -> tuple[_Segment, ...]:
@@ -129,8 +175,12 @@ class Router:
         forwardable: bool = False,
         internal: bool = False,
         body: bool = False,
+        doc: Doc | None = None,
     ) -> Router:
-        route = Route(method.upper(), template, handler, forwardable, internal, body, _compile(template))
+        route = Route(
+            method.upper(), template, handler, forwardable=forwardable, internal=internal, body=body,
+            segments=_compile(template), doc=doc,
+        )
         with self._lock:
             for existing in self._routes:
                 if existing.method == route.method and _shape(existing) == _shape(route):
@@ -148,13 +198,13 @@ class Router:
         Literal segments win over parameters at the same position (``/connectors/x/tasks`` vs
         ``/connectors/{connector}/{...}``), as JAX-RS prefers the most literal template.
         """
-        path_matched = False
+        allowed: set[str] = set()
         best: tuple[int, Route, dict[str, Any]] | None = None
         for route in self._routes:
             params = route.match(parts)
             if params is None:
                 continue
-            path_matched = True
+            allowed.add(route.method)
             if route.method != method.upper():
                 continue
             literals = sum(1 for s in route.segments if s.literal is not None)
@@ -162,8 +212,8 @@ class Router:
                 best = (literals, route, params)
         if best is not None:
             return Match(best[1], best[2])
-        if path_matched:
-            raise method_not_allowed()
+        if allowed:
+            raise method_not_allowed(tuple(sorted(allowed)))
         raise not_found()
 
 
@@ -204,7 +254,7 @@ class HerderSelector(Generic[H]):
         """(herder, namespace key, remaining raw path segments); 404 for an unknown namespace."""
         if len(parts) < self.depth:
             raise not_found()
-        key = tuple(unquote(p) for p in parts[: self.depth])
+        key = tuple(decode_segment(p) for p in parts[: self.depth])
         with self._lock:
             herder = self._herders.get(key)
         if herder is None:

@@ -139,7 +139,7 @@ def test_bad_input_leaves_running_connector_alone(
     api.wait_state("ok", "RUNNING")
 
     status, body = api("POST", "/connectors", raw=b"{not json")
-    assert status == 500 and body["error_code"] == 500 and body["message"]
+    assert status == 400 and body["error_code"] == 400 and body["message"]  # Java: 500
     status, body = api("POST", "/connectors", {"name": "x", "config": {**cfg, "connector.class": "NoSuchConnector"}})
     assert status == 500 and "NoSuchConnector" in body["message"]
     status, body = api("POST", "/connectors", {"name": "x", "config": {**cfg, "tasks.max": "zero"}})

@@ -34,6 +34,21 @@ def test_params_are_decoded_and_int_params_checked() -> None:
     assert e.value.status == 405
 
 
+@pytest.mark.parametrize(
+    "path", ["/connectors/%FF/status", "/connectors/a%C3", "/%ED%A0%80", "/connectors/x/tasks/%FE/status"]
+)
+def test_path_escapes_that_are_not_utf8_are_400(path: str) -> None:
+    app = RestApp.for_herder(FakeHerder())
+    resp = app.handle("GET", path, {}, b"", {}, "http://h:1")
+    assert (resp.status, json.loads(resp.encoded())) == (
+        400, {"error_code": 400, "message": "Invalid UTF-8 in request path"})
+    # the same in a namespace segment (MirrorMaker's /{source}/{target}/)
+    two = RestApp(HerderSelector(2, {("A", "B"): FakeHerder()}))
+    assert two.handle("GET", "/A%FF/B/connectors", {}, b"", {}, "http://h:1").status == 400
+    # valid multi-byte escapes still name things
+    assert app.handle("GET", "/connectors/%C3%A9t%C3%A9/status", {}, b"", {}, "http://h:1").status == 404
+
+
 def test_literal_segment_beats_parameter() -> None:
     r = Router().add("GET", "/c/{name}", _ok).add("GET", "/c/special", lambda req: Response(200, "literal"))
     assert r.match("GET", ["c", "special"]).route.template == "/c/special"

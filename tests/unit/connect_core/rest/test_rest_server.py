@@ -111,7 +111,7 @@ def test_full_round_trip_over_http(server: RestServer) -> None:
     status, body, _ = request(port, "DELETE", "/connectors/c1")
     assert (status, body) == (204, None)
     status, body, _ = request(port, "POST", "/connectors", b"{garbage")
-    assert status == 500 and body["error_code"] == 500 and "Malformed JSON" in body["message"]
+    assert status == 400 and body["error_code"] == 400 and "Malformed JSON" in body["message"]  # Java: 500
     assert request(port, "GET", "/bogus")[:2] == (404, {"error_code": 404, "message": "HTTP 404 Not Found"})
     assert request(port, "OPTIONS", "/connectors")[0] == 405
     # keep-alive: two requests on one connection
