@@ -60,8 +60,8 @@ class BackfillReport:
 
     @property
     def copy_seconds(self) -> float:
-        """From the first task starting to copy to the last one done: the copy itself, timed as a live
-        task is (no planning, topic creation or Spark scheduling)."""
+        """From the first task's first fetch to the last one's last commit: the copy itself, timed as a live
+        task is from its first poll (no planning, topic creation, Spark scheduling or client start-up)."""
         timed = [r for r in self.results if r.finished_at > 0]
         if not timed:
             return 0.0

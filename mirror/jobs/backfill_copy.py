@@ -90,7 +90,7 @@ class UnitResult:
     bytes: int
     chunks: int
     attempt: int
-    #: epoch seconds: the attempt's task began (before its producers' ids) and its last chunk committed
+    #: epoch seconds: the attempt's first fetch (clients up, producer id held) and its last chunk's commit
     started_at: float = 0.0
     finished_at: float = 0.0
 
@@ -306,7 +306,6 @@ class GroupCopier:
 
     def run(self) -> list[UnitResult]:
         clients = self.clients
-        started_at = time.time()
         # A first attempt starts where the plan (read from the same offsets moments ago) says; a retried or
         # speculative one reads what earlier attempts committed (init_transactions below fences them).
         committed = committed_offsets(clients, self.units) if self.attempt > 0 else {}
@@ -328,6 +327,7 @@ class GroupCopier:
             init_transactions(producer, clients, first.target_topic, f"the task copying {first.name}")
             for copy in active.values():
                 copy.producer = producer
+            started_at = time.time()  # timed from here as a live task is from its first poll
             collecting = gc.isenabled()
             gc.disable()  # the loop makes no reference cycles: collections would only walk the heap
             try:
