@@ -128,10 +128,12 @@ def test_literal_passwords_never_leave_the_node(two_clusters: tuple[KafkaCluster
         mm2.close()
 
 
-def _source_tasks(proc: Mm2Process) -> set[str]:
-    """MirrorSourceConnector tasks in the process's latest assignment (its herder logs each one)."""
+def _source_side_work(proc: Mm2Process) -> set[str]:
+    """Connectors and tasks of the process's latest assignment that open clients on A (its herder logs
+    each one): the source and checkpoint connectors and their tasks, not the heartbeat's."""
     lines = [ln for ln in proc.output().splitlines() if "got assignment:" in ln]
-    return set(re.findall(r"MirrorSourceConnector-\d+", lines[-1].split("revoked=")[0])) if lines else set()
+    latest = lines[-1].split("revoked=")[0] if lines else ""
+    return set(re.findall(r"Mirror(?:Source|Checkpoint)Connector(?:-\d+)?", latest))
 
 
 def test_each_node_resolves_from_its_own_file(two_clusters: tuple[KafkaCluster, KafkaCluster],
@@ -140,8 +142,11 @@ def test_each_node_resolves_from_its_own_file(two_clusters: tuple[KafkaCluster, 
     a, b = two_clusters
     a.create_topic("orders", 2)
     a.produce("orders", [{"value": f"v{i}".encode(), "partition": i % 2} for i in range(10)])
+    # With a group to checkpoint there are four tasks (two source, one checkpoint, one heartbeat) and
+    # three connectors: however the leader balances them, each process gets work that connects to A.
+    commit_group(a, "app", {("orders", 0): 2})
     common = mm2_properties({"A": a, "B": b}, ["A->B"], **{
-        "topics": "orders", "tasks.max": "2", "dedicated.mode.enable.internal.rest": "true"})
+        "topics": "orders", "groups": "app", "tasks.max": "2", "dedicated.mode.enable.internal.rest": "true"})
     nodes: list[Mm2Process] = []
     passwords: list[str] = []
     try:
@@ -156,10 +161,10 @@ def test_each_node_resolves_from_its_own_file(two_clusters: tuple[KafkaCluster, 
             nodes.append(Mm2Process(config, log_dir=folder, name=f"mm2-{n}", env={"MM2_LOG_LEVEL": "DEBUG"}))
 
         def shared() -> bool:
-            one, two = _source_tasks(nodes[0]), _source_tasks(nodes[1])
-            return bool(one) and bool(two) and len(one | two) == 2
+            one, two = _source_side_work(nodes[0]), _source_side_work(nodes[1])
+            return bool(one) and bool(two) and {"MirrorSourceConnector-0", "MirrorSourceConnector-1"} <= one | two
 
-        eventually(shared, 90, "the source tasks split between both processes", nodes[0])
+        eventually(shared, 90, "work on A's clients assigned to both processes", nodes[0])
         eventually(lambda: mirrored_identically(a, "orders", b, "A.orders"), 60, "A.orders on B", nodes[1])
         stored = b.read_all("mm2-configs.A.internal")
         source_configs = [m for msgs in stored.values() for m in msgs if m.key() == b"connector-MirrorSourceConnector"]
