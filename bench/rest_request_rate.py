@@ -1,7 +1,7 @@
 """REST request rate: the legacy stdlib ThreadingHTTPServer shell vs uvicorn + Starlette, same run.
 
 Both servers front the same :class:`RestApp` over an in-memory herder (so the figures measure the
-HTTP layer, not a herder), on 127.0.0.1 with an ephemeral port. A few client threads loop over
+HTTP layer, not a herder), on 127.0.0.1 with an ephemeral port. A few client processes loop over
 ``GET /connectors/{c}/status`` and ``PUT /connectors/{c}/config`` round trips for a fixed time, each
 either on its own keep-alive connection or on a new connection per request (what urllib and
 ``requests`` without a session do); every answer's status is checked. Prints one ``name: value``
@@ -16,9 +16,11 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import multiprocessing
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Protocol
 
 from bench.legacy_stdlib_rest_server import RestServer as LegacyRestServer
@@ -74,8 +76,10 @@ def _config(name: str, i: int) -> dict[str, str]:
     return {"connector.class": CLASS, "tasks.max": "1", "file": f"/tmp/{name}", "topic": "t", "batch.size": str(i)}
 
 
-def _client(port: int, kind: str, fresh: bool, worker: int, deadline: float, counts: list[int],
-            errors: list[str]) -> None:
+def _client(port: int, kind: str, fresh: bool, worker: int, start_at: float, seconds: float) -> tuple[int, str]:
+    """One client (in its own process): round trips from ``start_at`` (wall clock) for ``seconds``."""
+    time.sleep(max(0.0, start_at - time.time()))
+    deadline = time.monotonic() + seconds
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     n = 0
     try:
@@ -91,18 +95,24 @@ def _client(port: int, kind: str, fresh: bool, worker: int, deadline: float, cou
             resp = conn.getresponse()
             resp.read()
             if resp.status != 200:
-                errors.append(f"{kind} {name}: HTTP {resp.status}")
-                return
+                return n, f"{kind} {name}: HTTP {resp.status}"
             n += 1
     except Exception as e:
-        errors.append(f"{kind}: {e}")
+        return n, f"{kind}: {e}"
     finally:
         conn.close()
-        counts[worker] = n
+    return n, ""
 
 
-def measure(make: Callable[[], Server], kind: str, fresh: bool, clients: int, seconds: float) -> float:
-    """Requests per second of ``kind`` on a fresh server."""
+def _warm_up(seconds: float) -> None:
+    """Held by each pool process in turn, so every one is started and has this module imported."""
+    time.sleep(seconds)
+
+
+def measure(make: Callable[[], Server], kind: str, fresh: bool, pool: ProcessPoolExecutor, clients: int,
+            seconds: float) -> float:
+    """Requests per second of ``kind`` on a fresh server, its clients in other processes as real ones are
+    (client threads in the server's process would measure their share of its GIL too)."""
     server = make()
     server.start()
     try:
@@ -111,26 +121,20 @@ def measure(make: Callable[[], Server], kind: str, fresh: bool, clients: int, se
             herder.put_connector_config(f"c{i}", _config(f"c{i}", 0), True)
         server.attach(RestApp.for_herder(herder))
         port = server.bound_port()
-        counts = [0] * clients
-        errors: list[str] = []
-        start = time.monotonic()
-        threads = [threading.Thread(target=_client, args=(port, kind, fresh, w, start + seconds, counts, errors))
-                   for w in range(clients)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        elapsed = time.monotonic() - start
+        start_at = time.time() + 0.2  # every client process ready before the first request
+        done = list(pool.map(_client, *zip(*[(port, kind, fresh, w, start_at, seconds) for w in range(clients)],
+                                           strict=True)))
+        errors = [error for _, error in done if error]
         if errors:
             raise RuntimeError(f"requests failed: {errors[:3]}")
-        return sum(counts) / elapsed
+        return sum(n for n, _ in done) / seconds
     finally:
         server.stop()
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--clients", type=int, default=4, help="client threads (default 4)")
+    parser.add_argument("--clients", type=int, default=4, help="client processes (default 4)")
     parser.add_argument("--seconds", type=float, default=3.0, help="seconds per case (default 3)")
     args = parser.parse_args(argv)
     props = {"listeners": "http://127.0.0.1:0"}
@@ -139,13 +143,16 @@ def main(argv: list[str] | None = None) -> None:
         "uvicorn_starlette": lambda: RestServer.from_props(props),
     }
     print(f"clients: {args.clients}")
-    for connection, fresh in (("keepalive", False), ("fresh", True)):
-        for kind in ("get_status", "put_config"):
-            case = f"{kind}_{connection}"
-            rates = {name: measure(make, kind, fresh, args.clients, args.seconds) for name, make in servers.items()}
-            for name, rate in rates.items():
-                print(f"{name}_{case}_req_per_s: {rate:.0f}")
-            print(f"ratio_{case}_new_over_old: {rates['uvicorn_starlette'] / rates['legacy_stdlib']:.2f}")
+    with ProcessPoolExecutor(args.clients, mp_context=multiprocessing.get_context("spawn")) as pool:
+        list(pool.map(_warm_up, [0.5] * args.clients))
+        for connection, fresh in (("keepalive", False), ("fresh", True)):
+            for kind in ("get_status", "put_config"):
+                case = f"{kind}_{connection}"
+                rates = {name: measure(make, kind, fresh, pool, args.clients, args.seconds)
+                         for name, make in servers.items()}
+                for name, rate in rates.items():
+                    print(f"{name}_{case}_req_per_s: {rate:.0f}")
+                print(f"ratio_{case}_new_over_old: {rates['uvicorn_starlette'] / rates['legacy_stdlib']:.2f}")
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 import uvicorn
+import uvloop
 
 from connect_core.api.errors import ConfigError, ConnectError
 from connect_core.rest.asgi import ConnectEndpoint, build_asgi_app
@@ -232,7 +233,7 @@ class RestServer:
         context = self.config.server_ssl_context if listener.protocol == "https" else None
         return uvicorn.Config(
             asgi,
-            http="h11",
+            http="h11",  # httptools lower-cases header names; Java (and dict-reading clients) send "Location"
             loop="asyncio",
             lifespan="off",
             ws="none",
@@ -249,7 +250,8 @@ class RestServer:
 
     def _run(self) -> None:
         try:
-            asyncio.run(self._serve_all())
+            with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+                runner.run(self._serve_all())
         except BaseException as e:  # SystemExit from a uvicorn start-up failure included
             self._failure = e
             log.error("REST server stopped unexpectedly: %s", e)

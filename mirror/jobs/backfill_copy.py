@@ -51,7 +51,7 @@ _CONSUMER_TUNING: dict[str, Any] = {
     "fetch.queue.backoff.ms": 20,
 }
 _PRODUCER_TUNING: dict[str, Any] = {
-    "linger.ms": 20,
+    "linger.ms": 100,  # a batch job: fuller batches cost less CPU per record (20 ms: about 1.3x the CPU-s)
     "batch.size": 1_000_000,
     "queue.buffering.max.kbytes": 262_144,
     "queue.buffering.max.messages": 500_000,
