@@ -5,11 +5,8 @@ worker-to-worker endpoints stay reachable (their session-key signature is checke
 from __future__ import annotations
 
 import base64
-import http.client
-import json
 import logging
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +17,7 @@ from connect_core.rest.internal_endpoints import install_internal_routes
 from connect_core.rest.resources import RestApp, build_router
 from connect_core.rest.routes import HerderSelector
 from connect_core.rest.server import RestServer
-from tests.integration.connect_core.rest_tls_helpers import https_request, make_pki
+from tests.integration.connect_core.rest_tls_helpers import https_request, json_request, make_pki
 from tests.unit.connect_core.rest.fake_herder import FakeHerder
 
 UNAUTHORIZED = {"error_code": 401, "message": "User cannot access the resource."}
@@ -43,15 +40,7 @@ def basic(user: str, password: str) -> dict[str, str]:
 
 def request(port: int, method: str, path: str, body: Any = None,
             headers: dict[str, str] | None = None) -> tuple[int, Any, dict[str, str]]:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    try:
-        data = None if body is None else json.dumps(body).encode()
-        conn.request(method, path, body=data, headers={"Content-Type": "application/json", **(headers or {})})
-        resp = conn.getresponse()
-        raw = resp.read()
-        return resp.status, (json.loads(raw) if raw else None), dict(resp.getheaders())
-    finally:
-        conn.close()
+    return json_request(port, method, path, None, body, headers)
 
 
 def write_jaas(tmp_path: Path, credentials: str) -> Path:
@@ -66,14 +55,6 @@ def write_jaas(tmp_path: Path, credentials: str) -> Path:
         "};\n"
     )
     return jaas
-
-
-@pytest.fixture
-def servers() -> Iterator[list[RestServer]]:
-    started: list[RestServer] = []
-    yield started
-    for srv in started:
-        srv.stop()
 
 
 def serve(servers: list[RestServer], props: dict[str, str], depth: int = 0) -> tuple[RestServer, FakeHerder]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import http.client
 import json
 import ssl
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,14 +27,6 @@ SOURCE = {"connector.class": "FileStreamSource"}
 @pytest.fixture
 def pki(tmp_path: Path) -> Pki:
     return make_pki(tmp_path)
-
-
-@pytest.fixture
-def servers() -> Iterator[list[RestServer]]:
-    started: list[RestServer] = []
-    yield started
-    for srv in started:
-        srv.stop()
 
 
 def serve(servers: list[RestServer], props: dict[str, str], herder: FakeHerder | None = None) -> RestServer:
