@@ -70,8 +70,8 @@ def produce_backlog(cluster: KafkaCluster, topic: str, partitions: int, per_part
 
 
 def read_partition(cluster: KafkaCluster, topic: str, partition: int, expected: int | None = None,
-                   timeout_s: float = 60.0) -> list[Record]:
-    """Every record of one partition, read to its end (fetch EOF)."""
+                   timeout_s: float = 60.0, offsets: list[int] | None = None) -> list[Record]:
+    """Every record of one partition, read to its end (fetch EOF); their offsets go to ``offsets``."""
     consumer = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": "backfill-reader",
                          "enable.auto.commit": False, "enable.partition.eof": True,
                          "isolation.level": "read_committed", "logger": RDKAFKA_LOG})
@@ -87,6 +87,8 @@ def read_partition(cluster: KafkaCluster, topic: str, partition: int, expected: 
                     eof = eof or err.code() == KafkaError._PARTITION_EOF
                     continue
                 out.append((msg.key(), msg.value(), tuple(msg.headers() or ()), msg.timestamp()[1]))
+                if offsets is not None:
+                    offsets.append(msg.offset() or 0)
             if eof and (expected is None or len(out) >= expected):
                 return out
         raise AssertionError(f"{topic}-{partition}: read {len(out)} records, expected {expected}")
@@ -110,21 +112,28 @@ def test_backlog_copied_identical_per_partition_with_offsets_committed(
     assert f"A.{topic}" not in b.topic_names(), "a dry run writes nothing"
 
     seen: list[tuple[int, int]] = []
-    report = run_job(config, "A", "B", topic, spark=spark, progress=lambda d, t: seen.append((d, t)))
+    # chunks smaller than a partition: each task's transactions commit when one of its units' chunk is
+    # full, with the other units' partial chunks in them, and their syncs must still be exact
+    report = run_job(config, "A", "B", topic, spark=spark, progress=lambda d, t: seen.append((d, t)),
+                     chunk_records=7_000)
     assert report.records_copied == partitions * per_partition
     assert seen and seen[-1] == (partitions * per_partition, partitions * per_partition)
+    target_offsets: dict[int, list[int]] = {}
     for p in range(partitions):
         source = read_partition(a, topic, p, per_partition)
-        target = read_partition(b, f"A.{topic}", p, per_partition)
+        target = read_partition(b, f"A.{topic}", p, per_partition, offsets=target_offsets.setdefault(p, []))
         assert target == source, f"partition {p} differs"
     flow = resolve_flow(config, "A", "B")
     assert committed_offsets(flow, b.topic_names()) == {(topic, p): per_partition - 1 for p in range(partitions)}
 
     # offset syncs and mappings of the copied ranges: a group committed inside the backfilled data
-    # translates exactly (the remote topic was empty, so target offsets equal source offsets)
+    # translates exactly, to the target offset of the same record (each commit's marker takes an offset
+    # on the target, so the two sides' offsets drift apart by one per transaction)
     translator = load_translator(config, "A", "B")
     for p, committed in ((0, 0), (1, 12_345), (5, per_partition - 1), (3, per_partition)):
-        assert translator(TopicPartition(topic, p), committed) == Translated(f"A.{topic}", committed, 0)
+        at = target_offsets[p]
+        expected = at[committed] if committed < len(at) else at[-1] + 1
+        assert translator(TopicPartition(topic, p), committed) == Translated(f"A.{topic}", expected, 0)
 
     again = run_job(config, "A", "B", topic, spark=spark)
     assert again.plan.units == () and again.records_copied == 0, "a second run finds nothing left to copy"
