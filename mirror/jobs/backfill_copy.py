@@ -177,8 +177,10 @@ def transactional_producer(clients: BackfillClients, transactional_id: str) -> P
 def init_transactions(producer: Producer, clients: BackfillClients, topic: str, what: str) -> None:
     """InitProducerId: fences every earlier producer of the id and aborts its open transaction."""
     try:
-        # Connected first: librdkafka's coordinator look-up, finding no broker up yet, waits out a
-        # 500 ms retry timer (about one InitProducerId in three on a fresh producer).
+        # A broker up first: librdkafka's coordinator look-up, finding none, waits out a 500 ms retry
+        # timer. The first metadata answer may come from the bootstrap connection, which librdkafka then
+        # drops for the broker it names; the second waits until that broker's connection is up.
+        producer.list_topics(topic, clients.timeout_s)
         producer.list_topics(topic, clients.timeout_s)
         producer.init_transactions(clients.timeout_s)
     except KafkaException as e:
@@ -318,6 +320,9 @@ class GroupCopier:
             finally:
                 if collecting:
                     gc.enable()
+            if syncs is not None:
+                syncs.flush(clients.timeout_s)  # the last chunk's offset syncs are part of the copy
+            finished_at = time.time()  # before the clients close, as a live task is timed to its last ack
         except BaseException:
             self._abort(producer, active.values())
             raise
@@ -326,7 +331,6 @@ class GroupCopier:
             producer.flush(clients.timeout_s)
             if syncs is not None:
                 syncs.flush(clients.timeout_s)
-        finished_at = time.time()
         for copy in active.values():
             copy.result.started_at, copy.result.finished_at = started_at, finished_at
         return [c.result for c in copies]
