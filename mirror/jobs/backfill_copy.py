@@ -41,6 +41,8 @@ log = logging.getLogger(__name__)
 
 SOURCE_CONNECTOR = "MirrorSourceConnector"
 _CONSUME_BATCH = 2000
+_BATCH_BYTES = 1_000_000
+_BATCH_RECORDS = 10_000
 _CONSUMER_TUNING: dict[str, Any] = {
     "enable.auto.commit": False,
     "enable.partition.eof": True,
@@ -54,8 +56,12 @@ _PRODUCER_TUNING: dict[str, Any] = {
     # A batch job waits for full batches: a commit flushes at once, so no chunk waits for the linger.
     # At 100 ms the producer's I/O thread used 2-3x the CPU (0.6-0.8 s per 300 MB against 0.1-0.3 s).
     "linger.ms": 1000,
-    "batch.size": 1_000_000,
-    "queue.buffering.max.kbytes": 262_144,
+    "batch.size": _BATCH_BYTES,
+    "batch.num.messages": _BATCH_RECORDS,
+    # Java's buffer.memory. An idempotent producer sends one batch per partition at a time, and its I/O
+    # thread spins while a queued record is older than linger.ms or a flush is on (librdkafka 2.x):
+    # a queue the target drains in well under the linger keeps it asleep.
+    "queue.buffering.max.kbytes": 32_768,
     "queue.buffering.max.messages": 500_000,
 }
 
@@ -166,12 +172,27 @@ def _send(producer: Producer, topic: str, partition: int, msg: Message,
             producer.poll(0.05)
 
 
-def transactional_producer(clients: BackfillClients, transactional_id: str) -> Producer:
+def transactional_producer_config(clients: BackfillClients, transactional_id: str) -> dict[str, Any]:
     conf = producer_config(clients.target_producer, {"transactional.id": transactional_id,
                                                      "enable.idempotence": True})
     for key, value in _PRODUCER_TUNING.items():
         conf.setdefault(key, value)
-    return create_producer(conf)
+    return conf
+
+
+def transactional_producer(clients: BackfillClients, transactional_id: str) -> Producer:
+    return create_producer(transactional_producer_config(clients, transactional_id))
+
+
+def drain_limit(partitions: int, records: int, record_bytes: int, batch_bytes: int, batch_records: int) -> int:
+    """How many queued records a commit may leave to its flush: one part-filled batch per partition.
+
+    A flush makes librdkafka's I/O thread spin while any partition has a batch waiting behind its one
+    in-flight request, so full batches are better sent before it; part-filled ones would wait out the
+    linger. Sizes count keys and values only, so a real batch holds fewer records than estimated."""
+    per_record = record_bytes / records if records > 0 else 0.0
+    per_batch = batch_records if per_record <= 0 else int(min(batch_records, max(1.0, batch_bytes / per_record)))
+    return partitions * per_batch
 
 
 def init_transactions(producer: Producer, clients: BackfillClients, topic: str, what: str) -> None:
@@ -288,6 +309,7 @@ class GroupCopier:
         self.units = units
         self.attempt = attempt
         self.in_transaction = False
+        self.batch_limits = (_BATCH_BYTES, _BATCH_RECORDS)  # the producer's batch.size, batch.num.messages
 
     def run(self) -> list[UnitResult]:
         clients = self.clients
@@ -302,7 +324,9 @@ class GroupCopier:
         if not active:
             return [c.result for c in copies]
         first = self.units[0]
-        producer = transactional_producer(clients, transactional_id(clients.source, clients.target, first))
+        conf = transactional_producer_config(clients, transactional_id(clients.source, clients.target, first))
+        self.batch_limits = (int(conf["batch.size"]), int(conf["batch.num.messages"]))
+        producer = create_producer(conf)
         consumer = create_consumer(consumer_config(clients.source_consumer, {
             "group.id": f"mm2-backfill-{clients.source}-{clients.target}", **_CONSUMER_TUNING}))
         syncs = create_producer(producer_config(clients.syncs_producer)) if clients.syncs_producer else None
@@ -432,6 +456,7 @@ class GroupCopier:
         copies = [c for c in copies if c.chunk.count]
         for copy in copies:
             copy.seal()
+        self._drain(producer, copies)
         producer.commit_transaction(self.clients.timeout_s)
         self.in_transaction = False
         for copy in copies:
@@ -442,6 +467,15 @@ class GroupCopier:
                 if failing == (copy.unit.name, copy.result.chunks):
                     raise ConnectError(f"injected failure of {copy.unit.name} after {copy.result.chunks} "
                                        "committed chunk(s)")
+
+    def _drain(self, producer: Producer, copies: list[UnitCopy]) -> None:
+        """Wait (asleep in poll) until only part-filled batches are queued: see :func:`drain_limit`.
+        Each unit's progress record is queued too, on a partition of the offsets topic."""
+        limit = drain_limit(len(copies), sum(c.chunk.count for c in copies), sum(c.chunk.bytes for c in copies),
+                            *self.batch_limits) + 2 * len(copies)
+        deadline = time.monotonic() + self.clients.timeout_s
+        while len(producer) > limit and time.monotonic() < deadline:
+            producer.poll(0.01)
 
     def _abort(self, producer: Producer, copies: Iterable[UnitCopy]) -> None:
         if self.in_transaction:
