@@ -88,6 +88,8 @@ def test_backfill_prints_rates_cpu_startup_and_the_ratio() -> None:
         figure(out, label, RATE + r"\s+cpu [\d.]+ s = [\d.]+ cpu-s/GB.*")
     figure(out, "(bf2) backfill local[2]",
            r".*Spark start-up [\d.]+ s \(not counted\), whole job [\d.]+ s = [\d,]+ rec/s")
+    figure(out, "Spark start-up", r"first session [\d.]+ s \(JVM launched\), later sessions [\d.]+-[\d.]+ s "
+                                  r"\(JVM up\), not counted")
     figure(out, "ratio backfill[2]/live", r"[\d.]+")
     assert re.search(r"^verdict: backfill on local\[2\] (meets|misses) the target", out, re.MULTILINE), out
 
