@@ -3,12 +3,14 @@
     python -m bench.backfill_throughput                              # 300k x 1 KB over 8 partitions
     python -m bench.backfill_throughput --records 50000 --size 1024
 
-Each contender runs ``--rounds`` times (default 2) and its best round counts: on a shared 2-core
-machine the slow rounds measure the neighbours. On embedded brokers started here: one source broker A
-holding the backlog, and a new, empty target broker B for every contender (Tansu's memory store slows
-down as it fills). Per contender: records/s, MB/s, the CPU seconds of the copying processes per GB
-copied (this process for the live task; this process, Spark's JVM and its Python workers for
-backfill), and Spark's start-up time separately (the session is built before the clock starts).
+Each contender runs ``--rounds`` times (default 5), the contenders taking turns, and its best round
+counts: on a shared 2-core machine the slow rounds measure the neighbours. The median of each round's
+own local[2]/live ratio (contenders of one round run seconds apart) is printed beside it. On embedded
+brokers started here: one source broker A holding the backlog, and a new, empty target broker B for
+every contender (Tansu's memory store slows down as it fills). Per contender: records/s, MB/s, the CPU
+seconds of the copying processes per GB copied (this process for the live task; this process, Spark's
+JVM and its Python workers for backfill), and Spark's start-up time separately (the session is built
+before the clock starts; the first session launches the JVM, later ones reuse it).
 Raw consume of A and raw produce to B, measured in the same run, are the yardstick.
 
 The two are timed alike: the live task from its first poll to its last acknowledged record, backfill
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -133,6 +136,13 @@ def describe(label: str, m: Measured) -> str:
     return f"{Line(label, m.rate)}  cpu {m.cpu_s:.1f} s = {m.cpu_per_gb:.1f} cpu-s/GB{extra}{job}"
 
 
+def round_ratios_line(label: str, backfills: Sequence[Measured], lives: Sequence[Measured]) -> str:
+    ratios = [b.rate.records_per_s / m.rate.records_per_s if m.rate.records_per_s else 0.0
+              for b, m in zip(backfills, lives, strict=True)]
+    listed = ", ".join(f"{r:.2f}" for r in ratios)
+    return f"{label:<28}: median {statistics.median(ratios):.2f} ({listed})"
+
+
 def startup_line(backfills: Sequence[Measured]) -> str:
     """The first session launches Spark's JVM (as every ``mm2 backfill`` does); later ones reuse it."""
     first, later = backfills[0].startup_s, [m.startup_s for m in backfills[1:]]
@@ -145,7 +155,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--records", type=int, default=300_000)
     parser.add_argument("--size", type=int, default=1024)
     parser.add_argument("--partitions", type=int, default=8)
-    parser.add_argument("--rounds", type=int, default=2, help="repeat each contender; the best round counts")
+    parser.add_argument("--rounds", type=int, default=5, help="repeat each contender; the best round counts")
     args = parser.parse_args(argv)
     case = Case(args.records, args.size)
     print(f"== backfill A->B: {case}, {args.partitions} partitions", flush=True)
@@ -176,6 +186,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     slower = consume if consume.records_per_s <= produce.records_per_s else produce
     print(ratio_line("ratio backfill[1]/live", one.rate, live.rate))
     print(ratio_line("ratio backfill[2]/live", two.rate, live.rate))
+    print(round_ratios_line("ratio backfill[2]/live per round", twos, lives))
     print(ratio_line("ratio backfill[2]/min(a,b)", two.rate, slower))
     print(ratio_line("ratio live/min(a,b)", live.rate, slower))
     ratio = two.rate.records_per_s / live.rate.records_per_s if live.rate.records_per_s else 0.0

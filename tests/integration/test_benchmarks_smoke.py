@@ -91,6 +91,7 @@ def test_backfill_prints_rates_cpu_startup_and_the_ratio() -> None:
     figure(out, "Spark start-up", r"first session [\d.]+ s \(JVM launched\), later sessions [\d.]+-[\d.]+ s "
                                   r"\(JVM up\), not counted")
     figure(out, "ratio backfill[2]/live", r"[\d.]+")
+    figure(out, "ratio backfill[2]/live per round", r"median [\d.]+ \([\d.]+\)")
     assert re.search(r"^verdict: backfill on local\[2\] (meets|misses) the target", out, re.MULTILINE), out
 
 
