@@ -177,11 +177,9 @@ def _send(producer: Producer, topic: str, partition: int, msg: Message,
 
 
 def transactional_producer_config(clients: BackfillClients, transactional_id: str) -> dict[str, Any]:
-    conf = producer_config(clients.target_producer, {"transactional.id": transactional_id,
-                                                     "enable.idempotence": True})
-    for key, value in {**_PRODUCER_TUNING, **_CLIENT_DEFAULTS}.items():
-        conf.setdefault(key, value)
-    return conf
+    return {**_PRODUCER_TUNING, **_CLIENT_DEFAULTS,
+            **producer_config(clients.target_producer, {"transactional.id": transactional_id,
+                                                        "enable.idempotence": True})}
 
 
 def transactional_producer(clients: BackfillClients, transactional_id: str) -> Producer:
@@ -331,11 +329,8 @@ class GroupCopier:
         conf = transactional_producer_config(clients, transactional_id(clients.source, clients.target, first))
         self.batch_limits = (int(conf["batch.size"]), int(conf["batch.num.messages"]))
         producer = create_producer(conf)
-        consumer_conf = consumer_config(clients.source_consumer, {
-            "group.id": f"mm2-backfill-{clients.source}-{clients.target}", **_CONSUMER_TUNING})
-        for key, value in _CLIENT_DEFAULTS.items():
-            consumer_conf.setdefault(key, value)
-        consumer = create_consumer(consumer_conf)
+        consumer = create_consumer({**_CLIENT_DEFAULTS, **consumer_config(clients.source_consumer, {
+            "group.id": f"mm2-backfill-{clients.source}-{clients.target}", **_CONSUMER_TUNING})})
         syncs = create_producer(producer_config(clients.syncs_producer)) if clients.syncs_producer else None
         try:
             # fetching starts while the producer gets its id (a broker round trip)
@@ -386,7 +381,7 @@ class GroupCopier:
             copy: UnitCopy | None = None
             run_topic: str | None = None
             run_partition = -1
-            # the run's unit, in locals (written back by _store before anything else looks at it)
+            # the run's unit, in locals (its pending record is written back to it before anything else looks)
             chunk, pending, first_cb, end, last_offset, chunk_records = _Chunk(), None, None, 0, 0, 0
             target_topic, tpart, done = "", -1, True
             for msg in msgs:
@@ -479,7 +474,7 @@ class GroupCopier:
         """Wait (asleep in poll) until only part-filled batches are queued: see :func:`drain_limit`.
         Each unit's progress record is queued too, on a partition of the offsets topic."""
         limit = drain_limit(len(copies), sum(c.chunk.count for c in copies), sum(c.chunk.bytes for c in copies),
-                            *self.batch_limits) + 2 * len(copies)
+                            *self.batch_limits) + len(copies)
         deadline = time.monotonic() + self.clients.timeout_s
         while len(producer) > limit and time.monotonic() < deadline:
             producer.poll(0.01)
