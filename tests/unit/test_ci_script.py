@@ -18,6 +18,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS = ("bash", "dirname", "env", "cat", "chmod", "mkdir")
+PYTEST = "venv-python -m pytest -p no:cacheprovider -q -ra --durations=15 -n 6 --dist worksteal"
 
 STUB = """#!/bin/bash
 echo "{name} $*" >> "$CALLS"
@@ -94,7 +95,7 @@ def test_without_promtool_it_installs_prometheus_then_the_test_extra_then_runs_p
         "python3 -m venv .venv",
         "venv-python -m pip install -q --upgrade pip",
         "venv-python -m pip install -q -e .[test]",
-        "venv-python -m pytest -p no:cacheprovider -q -ra --durations=15 tests/unit -x",
+        f"{PYTEST} tests/unit -x",
     ]
     assert (repo / ".venv" / "bin" / "python").exists()  # it ran in the repository, wherever it was called from
 
@@ -104,7 +105,14 @@ def test_with_prometheus_present_nothing_is_installed_from_debian(tmp_path: Path
     run, calls = _run(repo, env)
     assert run.returncode == 0, run.stderr
     assert not [c for c in calls if c.startswith(("apt-get", "sudo"))]
-    assert calls[-1] == "venv-python -m pytest -p no:cacheprovider -q -ra --durations=15"
+    assert calls[-1] == PYTEST
+
+
+def test_the_number_of_parallel_test_workers_can_be_set(tmp_path: Path) -> None:
+    repo, env = _sandbox(tmp_path, prometheus=True)
+    run, calls = _run(repo, env | {"MM2_TEST_WORKERS": "3"}, "-n", "0")
+    assert run.returncode == 0, run.stderr
+    assert calls[-1] == PYTEST.replace("-n 6", "-n 3") + " -n 0"  # the caller's own -n comes last and wins
 
 
 def test_not_root_goes_through_sudo(tmp_path: Path) -> None:
