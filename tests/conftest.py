@@ -42,9 +42,9 @@ from connect_core.embedded import (
     unique_name as _unique_name,
 )
 from connect_core.embedded.engine import bootstrap_env_var, external_bootstraps
-from tests.run_lock import ALONE, run_lock
 
-pytest_plugins = ["pytester"]  # tests of the fixtures run an inner pytest session
+# tests of the fixtures run an inner pytest session; run_lock lets `alone` tests have the machine to themselves
+pytest_plugins = ["pytester", "tests.run_lock"]
 
 REQUIRES_CAPABILITY = "requires_capability"
 
@@ -57,21 +57,7 @@ def pytest_configure(config: pytest.Config) -> None:
         f"{REQUIRES_CAPABILITY}(*names): skip unless every Kafka cluster of the test supports each broker "
         f"capability ({', '.join(CAPABILITIES)})",
     )
-    config.addinivalue_line(
-        "markers",
-        f"{ALONE}: the test runs with no other test at the same time (benchmarks, CPU-sensitive tests); under "
-        "pytest-xdist its worker waits until every other running test has finished",
-    )
 
-
-@pytest.hookimpl(wrapper=True, tryfirst=True)
-def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> object:
-    """Under xdist, hold the run's shared lock for each test; an ``alone`` test holds it exclusively.
-
-    Outermost (tryfirst) so the wait for the lock is not counted in the test's pytest-timeout budget.
-    """
-    with run_lock(item.config, exclusive=item.get_closest_marker(ALONE) is not None):
-        return (yield)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

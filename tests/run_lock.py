@@ -39,3 +39,21 @@ def run_lock(config: pytest.Config, exclusive: bool) -> Iterator[None]:
         yield
     finally:
         os.close(fd)  # closing the descriptor releases the lock
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        f"{ALONE}: the test runs with no other test at the same time (benchmarks, CPU-sensitive tests); under "
+        "pytest-xdist its worker waits until the other workers' running tests have finished",
+    )
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> object:
+    """Each test holds the lock while it runs (setup to teardown); an ``alone`` test holds it exclusively.
+
+    Outermost (tryfirst) so the wait for the lock is not counted in the test's pytest-timeout budget.
+    """
+    with run_lock(item.config, exclusive=item.get_closest_marker(ALONE) is not None):
+        return (yield)

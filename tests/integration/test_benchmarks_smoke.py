@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.integration
+# benchmarks: each starts its own brokers and times raw clients against the product; beside other tests
+# their timeouts (and their figures) would measure the neighbours, so they have the machine to themselves
+pytestmark = [pytest.mark.integration, pytest.mark.alone]
 
 ROOT = Path(__file__).resolve().parents[2]
 RATE = r"\s+[\d,]+ rec/s\s+[\d.]+ MB/s \(\d+ in [\d.]+ s\)"

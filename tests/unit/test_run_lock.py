@@ -1,0 +1,65 @@
+"""An ``alone`` test really runs with no other test beside it when the suite runs under pytest-xdist.
+
+An inner pytest session with 3 workers runs six tests that each record when they start and end; the
+``alone`` ones must not overlap any other, and the others must overlap each other (so the check can fail).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+INNER = '''
+import time, pytest
+from pathlib import Path
+
+LOG = Path({log!r})
+
+def _span(name):
+    start = time.monotonic()
+    time.sleep(0.6)
+    with LOG.open("a") as f:
+        f.write(f"{{name}} {{start}} {{time.monotonic()}}\\n")
+
+@pytest.mark.parametrize("n", range(4))
+def test_shared(n):
+    _span(f"shared{{n}}")
+
+@pytest.mark.alone
+@pytest.mark.parametrize("n", range(2))
+def test_alone(n):
+    _span(f"alone{{n}}")
+'''
+
+
+def _spans(log: Path) -> dict[str, tuple[float, float]]:
+    spans = {}
+    for line in log.read_text().splitlines():
+        name, start, end = line.split()
+        spans[name] = (float(start), float(end))
+    return spans
+
+
+def _overlap(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
+
+
+def test_alone_tests_overlap_no_other_test_under_xdist(pytester: pytest.Pytester, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))  # the inner session loads the plugin from this repository
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")  # only the two plugins it needs: workers start fast
+    log = tmp_path / "spans.log"
+    pytester.makepyfile(test_inner=INNER.format(log=str(log)))
+    result = pytester.runpytest_subprocess("-p", "xdist", "-p", "tests.run_lock", "-p", "no:cacheprovider", "-n", "3",
+                                           "--dist", "worksteal", "-q")
+    result.assert_outcomes(passed=6)
+    spans = _spans(log)
+    assert len(spans) == 6
+    for name, span in spans.items():
+        if name.startswith("alone"):
+            others = [o for o, s in spans.items() if o != name and _overlap(span, s)]
+            assert not others, f"{name} ran beside {others}: {spans}"
+    shared = [s for n, s in spans.items() if n.startswith("shared")]
+    assert any(_overlap(a, b) for i, a in enumerate(shared) for b in shared[i + 1:]), spans
