@@ -19,7 +19,7 @@ from confluent_kafka import TopicPartition as KTopicPartition
 
 from connect_core.api.errors import ConfigError, ConnectError
 from connect_core.embedded import KafkaCluster
-from connect_core.embedded.probing import TRANSACTIONAL_ISOLATION, capabilities
+from connect_core.embedded.committed_reader import read_topic_committed
 from connect_core.kafka.client_logging import RDKAFKA_LOG
 from mirror.client.formats import TopicPartition
 from mirror.driver.driver import make_config
@@ -96,6 +96,12 @@ def read_partition(cluster: KafkaCluster, topic: str, partition: int, expected: 
         consumer.close()
 
 
+def committed_partition(cluster: KafkaCluster, topic: str, partition: int) -> list[Record]:
+    """What a read_committed consumer sees, applied from the transaction markers (any broker)."""
+    log = read_topic_committed(cluster, topic, [partition])[partition]
+    return [(r.key, r.value, r.headers, r.timestamp) for r in log.committed]  # type: ignore[misc]
+
+
 def test_backlog_copied_identical_per_partition_with_offsets_committed(
     two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: NameFn, spark: Any
 ) -> None:
@@ -156,10 +162,10 @@ def test_failed_unit_is_retried_from_its_last_committed_chunk(
         target = read_partition(b, f"A.{topic}", p, per_partition)
         # no gap: every source record is on the target, in order
         assert [r for r in target if r in set(source)] == source
-    # No duplicate needs a broker that hides aborted transactions (Tansu shows them: broker-notes.md);
-    # on one that does (Apache Kafka), the retried partition is exactly the source.
-    if capabilities(b).supports(TRANSACTIONAL_ISOLATION):
-        assert read_partition(b, f"A.{topic}", 1) == read_partition(a, topic, 1)
+    # no duplicate: read_committed applied from the markers (Tansu shows aborted records to consumers), the
+    # retried partition is exactly the source, its failed attempt's open chunk aborted
+    for p in range(partitions):
+        assert committed_partition(b, f"A.{topic}", p) == read_partition(a, topic, p, per_partition)
 
 
 def test_a_transaction_an_earlier_run_abandoned_is_aborted_and_its_producer_fenced(
@@ -189,8 +195,7 @@ def test_a_transaction_an_earlier_run_abandoned_is_aborted_and_its_producer_fenc
     assert [r for r in target if r[1] != b"stray"] == source
     with pytest.raises(KafkaException):
         stray.commit_transaction(10)
-    if capabilities(b).supports(TRANSACTIONAL_ISOLATION):
-        assert target == source
+    assert committed_partition(b, f"A.{topic}", 0) == source  # the stray record was aborted, not committed
 
 
 def test_bad_inputs_are_one_error_and_write_nothing(
