@@ -8,7 +8,8 @@ ticks rather than piling them up); the first run is one interval after start.
 
 The runs compare in this process (:func:`mirror.jobs.verify.run_local`): a replication driver should not
 need a JVM or the Spark extra; ``mm2 verify`` is the tool for big one-off proofs. A run that cannot read
-a cluster counts as ``failed`` and logs one line; the differences gauges keep the last completed run.
+a cluster counts as ``failed`` and logs one line; one that compared no record counts as
+``nothing_compared`` (never ``equal``); the differences gauges keep the last completed run.
 """
 
 from __future__ import annotations
