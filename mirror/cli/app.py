@@ -172,7 +172,7 @@ def verify(
         float, typer.Option("--timeout", min=0.1, help="Seconds to wait for a cluster before giving up.")
     ] = 30.0,
 ) -> None:
-    """Prove source and target hold the same records (Spark); exit 0 equal, 1 different, 2 error."""
+    """Prove source and target hold the same records (Spark); exit 0 equal, 1 different, 2 error, 3 nothing compared."""
     require_file(config, "MirrorMaker config file")
     from mirror.cli import verify_cmd
 

@@ -14,6 +14,7 @@ from typing import Any
 import typer
 
 from connect_core.config.providers import resolve_config_providers
+from mirror.cli.logging_setup import quiet_broker_warnings
 from mirror.cli.run_cmd import load_mm2_config
 from mirror.driver.driver import make_config
 from mirror.jobs.backfill_plan import BackfillPlan
@@ -66,6 +67,7 @@ def backfill(config_path: Path, source: str, target: str, topics: str | None, ma
     from mirror.jobs.backfill import run_job
     from mirror.jobs.backfill_report import render_json, render_table
 
+    quiet_broker_warnings()  # an unreachable cluster is the job's one error line, not log lines before it
     raw = load_mm2_config(config_path)
     config = make_config({k: str(v) for k, v in resolve_config_providers(raw.raw).items()})
     bar = ProgressBar()

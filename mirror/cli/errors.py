@@ -10,6 +10,7 @@ from typing import ClassVar, NoReturn
 import typer
 
 from connect_core.api.errors import ConfigError, ConnectError
+from mirror.client.errors import ClusterUnreachableError
 
 
 class UsageError(Exception):
@@ -36,6 +37,7 @@ _EXIT_CODES: list[tuple[type[BaseException], int]] = [
     (ConfigError, 2),
     (FileNotFoundError, 2),
     (PermissionError, 2),
+    (ClusterUnreachableError, 2),
     (ConnectError, 1),
 ]
 

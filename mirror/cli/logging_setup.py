@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from connect_core.kafka.client_logging import ClientChatterFilter, quiet_client_chatter
+from connect_core.kafka.client_logging import RDKAFKA_LOGGER, ClientChatterFilter, quiet_client_chatter
 
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
@@ -46,3 +46,10 @@ def quiet_unless_debug() -> None:
     root = logging.getLogger()
     if root.getEffectiveLevel() > logging.DEBUG:
         root.setLevel(logging.CRITICAL)
+
+
+def quiet_broker_warnings() -> None:
+    """A batch command reports an unreachable cluster as its one error line: the Kafka clients' own
+    "broker unreachable" warnings are shown only with ``--log-level DEBUG``."""
+    if logging.getLogger().getEffectiveLevel() > logging.DEBUG:
+        logging.getLogger(RDKAFKA_LOGGER).setLevel(logging.ERROR)

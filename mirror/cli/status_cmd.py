@@ -2,7 +2,8 @@
 
 Read-only: everything comes from the clusters (see :mod:`mirror.driver.status`), so it works whether or
 not mm2 is running and from any machine that reaches the clusters. A flow whose clusters cannot
-be read is shown with its error; the exit code is then 1 (0 when every flow was read).
+be read is shown with its error; the exit code is then 1 (0 when every flow was read), or 2 with one
+line on stderr naming the cluster(s) when a cluster could not be reached at all.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 import typer
 
 from connect_core.config.providers import resolve_config_providers
+from mirror.cli.errors import fail
 from mirror.cli.logging_setup import quiet_unless_debug
 from mirror.cli.run_cmd import load_mm2_config
 from mirror.driver.driver import make_config
@@ -34,5 +36,11 @@ def status(config_path: Path, json_output: bool) -> None:
         typer.echo(json.dumps(render_json(flows), indent=2, sort_keys=False))
     else:
         typer.echo(render_table(flows), nl=False)
+    unreachable: dict[str, str] = {}  # alias -> the first flow's error about it
+    for f in flows:
+        if f.unreachable and f.error:
+            unreachable.setdefault(f.unreachable, f.error)
+    if unreachable:
+        fail("; ".join(unreachable.values()))
     if any(f.error for f in flows):
         raise typer.Exit(1)

@@ -1,7 +1,9 @@
 """``mm2 verify CONFIG --source A --target B``: prove the mirror identical (a Spark job).
 
 Exit 0 when every verified partition is equal, 1 when some differ, 2 on a usage or connection error
-(one line on stderr). The report goes to stdout; the progress bar to stderr.
+(one line on stderr: an unreachable cluster, ``--topics`` matching no mirrored topic), 3 when no record
+was compared (everything still pending, or nothing mirrored yet: never a proof of equality). The report
+goes to stdout; the progress bar to stderr.
 """
 
 from __future__ import annotations
@@ -18,7 +20,11 @@ from mirror.cli.errors import fail
 from mirror.cli.logging_setup import quiet_unless_debug
 from mirror.cli.run_cmd import load_mm2_config
 from mirror.driver.driver import make_config
+from mirror.jobs.verify_logic import DIFFERENT, NOTHING_COMPARED
 from mirror.jobs.verify_report import ProgressBar, render_json, render_table
+
+#: Nothing was compared: not EQUAL, not DIFFERENT either.
+EXIT_NOTHING_COMPARED = 3
 
 
 def verify(config_path: Path, source: str, target: str, topics: str | None, json_output: bool, master: str | None,
@@ -41,5 +47,7 @@ def verify(config_path: Path, source: str, target: str, topics: str | None, json
         typer.echo(json.dumps(render_json(result), indent=2))
     else:
         typer.echo(render_table(result), nl=False)
-    if not result.equal:
+    if result.outcome == DIFFERENT:
         raise typer.Exit(1)
+    if result.outcome == NOTHING_COMPARED:
+        raise typer.Exit(EXIT_NOTHING_COMPARED)

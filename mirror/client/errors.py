@@ -7,6 +7,7 @@ Every class here also derives from the matching :mod:`connect_core.api.errors` c
     MirrorError(ConnectError)
     ├── MirrorConfigError(ConfigError)      bad mirror setting, unknown policy/filter class
     │   └── UnknownClusterError             an alias that is not in ``clusters``
+    ├── ClusterUnreachableError             a cluster of the flow could not be read
     ├── RecordFormatError(DataError)        malformed OffsetSync/Checkpoint/Heartbeat bytes
     │                                       (Kafka's ``SchemaException``)
     └── InvalidSourceOffsetError(BadRequestError)
@@ -31,6 +32,14 @@ class UnknownClusterError(MirrorConfigError):
     """A cluster alias is referenced that the configuration does not define."""
 
 
+class ClusterUnreachableError(MirrorError):
+    """A cluster could not be reached; the message names its alias (the CLI exits 2, as for a usage error)."""
+
+    def __init__(self, message: str, alias: str) -> None:
+        super().__init__(message)
+        self.alias = alias
+
+
 class RecordFormatError(MirrorError, DataError):
     """Record bytes do not follow the MM2 wire format (Kafka ``SchemaException``)."""
 
@@ -40,6 +49,7 @@ class InvalidSourceOffsetError(MirrorError, BadRequestError):
 
 
 __all__ = [
+    "ClusterUnreachableError",
     "InvalidSourceOffsetError",
     "MirrorConfigError",
     "MirrorError",

@@ -174,6 +174,11 @@ class OffsetMappingIndex:
     def topic_partitions(self) -> list[TopicPartition]:
         return list(self._partitions)
 
+    def copied_through(self, topic_partition: TopicPartition) -> int:
+        """The upstream offset after the newest copied record the mappings know of (-1: none)."""
+        part = self._partitions.get(topic_partition)
+        return part.ivs[-1].hi if part is not None and part.ivs else -1
+
     def intervals(self, topic_partition: TopicPartition) -> list[tuple[int, int, int, int]]:
         """(lo, hi, first upstream, first downstream) per interval, for tests and diagnostics."""
         part = self._partitions.get(topic_partition)

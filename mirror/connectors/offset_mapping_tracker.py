@@ -2,10 +2,11 @@
 
 The source task feeds each acknowledged run (or record) in copy order. Runs that continue the open
 mapping on both sides (next upstream and next downstream offset) only extend it, so a steady flow
-costs one integer addition per run and emits nothing until the next offset flush (:meth:`flush`,
-which re-emits the grown run under the same key) or a discontinuity (:meth:`add_run` returns the
-closed mapping). An upstream gap between two runs (transaction markers, compaction) starts a new
-mapping whose ``upstream_low`` covers the gap, so groups committed inside it translate exactly too.
+costs one integer addition per run and emits nothing until the task publishes what was acknowledged
+(:meth:`flush`, within about a second, and at each offset flush; it re-emits the grown run under the
+same key) or a discontinuity (:meth:`add_run` returns the closed mapping). An upstream gap between
+two runs (transaction markers, compaction) starts a new mapping whose ``upstream_low`` covers the gap,
+so groups committed inside it translate exactly too.
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ class OffsetMappingTracker:
         return closed
 
     def flush(self) -> OffsetMapping | None:
-        """The open mapping if it grew since last emitted (offset flush: make the newest copies translatable)."""
+        """The open mapping if it grew since last emitted (publication: make the newest copies translatable)."""
         if self.count <= self.emitted:
             return None
         self.emitted = self.count

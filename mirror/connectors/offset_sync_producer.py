@@ -7,8 +7,9 @@ older sync arriving after a newer one would read as an upstream rewind and wipe 
 history) and delivery callbacks are served by ``poll(0)`` on every send and commit.
 
 The same producer writes mm2's offset mappings (:mod:`mirror.client.offset_mappings`) to their own
-topic when one is given: they are few (one per discontinuity of the copy and per offset flush), so
-they have no in-flight limit of their own; idempotence keeps them in order.
+topic when one is given: they are few (one per discontinuity of the copy, and per partition at most one
+per publication of the source task, every 0.5 s while it copies, and per offset flush), so they have no
+in-flight limit of their own; idempotence keeps them in order.
 """
 
 from __future__ import annotations

@@ -8,8 +8,16 @@ Behaviour (Kafka 4.x ``MirrorSourceTask``):
 * Each record keeps its partition number, key and value bytes (tombstones stay tombstones), all
   headers (order, duplicates, null values) and its source timestamp; the topic is named by the
   replication policy. Source partition ``{topic, partition, cluster}``, offset ``{offset}``.
-* ``commit_record`` (after the target acknowledged) feeds the offset-sync writer; ``commit``
-  (after each offset flush) sends delayed syncs so quiet partitions reach their end.
+* ``commit_record`` (after the target acknowledged) feeds the offset-sync writer and the offset
+  mappings. What is acknowledged is *published* (open offset mappings and delayed offset syncs written)
+  at most every :data:`PUBLISH_INTERVAL_S` while copies are acknowledged, and at each offset flush
+  (``commit``): translation and ``mm2 verify`` are exact within about a second of the copy, whatever
+  ``offset.flush.interval.ms`` says. Kafka sends delayed syncs only at the offset flush (60 s).
+
+The single seam of "acknowledged": the task learns of a copy only through ``commit_record`` and
+``_run_acknowledged``, which the runtime calls once the target holds the record (a transactional
+runtime calls them after the transaction commits); publishing only ever writes what they reported, so
+no mapping or sync points at a record the target does not have.
 
 Memory is bounded whatever the backlog: librdkafka's prefetch queue is capped
 (``queued.max.messages.kbytes``, ``fetch.max.bytes``) and ``poll`` returns at most
@@ -67,6 +75,9 @@ _METADATA_PER_TOPIC_MAX = 8
 DEFAULT_MAX_POLL_RECORDS = 1000
 #: Longest consumer wait while records are still unacknowledged (acks are served between polls).
 ACK_WAIT_POLL_S = 0.005
+#: Acknowledged copies become translatable (mappings and delayed syncs written) at most this long after
+#: their acknowledgement; also the shortest time between two publications (bounds the records written).
+PUBLISH_INTERVAL_S = 0.5
 
 
 class SourceMetrics(Protocol):
@@ -152,6 +163,8 @@ class MirrorSourceTask(SourceTask):
         self._unacknowledged = 0  # records returned by poll() and not yet seen by commit_record()
         self.assigned: list[TopicPartition] = []
         self._lag_hook: Any = None
+        self._unpublished = False  # acknowledged copies not yet published (see _maybe_publish)
+        self._publish_due = 0.0  # monotonic time before which nothing is published again
 
     @property
     def _offset_syncs(self) -> OffsetSyncProducer | None:
@@ -326,6 +339,8 @@ class MirrorSourceTask(SourceTask):
         # out are not acknowledged yet, wait briefly: the worker serves delivery reports (and so
         # commit_record and the offset syncs) only between polls.
         timeout = self._poll_timeout_s if self._unacknowledged <= 0 else min(self._poll_timeout_s, ACK_WAIT_POLL_S)
+        if self._unpublished:
+            timeout = self._maybe_publish(timeout)
         first = self._consumer.poll(timeout)
         if first is None:
             return None
@@ -374,6 +389,7 @@ class MirrorSourceTask(SourceTask):
     def _run_acknowledged(self, route: _Partition, run: CopyRun) -> None:
         """Per run fully acknowledged: the ack metrics and the offset syncs Kafka's per-record rule gives."""
         self._unacknowledged -= run.count
+        self._unpublished = True
         if self._stopping:
             return
         if self._measure and run.count > run.skipped:
@@ -537,6 +553,7 @@ class MirrorSourceTask(SourceTask):
         ``producer.poll``), as do ``poll`` and ``commit``: no locks on this path.
         """
         self._unacknowledged -= 1
+        self._unpublished = True
         if self._stopping:
             return
         sp = record.source_partition
@@ -609,15 +626,30 @@ class MirrorSourceTask(SourceTask):
                 syncs.send_mapping(closed)
 
     def commit(self) -> None:
+        self._publish()
+        self._flush_ack_metrics()
+
+    def _maybe_publish(self, timeout: float) -> float:
+        """Publish acknowledged copies when due (once per batch, task thread); returns the consumer wait,
+        shortened so that an idle partition's last copies are published on time."""
+        now = time.monotonic()
+        wait = self._publish_due - now
+        if wait <= 0:
+            self._publish()
+            return timeout
+        return min(timeout, wait)
+
+    def _publish(self) -> None:
+        """Make every acknowledged copy translatable: open mappings (re-)written, delayed syncs sent."""
+        self._unpublished = False
+        self._publish_due = time.monotonic() + PUBLISH_INTERVAL_S
         syncs = self._offset_syncs
         if syncs is not None:
-            # Offset flush: the open mappings become readable, so every copied record translates exactly.
             for run in list(self._runs.values()):
                 mapping = run.mapping.flush()
                 if mapping is not None:
                     syncs.send_mapping(mapping)
             syncs.commit()
-        self._flush_ack_metrics()
 
     def _flush_ack_metrics(self) -> None:
         runs, self._acked_runs = self._acked_runs, []

@@ -148,7 +148,8 @@ class Mm2Metrics:
         # --- Scheduled verification (verify.interval.seconds) -------------------------------------------
         self.verify_runs = Counter(
             "mm2_verify_runs",
-            "Scheduled verifications, by result: equal, different, or failed (a cluster could not be read).",
+            "Scheduled verifications, by result: equal, different, nothing_compared (no record compared yet), or "
+            "failed (a cluster could not be read).",
             (*PAIR, "result"),
             registry=r,
         )

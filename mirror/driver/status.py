@@ -38,7 +38,7 @@ from connect_core.storage import formats as connect_formats
 from connect_core.storage.api import ConnectorStatus, TaskStatus
 from connect_core.storage.internal_topics import store_client_props
 from connect_core.storage.offset_storage import deserialize_offset_key, deserialize_offset_value
-from mirror.client.errors import RecordFormatError
+from mirror.client.errors import ClusterUnreachableError, RecordFormatError
 from mirror.client.formats import Checkpoint
 from mirror.driver.maker_config import CHECKPOINT_CONNECTOR, SOURCE_CONNECTOR, MirrorMakerConfig, SourceAndTarget
 from mirror.driver.status_lag import OffsetSyncFold, partition_lags
@@ -229,6 +229,8 @@ class FlowReader:
             self._read(flow)
         except Exception as e:  # one broken flow must not hide the others
             flow.error = _one_line(e)
+            if isinstance(e, ClusterUnreachableError):
+                flow.unreachable = e.alias
         return flow
 
     def _read(self, flow: FlowStatus) -> None:
@@ -241,7 +243,8 @@ class FlowReader:
         try:
             target_topics = target_admin.list_topics(self.timeout_s)
         except ConnectError as e:
-            raise ConnectError(f"target cluster '{pair.target}' is unreachable: {_one_line(e)}") from e
+            raise ClusterUnreachableError(f"target cluster '{pair.target}' is unreachable: {_one_line(e)}",
+                                          pair.target) from e
 
         statuses = StatusFold()
         status_topic = str(self.worker["status.storage.topic"])
@@ -269,7 +272,8 @@ class FlowReader:
         try:
             source_topics = source_admin.list_topics(self.timeout_s)
         except ConnectError as e:
-            raise ConnectError(f"source cluster '{pair.source}' is unreachable: {_one_line(e)}") from e
+            raise ClusterUnreachableError(f"source cluster '{pair.source}' is unreachable: {_one_line(e)}",
+                                          pair.source) from e
         wanted: set[str] = {t for t, _ in offsets.offsets} & source_topics
         if flow.enabled:
             from mirror.client.filters import should_replicate_topic

@@ -67,6 +67,7 @@ class FlowStatus:
     partitions: list[PartitionLag] = field(default_factory=list)
     checkpoints: list[GroupCheckpoint] = field(default_factory=list)
     error: str | None = None
+    unreachable: str | None = None  # the alias of the cluster ``error`` is about, when it could not be reached
     read_at: str | None = None  # when the clusters were read (UTC, ISO 8601)
 
     @property

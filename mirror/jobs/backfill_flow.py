@@ -27,6 +27,7 @@ from connect_core.storage.internal_topics import (
     internal_topic_spec,
     store_client_props,
 )
+from mirror.client.errors import ClusterUnreachableError
 from mirror.connectors.config import MirrorSourceConfig
 from mirror.connectors.mirror_admin import MirrorAdmin
 from mirror.connectors.source_logic import create_configs, target_config_entries
@@ -89,7 +90,7 @@ def partition_counts(flow: Flow, which: str) -> dict[str, int]:
     try:
         return admin.topic_partition_counts()
     except ConnectError as e:
-        raise ConnectError(f"{which} cluster '{alias}' is unreachable: {e}") from None
+        raise ClusterUnreachableError(f"{which} cluster '{alias}' is unreachable: {e}", alias) from None
     finally:
         admin.close()
 

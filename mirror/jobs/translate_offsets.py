@@ -25,6 +25,7 @@ from connect_core.api.errors import ConfigError, ConnectError
 from connect_core.kafka.clients import admin_config, create_admin
 from connect_core.kafka.types import KafkaException, OffsetSpec
 from connect_core.kafka.types import TopicPartition as KTopicPartition
+from mirror.client.errors import ClusterUnreachableError
 from mirror.client.filters import TopicFilter
 from mirror.client.formats import OffsetAndMetadata, TopicPartition
 from mirror.client.policy import ReplicationPolicy
@@ -175,7 +176,7 @@ def select_groups(config: MirrorMakerConfig, source: str, target: str, pattern: 
     try:
         groups = admin.list_consumer_groups()
     except ConnectError as e:
-        raise ConnectError(f"source cluster '{source}' is unreachable: {e}") from None
+        raise ClusterUnreachableError(f"source cluster '{source}' is unreachable: {e}", source) from None
     return sorted(g for g in groups
                   if group_filter.should_replicate_group(g) and (regex is None or regex.fullmatch(g)))
 

@@ -1,8 +1,9 @@
 """What ``mm2 verify`` decides (pure; no I/O, no Spark): chunk plans, record digests, alignment, reports.
 
 A mirrored source partition is verified over ``[start, replicated)``: from its log start to the offset after
-the last record the flow committed as copied. Records after that are ``pending`` (produced, not yet
-replicated as far as the flow's committed offsets say), never differences.
+the last record the flow knows the target acknowledged. Records after that are ``pending`` (produced, not
+yet replicated as far as the flow's state says), never differences; a run that compared no record at all
+is ``nothing_compared``, never equal.
 
 Source and target offsets differ (the remote topic may have held records before mirroring, a crash
 re-sends records, someone writes straight into the target), so the two sides are aligned through the
@@ -36,6 +37,11 @@ from dataclasses import dataclass, field, replace
 from hashlib import sha256
 from itertools import pairwise
 from typing import Any, NamedTuple
+
+#: The outcomes of a verification (see :attr:`Verification.outcome`).
+EQUAL = "equal"
+DIFFERENT = "different"
+NOTHING_COMPARED = "nothing_compared"
 
 #: Source records per chunk (a Spark task compares one chunk: both sides' digests fit in memory).
 DEFAULT_CHUNK_RECORDS = 100_000
@@ -283,15 +289,25 @@ class Verification:
     target_records: int = 0
 
     @property
+    def outcome(self) -> str:
+        """``different`` (some partition differs), ``nothing_compared`` (no record was compared: all pending,
+        or nothing mirrored yet; never a proof of equality) or ``equal``."""
+        if not all(p.equal for p in self.partitions):
+            return DIFFERENT
+        if not any(p.compared for p in self.partitions):
+            return NOTHING_COMPARED
+        return EQUAL
+
+    @property
     def equal(self) -> bool:
-        return all(p.equal for p in self.partitions)
+        return self.outcome == EQUAL
 
     def totals(self) -> dict[str, int]:
         keys = ("compared", "missing", "extra", "mismatched", "pending")
         return {k: sum(getattr(p, k) for p in self.partitions) for k in keys}
 
     def to_json(self) -> dict[str, Any]:
-        return {"equal": self.equal, "partitions": [p.to_json() for p in self.partitions]}
+        return {"equal": self.equal, "result": self.outcome, "partitions": [p.to_json() for p in self.partitions]}
 
 
 def merge(reports: Iterable[PartitionReport], chunks: Iterable[ChunkResult]) -> Verification:
@@ -308,6 +324,9 @@ def merge(reports: Iterable[PartitionReport], chunks: Iterable[ChunkResult]) -> 
 
 __all__ = [
     "DEFAULT_CHUNK_RECORDS",
+    "DIFFERENT",
+    "EQUAL",
+    "NOTHING_COMPARED",
     "ChunkResult",
     "ChunkSpec",
     "Digest",

@@ -1,10 +1,13 @@
 """The driver's part of ``mm2 verify``: read the flow's small state and cut the work into chunks.
 
 No record is read here: the committed MirrorSource offsets (``mm2-offsets.<source>.internal`` on the
-target: the last source offset copied per partition), the flow's offset mappings and offset syncs (where
-each copied record went) and the source partitions' log-start and end offsets. Every verified range
-``[log start, last copied + 1)`` is cut into chunks (:func:`mirror.jobs.verify_logic.plan_chunks`);
-records after it are ``pending`` (counted from the first record after it: commit markers are not).
+target: the last source offset copied per partition at the last offset flush), the flow's offset mappings
+and offset syncs (where each copied record went; the source task writes them within about a second of
+the target acknowledging the copy, so they reach further than the flushed offsets) and the source
+partitions' log-start and end offsets. Every verified range ``[log start, last copied + 1)``, the last
+copied record being the newest the flushed offsets, mappings or syncs know of, is cut into chunks
+(:func:`mirror.jobs.verify_logic.plan_chunks`); records after it are ``pending`` (counted from the first
+record after it: commit markers are not).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from connect_core.kafka.admin import TopicAdmin
 from connect_core.kafka.types import KafkaException
 from connect_core.kafka.watermarks import high_watermarks
 from connect_core.storage.internal_topics import store_client_props
-from mirror.client.errors import RecordFormatError
+from mirror.client.errors import ClusterUnreachableError, RecordFormatError
 from mirror.client.filters import should_replicate_topic
 from mirror.client.formats import OffsetSync, TopicPartition
 from mirror.connectors.config import MirrorSourceConfig
@@ -67,7 +70,8 @@ def _topics(admin: TopicAdmin, alias: str, timeout_s: float) -> set[str]:
     try:
         return admin.list_topics(timeout_s)
     except (ConnectError, KafkaException) as e:
-        raise ConnectError(f"cluster '{alias}' is unreachable: {' '.join(str(e).split())}") from None
+        raise ClusterUnreachableError(f"cluster '{alias}' is unreachable: {' '.join(str(e).split())}", alias) \
+            from None
 
 
 class FlowEvidence:
@@ -76,6 +80,15 @@ class FlowEvidence:
     def __init__(self) -> None:
         self.mappings = OffsetMappingIndex()
         self.syncs: dict[TopicPartition, dict[int, int]] = {}
+        self._synced_through: dict[TopicPartition, int] = {}
+
+    def copied_through(self, tp: TopicPartition) -> int:
+        """The source offset after the newest record the flow says the target acknowledged (-1: none).
+
+        Mappings and syncs are written only for acknowledged copies, in order per partition, so every
+        record before it was copied too (or counts as missing, which is what verify is for).
+        """
+        return max(self.mappings.copied_through(tp), self._synced_through.get(tp, -1))
 
     def on_sync(self, key: bytes | None, value: bytes | None, _ts: int | None = None) -> None:
         try:
@@ -84,6 +97,8 @@ class FlowEvidence:
             log.debug("Ignored invalid offset sync: %s", e)
             return
         self.syncs.setdefault(sync.topic_partition, {})[sync.upstream_offset] = sync.downstream_offset
+        if sync.upstream_offset >= self._synced_through.get(sync.topic_partition, 0):
+            self._synced_through[sync.topic_partition] = sync.upstream_offset + 1
 
     def on_mapping(self, key: bytes | None, value: bytes | None, _ts: int | None = None) -> None:
         try:
@@ -163,9 +178,13 @@ def plan_verification(config: MirrorMakerConfig, source: str, target: str, topic
         more_starts, more_ends = positions(others)
         starts.update(more_starts)
         ends.update(more_ends)
+    if regex is not None and not accepted and not others:
+        raise ConfigError(f"--topics {topics!r} matches no topic the flow {source}->{target} mirrors")
     partitions = sorted(starts)
 
-    replicated_at = {tp: min(ends[tp], max(starts[tp], committed.offsets.get(tp, -1) + 1)) for tp in partitions}
+    replicated_at = {tp: min(ends[tp], max(starts[tp], committed.offsets.get(tp, -1) + 1,
+                                           evidence.copied_through(TopicPartition(*tp))))
+                     for tp in partitions}
     tails = first_records(source_consumer, {tp: o for tp, o in replicated_at.items() if ends[tp] > o}, timeout_s)
 
     reports: list[PartitionReport] = []

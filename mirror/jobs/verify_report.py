@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any, TextIO
 
-from mirror.jobs.verify_logic import Verification
+from mirror.jobs.verify_logic import EQUAL, NOTHING_COMPARED, Verification
 
 _COLUMNS = ("topic", "partition", "target_topic", "compared", "missing", "extra", "mismatched", "pending",
             "first_difference", "result")
 
 
 def render_json(result: Verification) -> dict[str, Any]:
-    """``{"equal": bool, "partitions": [{"topic", "partition", "compared", "missing", "extra", ...}]}``."""
+    """``{"equal": bool, "result": "equal"|"different"|"nothing_compared", "partitions": [{"topic", ...}]}``."""
     return result.to_json()
 
 
@@ -25,7 +25,8 @@ def render_table(result: Verification) -> str:
     lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip() for row in rows]
     t = result.totals()
     differing = sum(1 for r in result.partitions if not r.equal)
-    verdict = "EQUAL" if result.equal else f"DIFFERENT in {differing} partition(s)"
+    verdict = {EQUAL: "EQUAL", NOTHING_COMPARED: "NOTHING COMPARED (not yet replicated, or nothing to compare)"}.get(
+        result.outcome, f"DIFFERENT in {differing} partition(s)")
     lines.append(f"{verdict}: {len(result.partitions)} partitions, {t['compared']} records compared, "
                  f"{t['missing']} missing, {t['extra']} extra, {t['mismatched']} mismatched, {t['pending']} pending")
     return "\n".join(lines) + "\n"

@@ -8,7 +8,8 @@ ticks rather than piling them up); the first run is one interval after start.
 
 The runs compare in this process (:func:`mirror.jobs.verify.run_local`): a replication driver should not
 need a JVM or the Spark extra; ``mm2 verify`` is the tool for big one-off proofs. A run that cannot read
-a cluster counts as ``failed`` and logs one line; the differences gauges keep the last completed run.
+a cluster counts as ``failed`` and logs one line; one that compared no record counts as
+``nothing_compared`` (never ``equal``); the differences gauges keep the last completed run.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from mirror.connectors.scheduler import Scheduler
 from mirror.driver.maker_config import MirrorMakerConfig, SourceAndTarget
 from mirror.driver.metrics import Mm2Metrics
 from mirror.jobs.verify import DEFAULT_TIMEOUT_S, plan_verification, run_local
-from mirror.jobs.verify_logic import DEFAULT_CHUNK_RECORDS, Verification
+from mirror.jobs.verify_logic import DEFAULT_CHUNK_RECORDS, DIFFERENT, Verification
 
 log = logging.getLogger(__name__)
 
@@ -106,9 +107,9 @@ class FlowVerifier:
             return None
         self.last = result
         totals = result.totals()
-        if result.equal:
-            log.info("Verification of %s: equal (%d records compared, %d pending)", pair, totals["compared"],
-                     totals["pending"])
+        if result.outcome != DIFFERENT:
+            log.info("Verification of %s: %s (%d records compared, %d pending)", pair,
+                     result.outcome.replace("_", " "), totals["compared"], totals["pending"])
         else:
             log.warning("Verification of %s: DIFFERENT (%d missing, %d extra, %d mismatched)", pair,
                         totals["missing"], totals["extra"], totals["mismatched"])
@@ -121,7 +122,7 @@ class FlowVerifier:
             m.verify_pending_records.labels(*labels).set(totals["pending"])
             m.verify_duration.labels(*labels).set(time.monotonic() - started)
             m.verify_last_success.labels(*labels).set(time.time())
-        self._ended("equal" if result.equal else "different")
+        self._ended(result.outcome)
         return result
 
     def _ended(self, outcome: str) -> None:

@@ -75,7 +75,8 @@ def wait_until(check: Callable[[], Any], timeout: float, what: str, interval: fl
 
 def write_mm2_config(path: Path, source_bootstrap: str, target_bootstrap: str, topics: str,
                      groups: str = ".*", extra: Mapping[str, str] | None = None) -> Path:
-    """A two-cluster A->B config with every interval short enough for a test."""
+    """A two-cluster A->B config with the product's defaults but the test bed's replication factors;
+    ``extra``: what the test is about."""
     props = {
         "clusters": "A, B",
         "A.bootstrap.servers": source_bootstrap,
@@ -91,14 +92,6 @@ def write_mm2_config(path: Path, source_bootstrap: str, target_bootstrap: str, t
         "offset.storage.replication.factor": "1",
         "status.storage.replication.factor": "1",
         "config.storage.replication.factor": "1",
-        "refresh.topics.interval.seconds": "2",
-        "refresh.groups.interval.seconds": "2",
-        "emit.heartbeats.interval.seconds": "1",
-        "emit.checkpoints.interval.seconds": "1",
-        "sync.group.offsets.enabled": "true",
-        "sync.group.offsets.interval.seconds": "1",
-        "B.offset.flush.interval.ms": "1000",  # worker settings of the A->B herder come from its target's props
-        "offset.lag.max": "10",
         **(extra or {}),
     }
     path.write_text("".join(f"{k} = {v}\n" for k, v in props.items()))

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from confluent_kafka import Producer
 
-from connect_core.embedded import KafkaCluster
+from connect_core.embedded import KafkaCluster, free_port
 from connect_core.kafka.client_logging import RDKAFKA_LOG
 from tests.e2e.mm2_helpers import (
     Mm2Process,
@@ -157,6 +157,15 @@ def test_mistakes_are_one_line_and_a_nonzero_exit(two_clusters: tuple[KafkaClust
         assert len(lines) == 1 and message in lines[0], (args, run.stderr)
         assert "Traceback" not in run.stderr
     assert "A.orders" not in b.topic_names(), "nothing was written"
+
+    props = mm2_properties({"A": a, "B": b}, ["A->B", "A->C"])
+    props["clusters"] = "A, B, C"
+    props["C.bootstrap.servers"] = f"127.0.0.1:{free_port()}"  # nobody listens there
+    unreachable = mm2_backfill(write_properties(tmp_path / "unreachable.properties", props),
+                               "--source", "A", "--target", "C", "--topics", "orders")
+    lines = unreachable.stderr.strip().splitlines()
+    assert unreachable.returncode == 2, unreachable.stderr
+    assert len(lines) == 1 and "target cluster 'C' is unreachable" in lines[0], unreachable.stderr
 
 
 def test_backfill_of_the_flows_only_topic_beside_mm2_run(two_clusters: tuple[KafkaCluster, KafkaCluster],

@@ -44,7 +44,9 @@ def test_counters_and_lag_follow_the_flow(
     produce_backlog(a, topic, BACKLOG)
     # Small polls make the drain take many batches, so lag is visible between them.
     config = write_mm2_config(tmp_path / "mm2.properties", a.bootstrap_servers, b.bootstrap_servers,
-                              topics=re.escape(topic), extra={"A.consumer.max.poll.records": "100"})
+                              topics=re.escape(topic), extra={"A.consumer.max.poll.records": "100",
+                                                               # offset flushes are among the series checked
+                                                               "B.offset.flush.interval.ms": "1000"})
     port = free_port()
 
     with Mm2Run(config, port, tmp_path / "mm2.log") as mm2:

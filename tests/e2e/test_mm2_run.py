@@ -21,6 +21,9 @@ from mirror.client.formats import Checkpoint, Heartbeat
 from mirror.client.formats import TopicPartition as MirrorTopicPartition
 from mirror.connectors.offset_sync_store import OffsetSyncStore
 from tests.e2e.mm2_helpers import (
+    CHECKPOINTS,
+    GROUP_SYNC,
+    NEW_TOPICS,
     Mm2Process,
     commit_group,
     eventually,
@@ -99,7 +102,8 @@ def test_two_clusters_both_directions(two_clusters: tuple[KafkaCluster, KafkaClu
     config = write_properties(tmp_path / "mm2.properties", mm2_properties(
         {"A": a, "B": b}, ["A->B", "B->A"],
         **{"topics": "orders, payments, probe-.*", "dedicated.mode.enable.internal.rest": "true",
-           "listeners": f"http://127.0.0.1:{port}"}))
+           "listeners": f"http://127.0.0.1:{port}"},
+        **CHECKPOINTS, **GROUP_SYNC, **NEW_TOPICS))  # what this test follows within seconds
     mm2 = Mm2Process(config, log_dir=tmp_path)
     try:
         eventually(lambda: mirrored_identically(a, "orders", b, "A.orders"), STARTUP_S, "A.orders on B", mm2)

@@ -68,7 +68,10 @@ def test_sigkill_of_one_process_loses_nothing(two_clusters: tuple[KafkaCluster, 
                                                           "dedicated.mode.enable.internal.rest": "true",
                                                           # a killed worker's tasks wait this long for it (Java
                                                           # default 5 min), then move to the survivor
-                                                          "B.scheduled.rebalance.max.delay.ms": "8000"})
+                                                          "B.scheduled.rebalance.max.delay.ms": "8000",
+                                                          # what this test is about: the survivor resumes from
+                                                          # flushed offsets, so flushes happen before the kill
+                                                          "B.offset.flush.interval.ms": "500"})
     # the same flow settings; each process its own REST listener (followers forward task configs, KIP-710)
     config = write_properties(tmp_path / "mm2.properties", {**props, "listeners": f"http://127.0.0.1:{free_port()}"})
     config2 = write_properties(tmp_path / "mm2-2.properties",

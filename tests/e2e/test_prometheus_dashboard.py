@@ -55,6 +55,17 @@ def trickle(cluster: KafkaCluster, topic: str, partitions: int, every_s: float =
         thread.join(15)
 
 
+#: What this test is about: every panel has data within a minute or two (checkpoints, group offset syncs,
+#: offset syncs and offset flushes happen within seconds; the scheduled verification is set per test).
+EVERY_PANEL_SOON = {
+    "emit.checkpoints.interval.seconds": "1",
+    "sync.group.offsets.enabled": "true",
+    "sync.group.offsets.interval.seconds": "1",
+    "B.offset.flush.interval.ms": "1000",  # worker settings of the A->B herder come from its target's props
+    "offset.lag.max": "10",
+}
+
+
 def commit_group(cluster: KafkaCluster, group: str, topic: str, partitions: int, offset: int) -> None:
     """Give the source a consumer group with committed offsets, so checkpoints have something to translate."""
     from confluent_kafka import Consumer, TopicPartition
@@ -93,7 +104,7 @@ def test_every_dashboard_query_returns_data_and_alert_rules_are_healthy(
     commit_group(a, group, topic, 2, 15)
     config = write_mm2_config(tmp_path / "mm2.properties", a.bootstrap_servers, b.bootstrap_servers,
                               topics=re.escape(topic), groups=re.escape(group),
-                              extra={"verify.interval.seconds": "2"})  # scheduled verification, every 2 s
+                              extra={**EVERY_PANEL_SOON, "verify.interval.seconds": "2"})
     metrics_port, prom_port = free_port(), free_port()
     queries = dashboard_queries()
     assert len(queries) >= 15, queries

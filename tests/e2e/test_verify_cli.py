@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from connect_core.embedded import KafkaCluster, free_port
-from mirror.driver.status import OffsetFold, read_topic
-from tests.e2e.mm2_helpers import Mm2Process, eventually, mm2_properties, write_properties
+from tests.e2e.mm2_helpers import Mm2Process, eventually, mm2_properties, published_through, write_properties
 from tests.e2e.mm2_helpers import mm2_command as mm2
 
 pytestmark = pytest.mark.e2e
@@ -19,11 +18,8 @@ pytestmark = pytest.mark.e2e
 NameFn = Callable[[str], str]
 
 
-def committed(b: KafkaCluster, topic: str) -> dict[int, int]:
-    fold = OffsetFold("A")
-    if "mm2-offsets.A.internal" in b.topic_names():
-        read_topic({"bootstrap.servers": b.bootstrap_servers}, "mm2-offsets.A.internal", fold.apply, 15)
-    return {p: o for (t, p), o in fold.offsets.items() if t == topic}
+def published(a: KafkaCluster, topic: str) -> dict[int, int]:
+    return published_through(a, "mm2-offset-mappings.B.internal", topic)
 
 
 def records(start: int, count: int) -> list[dict[str, object]]:
@@ -40,7 +36,9 @@ def test_verify_next_to_a_running_mirror(two_clusters: tuple[KafkaCluster, Kafka
     config = write_properties(tmp_path / "mm2.properties", mm2_properties({"A": a, "B": b}, ["A->B"], topics=topic))
     proc = Mm2Process(config, log_dir=tmp_path)
     try:
-        eventually(lambda: committed(b, topic) == {0: 19, 1: 19} or None, 90, "the first 40 records mirrored", proc)
+        # verify compares what the target acknowledged (the flow publishes it within about a second), not
+        # only what the offset flush (every 60 s by default) committed
+        eventually(lambda: published(a, topic) == {0: 20, 1: 20} or None, 90, "the first 40 records mirrored", proc)
         equal = mm2("verify", str(config), "--source", "A", "--target", "B", "--topics", topic, "--json",
                     "--master", "local[2]", "--chunk-records", "8")
         assert equal.returncode == 0, equal.stdout + equal.stderr
@@ -53,7 +51,7 @@ def test_verify_next_to_a_running_mirror(two_clusters: tuple[KafkaCluster, Kafka
 
         b.produce(f"A.{topic}", [{"value": b"intruder", "partition": 1}])
         a.produce(topic, records(40, 10))
-        eventually(lambda: committed(b, topic) == {0: 24, 1: 24} or None, 60, "10 more records mirrored", proc)
+        eventually(lambda: published(a, topic) == {0: 25, 1: 25} or None, 60, "10 more records mirrored", proc)
         different = mm2("verify", str(config), "--source", "A", "--target", "B", "--topics", topic,
                         "--master", "local[2]")
         assert different.returncode == 1, different.stdout + different.stderr
@@ -73,7 +71,8 @@ def test_verify_next_to_a_running_mirror(two_clusters: tuple[KafkaCluster, Kafka
     (("--source", "A", "--target", "B", "--topics", "("), "--topics"),
     (("--source", "A", "--target", "B", "--chunk-records", "0"), "--chunk-records"),
     (("--target", "B",), "--source"),
-    (("--source", "A", "--target", "C", "--timeout", "2"), "unreachable"),
+    (("--source", "A", "--target", "C", "--timeout", "2"), "cluster 'C' is unreachable"),
+    (("--source", "A", "--target", "B", "--topics", "no-such-topic.*"), "--topics 'no-such-topic.*' matches no topic"),
     (("--source", "A", "--target", "B", "--master", "spark://127.0.0.1:{port}"), "Spark master"),
 ])
 def test_mistakes_are_one_line_and_exit_2(args: tuple[str, ...], needle: str, tmp_path: Path,
@@ -88,3 +87,19 @@ def test_mistakes_are_one_line_and_exit_2(args: tuple[str, ...], needle: str, tm
     lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
     assert "Traceback" not in result.stderr
     assert len(lines) == 1 and needle in lines[0], result.stderr
+
+
+def test_a_run_that_compared_nothing_is_not_equal_and_exits_3(kafka_cluster: KafkaCluster, unique_name: NameFn,
+                                                              tmp_path: Path) -> None:
+    topic = unique_name("never-mirrored")
+    kafka_cluster.create_topic(topic, partitions=2)
+    kafka_cluster.produce(topic, records(0, 6))
+    config = write_properties(tmp_path / "mm2.properties",
+                              mm2_properties({"A": kafka_cluster, "B": kafka_cluster}, ["A->B"]))
+    table = mm2("verify", str(config), "--source", "A", "--target", "B", "--topics", topic, timeout=90)
+    assert table.returncode == 3, table.stdout + table.stderr
+    assert table.stdout.splitlines()[-1].startswith("NOTHING COMPARED"), table.stdout
+    assert "0 records compared" in table.stdout and "6 pending" in table.stdout
+    doc = json.loads(mm2("verify", str(config), "--source", "A", "--target", "B", "--topics", topic, "--json",
+                         timeout=90).stdout)
+    assert doc["equal"] is False and doc["result"] == "nothing_compared"

@@ -97,7 +97,8 @@ def test_status_reads_states_lag_and_checkpoints(two_clusters: tuple[KafkaCluste
     assert "A.orders" in table.stdout and "FAILED" in table.stdout and "app" in table.stdout
 
 
-def test_status_of_an_unreachable_target_is_an_error_row(kafka_cluster: KafkaCluster, tmp_path: Path) -> None:
+def test_status_of_an_unreachable_target_is_an_error_row_and_one_line_exit_2(kafka_cluster: KafkaCluster,
+                                                                             tmp_path: Path) -> None:
     from connect_core.embedded import free_port
 
     path = tmp_path / "mm2.properties"
@@ -107,6 +108,7 @@ def test_status_of_an_unreachable_target_is_an_error_row(kafka_cluster: KafkaClu
     path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
     run = subprocess.run([sys.executable, "-m", "mirror", "status", str(path)], capture_output=True, text=True,
                          timeout=60, env={**os.environ, "MM2_STATUS_TIMEOUT_S": "3"})
-    assert run.returncode == 1
-    assert "target cluster 'B' is unreachable" in run.stdout
-    assert run.stderr == ""  # the error is in the report, not repeated as log lines
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "target cluster 'B' is unreachable" in run.stdout  # the flow's row in the report
+    lines = run.stderr.splitlines()  # and one line naming it, no log lines
+    assert len(lines) == 1 and lines[0].startswith("mm2: error: target cluster 'B' is unreachable"), run.stderr

@@ -7,6 +7,7 @@ from typing import Any
 
 from mirror.client.formats import OffsetSync, TopicPartition
 from mirror.client.offset_mappings import OffsetMapping
+from mirror.connectors import source_task
 from mirror.connectors.offset_mapping_tracker import OffsetMappingTracker
 from mirror.connectors.offset_sync_producer import OffsetSyncProducer
 from mirror.connectors.source_task import MirrorSourceTask
@@ -191,3 +192,51 @@ def test_no_mappings_without_their_topic() -> None:
     task._run_acknowledged(route, Run(route, 5, 0, 4, 0, 4))  # type: ignore[arg-type]
     task.commit()
     assert sink.mappings == [] and pairs(sink) == [(0, 0), (4, 4)]
+
+
+class IdleConsumer:
+    """A consumer with nothing to return: records how long each poll would have waited."""
+
+    def __init__(self) -> None:
+        self.waits: list[float] = []
+
+    def poll(self, timeout: float) -> None:
+        self.waits.append(timeout)
+
+
+def test_acknowledged_copies_are_published_without_waiting_for_the_offset_flush() -> None:
+    task, sink = task_with_mappings()
+    consumer = IdleConsumer()
+    task._consumer = consumer  # type: ignore[assignment]
+    route = task.route("orders", 0)
+    task._run_acknowledged(route, Run(route, 250, 0, 249, 0, 249))  # type: ignore[arg-type]
+    assert sink.mappings == [] and pairs(sink)[-1] == (202, 202)  # 249 is delayed: due at a publication
+    task.poll()  # the partition went idle: the next poll publishes (no commit() ran)
+    assert sink.mappings == [OffsetMapping(TP, 0, 0, 0, 250)]
+    assert pairs(sink)[-1] == (249, 249)
+    assert consumer.waits == [task._poll_timeout_s]  # nothing left to publish: the usual wait
+
+    task._run_acknowledged(route, Run(route, 10, 250, 259, 250, 259))  # type: ignore[arg-type]
+    task.poll()  # just published: not again before the interval, but the wait ends when it is due
+    assert sink.mappings == [OffsetMapping(TP, 0, 0, 0, 250)]
+    assert 0 < consumer.waits[-1] <= source_task.PUBLISH_INTERVAL_S
+    task._publish_due = 0.0  # the interval has passed
+    task.poll()
+    assert sink.mappings[-1] == OffsetMapping(TP, 0, 0, 0, 260) and pairs(sink)[-1] == (259, 259)
+    sent = len(sink.sent) + len(sink.mappings)
+    task._publish_due = 0.0
+    task.poll()  # nothing acknowledged since: nothing written
+    assert len(sink.sent) + len(sink.mappings) == sent
+
+
+def test_nothing_is_published_beyond_what_was_acknowledged() -> None:
+    task, sink = task_with_mappings()
+    task._consumer = IdleConsumer()  # type: ignore[assignment]
+    route = task.route("orders", 0)
+    run = Run(route, 10, 0, 9, 0, 9)
+    task._run_dispatched(route, run)  # type: ignore[arg-type]  # handed to the producer, not acknowledged
+    task.poll()
+    assert sink.mappings == [] and pairs(sink) == []
+    task._run_acknowledged(route, run)  # type: ignore[arg-type]
+    task.poll()
+    assert sink.mappings == [OffsetMapping(TP, 0, 0, 0, 10)] and pairs(sink) == [(0, 0), (9, 9)]

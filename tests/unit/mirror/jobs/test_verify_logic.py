@@ -12,6 +12,7 @@ from mirror.jobs.verify_logic import (
     plan_chunks,
     record_digest,
 )
+from mirror.jobs.verify_report import render_table
 
 
 def recs(values: list[str], start: int = 0) -> list[Digest]:
@@ -99,10 +100,21 @@ def test_merge_reports_per_partition_and_json() -> None:
               ChunkResult("t", 1, 0, compared=4)]
     result = merge(reports, chunks)
     assert not result.equal
-    assert result.to_json() == {"equal": False, "partitions": [
+    assert result.to_json() == {"equal": False, "result": "different", "partitions": [
         {"topic": "t", "partition": 0, "target_topic": "A.t", "compared": 25, "missing": 0, "extra": 1,
          "mismatched": 1, "pending": 0, "first_difference": 15},
         {"topic": "t", "partition": 1, "target_topic": "A.t", "compared": 4, "missing": 0, "extra": 0,
          "mismatched": 0, "pending": 3, "first_difference": None}]}
     assert result.totals() == {"compared": 29, "missing": 0, "extra": 1, "mismatched": 1, "pending": 3}
-    assert merge([PartitionReport("t", 0, "A.t", pending=9)], []).equal
+    assert merge([PartitionReport("t", 0, "A.t", pending=9), PartitionReport("t", 1, "A.t")],
+                 [ChunkResult("t", 1, 0, compared=1)]).equal  # pending records are no difference
+
+
+def test_a_run_that_compared_nothing_is_not_equal() -> None:
+    all_pending = merge([PartitionReport("t", 0, "A.t", pending=9)], [])
+    assert all_pending.outcome == "nothing_compared" and not all_pending.equal
+    assert all_pending.to_json()["result"] == "nothing_compared"
+    assert "NOTHING COMPARED" in render_table(all_pending) and "9 pending" in render_table(all_pending)
+    assert merge([], []).outcome == "nothing_compared"  # no partition at all
+    assert merge([PartitionReport("t", 0, "A.t")], [ChunkResult("t", 0, 0, compared=0, missing=2)]).outcome \
+        == "different"
