@@ -332,8 +332,20 @@ def test_work_is_spread_writes_are_forwarded_and_sigterm_moves_work_at_once(
     elapsed = time.monotonic() - t0
     assert elapsed < LONG_DELAY_MS / 1000, f"work moved only after {elapsed:.1f}s (the lost-work delay is 150 s)"
     assert all(after[u] in remaining for u in moved)
-    if leaving_role == "leader":  # the survivor that took over saw the work released, so it held nothing
-        logs = "".join(w.log_file.read_text(errors="replace") for w in cluster.workers if w is not leaving)
+    if leaving_role == "leader":
+        # A survivor took over as leader: a create through either survivor is accepted (forwarded to it) and
+        # the new connectors run there, as their status says.
+        survivors = [w for w in cluster.workers if w is not leaving]
+        for w, name in zip(survivors, ["c3", "c4"], strict=True):
+            create(cluster, w, name, 1)
+
+        def new_work_running() -> dict[str, str] | None:
+            p = cluster.running_tasks(["c3", "c4"])
+            return p if p is not None and set(p.values()) <= remaining else None
+
+        wait_for("connectors created after the leader left running on the survivors", new_work_running, 60)
+        # and the one that took over saw the work released, so it held nothing
+        logs = "".join(w.log_file.read_text(errors="replace") for w in survivors)
         assert "took over from" in logs and "released their work cleanly" in logs
     cluster.assert_never_ran_twice()
 
