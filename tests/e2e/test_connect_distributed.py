@@ -29,7 +29,7 @@ import pytest
 
 from connect_core.embedded import KafkaCluster, free_port, unique_name
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(200)]
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]  # the longest waits add up on a loaded machine
 
 REPO = Path(__file__).resolve().parents[2]
 CONNECTOR = "tests.distributed_plugins:IdleSourceConnector"
