@@ -111,16 +111,14 @@ class FakeFlow:
 class Factory:
     """Makes FakeFlows; ``followers`` names the flows that never become leader, ``on_stop`` runs in each stop()."""
 
-    def __init__(self, leader: bool = True, followers: frozenset[str] = frozenset()) -> None:
+    def __init__(self, followers: frozenset[str] = frozenset()) -> None:
         self.flows: dict[SourceAndTarget, FakeFlow] = {}
         self.log: list[str] = []
-        self.leader = leader
         self.followers = followers
         self.on_stop: Callable[[], None] = lambda: None
 
     def __call__(self, spec: HerderSpec) -> FakeFlow:
-        leader = self.leader and str(spec.pair) not in self.followers
-        flow = FakeFlow(spec, self.log, lambda: self.on_stop(), leader)
+        flow = FakeFlow(spec, self.log, lambda: self.on_stop(), leader=str(spec.pair) not in self.followers)
         self.flows[spec.pair] = flow
         return flow
 
