@@ -61,13 +61,17 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests under tests/integration and tests/e2e get their tier marker without writing it."""
+    """Tests under tests/integration and tests/e2e get their tier marker without writing it; a test that
+    uses a fixture named ``spark`` (a local SparkSession) gets the ``spark`` marker the same way. Tests
+    that start Spark otherwise (a subprocess's ``--master local[N]``) carry ``@pytest.mark.spark``."""
     for item in items:
         parts = Path(str(item.path)).parts
         if "integration" in parts:
             item.add_marker(pytest.mark.integration)
         elif "e2e" in parts:
             item.add_marker(pytest.mark.e2e)
+        if "spark" in getattr(item, "fixturenames", ()) and item.get_closest_marker("spark") is None:
+            item.add_marker(pytest.mark.spark)
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)

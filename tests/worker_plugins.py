@@ -27,11 +27,13 @@ class Registry:
     started: dict[str, int] = defaultdict(int)
     stopped: dict[str, int] = defaultdict(int)
     alter_calls: dict[str, list[Any]] = defaultdict(list)
+    task_config_calls: dict[str, int] = defaultdict(int)  # proof a reconfiguration request was served
 
     @classmethod
     def reset(cls) -> None:
         with cls.lock:
-            for d in (cls.commits, cls.committed_records, cls.started, cls.stopped, cls.alter_calls):
+            for d in (cls.commits, cls.committed_records, cls.started, cls.stopped, cls.alter_calls,
+                      cls.task_config_calls):
                 d.clear()
 
 
@@ -116,6 +118,8 @@ class CountingSourceConnector(SourceConnector):
         return CountingSourceTask
 
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        with Registry.lock:
+            Registry.task_config_calls[self.name] += 1
         partitions = int(self.props.get("source.partitions", "1"))
         tasks = int(self.props.get("generate.tasks", "0")) or min(max_tasks, partitions)
         groups: list[list[str]] = [[] for _ in range(tasks)]

@@ -176,6 +176,8 @@ class MirrorMaker:
         self._selector: Any = None
         self._flow_locks: dict[SourceAndTarget, threading.Lock] = {}
         self.configured: dict[SourceAndTarget, list[str]] = {}  # what each leadership wrote (for tests/logs)
+        # leaderships handled per flow, written or not: proof that a "nothing to write" was decided, not skipped
+        self.leaderships_handled: dict[SourceAndTarget, int] = {}
 
     # ----------------------------------------------------------------------------- lifecycle
 
@@ -305,3 +307,4 @@ class MirrorMaker:
                 self.configured.setdefault(pair, []).extend(written)
             except Exception:
                 log.exception("%s: configuring the connectors failed", pair)
+            self.leaderships_handled[pair] = self.leaderships_handled.get(pair, 0) + 1

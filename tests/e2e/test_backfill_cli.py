@@ -14,6 +14,7 @@ import subprocess
 import threading
 from pathlib import Path
 
+import pytest
 from confluent_kafka import Producer
 
 from connect_core.embedded import KafkaCluster, free_port
@@ -64,6 +65,7 @@ class Trickle(threading.Thread):
         return self.next
 
 
+@pytest.mark.spark
 def test_fresh_flow_is_backfilled_then_mm2_run_continues_without_gap_or_duplicate(
         two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path) -> None:
     a, b = two_clusters
@@ -96,6 +98,7 @@ def test_fresh_flow_is_backfilled_then_mm2_run_continues_without_gap_or_duplicat
         mm2.close()
 
 
+@pytest.mark.spark
 def test_backfill_beside_a_running_mm2_run_hands_the_topic_back(
         two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path) -> None:
     a, b = two_clusters
@@ -168,6 +171,7 @@ def test_mistakes_are_one_line_and_a_nonzero_exit(two_clusters: tuple[KafkaClust
     assert len(lines) == 1 and "target cluster 'C' is unreachable" in lines[0], unreachable.stderr
 
 
+@pytest.mark.spark
 def test_backfill_of_the_flows_only_topic_beside_mm2_run(two_clusters: tuple[KafkaCluster, KafkaCluster],
                                                         tmp_path: Path) -> None:
     """Excluding every topic leaves the connector no task: the old task's stop still gates the copy.

@@ -20,6 +20,7 @@ pytestmark = pytest.mark.e2e
 NameFn = Callable[[str], str]
 
 
+@pytest.mark.spark
 def test_json_dry_run_writes_nothing(two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: NameFn,
                                      tmp_path: Path) -> None:
     a, b = two_clusters

@@ -27,6 +27,7 @@ def records(start: int, count: int) -> list[dict[str, object]]:
              "headers": [("h", f"{i}".encode())]} for i in range(start, start + count)]
 
 
+@pytest.mark.spark
 def test_verify_next_to_a_running_mirror(two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: NameFn,
                                          tmp_path: Path) -> None:
     a, b = two_clusters

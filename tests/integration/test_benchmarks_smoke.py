@@ -70,6 +70,7 @@ def test_mirror_throughput_prints_rates_ratio_and_rss() -> None:
     _no_broker_left(out)
 
 
+@pytest.mark.spark
 def test_translate_offsets_prints_both_times() -> None:
     out = run_bench("bench.translate_offsets", "--groups", "40", "--records", "50", "--loop-sample", "2",
                     timeout=240)
@@ -81,6 +82,7 @@ def test_translate_offsets_prints_both_times() -> None:
     _no_broker_left(out)
 
 
+@pytest.mark.spark
 def test_backfill_prints_rates_cpu_startup_and_the_ratio() -> None:
     out = run_bench("bench.backfill_throughput", "--records", "6000", "--size", "200", "--partitions", "4",
                     "--rounds", "1", timeout=300)
@@ -97,6 +99,7 @@ def test_backfill_prints_rates_cpu_startup_and_the_ratio() -> None:
     assert re.search(r"^verdict: backfill on local\[2\] (meets|misses) the target", out, re.MULTILINE), out
 
 
+@pytest.mark.spark
 def test_verify_throughput_prints_rates_and_ratio() -> None:
     out = run_bench("bench.verify_throughput", "--records", "4000", "--size", "100", "--partitions", "2",
                     "--rounds", "1", "--chunk-records", "500", timeout=240)

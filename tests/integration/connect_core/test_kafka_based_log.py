@@ -106,7 +106,7 @@ def test_empty_topic_and_repeated_barriers(kafka_cluster: KafkaCluster, unique_n
     finally:
         log.stop()
     with pytest.raises(ConnectError):
-        log.read_to_end().result(timeout=1)
+        log.read_to_end().result(timeout=30)
 
 
 def test_refuses_multi_partition_topic_when_one_is_required(

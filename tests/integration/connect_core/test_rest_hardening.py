@@ -221,15 +221,17 @@ def stalled(worker: tuple[StandaloneWorker, Client]) -> Iterator[list[socket.soc
 def test_stalled_clients_do_not_block_others(worker: tuple[StandaloneWorker, Client],
                                              stalled: list[socket.socket]) -> None:
     _, api = worker
+    # A server that the stalled connections blocked would answer only once they are dropped (the 30 s idle
+    # timeout at the earliest): each answer within 20 s, generous for a loaded machine, says they did not.
     slowest = 0.0
     for _ in range(10):
         started = time.monotonic()
-        assert answers(api, timeout=10) == 200
+        assert answers(api, timeout=20) == 200
         slowest = max(slowest, time.monotonic() - started)
     status, _ = api("PUT", "/connector-plugins/FileStreamSource/config/validate",
                     {"connector.class": "FileStreamSource", "topic": "t"})
     assert status == 200
-    assert slowest < 5.0, f"a request took {slowest:.1f} s beside {len(stalled)} stalled connections"
+    assert slowest < 20.0, f"a request took {slowest:.1f} s beside {len(stalled)} stalled connections"
     for s in stalled:  # they hang up; the server is none the worse
         s.close()
     assert answers(api) == 200

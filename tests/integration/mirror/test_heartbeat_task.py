@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 
-from connect_core.embedded import KafkaCluster
+from connect_core.embedded import KafkaCluster, wait_for
 from mirror.client.formats import Heartbeat
 from mirror.connectors.heartbeat_connector import MirrorHeartbeatConnector
 from mirror.connectors.heartbeat_task import MirrorHeartbeatTask
+
+
+def waiting_in_poll(thread: threading.Thread) -> bool:
+    """``thread`` is blocked inside MirrorHeartbeatTask.poll's wait (so a stop() must wake it, not pre-empt it)."""
+    frame = sys._current_frames().get(thread.ident or -1)
+    names = []
+    while frame is not None:
+        names.append(frame.f_code.co_name)
+        frame = frame.f_back
+    return bool(names) and names[0] == "wait" and "poll" in names
 
 
 def props(b: KafkaCluster, **extra: str) -> dict[str, str]:
@@ -43,7 +54,9 @@ def test_heartbeats_topic_created_and_heartbeats_emitted(kafka_cluster: KafkaClu
         before = int(time.time() * 1000)
         started = time.monotonic()
         records = [r for _ in range(2) for r in (task.poll() or [])]
-        assert 1.5 <= time.monotonic() - started < 4  # one per emit.heartbeats.interval.seconds
+        # one per emit.heartbeats.interval.seconds (1 s): never sooner; the upper bound is ten intervals,
+        # generous for a loaded machine, and still catches a poll that ignores the interval it was given
+        assert 1.5 <= time.monotonic() - started < 20
         assert len(records) == 2
         for r in records:
             hb = Heartbeat.decode(r.key, r.value)
@@ -63,9 +76,9 @@ def test_heartbeats_topic_created_and_heartbeats_emitted(kafka_cluster: KafkaClu
         result: list[object] = []
         t = threading.Thread(target=lambda: result.append(slow.poll()))
         t.start()
-        time.sleep(0.2)
+        wait_for(lambda: waiting_in_poll(t), 30, 0.01, "poll() waiting for its 30 s interval")
         slow.stop()
-        t.join(2)
+        t.join(20)  # far below the 30 s interval: only the wake-up ends the poll this soon
         assert not t.is_alive() and result == [None]
     finally:
         task.stop()

@@ -251,6 +251,12 @@ def test_active_active_never_loops(two_clusters: tuple[KafkaCluster, KafkaCluste
         # heartbeats of each flow are replicated one hop further, and never back
         wait_for(lambda: "A.heartbeats" in b.topic_names() and "B.heartbeats" in a.topic_names(), 30, 0.5,
                  "heartbeats not replicated")
-        time.sleep(5)  # two more refresh intervals
+        # Proof that each flow refreshed its topics after all of the above existed on its source: a topic
+        # created now is mirrored only by such a refresh, and that refresh saw the remote topics too.
+        pa, pb = unique_name("probe-a"), unique_name("probe-b")
+        a.create_topic(pa)
+        b.create_topic(pb)
+        wait_for(lambda: f"A.{pa}" in b.topic_names() and f"B.{pb}" in a.topic_names(), 30, 0.5,
+                 "topics created later not mirrored both ways")
         looped = [t for t in b.topic_names() | a.topic_names() if t.startswith(("A.B.", "B.A."))]
         assert looped == []

@@ -17,7 +17,7 @@ from connect_core.storage.memory import MemoryOffsetBackingStore, MemoryStatusBa
 from tests.worker_plugins import BAD_CONNECTOR, BYTES, CONNECTOR, FakeProducer, Registry
 
 
-def wait_for(cond: Callable[[], bool], timeout: float = 5.0, what: str = "condition") -> None:
+def wait_for(cond: Callable[[], bool], timeout: float = 30.0, what: str = "condition") -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
@@ -180,10 +180,11 @@ def test_reconfigure_on_config_change_and_request(env: Env) -> None:
     wait_for(lambda: env.state() == (State.RUNNING, [State.RUNNING]), what="one task")
     patched = env.herder.patch_connector_config("c", {"records": "30", "batch": None})
     assert patched.config["records"] == "30"
-    n = Registry.started["c"]
+    started, stopped, asked = Registry.started["c"], Registry.stopped["c"], Registry.task_config_calls["c"]
     env.herder.request_task_reconfiguration("c")  # unchanged configs: no restart
-    time.sleep(0.2)
-    assert Registry.started["c"] == n
+    wait_for(lambda: Registry.task_config_calls["c"] > asked, what="the request served")
+    env.herder.task_configs("c")  # takes the herder's lock: the request's decision is complete
+    assert (Registry.started["c"], Registry.stopped["c"]) == (started, stopped)
 
 
 def test_initial_state_stopped_and_paused(env: Env) -> None:

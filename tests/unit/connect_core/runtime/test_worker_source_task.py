@@ -23,7 +23,7 @@ TID = ConnectorTaskId("conn", 0)
 DEFAULT_PROPS = {"connector.name": "conn", "topic": "out", "partitions": "0,1", "records": "20", "batch": "7"}
 
 
-def wait_for(cond: Callable[[], bool], timeout: float = 5.0, what: str = "condition") -> None:
+def wait_for(cond: Callable[[], bool], timeout: float = 30.0, what: str = "condition") -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if cond():

@@ -23,7 +23,7 @@ def test_offset_store_set_get_tombstone_and_partitions() -> None:
     store = MemoryOffsetBackingStore()
     store.start()
     seen: list[BaseException | None] = []
-    store.set({key("c", {"p": 0}): b'{"o":1}', key("c", {"p": 1}): b'{"o":2}'}, seen.append).result(timeout=1)
+    store.set({key("c", {"p": 0}): b'{"o":1}', key("c", {"p": 1}): b'{"o":2}'}, seen.append).result(timeout=30)
     assert seen == [None]
     assert store.get([key("c", {"p": 0}), key("c", {"p": 9})]) == {
         key("c", {"p": 0}): b'{"o":1}',

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 
 import pytest
 
@@ -23,6 +22,7 @@ from mirror.connectors.config import (
     validate_source_connector_props,
 )
 from mirror.connectors.scheduler import Scheduler
+from tests.unit.mirror.connectors.twin_ticks import twin_ticks
 
 BASE = {
     "name": "MirrorSourceConnector",
@@ -238,9 +238,16 @@ def test_scheduler_one_shot_errors_and_timeouts_are_logged(caplog: pytest.LogCap
     try:
         with caplog.at_level(logging.ERROR, logger="mirror.connectors.scheduler"):
             s.execute(lambda: 1 / 0, "dividing")
-            started = time.monotonic()
-            s.execute(lambda: time.sleep(1.0), "sleeping")
-            assert time.monotonic() - started < 0.8
+            release, finished = threading.Event(), threading.Event()
+
+            def sleeping() -> None:
+                release.wait(30)
+                finished.set()
+
+            s.execute(sleeping, "sleeping")
+            # execute() returned on its 0.3 s timeout: the job it ran is still waiting for its release
+            assert not finished.is_set()
+            release.set()
         messages = " ".join(r.getMessage() for r in caplog.records)
         assert "dividing" in messages and "timed out running task: sleeping" in messages
     finally:
@@ -259,14 +266,14 @@ def test_scheduler_repeating_delayed_and_disabled() -> None:
 
     try:
         s.schedule_repeating(lambda: job("fast"), 0.05, "fast")
-        s.schedule_repeating_delayed(lambda: job("slow"), 10, "slow")
+        s.schedule_repeating_delayed(lambda: job("slow"), 600, "slow")  # first run in 10 min: never here
         s.schedule_repeating(lambda: job("never"), -1, "disabled")
-        assert done.wait(3)
+        assert done.wait(30)
         assert runs[0] == "fast" and "slow" not in runs and "never" not in runs
         with pytest.raises(ValueError):
             s.schedule_repeating(lambda: None, 0, "zero")
     finally:
         s.close()
     count = len(runs)
-    time.sleep(0.2)
-    assert len(runs) == count  # nothing runs after close
+    assert twin_ticks(0.05, 4)  # four more "fast" ticks were due ...
+    assert len(runs) == count  # ... and nothing ran after close

@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable
 
 from mirror.connectors.scheduler import Scheduler
+from tests.unit.mirror.connectors.twin_ticks import twin_ticks
 
 
 def wait_until(condition: Callable[[], bool], timeout_s: float = 10.0) -> bool:
@@ -72,10 +73,12 @@ def test_an_overrun_brings_no_burst_of_catch_up_runs() -> None:
     finally:
         s.close()
     overrun_end = ends[1]
-    # A scheduler that catches up would start ~10 runs at once; fixed rate with coalescing starts the next
-    # tick only (ticks are 50 ms apart, so at most one lies in the 40 ms after the overrun).
+    # A scheduler that catches up would start ~10 runs at once; fixed rate with coalescing starts one run
+    # for all the ticks it missed, then the ticks still to come (50 ms apart, so at most one of them lies
+    # in the 40 ms after the overrun). Two at most however late a loaded machine runs them: load delays
+    # runs, it never adds ticks.
     right_after = [t for t in starts[2:] if t - overrun_end < 0.04]
-    assert len(right_after) <= 1, starts
+    assert len(right_after) <= 2, starts
     assert all(b > a for a, b in zip(starts[1:], ends[1:], strict=False))  # never overlapping: start after end
 
 
@@ -103,8 +106,8 @@ def test_close_lets_the_running_job_finish_and_skips_the_queued_ones() -> None:
     assert log == ["slow done"]
     s.execute(lambda: log.append("after close"), "late")  # skipped, returns at once
     s.schedule_repeating(lambda: log.append("after close"), 0.01, "late repeating")
-    time.sleep(0.1)
-    assert log == ["slow done"]
+    assert twin_ticks(0.01, 5)  # the late repeating job was due five times over ...
+    assert log == ["slow done"]  # ... and never ran
 
 
 def test_close_from_inside_a_job_returns_and_leaves_no_thread_behind() -> None:

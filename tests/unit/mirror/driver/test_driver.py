@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -83,11 +84,12 @@ class ConfigHerder:
 class FakeFlow:
     """A FlowHerder that behaves like a standalone one (leader as soon as started)."""
 
-    def __init__(self, spec: HerderSpec, log: list[str], stop_delay: float = 0.0, leader: bool = True) -> None:
+    def __init__(self, spec: HerderSpec, log: list[str], on_stop: Callable[[], None] = lambda: None,
+                 leader: bool = True) -> None:
         self.spec = spec
         self._herder = ConfigHerder()
         self._log = log
-        self._stop_delay = stop_delay
+        self._on_stop = on_stop
         self._leader = leader
         self.stopped = threading.Event()
 
@@ -101,25 +103,27 @@ class FakeFlow:
             self.spec.on_became_leader()
 
     def stop(self) -> None:
-        time.sleep(self._stop_delay)
+        self._on_stop()
         self._log.append(f"stop {self.spec.worker_id}")
         self.stopped.set()
 
 
 class Factory:
-    def __init__(self, stop_delay: float = 0.0, leader: bool = True) -> None:
+    """Makes FakeFlows; ``followers`` names the flows that never become leader, ``on_stop`` runs in each stop()."""
+
+    def __init__(self, followers: frozenset[str] = frozenset()) -> None:
         self.flows: dict[SourceAndTarget, FakeFlow] = {}
         self.log: list[str] = []
-        self.stop_delay = stop_delay
-        self.leader = leader
+        self.followers = followers
+        self.on_stop: Callable[[], None] = lambda: None
 
     def __call__(self, spec: HerderSpec) -> FakeFlow:
-        flow = FakeFlow(spec, self.log, self.stop_delay, self.leader)
+        flow = FakeFlow(spec, self.log, lambda: self.on_stop(), leader=str(spec.pair) not in self.followers)
         self.flows[spec.pair] = flow
         return flow
 
 
-def wait_until(predicate: Any, timeout: float = 5.0) -> None:
+def wait_until(predicate: Any, timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
@@ -248,55 +252,77 @@ def test_becoming_leader_again_rewrites_only_changed_configs() -> None:
 
     # a restarted node with an edited file becomes leader over the same stored configs
     changed = make_config(props(**{"A->B.topics": "orders"}))
-    second = MirrorMaker(changed, lambda spec: _reuse(spec, factory.flows[AB], factory.log))
+    reused: list[FakeFlow] = []
+    second = MirrorMaker(changed, lambda spec: _reuse(spec, factory.flows[AB], factory.log, reused))
     second.start()
     try:
-        wait_until(lambda: len(herder.puts) >= 6)
-        time.sleep(0.1)
+        wait_until(lambda: second.leaderships_handled.get(AB) == 1)  # the whole leadership, all three decided
         assert sorted(herder.puts[3:]) == sorted(CONNECTOR_NAMES)
         assert herder.configs[SOURCE_CONNECTOR]["topics"] == "orders"
-        second._requests.put(AB)  # leadership again, nothing changed: nothing written
-        time.sleep(0.2)
+        reused[0].spec.on_became_leader()  # leadership again, nothing changed: nothing written
+        wait_until(lambda: second.leaderships_handled.get(AB) == 2)
         assert len(herder.puts) == 6
     finally:
         second.stop(5)
 
 
-def _reuse(spec: HerderSpec, old: FakeFlow, log: list[str]) -> FakeFlow:
+def _reuse(spec: HerderSpec, old: FakeFlow, log: list[str], made: list[FakeFlow]) -> FakeFlow:
     flow = FakeFlow(spec, log)
     flow._herder = old._herder
+    made.append(flow)
     return flow
 
 
 def test_follower_writes_nothing() -> None:
-    factory = Factory(leader=False)
-    mm = MirrorMaker(make_config(props()), factory)
+    # Every other flow leads: once the driver has handled all their leaderships, it has handled
+    # everything start-up gave it, so the follower's empty herder is a decision, not a race.
+    config = make_config(props(**{"emit.heartbeats.enabled": "true"}))
+    factory = Factory(followers=frozenset({"A->B"}))
+    mm = MirrorMaker(config, factory)
     mm.start()
     try:
-        time.sleep(0.2)
+        leaders = [p for p in factory.flows if p != AB]
+        assert len(leaders) == 5
+        wait_until(lambda: all(mm.leaderships_handled.get(p) == 1 for p in leaders))
+        assert all(len(factory.flows[p].herder.puts) == 3 for p in leaders)
         assert factory.flows[AB].herder.puts == []
+        assert AB not in mm.leaderships_handled
     finally:
         mm.stop(5)
 
 
 def test_stop_stops_every_herder_and_reports_clean() -> None:
     config = make_config(props(**{"emit.heartbeats.enabled": "true"}))
-    factory = Factory(stop_delay=0.2)
+    factory = Factory()
     mm = MirrorMaker(config, factory)
     mm.start()
-    began = time.monotonic()
-    assert mm.stop(5) is True
-    assert time.monotonic() - began < 1.0  # stopped in parallel, not 6 x 0.2 s
+    # Each stop() returns only once all six are inside stop() at the same time: stopped in parallel.
+    # One after another, the first would break the barrier after 20 s and the stop would not be clean.
+    barrier = threading.Barrier(len(factory.flows), timeout=20)
+    factory.on_stop = barrier.wait
+    assert mm.stop(60) is True
     assert all(f.stopped.is_set() for f in factory.flows.values())
 
 
 def test_stop_gives_up_after_the_timeout() -> None:
-    factory = Factory(stop_delay=3.0)
+    factory = Factory()
+    hung = threading.Event()
+    release = threading.Event()
+
+    def hang() -> None:
+        hung.set()
+        release.wait(60)
+
+    factory.on_stop = hang
     mm = MirrorMaker(make_config(props()), factory)
     mm.start()
-    began = time.monotonic()
-    assert mm.stop(0.3) is False
-    assert time.monotonic() - began < 1.5
+    try:
+        assert mm.stop(0.3) is False
+        # it gave up: the herder's stop is still hanging when stop() has returned
+        assert hung.is_set() and not factory.flows[AB].stopped.is_set()
+    finally:
+        release.set()
+    assert factory.flows[AB].stopped.wait(10)
 
 
 def test_interrupted_start_starts_no_further_herders() -> None:
