@@ -134,3 +134,17 @@ def test_the_image_check_is_not_part_of_the_test_run() -> None:
     assert "container-check" not in (ROOT / ".ci" / "run").read_text()
     script = ROOT / ".ci" / "container-check"
     assert script.stat().st_mode & 0o111
+
+
+def test_every_data_file_of_the_packages_is_installed() -> None:
+    """The image installs mm2 from a wheel, not in editable mode: a file the code reads must be package data."""
+    import fnmatch
+
+    package_data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    for top in ("connect_core", "mirror"):
+        for path in (ROOT / top).rglob("*"):
+            if not path.is_file() or path.suffix in (".py", ".pyc") or "__pycache__" in path.parts:
+                continue
+            package = ".".join(path.parent.relative_to(ROOT).parts)
+            patterns = package_data.get(package, []) + package_data.get("*", [])
+            assert any(fnmatch.fnmatch(path.name, p) for p in patterns), f"{path.relative_to(ROOT)} is not package data"
