@@ -35,7 +35,7 @@ from connect_core.runtime.connector_config import (
     SourceConnectorConfig,
     TopicCreationGroup,
 )
-from connect_core.runtime.source_task_ports import ProducerLike, TaskMetrics
+from connect_core.runtime.source_task_collaborators import ProducerLike, TaskMetrics
 from connect_core.runtime.status import ConnectorStatusListener, TaskStatusListener
 from connect_core.runtime.tolerance import RetryWithToleranceOperator
 from connect_core.runtime.worker_config import WorkerConfig, admin_props, keeps_partition_order, producer_props
