@@ -25,8 +25,7 @@ from typing import Any
 
 from connect_core.api.errors import ConnectError
 from connect_core.kafka.clients import consumer_config, create_consumer, create_producer, producer_config
-from connect_core.kafka.types import KafkaError, KafkaException, Message, Producer
-from connect_core.kafka.types import TopicPartition as KTopicPartition
+from connect_core.kafka.types import ClientPartition, KafkaError, KafkaException, Message, Producer
 from connect_core.storage.offset_storage import (
     deserialize_offset_key,
     deserialize_offset_value,
@@ -334,7 +333,7 @@ class GroupCopier:
         syncs = create_producer(producer_config(clients.syncs_producer)) if clients.syncs_producer else None
         try:
             # fetching starts while the producer gets its id (a broker round trip)
-            consumer.assign([KTopicPartition(t, p, c.result.resumed_from) for (t, p), c in active.items()])
+            consumer.assign([ClientPartition(t, p, c.result.resumed_from) for (t, p), c in active.items()])
             init_transactions(producer, clients, first.target_topic, f"the task copying {first.name}")
             for copy in active.values():
                 copy.producer = producer
@@ -439,7 +438,7 @@ class GroupCopier:
                 if done:
                     assert copy is not None
                     copy.done = True
-                    consumer.pause([KTopicPartition(copy.unit.topic, copy.unit.partition)])
+                    consumer.pause([ClientPartition(copy.unit.topic, copy.unit.partition)])
                     remaining -= 1
             if copy is not None:
                 copy.pending = pending

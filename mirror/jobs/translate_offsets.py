@@ -23,8 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from connect_core.api.errors import ConfigError, ConnectError
 from connect_core.kafka.clients import admin_config, create_admin
-from connect_core.kafka.types import KafkaException, OffsetSpec
-from connect_core.kafka.types import TopicPartition as KTopicPartition
+from connect_core.kafka.types import ClientPartition, KafkaException, OffsetSpec
 from mirror.client.errors import ClusterUnreachableError
 from mirror.client.filters import TopicFilter
 from mirror.client.formats import OffsetAndMetadata, TopicPartition
@@ -197,7 +196,7 @@ def end_offsets(admin_props: dict[str, Any], partitions: Iterable[TopicPartition
     if not wanted:
         return {}
     admin = create_admin(admin_config(admin_props))
-    futures = admin.list_offsets({KTopicPartition(tp.topic, tp.partition): OffsetSpec.latest() for tp in wanted},
+    futures = admin.list_offsets({ClientPartition(tp.topic, tp.partition): OffsetSpec.latest() for tp in wanted},
                                  request_timeout=timeout_s)
     out: dict[TopicPartition, int] = {}
     for ktp, future in futures.items():
