@@ -1,10 +1,10 @@
 """``mm2 backfill``: a flow's existing partition backlogs copied by a PySpark job, exactly once per unit.
 
-The driver checks and plans (:mod:`mirror.jobs.backfill_flow`), creates the remote topics and the
+The Spark driver checks and plans (:mod:`mirror.jobs.backfill_flow`), creates the remote topics and the
 flow's internal topics as ``mm2 run`` would, takes the topics from live tailing when the flow is
 running (:mod:`mirror.jobs.backfill_handoff`), and runs one Spark task per source partition
-(:mod:`mirror.jobs.backfill_copy`): records go executor to broker, never through the driver. Progress
-is read back from the flow's offsets topic, where every committed chunk leaves the unit's position.
+(:mod:`mirror.jobs.backfill_copy`): records go executor to broker, never through the Spark driver.
+Progress is read back from the flow's offsets topic, where every committed chunk leaves the unit's position.
 """
 
 from __future__ import annotations

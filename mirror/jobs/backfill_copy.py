@@ -6,7 +6,7 @@ records (it commits when one unit's reaches ``chunk_records``) *and* each unit's
 MirrorSourceConnector's own source offset in the flow's offsets topic: the live task and a retried
 attempt both resume from what was committed, never from what was merely sent. The transactional.id is
 that of the task's first unit, the same for every attempt of the task, so starting an attempt fences
-(and aborts the open transaction of) any earlier attempt; before the tasks start, the driver fences
+(and aborts the open transaction of) any earlier attempt; before the tasks start, the Spark driver fences
 every partition's id (:func:`fence_partitions`), which covers an earlier run that grouped the units
 otherwise. After each commit the chunk's offset syncs and offset mapping are sent (they live on
 another cluster by default, so they cannot join the transaction; syncs are idempotent points and a
@@ -210,7 +210,7 @@ def init_transactions(producer: Producer, clients: BackfillClients, topic: str, 
 
 
 def fence_partitions(clients: BackfillClients, partitions: Iterable[tuple[str, int]]) -> None:
-    """Fence whatever an earlier run left of these partitions' transactional ids (driver side).
+    """Fence whatever an earlier run left of these partitions' transactional ids (on the Spark driver).
 
     A task's id is that of its first unit, and an earlier run may have grouped the units otherwise:
     re-initialising every partition's id aborts an abandoned transaction (on some brokers it holds

@@ -1,4 +1,4 @@
-"""Driver side of ``mm2 backfill``: the flow's settings, the checks, the plan and the topics it needs.
+"""The Spark driver's side of ``mm2 backfill``: the flow's settings, the checks, the plan and the topics it needs.
 
 Everything here runs before Spark starts and reads only metadata and small topics; every mistake is
 found here, before anything is written: an unknown alias, a disabled flow, a regex that matches
