@@ -65,7 +65,7 @@ TaskCreatedHook = Callable[[SourceTask], None]
 def _default_producer_factory(props: dict[str, Any]) -> ProducerLike:
     from connect_core.kafka.clients import create_producer, producer_config
 
-    return create_producer(producer_config(props))  # type: ignore[no-any-return]
+    return create_producer(producer_config(props))
 
 
 def _default_admin_factory(props: dict[str, Any]) -> Any:

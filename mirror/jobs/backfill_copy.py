@@ -388,7 +388,7 @@ class GroupCopier:
                 if partition != run_partition or topic != run_topic:
                     if copy is not None:
                         copy.pending = pending
-                    copy = active.get((topic, partition))  # type: ignore[arg-type]
+                    copy = active.get((topic, partition))
                     if copy is None:  # a client-level event, not a record of ours
                         self._client_event(msg)
                         run_topic = None

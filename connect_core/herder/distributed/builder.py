@@ -59,7 +59,7 @@ def member_factory(
             group_id=config.group_id,
             rest_url=advertised_url,
             config_snapshot=snapshot,
-            listener=listener,  # type: ignore[arg-type]
+            listener=listener,
             connect_protocol=config.connect_protocol.value,
             session_timeout_ms=int(config.get_int("session.timeout.ms")),
             heartbeat_interval_ms=int(config.get_int("heartbeat.interval.ms")),
