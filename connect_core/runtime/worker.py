@@ -35,7 +35,7 @@ from connect_core.runtime.connector_config import (
     SourceConnectorConfig,
     TopicCreationGroup,
 )
-from connect_core.runtime.source_task_ports import ProducerLike, TaskMetrics
+from connect_core.runtime.source_task_collaborators import ProducerLike, TaskMetrics
 from connect_core.runtime.status import ConnectorStatusListener, TaskStatusListener
 from connect_core.runtime.tolerance import RetryWithToleranceOperator
 from connect_core.runtime.worker_config import WorkerConfig, admin_props, keeps_partition_order, producer_props
@@ -65,7 +65,7 @@ TaskCreatedHook = Callable[[SourceTask], None]
 def _default_producer_factory(props: dict[str, Any]) -> ProducerLike:
     from connect_core.kafka.clients import create_producer, producer_config
 
-    return create_producer(producer_config(props))  # type: ignore[no-any-return]
+    return create_producer(producer_config(props))
 
 
 def _default_admin_factory(props: dict[str, Any]) -> Any:
