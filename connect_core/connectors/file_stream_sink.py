@@ -1,9 +1,9 @@
 """Kafka's quickstart sink: each record's value becomes a line of a file (``FileStreamSinkConnector``).
 
 As Java's, every task appends to the same ``file`` (standard output when empty), one line per record
-value (``null`` for a null value); lines are written out at ``flush``, so what the file holds is
-never behind the committed offsets. Each write is a single ``write`` of whole lines to a file opened
-for appending, so tasks of several workers sharing one file never interleave inside a line.
+value (``null`` for a null value), written at each ``put`` as Java's unbuffered stream does (so the
+file is never behind the committed offsets). Each batch is a single ``write`` of whole lines to a
+file opened for appending, so tasks of several workers sharing one file never interleave inside a line.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from connect_core.api.task import Task
 from connect_core.config.configdef import ConfigDef, Importance, Type
 
 FILE_CONFIG = "file"
-#: Buffered bytes written out before ``flush`` asks for it (bounds memory for big batches).
+#: Bytes of one ``write`` at most (bounds memory for big batches).
 _WRITE_AT_BYTES = 1 << 20
 
 CONFIG_DEF = ConfigDef().define(
@@ -88,8 +88,9 @@ class FileStreamSinkTask(SinkTask):
             line = _line(record.value)
             self._pending.append(line)
             self._pending_bytes += len(line)
-        if self._pending_bytes >= _WRITE_AT_BYTES:
-            self._write_out()
+            if self._pending_bytes >= _WRITE_AT_BYTES:
+                self._write_out()
+        self._write_out()
 
     def flush(self, current_offsets: dict[TopicPartition, int]) -> None:
         self._write_out()
