@@ -75,7 +75,7 @@ def test_sink_connector_config_parses_dlq_settings_and_rejects_bad_ones() -> Non
                                 "errors.deadletterqueue.topic.replication.factor": "1"})
     assert conf.topics == ["a", "b"] and conf.topics_regex is None
     assert (conf.dlq_topic, conf.dlq_replication_factor, conf.dlq_context_headers) == ("dlq", 1, False)
-    with pytest.raises(ConfigError, match="Must configure one of topics or topics.regex"):
+    with pytest.raises(ConfigError, match=r"Must configure one of topics or topics\.regex"):
         SinkConnectorConfig({"name": "s", "connector.class": "FileStreamSink"})
 
 
