@@ -158,6 +158,9 @@ class WorkerSinkTask:
         self.task = task
         self.task_props = task_props
         self._consumer_config = consumer_config
+        # librdkafka runs every configured assignor with one protocol: cooperative-sticky means incremental
+        # (cooperative) rebalances, where callbacks carry only the partitions that move.
+        self._cooperative = "cooperative" in str(consumer_config.get("partition.assignment.strategy", ""))
         self._consumer_factory = consumer_factory
         self._client_partition = client_partition
         self.topics = topics
@@ -517,7 +520,7 @@ class WorkerSinkTask:
         rewinds = self.offsets.take_rewinds()
         to_assign = [self._client_partition(tp.topic, tp.partition, rewinds[tp]) if tp in rewinds else p
                      for tp, p in zip(tps, partitions, strict=True)]  # fmt: skip
-        if getattr(consumer, "rebalance_protocol", lambda: "EAGER")() == "COOPERATIVE":
+        if self._cooperative:
             consumer.incremental_assign(to_assign)
         else:
             consumer.assign(to_assign)
@@ -546,7 +549,7 @@ class WorkerSinkTask:
             else:
                 self._commit(closing=True, partitions=tps)
             self._forget(tps)
-        if getattr(consumer, "rebalance_protocol", lambda: "EAGER")() == "COOPERATIVE":
+        if self._cooperative:
             consumer.incremental_unassign(partitions)
         else:
             consumer.unassign()
