@@ -5,8 +5,8 @@ its converters and transformations, the consumer settings, error tolerance and t
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from connect_core.api.errors import ConnectError
 from connect_core.api.sink import SinkTask
@@ -21,13 +21,12 @@ from connect_core.runtime.connector_config import (
     ToleranceType,
 )
 from connect_core.runtime.dead_letter_queue import DeadLetterQueueReporter
+from connect_core.runtime.source_task_ports import TaskMetrics
 from connect_core.runtime.status import TaskStatusListener
 from connect_core.runtime.tolerance import RetryWithToleranceOperator
-from connect_core.runtime.worker_config import admin_props, consumer_props, producer_props
+from connect_core.runtime.worker_config import WorkerConfig, admin_props, consumer_props, producer_props
 from connect_core.runtime.worker_sink_task import WorkerSinkTask
-
-if TYPE_CHECKING:
-    from connect_core.runtime.worker import Worker
+from connect_core.storage.api import StatusBackingStore
 
 log = logging.getLogger(__name__)
 
@@ -52,33 +51,37 @@ def _names_topics(props: Mapping[str, str]) -> bool:
 
 
 def build_sink_task(
-    worker: Worker,
     task_id: ConnectorTaskId,
+    conf: SinkConnectorConfig,
     conn_props: Mapping[str, str],
     task_props: Mapping[str, str],
     listener: TaskStatusListener,
     target_state: TargetState,
-    num_tasks: int | None,
+    *,
+    worker_config: WorkerConfig,
+    converter: Callable[[Mapping[str, str], str, bool | None], Any],
+    producer_factory: Callable[[dict[str, Any]], Any],
+    admin_factory: Callable[[dict[str, Any]], Any],
+    task_metrics: Callable[[ConnectorTaskId], TaskMetrics] | None,
+    on_task_created: Callable[[Any], None] | None,
+    status_store: StatusBackingStore | None,
 ) -> WorkerSinkTask:
-    """Everything a sink task needs, from already-resolved connector and task configs."""
+    """Everything a sink task needs, from already-resolved connector and task configs (``converter`` is
+    the worker's: the connector's converter if it names one, else the worker's)."""
     from connect_core.kafka.clients import consumer_config
-    from connect_core.runtime.worker import TooManyTasksError
     from connect_core.transforms.chain import TransformationChain
 
-    conf = SinkConnectorConfig(conn_props)
-    if num_tasks is not None and num_tasks > conf.tasks_max and conf.enforce_tasks_max:
-        raise TooManyTasksError(task_id.connector, num_tasks, conf.tasks_max)
     connector_cls = Plugins.load(conn_props.get(CONNECTOR_CLASS_CONFIG, ""), "sink", key=CONNECTOR_CLASS_CONFIG)
     task_cls = connector_cls().task_class()
     if not (isinstance(task_cls, type) and issubclass(task_cls, SinkTask)):
         raise ConnectError(f"Task class {task_cls!r} of connector {task_id.connector} is not a SinkTask")
     task = task_cls()
-    if worker._on_task_created is not None:
-        worker._on_task_created(task)  # type: ignore[arg-type]
+    if on_task_created is not None:
+        on_task_created(task)
 
-    key_conv = worker._converter(conn_props, KEY_CONVERTER_CLASS_CONFIG, True)
-    value_conv = worker._converter(conn_props, VALUE_CONVERTER_CLASS_CONFIG, False)
-    header_conv = worker._converter(conn_props, HEADER_CONVERTER_CLASS_CONFIG, None)
+    key_conv = converter(conn_props, KEY_CONVERTER_CLASS_CONFIG, True)
+    value_conv = converter(conn_props, VALUE_CONVERTER_CLASS_CONFIG, False)
+    header_conv = converter(conn_props, HEADER_CONVERTER_CLASS_CONFIG, None)
     chain = TransformationChain.from_config(conn_props)
     tolerance = RetryWithToleranceOperator(
         conf.errors_retry_timeout_ms,
@@ -87,23 +90,24 @@ def build_sink_task(
         log_errors=conf.errors_log_enable,
         log_messages=conf.errors_log_include_messages,
     )
-    raw = worker.config.raw()
-    java_consumer = consumer_props(raw, conn_props, worker.policy, task_id.connector,
+    raw = worker_config.raw()
+    policy = worker_config.override_policy()
+    java_consumer = consumer_props(raw, conn_props, policy, task_id.connector,
                                    f"connector-consumer-{task_id}")  # fmt: skip
     max_poll = int(str(java_consumer.pop(MAX_POLL_RECORDS_CONFIG, DEFAULT_MAX_POLL_RECORDS)).strip())
     dlq = None
     if conf.dlq_topic:
-        dlq_producer = producer_props(raw, conn_props, worker.policy, f"connector-dlq-producer-{task_id}")
-        dlq_admin = admin_props(raw, conn_props, worker.policy, f"connector-dlq-adminclient-{task_id}")
+        dlq_producer = producer_props(raw, conn_props, policy, f"connector-dlq-producer-{task_id}")
+        dlq_admin = admin_props(raw, conn_props, policy, f"connector-dlq-adminclient-{task_id}")
         dlq = DeadLetterQueueReporter.create(
             task_id, conf.dlq_topic, conf.dlq_replication_factor, conf.dlq_context_headers,
-            lambda: worker._admin_factory(dlq_admin), lambda: worker._producer_factory(dlq_producer),
+            lambda: admin_factory(dlq_admin), lambda: producer_factory(dlq_producer),
         )  # fmt: skip
     errant = bool(conf.dlq_topic) or conf.errors_log_enable or conf.errors_tolerance is ToleranceType.ALL
     # The task's own topics when its connector splits them between tasks (Java subscribes by the task config).
     own = SinkConnectorConfig({**conn_props, **task_props}) if _names_topics(task_props) else conf
     topics, regex = own.topics, own.topics_regex
-    metrics = worker._task_metrics(task_id) if worker._task_metrics is not None else None
+    metrics = task_metrics(task_id) if task_metrics is not None else None
     return WorkerSinkTask(
         task_id,
         task,
@@ -122,10 +126,10 @@ def build_sink_task(
         dead_letter_queue=dlq,
         errant_reporter=errant,
         initial_state=target_state,
-        offset_flush_interval_s=worker.config.offset_flush_interval_s,
-        offset_flush_timeout_s=worker.config.offset_flush_timeout_s,
+        offset_flush_interval_s=worker_config.offset_flush_interval_s,
+        offset_flush_timeout_s=worker_config.offset_flush_timeout_s,
         max_poll_records=max_poll,
-        status_store=worker.status_store,
-        topic_tracking=worker.config.topic_tracking_enable,
+        status_store=status_store,
+        topic_tracking=worker_config.topic_tracking_enable,
         metrics=metrics,
     )

@@ -305,9 +305,7 @@ class Worker:
         task_props = self.config_transformer.transform(task_props, f"config of task {task_id}")
         if issubclass(Plugins.load(conn_props.get(CONNECTOR_CLASS_CONFIG, ""), key=CONNECTOR_CLASS_CONFIG),
                       SinkConnector):
-            from connect_core.runtime.sink_task_builder import build_sink_task
-
-            return build_sink_task(self, task_id, conn_props, task_props, listener, target_state, num_tasks)
+            return self._build_sink_task(task_id, conn_props, task_props, listener, target_state, num_tasks)
         conf = SourceConnectorConfig(conn_props, self.topic_creation_enabled)
         if num_tasks is not None and num_tasks > conf.tasks_max and conf.enforce_tasks_max:
             raise TooManyTasksError(task_id.connector, num_tasks, conf.tasks_max)
@@ -362,6 +360,27 @@ class Worker:
             metrics=metrics,
             ordered_delivery=keeps_partition_order(java_producer),
         )
+
+    def _build_sink_task(
+        self,
+        task_id: ConnectorTaskId,
+        conn_props: Mapping[str, str],
+        task_props: Mapping[str, str],
+        listener: TaskStatusListener,
+        target_state: TargetState,
+        num_tasks: int | None,
+    ) -> WorkerSinkTask:
+        from connect_core.runtime.sink_task_builder import build_sink_task
+
+        conf = SinkConnectorConfig(conn_props)
+        if num_tasks is not None and num_tasks > conf.tasks_max and conf.enforce_tasks_max:
+            raise TooManyTasksError(task_id.connector, num_tasks, conf.tasks_max)
+        return build_sink_task(
+            task_id, conf, conn_props, task_props, listener, target_state,
+            worker_config=self.config, converter=self._converter, producer_factory=self._producer_factory,
+            admin_factory=self._admin_factory, task_metrics=self._task_metrics,
+            on_task_created=self._on_task_created, status_store=self.status_store,
+        )  # fmt: skip
 
     def _converter(self, conn_props: Mapping[str, str], key: str, is_key: bool | None) -> Any:
         """Connector-level converter if configured, else the worker's (as Java's Plugins.newConverter)."""
