@@ -11,23 +11,14 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from concurrent.futures import Future
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Protocol
 
 from connect_core.api.records import Header
 from connect_core.api.task import Task
+from connect_core.model import TopicPartition
 
 TOPICS_CONFIG = "topics"
 TOPICS_REGEX_CONFIG = "topics.regex"
-
-
-class TopicPartition(NamedTuple):
-    """A partition of a Kafka topic (hashable: the key of offset maps)."""
-
-    topic: str
-    partition: int
-
-    def __str__(self) -> str:
-        return f"{self.topic}-{self.partition}"
 
 
 class SinkRecord:

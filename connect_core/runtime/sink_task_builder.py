@@ -21,7 +21,7 @@ from connect_core.runtime.connector_config import (
     ToleranceType,
 )
 from connect_core.runtime.dead_letter_queue import DeadLetterQueueReporter
-from connect_core.runtime.source_task_ports import TaskMetrics
+from connect_core.runtime.source_task_collaborators import TaskMetrics
 from connect_core.runtime.status import TaskStatusListener
 from connect_core.runtime.tolerance import RetryWithToleranceOperator
 from connect_core.runtime.worker_config import WorkerConfig, admin_props, consumer_props, producer_props
@@ -41,9 +41,9 @@ def _default_consumer_factory(conf: dict[str, Any]) -> Any:
 
 
 def _client_partition(topic: str, partition: int, offset: int | None = None) -> Any:
-    from connect_core.kafka.types import TopicPartition
+    from connect_core.kafka.types import ClientPartition
 
-    return TopicPartition(topic, partition) if offset is None else TopicPartition(topic, partition, offset)
+    return ClientPartition(topic, partition) if offset is None else ClientPartition(topic, partition, offset)
 
 
 def _names_topics(props: Mapping[str, str]) -> bool:

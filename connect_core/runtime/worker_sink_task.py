@@ -39,7 +39,7 @@ from connect_core.closing import close_quietly
 from connect_core.model import ConnectorTaskId, TargetState
 from connect_core.runtime.dead_letter_queue import DeadLetterQueueReporter
 from connect_core.runtime.sink_offsets import SinkOffsets
-from connect_core.runtime.source_task_ports import NoTaskMetrics, SilentTaskListener, TaskMetrics
+from connect_core.runtime.source_task_collaborators import NoTaskMetrics, SilentTaskListener, TaskMetrics
 from connect_core.runtime.status import TaskStatusListener
 from connect_core.runtime.tolerance import SKIP, RetryWithToleranceOperator, Stage
 from connect_core.storage.api import StatusBackingStore, TopicStatus
