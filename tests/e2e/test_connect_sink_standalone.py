@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from connect_core.embedded import KafkaCluster, free_port
-from connect_core.kafka.types import TopicPartition
+from connect_core.kafka.types import ClientPartition
 from tests.e2e.test_connect_standalone_cli import http, mm2, wait_running
 
 pytestmark = pytest.mark.e2e
@@ -63,7 +63,7 @@ def _stop(proc: subprocess.Popen[str]) -> str:
 def _committed(kafka_cluster: KafkaCluster, group: str, topic: str) -> int:
     consumer = kafka_cluster.consumer(**{"group.id": group})
     try:
-        [tp] = consumer.committed([TopicPartition(topic, 0)], timeout=15)
+        [tp] = consumer.committed([ClientPartition(topic, 0)], timeout=15)
         return int(tp.offset)
     finally:
         consumer.close()
@@ -73,7 +73,7 @@ def _read_all(kafka_cluster: KafkaCluster, topic: str, count: int) -> list[Any]:
     consumer = kafka_cluster.consumer()
     out: list[Any] = []
     try:
-        consumer.assign([TopicPartition(topic, 0, 0)])
+        consumer.assign([ClientPartition(topic, 0, 0)])
         deadline = time.monotonic() + WAIT_S
         while len(out) < count and time.monotonic() < deadline:
             msg = consumer.poll(0.2)

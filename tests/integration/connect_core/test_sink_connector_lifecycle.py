@@ -20,7 +20,7 @@ from connect_core.api.sink import SinkRecord, SinkTask
 from connect_core.api.task import Task
 from connect_core.config.configdef import ConfigDef
 from connect_core.embedded import KafkaCluster, free_port
-from connect_core.kafka.types import TopicPartition
+from connect_core.kafka.types import ClientPartition
 from mirror.cli.connect_cmd import StandaloneWorker
 
 FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
@@ -182,7 +182,7 @@ def test_retriable_put_redelivers_the_batch_and_reported_records_go_to_the_dlq(
     assert RecordingSinkTask.batches[1] == first and RecordingSinkTask.batches[2] == first
     consumer = kafka_cluster.consumer()
     try:
-        consumer.assign([TopicPartition(dlq, 0, 0)])
+        consumer.assign([ClientPartition(dlq, 0, 0)])
         msg = wait_for(lambda: (m := consumer.poll(0.5)) is not None and m.error() is None and m)
     finally:
         consumer.close()
@@ -194,7 +194,7 @@ def test_retriable_put_redelivers_the_batch_and_reported_records_go_to_the_dlq(
     # every offset is committed once the DLQ has the reported record
     group = kafka_cluster.consumer(**{"group.id": "connect-rec"})
     try:
-        wait_for(lambda: group.committed([TopicPartition(topic, 0)], timeout=10)[0].offset == 5, 90)
+        wait_for(lambda: group.committed([ClientPartition(topic, 0)], timeout=10)[0].offset == 5, 90)
     finally:
         group.close()
     client.delete_connector("rec")
