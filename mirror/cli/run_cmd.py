@@ -27,7 +27,8 @@ from typing import Any
 from connect_core.api.errors import ConfigError, ConfigIssue, ConnectError
 from connect_core.config.properties import load_properties
 from connect_core.config.providers import resolve_config_providers
-from connect_core.kafka.clients import admin_config, client_props, create_admin
+from connect_core.kafka.clients import admin_config, client_props, create_admin, text_props
+from connect_core.kafka.security import check_security
 from mirror.cli.errors import StartupError
 from mirror.driver.driver import make_config
 from mirror.driver.maker_config import (
@@ -54,7 +55,28 @@ def load_mm2_config(path: Path, clusters: Iterable[str] | None = None) -> Mirror
     """Read and validate mm2.properties; ConfigError (one line, every issue) on any mistake."""
     config = make_config(load_properties(path), source=path)
     config.validate(list(clusters) if clusters else None)
+    check_client_security(config)
     return config
+
+
+def check_client_security(config: MirrorMakerConfig) -> None:
+    """Read every cluster's stores and JAAS now, as its clients would: a wrong password, a missing
+    store or an unsupported login module is one ConfigError naming the alias's key, before any
+    cluster is touched (every command reads its file through here)."""
+    issues: list[ConfigIssue] = []
+    for alias in config.clusters():
+        try:
+            props = resolved_cluster_props(config, alias)
+        except ConfigError:
+            continue  # unresolvable references are reported where they are resolved
+        for role in ("", "admin.", "producer.", "consumer."):
+            try:
+                check_security(text_props(client_props(props, role)))
+            except ConfigError as e:
+                issues.extend(ConfigIssue(f"{alias}.{role}{i.key}" if i.key else alias, i.message) for i in e.issues)
+                break
+    if issues:
+        raise ConfigError(issues)
 
 
 def _connector_config_class(name: str) -> Any:
