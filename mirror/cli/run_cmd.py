@@ -118,13 +118,15 @@ def check_reachable(config: MirrorMakerConfig, aliases: Iterable[str],
         props = resolved_cluster_props(config, alias)
         admin_props = client_props(props, "admin.")
         servers = admin_props.get("bootstrap.servers", "")
+        lines = _LineCollector(f"{_QUIET.name}.{alias}")
         try:
-            admin = create_admin(admin_config(admin_props, {"logger": _QUIET}))
+            admin = create_admin(admin_config(admin_props, {"logger": lines.logger}))
             admin.list_topics(timeout=timeout_s)
         except Exception as e:  # KafkaException, ConfigError from a bad client setting
             reason = " ".join(str(e).split()) or type(e).__name__
             if "timed out" in reason.lower() or "transport" in reason.lower():
-                reason = f"no answer within {timeout_s:g}s"
+                reason = _connection_failure(lines.lines, servers, text_props(admin_props)) or \
+                    f"no answer within {timeout_s:g}s"
             return f"cluster '{alias}' ({servers}) is unreachable: {reason}"
         return None
 
@@ -133,6 +135,33 @@ def check_reachable(config: MirrorMakerConfig, aliases: Iterable[str],
         problems = [p for p in pool.map(probe, wanted) if p]
     if problems:
         raise StartupError("; ".join(problems))
+
+
+class _LineCollector(logging.Handler):
+    """Keeps a probe's librdkafka lines (a failed TLS handshake is only said there), shows none."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(logging.DEBUG)
+        self.lines: list[str] = []
+        self.logger = logging.getLogger(name)
+        self.logger.handlers[:] = [self]
+        self.logger.propagate = False
+        self.logger.setLevel(logging.DEBUG)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
+def _connection_failure(lines: list[str], servers: str, props: dict[str, str]) -> str | None:
+    """One sentence for a TLS/SASL failure seen in the probe's lines; the certificate check's own words."""
+    from connect_core.kafka.connection_failures import explain, server_certificate_problem
+
+    sentence = explain(list(lines))
+    if sentence and "cluster's certificate was not accepted" in sentence:
+        detail = server_certificate_problem(servers, props)
+        if detail:
+            return f"TLS handshake failed: the cluster's certificate was not accepted: {detail}"
+    return sentence
 
 
 def prepare(config_path: Path, clusters: list[str] | None) -> tuple[MirrorMakerConfig, list[SourceAndTarget]]:
