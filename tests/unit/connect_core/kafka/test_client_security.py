@@ -318,3 +318,27 @@ def test_translated_config_is_what_librdkafka_takes(pki: Pki) -> None:
                             "ssl.keystore.location": str(pki.keystore_p12),
                             "ssl.keystore.password": KEYSTORE_PASSWORD})
     Producer({k: v for k, v in conf.items()}).flush(0)
+
+
+# ------------------------------------------------------------------ handshake failures in one line
+
+
+@pytest.mark.parametrize("line,expected", [
+    ("FAIL [rdkafka#producer-4] [thrd:ssl://h:1/bootstrap]: ssl://h:1/bootstrap: Receive failed: error:0A00045C:SSL "
+     "routines::tlsv13 alert certificate required: SSL alert number 116 (after 0ms in state APIVERSION_QUERY)",
+     "requires a client certificate"),
+    ("FAIL [rdkafka#producer-5] [thrd:ssl://h:1/bootstrap]: ssl://h:1/bootstrap: SSL handshake failed: "
+     "error:0A000086:SSL routines::certificate verify failed: broker certificate could not be verified",
+     "certificate was not accepted"),
+    ("FAIL [rdkafka#producer-1] [thrd:sasl_ssl://h:1/bootstrap]: sasl_ssl://h:1/bootstrap: SASL authentication "
+     "error: Authentication failed during authentication due to invalid credentials with SASL mechanism "
+     "SCRAM-SHA-512 (after 5ms in state AUTH_REQ)", "SASL authentication error: Authentication failed"),
+    ("FAIL [rdkafka#producer-1] [thrd:h:1/bootstrap]: h:1/bootstrap: Connect to ipv4#127.0.0.1:1 failed: "
+     "Connection refused", None),
+])
+def test_librdkafka_handshake_failures_become_one_sentence(line: str, expected: str | None) -> None:
+    from connect_core.kafka.connection_failures import explain
+
+    sentence = explain([line])
+    assert (sentence is None) if expected is None else (sentence is not None and expected in sentence), sentence
+    assert sentence is None or "(after" not in sentence
