@@ -191,9 +191,13 @@ def kafka_python_security(props: Mapping[str, str]) -> dict[str, Any]:
             out["sasl_plain_password"] = rd.get("sasl.password")
         elif mechanism == "GSSAPI":
             out["sasl_kerberos_service_name"] = props.get("sasl.kerberos.service.name", "kafka")
+        elif mechanism == "OAUTHBEARER":
+            from connect_core.kafka.oauth_tokens import token_provider
+
+            out["sasl_oauth_token_provider"] = token_provider(rd)
         else:
-            raise ConfigError(f"{mechanism} is not supported by the distributed herder's group client "
-                              "(run with MM2_HERDER=standalone)", key="sasl.mechanism")
+            raise ConfigError(f"unsupported SASL mechanism {mechanism!r} (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, "
+                              "OAUTHBEARER, GSSAPI)", key="sasl.mechanism")
     return out
 
 

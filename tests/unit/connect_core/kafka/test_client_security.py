@@ -342,3 +342,72 @@ def test_librdkafka_handshake_failures_become_one_sentence(line: str, expected: 
     sentence = explain([line])
     assert (sentence is None) if expected is None else (sentence is not None and expected in sentence), sentence
     assert sentence is None or "(after" not in sentence
+
+
+# ------------------------------------------------------------------ OAUTHBEARER for the group client (kafka-python)
+
+
+OIDC_JAAS = ("org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
+             'clientId="mm2 app" clientSecret="oidc-secret" scope="kafka" extension_logicalCluster="lkc-1";')
+
+
+def test_group_client_fetches_oidc_tokens_like_kafka_and_reuses_them() -> None:
+    """A real HTTP token endpoint: client credentials grant, HTTP Basic with the url-encoded id and secret."""
+    import base64
+    import threading
+    import urllib.parse
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    requests: list[tuple[str, dict[str, list[str]]]] = []
+
+    class TokenEndpoint(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers["Content-Length"])).decode()
+            requests.append((self.headers["Authorization"], urllib.parse.parse_qs(body)))
+            answer = b'{"access_token": "tok-1", "token_type": "bearer", "expires_in": 3600}'
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(answer)))
+            self.end_headers()
+            self.wfile.write(answer)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), TokenEndpoint)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        kw = security.kafka_python_security({
+            "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "OAUTHBEARER", "sasl.jaas.config": OIDC_JAAS,
+            "sasl.oauthbearer.token.endpoint.url": f"http://127.0.0.1:{server.server_port}/token"})
+        provider = kw["sasl_oauth_token_provider"]
+        assert kw["sasl_mechanism"] == "OAUTHBEARER"
+        assert provider.token() == "tok-1" and provider.token() == "tok-1"
+        assert provider.extensions() == {"logicalCluster": "lkc-1"}
+        assert "oidc-secret" not in repr(provider)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert len(requests) == 1  # reused until due for refresh
+    auth, form = requests[0]
+    assert base64.b64decode(auth.split()[1]).decode() == "mm2%20app:oidc-secret"
+    assert form == {"grant_type": ["client_credentials"], "scope": ["kafka"]}
+
+
+def test_group_client_makes_kafkas_unsecured_tokens() -> None:
+    import base64
+    import json
+
+    kw = security.kafka_python_security({
+        "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "OAUTHBEARER",
+        "sasl.jaas.config": "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
+                            'unsecuredLoginStringClaim_sub="svc-mm2" unsecuredLoginListClaim_scope=" a b";'})
+    header, payload, signature = kw["sasl_oauth_token_provider"].token().split(".")
+
+    def decode(part: str) -> dict[str, Any]:
+        return json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)))  # type: ignore[no-any-return]
+
+    claims = decode(payload)
+    assert decode(header) == {"alg": "none"} and signature == ""
+    assert claims["sub"] == "svc-mm2" and claims["scope"] == ["a", "b"] and claims["exp"] - claims["iat"] == 3600
