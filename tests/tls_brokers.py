@@ -36,7 +36,7 @@ class Stunnel:
         self.log = workdir / f"stunnel-{name}.log"
         self.conf = workdir / f"stunnel-{name}.conf"
         lines = [
-            "foreground = yes", "pid =", f"output = {self.log}", "debug = 4", "",
+            "foreground = yes", "pid =", f"output = {self.log}", "debug = 5", "",
             "[kafka]", "client = no", f"accept = 127.0.0.1:{accept_port}", f"connect = 127.0.0.1:{connect_port}",
             f"cert = {cert}",
         ]
@@ -46,16 +46,20 @@ class Stunnel:
         self._proc: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout_s: float = 30.0) -> Stunnel:
+        self.log.unlink(missing_ok=True)  # stunnel appends: a previous run's lines must not count
         self._proc = subprocess.Popen([stunnel_binary(), str(self.conf)], stdin=subprocess.DEVNULL,
                                       stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout_s
-        while not accepts_connections(self.accept_port):
+        while not (self._configured() and accepts_connections(self.accept_port)):  # ours, not a port thief's
             if self._proc.poll() is not None or time.monotonic() > deadline:
                 text = self.log.read_text(errors="replace") if self.log.exists() else "(no log)"
                 self.stop()
                 raise RuntimeError(f"stunnel did not start on {self.accept_port}:\n{text[-2000:]}")
             time.sleep(0.05)
         return self
+
+    def _configured(self) -> bool:
+        return self.log.exists() and "Configuration successful" in self.log.read_text(errors="replace")
 
     def stop(self) -> None:
         proc, self._proc = self._proc, None
@@ -99,13 +103,21 @@ class TlsCluster(EmbeddedKafkaCluster):
     def start(self) -> Self:
         if self.stunnel is not None:
             return self
-        super().start()
-        try:
-            self.stunnel = Stunnel(self._workdir, self.name, self.tls_port, self.port or 0, self._server_cert,
-                                   self._pki.ca_pem if self.mutual else None).start()
-        except BaseException:
-            super().stop()
-            raise
+        for attempt in range(3):  # the TLS port was free when picked; someone may have taken it since
+            super().start()
+            try:
+                self.stunnel = Stunnel(self._workdir, self.name, self.tls_port, self.port or 0, self._server_cert,
+                                       self._pki.ca_pem if self.mutual else None).start()
+                return self
+            except RuntimeError:
+                super().stop()
+                if attempt == 2:
+                    raise
+                self.tls_port = free_port()
+                self._advertised_port = self.tls_port
+            except BaseException:
+                super().stop()
+                raise
         return self
 
     def stop(self) -> None:

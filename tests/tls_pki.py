@@ -73,6 +73,8 @@ def make_pki(root: Path) -> Pki:
     other.cert_pem.write_to_path(str(p.other_ca_pem))
     ca.issue_cert("127.0.0.1", "localhost").private_key_and_cert_chain_pem.write_to_path(str(p.server_cert))
     ca.issue_cert("kafka.example.invalid").private_key_and_cert_chain_pem.write_to_path(str(p.wrong_host_cert))
+    for secret in (p.server_cert, p.wrong_host_cert):
+        secret.chmod(0o600)  # they hold private keys (stunnel warns otherwise)
     client = ca.issue_cert("mm2-client@example.invalid")
     key = load_pem_private_key(client.private_key_pem.bytes(), None)
     p.client_key_pem.write_bytes(key.private_bytes(Encoding.PEM, PrivateFormat.PKCS8, NoEncryption()))
