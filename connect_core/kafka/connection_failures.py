@@ -9,6 +9,7 @@ refused (a host name mismatch and an unknown CA look the same in librdkafka's wo
 
 from __future__ import annotations
 
+import re
 import socket
 import ssl
 from collections.abc import Iterable, Mapping
@@ -25,9 +26,9 @@ _RULES: tuple[tuple[str, str], ...] = (
                                   "(check ssl.truststore.* and ssl.endpoint.identification.algorithm)"),
     ("connecting to a plaintext broker listener", "TLS handshake failed: the port looks like a plaintext listener "
                                                   "(security.protocol=SSL against PLAINTEXT?)"),
-    ("sasl authentication error", ""),
-    ("sasl handshake failed", ""),
 )
+#: SASL failures are said well by librdkafka itself: its words, from "SASL", without the timing.
+_SASL = re.compile(r"SASL (?:authentication error|(?:\S+ )?(?:mechanism )?handshake failed).*", re.I)
 
 
 def explain(lines: Iterable[str]) -> str | None:
@@ -36,10 +37,10 @@ def explain(lines: Iterable[str]) -> str | None:
         lower = line.lower()
         for needle, sentence in _RULES:
             if needle in lower:
-                if sentence:
-                    return sentence
-                text = line[lower.index(needle):]
-                return text.split(" (after ")[0]
+                return sentence
+        sasl = _SASL.search(line)
+        if sasl:
+            return sasl.group(0).split(" (after ")[0]
     return None
 
 

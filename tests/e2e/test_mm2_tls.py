@@ -4,7 +4,8 @@ Both clusters are reached only through stunnel (tests/tls_brokers.py): A over TL
 truststore, B over mutual TLS with a PKCS12 truststore and a PKCS12 keystore, all made by keytool
 from certificates the test makes. The mm2.properties is what a Java MirrorMaker would be given.
 One ``mm2 run`` and three Spark jobs (backfill, verify, translate-offsets) cover the working path;
-the mistakes test runs no Spark and no successful ``mm2 run``.
+the mistakes test runs no Spark and no successful ``mm2 run``. The test broker cannot log anyone in over
+SASL (broker-notes.md), so SASL is checked up to the broker's SASL handshake, through TLS.
 """
 
 from __future__ import annotations
@@ -187,5 +188,15 @@ def test_tls_mistakes_are_one_line_and_write_nothing(tls_clusters: Callable[...,
     run = mm2("run", no_keystore, "no-client-cert")
     line = _one_error_line(run)
     assert run.returncode == 3 and "cluster 'B'" in line and "client certificate" in line, line
+
+    # SASL over TLS: the JAAS reaches the broker's SASL handshake (the test broker logs nobody in), and the
+    # failure is the client's own words, without the password
+    sasl = good | {"A.security.protocol": "SASL_SSL", "A.sasl.mechanism": "PLAIN",
+                   "A.sasl.jaas.config": 'org.apache.kafka.common.security.plain.PlainLoginModule required '
+                                         'username="mm2" password="sasl-secret-5";'}
+    run = mm2("run", sasl, "sasl")
+    line = _one_error_line(run)
+    assert run.returncode == 3 and "cluster 'A'" in line and "SASL PLAIN" in line and "handshake failed" in line, line
+    assert "sasl-secret-5" not in run.stderr + run.stdout
 
     _nothing_written(a, b, wrong_host)

@@ -333,6 +333,9 @@ def test_translated_config_is_what_librdkafka_takes(pki: Pki) -> None:
     ("FAIL [rdkafka#producer-1] [thrd:sasl_ssl://h:1/bootstrap]: sasl_ssl://h:1/bootstrap: SASL authentication "
      "error: Authentication failed during authentication due to invalid credentials with SASL mechanism "
      "SCRAM-SHA-512 (after 5ms in state AUTH_REQ)", "SASL authentication error: Authentication failed"),
+    ("FAIL [rdkafka#producer-2] [thrd:sasl_ssl://h:1/bootstrap]: sasl_ssl://h:1/bootstrap: SASL PLAIN mechanism "
+     "handshake failed: Broker: Unsupported SASL mechanism: broker's supported mechanisms: SCRAM-SHA-256 (after 6ms "
+     "in state AUTH_HANDSHAKE)", "SASL PLAIN mechanism handshake failed: Broker: Unsupported SASL mechanism"),
     ("FAIL [rdkafka#producer-1] [thrd:h:1/bootstrap]: h:1/bootstrap: Connect to ipv4#127.0.0.1:1 failed: "
      "Connection refused", None),
 ])
