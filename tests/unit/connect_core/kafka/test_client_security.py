@@ -414,3 +414,34 @@ def test_group_client_makes_kafkas_unsecured_tokens() -> None:
     claims = decode(payload)
     assert decode(header) == {"alg": "none"} and signature == ""
     assert claims["sub"] == "svc-mm2" and claims["scope"] == ["a", "b"] and claims["exp"] - claims["iat"] == 3600
+
+
+# ------------------------------------------------------------------ the README's Java mm2.properties
+
+
+def test_readme_secured_clusters_example_is_read_as_it_is(pki: Pki, tmp_path: Path) -> None:
+    """The README's file, with its /etc/mm2 paths pointing at this test's stores: every cluster's clients get
+    the CA (and B its client certificate) through the same check every command runs first."""
+    from connect_core.config.providers import resolve_config_providers
+    from connect_core.kafka.clients import client_props
+    from mirror.cli.run_cmd import load_mm2_config
+
+    readme = (Path(__file__).resolve().parents[4] / "README.md").read_text()
+    section = readme.split("### Secured clusters", 1)[1]
+    example = section.split("```properties\n", 1)[1].split("```", 1)[0]
+    secrets = tmp_path / "secrets.properties"
+    secrets.write_text(f"a.truststore.password = {TRUST_PASSWORD}\nb.truststore.password = {TRUST_PASSWORD}\n"
+                       f"b.keystore.password = {KEYSTORE_PASSWORD}\n")
+    for path, store in (("/etc/mm2/secrets.properties", secrets), ("/etc/mm2/a-truststore.jks", pki.truststore_jks),
+                        ("/etc/mm2/b-truststore.p12", pki.truststore_p12),
+                        ("/etc/mm2/mm2-client.p12", pki.keystore_p12)):
+        assert path in example
+        example = example.replace(path, str(store))
+    config_path = tmp_path / "mm2.properties"
+    config_path.write_text(example)
+    config = load_mm2_config(config_path)
+    for alias, client_cert in (("A", False), ("B", True)):
+        props = resolve_config_providers(config.cluster_props(alias), config.raw)
+        conf = producer_config(client_props(props, "producer."))
+        assert _subjects(conf["ssl.ca.pem"]) == _subjects(pki.ca_pem.read_text())
+        assert ("ssl.key.pem" in conf) is client_cert
