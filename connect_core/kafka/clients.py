@@ -4,7 +4,8 @@ Users write Java client keys (``mm2.properties``, worker configs). librdkafka sh
 names a few differently, and has no equivalent for the JVM-only ones (serializers, interceptors,
 ``max.block.ms``...). One table here renames or drops them (with a debug log naming the key), so the
 rest of the runtime never sees a Java-only key. The security keys (Java stores, JAAS) are translated by
-:mod:`connect_core.kafka.security`, the one place every client of the product goes through. Every config we build sets
+:mod:`connect_core.kafka.security`, the one place every client of the product goes through; librdkafka's
+own keys given explicitly (``ssl.ca.location``, ``sasl.username``...) win. Every config we build sets
 ``allow.auto.create.topics=false`` (Tansu and some Kafka setups auto-create on a named metadata
 request, which would hide "topic missing" bugs and create internal topics with wrong settings).
 
@@ -223,9 +224,20 @@ def _translate(props: Mapping[str, Any], role: Role) -> dict[str, Any]:
                 continue
             value = ",".join(n for n in names if n)
         conf[key] = value
-    conf.update(librdkafka_security(text_props(props)))
+    _add_security(conf, librdkafka_security(text_props(props)))
     conf["allow.auto.create.topics"] = False
     return conf
+
+
+def _add_security(conf: dict[str, Any], security: dict[str, str]) -> None:
+    """The translated security keys; librdkafka keys the user set explicitly win (files over PEM text)."""
+    if "ssl.ca.location" in conf:
+        security.pop("ssl.ca.pem", None)
+    if "ssl.certificate.location" in conf or "ssl.key.location" in conf:
+        security.pop("ssl.certificate.pem", None)
+        security.pop("ssl.key.pem", None)
+    for key, value in security.items():
+        conf.setdefault(key, value)
 
 
 def text_props(props: Mapping[str, Any]) -> dict[str, str]:

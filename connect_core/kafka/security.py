@@ -21,6 +21,7 @@ import tempfile
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from connect_core.api.errors import ConfigError
@@ -116,6 +117,11 @@ def tls_material(props: Mapping[str, str]) -> TlsMaterial:
     elif props.get("ssl.truststore.location", "").strip():
         ca = truststore_pem(props["ssl.truststore.location"].strip(), props.get("ssl.truststore.type", "JKS"),
                             props.get("ssl.truststore.password") or None)
+    elif props.get("ssl.ca.location", "").strip():  # librdkafka's own key, for the kafka-python client
+        try:
+            ca = truststore_pem(props["ssl.ca.location"].strip(), "PEM", None)
+        except ConfigError as e:
+            raise ConfigError(e.issues[0].message, key="ssl.ca.location") from None
     client: ClientCertificate | None = None
     key_password = props.get("ssl.key.password") or None
     if props.get("ssl.keystore.key", "").strip():
@@ -126,6 +132,13 @@ def tls_material(props: Mapping[str, str]) -> TlsMaterial:
     elif props.get("ssl.keystore.location", "").strip():
         client = keystore_certificate(props["ssl.keystore.location"].strip(), props.get("ssl.keystore.type", "JKS"),
                                       props.get("ssl.keystore.password") or None, key_password)
+    elif props.get("ssl.certificate.location", "").strip() and props.get("ssl.key.location", "").strip():
+        chain = Path(props["ssl.certificate.location"].strip())
+        key = Path(props["ssl.key.location"].strip())
+        try:
+            client = pem_certificate(chain.read_text(), key.read_text(), key_password, "ssl.key.location")
+        except OSError as e:
+            raise ConfigError(f"cannot read {e.filename}: {e.strerror}", key="ssl.certificate.location") from None
     algorithm = props.get("ssl.endpoint.identification.algorithm", "https").strip().lower()
     if algorithm not in ("", "https", "none"):
         raise ConfigError(f"unsupported value {algorithm!r} (https, or empty to disable)",

@@ -445,3 +445,24 @@ def test_readme_secured_clusters_example_is_read_as_it_is(pki: Pki, tmp_path: Pa
         conf = producer_config(client_props(props, "producer."))
         assert _subjects(conf["ssl.ca.pem"]) == _subjects(pki.ca_pem.read_text())
         assert ("ssl.key.pem" in conf) is client_cert
+
+
+def test_librdkafka_keys_given_explicitly_win_over_the_translation(pki: Pki) -> None:
+    conf = producer_config({
+        **SSL, "ssl.ca.location": str(pki.ca_pem), "ssl.truststore.location": str(pki.truststore_jks),
+        "security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN", "sasl.jaas.config": PLAIN,
+        "sasl.username": "explicit"})
+    assert conf["ssl.ca.location"] == str(pki.ca_pem) and "ssl.ca.pem" not in conf
+    assert conf["sasl.username"] == "explicit" and conf["sasl.password"] == "pl-secret"
+    create_producer(conf).flush(0)
+
+
+def test_group_client_also_takes_librdkafkas_own_pem_file_keys(pki: Pki) -> None:
+    kw = security.kafka_python_security({**SSL, "ssl.ca.location": str(pki.ca_pem),
+                                         "ssl.certificate.location": str(pki.client_cert_pem),
+                                         "ssl.key.location": str(pki.client_key_encrypted_pem),
+                                         "ssl.key.password": PEM_KEY_PASSWORD})
+    assert [c["subject"] for c in kw["ssl_context"].get_ca_certs()]
+    with pytest.raises(ConfigError) as info:
+        security.kafka_python_security({**SSL, "ssl.ca.location": "/no/such/ca.pem"})
+    assert info.value.issues[0].key == "ssl.ca.location"
