@@ -11,6 +11,9 @@ ARG BASE=python:3.11-slim-bookworm
 FROM ${BASE} AS build
 ARG EXTRAS=spark,embedded
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+# pyjks (Java's JKS stores) needs twofish, published only as C source: compiled here, never in the image.
+RUN apt-get update && apt-get install -y --no-install-recommends gcc libc6-dev \
+    && rm -rf /var/lib/apt/lists/*
 RUN python3 -m venv /opt/mm2/venv
 WORKDIR /src
 COPY pyproject.toml README.md ./

@@ -419,9 +419,13 @@ class EmbeddedKafkaCluster(KafkaCluster):
         binary: str | os.PathLike[str] | None = None,
         ready_timeout: float | None = None,
         keep_log: bool = False,
+        advertised_port: int | None = None,
     ) -> None:
+        """``advertised_port``: what the broker tells clients to connect to (a TLS front such as stunnel
+        listening there and forwarding to ``port``); by default its own port."""
         super().__init__(name)
         self._requested_port = port
+        self._advertised_port = advertised_port
         self._cluster_id = cluster_id or name
         self._binary = None if binary is None else os.fspath(binary)
         self._ready_timeout = self.READY_TIMEOUT if ready_timeout is None else ready_timeout
@@ -494,13 +498,14 @@ class EmbeddedKafkaCluster(KafkaCluster):
 
     def _spawn_and_wait(self, binary: str, port: int) -> None:
         url = f"tcp://{LOOPBACK}:{port}"
+        advertised = f"tcp://{LOOPBACK}:{self._advertised_port}" if self._advertised_port else url
         argv = [
             binary,
             "broker",
             "--listener-url",
             url,
             "--advertised-listener-url",
-            url,
+            advertised,
             "--cluster-id",
             self._cluster_id,
         ]

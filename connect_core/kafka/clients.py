@@ -2,8 +2,10 @@
 
 Users write Java client keys (``mm2.properties``, worker configs). librdkafka shares most of them,
 names a few differently, and has no equivalent for the JVM-only ones (serializers, interceptors,
-JKS stores, ``max.block.ms``...). One table here renames or drops them (with a debug log naming the
-key), so the rest of the runtime never sees a Java-only key. Every config we build sets
+``max.block.ms``...). One table here renames or drops them (with a debug log naming the key), so the
+rest of the runtime never sees a Java-only key. The security keys (Java stores, JAAS) are translated by
+:mod:`connect_core.kafka.security`, the one place every client of the product goes through; librdkafka's
+own keys given explicitly (``ssl.ca.location``, ``sasl.username``...) win. Every config we build sets
 ``allow.auto.create.topics=false`` (Tansu and some Kafka setups auto-create on a named metadata
 request, which would hide "topic missing" bugs and create internal topics with wrong settings).
 
@@ -27,6 +29,7 @@ from confluent_kafka.admin import AdminClient
 from connect_core.api.errors import ConfigError
 from connect_core.kafka.client_logging import RDKAFKA_LOG, watch_admin
 from connect_core.kafka.errors import from_exception
+from connect_core.kafka.security import SECURITY_KEYS, librdkafka_security
 
 log = logging.getLogger(__name__)
 
@@ -68,21 +71,27 @@ JAVA_ONLY: frozenset[str] = frozenset(
         "sasl.login.class",
         "sasl.login.callback.handler.class",
         "sasl.client.callback.handler.class",
-        "sasl.jaas.config",  # translated into sasl.username/sasl.password below
-        "ssl.protocol",
+        "sasl.login.connect.timeout.ms",
+        "sasl.login.read.timeout.ms",
+        "sasl.login.refresh.window.factor",
+        "sasl.login.refresh.window.jitter",
+        "sasl.login.refresh.min.period.seconds",
+        "sasl.login.refresh.buffer.seconds",
+        "sasl.login.retry.backoff.ms",
+        "sasl.login.retry.backoff.max.ms",
+        "sasl.kerberos.ticket.renew.window.factor",
+        "sasl.kerberos.ticket.renew.jitter",
+        "sasl.oauthbearer.scope.claim.name",
+        "sasl.oauthbearer.sub.claim.name",
+        "sasl.oauthbearer.jwks.endpoint.url",
+        "sasl.oauthbearer.expected.audience",
+        "sasl.oauthbearer.expected.issuer",
+        "sasl.oauthbearer.clock.skew.seconds",
         "ssl.provider",
-        "ssl.enabled.protocols",
         "ssl.keymanager.algorithm",
         "ssl.trustmanager.algorithm",
         "ssl.secure.random.implementation",
         "ssl.engine.factory.class",
-        "ssl.keystore.type",
-        "ssl.truststore.type",
-        "ssl.truststore.location",
-        "ssl.truststore.password",
-        "ssl.truststore.certificates",
-        "ssl.keystore.certificate.chain",
-        "ssl.keystore.key",
         "buffer.memory",
         "internal.leave.group.on.close",
         "group.protocol",
@@ -161,8 +170,6 @@ _ASSIGNORS = {
     "cooperative-sticky": "cooperative-sticky",
 }
 
-_JAAS_OPTION = re.compile(r'(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"')
-
 
 def client_props(worker_props: Mapping[str, Any], prefix: str) -> dict[str, Any]:
     """Client properties for one role of a worker: the shared keys, overridden by ``<prefix>*`` keys.
@@ -194,9 +201,10 @@ def _translate(props: Mapping[str, Any], role: Role) -> dict[str, Any]:
         if raw is None:
             continue
         value = _text(raw).strip()
+        if key in SECURITY_KEYS:
+            continue  # translated as a whole below
         if key in JAVA_ONLY:
-            if key not in ("sasl.jaas.config", "ssl.truststore.location", "ssl.truststore.certificates"):
-                log.debug("Ignoring Java-only client property %s for the %s", key, role)
+            log.debug("Ignoring Java-only client property %s for the %s", key, role)
             continue
         key = RENAMED.get(key, key)
         if role != "producer" and key in _PRODUCER_ONLY:
@@ -209,8 +217,6 @@ def _translate(props: Mapping[str, Any], role: Role) -> dict[str, Any]:
             value = ",".join(s.strip() for s in value.split(",") if s.strip())
         elif key == "auto.offset.reset" and value == "none":
             value = "error"
-        elif key == "ssl.endpoint.identification.algorithm" and value == "":
-            value = "none"
         elif key == "partition.assignment.strategy":
             names = [_ASSIGNORS.get(s.strip()) for s in value.split(",") if s.strip()]
             if None in names or not names:
@@ -218,39 +224,25 @@ def _translate(props: Mapping[str, Any], role: Role) -> dict[str, Any]:
                 continue
             value = ",".join(n for n in names if n)
         conf[key] = value
-    _translate_security(props, conf)
+    _add_security(conf, librdkafka_security(text_props(props)))
     conf["allow.auto.create.topics"] = False
     return conf
 
 
-def _translate_security(props: Mapping[str, Any], conf: dict[str, Any]) -> None:
-    jaas = props.get("sasl.jaas.config")
-    if jaas:
-        text = _text(jaas)
-        options = dict(_JAAS_OPTION.findall(text))
-        if ("PlainLoginModule" in text or "ScramLoginModule" in text) and "username" in options:
-            conf.setdefault("sasl.username", options["username"])
-            conf.setdefault("sasl.password", options.get("password", ""))
-        else:
-            log.warning("sasl.jaas.config with this login module is not supported; set sasl.* for librdkafka")
-    store_type = _text(props.get("ssl.truststore.type", "")).upper()
-    if props.get("ssl.truststore.certificates"):
-        conf.setdefault("ssl.ca.pem", _text(props["ssl.truststore.certificates"]))
-    elif props.get("ssl.truststore.location"):
-        if store_type == "PEM":
-            conf.setdefault("ssl.ca.location", _text(props["ssl.truststore.location"]))
-        else:
-            log.warning(
-                "ssl.truststore.location of type %s cannot be used by librdkafka: convert it to PEM and set "
-                "ssl.truststore.type=PEM (or ssl.ca.location)",
-                store_type or "JKS",
-            )
-    if _text(props.get("ssl.keystore.type", "")).upper() == "PEM":
-        conf.pop("ssl.keystore.location", None)
-        if props.get("ssl.keystore.certificate.chain"):
-            conf.setdefault("ssl.certificate.pem", _text(props["ssl.keystore.certificate.chain"]))
-        if props.get("ssl.keystore.key"):
-            conf.setdefault("ssl.key.pem", _text(props["ssl.keystore.key"]))
+def _add_security(conf: dict[str, Any], security: dict[str, str]) -> None:
+    """The translated security keys; librdkafka keys the user set explicitly win (files over PEM text)."""
+    if "ssl.ca.location" in conf:
+        security.pop("ssl.ca.pem", None)
+    if "ssl.certificate.location" in conf or "ssl.key.location" in conf:
+        security.pop("ssl.certificate.pem", None)
+        security.pop("ssl.key.pem", None)
+    for key, value in security.items():
+        conf.setdefault(key, value)
+
+
+def text_props(props: Mapping[str, Any]) -> dict[str, str]:
+    """Client properties as text (Password values revealed): what the security translation reads."""
+    return {k: _text(v) for k, v in props.items() if v is not None}
 
 
 def producer_config(props: Mapping[str, Any], overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:

@@ -27,7 +27,8 @@ from typing import Any
 from connect_core.api.errors import ConfigError, ConfigIssue, ConnectError
 from connect_core.config.properties import load_properties
 from connect_core.config.providers import resolve_config_providers
-from connect_core.kafka.clients import admin_config, client_props, create_admin
+from connect_core.kafka.clients import admin_config, client_props, create_admin, text_props
+from connect_core.kafka.security import check_security
 from mirror.cli.errors import StartupError
 from mirror.driver.driver import make_config
 from mirror.driver.maker_config import (
@@ -54,7 +55,28 @@ def load_mm2_config(path: Path, clusters: Iterable[str] | None = None) -> Mirror
     """Read and validate mm2.properties; ConfigError (one line, every issue) on any mistake."""
     config = make_config(load_properties(path), source=path)
     config.validate(list(clusters) if clusters else None)
+    check_client_security(config)
     return config
+
+
+def check_client_security(config: MirrorMakerConfig) -> None:
+    """Read every cluster's stores and JAAS now, as its clients would: a wrong password, a missing
+    store or an unsupported login module is one ConfigError naming the alias's key, before any
+    cluster is touched (every command reads its file through here)."""
+    issues: list[ConfigIssue] = []
+    for alias in config.clusters():
+        try:
+            props = resolved_cluster_props(config, alias)
+        except ConfigError:
+            continue  # unresolvable references are reported where they are resolved
+        for role in ("", "admin.", "producer.", "consumer."):
+            try:
+                check_security(text_props(client_props(props, role)))
+            except ConfigError as e:
+                issues.extend(ConfigIssue(f"{alias}.{role}{i.key}" if i.key else alias, i.message) for i in e.issues)
+                break
+    if issues:
+        raise ConfigError(issues)
 
 
 def _connector_config_class(name: str) -> Any:
@@ -96,13 +118,15 @@ def check_reachable(config: MirrorMakerConfig, aliases: Iterable[str],
         props = resolved_cluster_props(config, alias)
         admin_props = client_props(props, "admin.")
         servers = admin_props.get("bootstrap.servers", "")
+        lines = _LineCollector(f"{_QUIET.name}.{alias}")
         try:
-            admin = create_admin(admin_config(admin_props, {"logger": _QUIET}))
+            admin = create_admin(admin_config(admin_props, {"logger": lines.logger}))
             admin.list_topics(timeout=timeout_s)
         except Exception as e:  # KafkaException, ConfigError from a bad client setting
             reason = " ".join(str(e).split()) or type(e).__name__
             if "timed out" in reason.lower() or "transport" in reason.lower():
-                reason = f"no answer within {timeout_s:g}s"
+                reason = _connection_failure(lines.lines, servers, text_props(admin_props)) or \
+                    f"no answer within {timeout_s:g}s"
             return f"cluster '{alias}' ({servers}) is unreachable: {reason}"
         return None
 
@@ -111,6 +135,33 @@ def check_reachable(config: MirrorMakerConfig, aliases: Iterable[str],
         problems = [p for p in pool.map(probe, wanted) if p]
     if problems:
         raise StartupError("; ".join(problems))
+
+
+class _LineCollector(logging.Handler):
+    """Keeps a probe's librdkafka lines (a failed TLS handshake is only said there), shows none."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(logging.DEBUG)
+        self.lines: list[str] = []
+        self.logger = logging.getLogger(name)
+        self.logger.handlers[:] = [self]
+        self.logger.propagate = False
+        self.logger.setLevel(logging.DEBUG)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
+def _connection_failure(lines: list[str], servers: str, props: dict[str, str]) -> str | None:
+    """One sentence for a TLS/SASL failure seen in the probe's lines; the certificate check's own words."""
+    from connect_core.kafka.connection_failures import explain, server_certificate_problem
+
+    sentence = explain(list(lines))
+    if sentence and "cluster's certificate was not accepted" in sentence:
+        detail = server_certificate_problem(servers, props)
+        if detail:
+            return f"TLS handshake failed: the cluster's certificate was not accepted: {detail}"
+    return sentence
 
 
 def prepare(config_path: Path, clusters: list[str] | None) -> tuple[MirrorMakerConfig, list[SourceAndTarget]]:

@@ -1,8 +1,8 @@
 """``.ci/run`` (the README's second command) installs what the tests need on a machine that lacks it.
 
 The script runs for real in a scratch copy of the repository, with a PATH that holds only the
-tools it needs plus stubs that record their calls: ``apt-get`` (installs stub ``promtool`` and
-``prometheus``), ``python3`` (makes a ``.venv/bin/python`` that records pip and pytest), ``id``
+tools it needs plus stubs that record their calls: ``apt-get`` (installs stub ``promtool``,
+``prometheus`` and ``stunnel4``), ``python3`` (makes a ``.venv/bin/python`` that records pip and pytest), ``id``
 and ``sudo``. So "no promtool on this machine" is tested here even where promtool is installed.
 """
 
@@ -25,7 +25,7 @@ echo "{name} $*" >> "$CALLS"
 {body}
 """
 APT_GET_OK = """if [ "$1" = install ]; then
-  for t in promtool prometheus; do printf '#!/bin/bash\\nexit 0\\n' > "$STUBS/$t"; chmod +x "$STUBS/$t"; done
+  for t in promtool prometheus stunnel4; do printf '#!/bin/bash\\nexit 0\\n' > "$STUBS/$t"; chmod +x "$STUBS/$t"; done
 fi
 exit "${APT_EXIT:-0}"
 """
@@ -49,7 +49,9 @@ def _stub(directory: Path, name: str, body: str) -> None:
     path.chmod(0o755)
 
 
-def _sandbox(tmp_path: Path, uid: int = 0, sudo: bool = False, prometheus: bool = False) -> tuple[Path, dict[str, str]]:
+def _sandbox(tmp_path: Path, uid: int = 0, sudo: bool = False, prometheus: bool = False,
+             stunnel: bool | None = None) -> tuple[Path, dict[str, str]]:
+    """``stunnel``: whether stunnel4 is present (by default: as prometheus)."""
     repo = tmp_path / "repo"
     (repo / ".ci").mkdir(parents=True)
     shutil.copy2(ROOT / ".ci" / "run", repo / ".ci" / "run")
@@ -67,6 +69,8 @@ def _sandbox(tmp_path: Path, uid: int = 0, sudo: bool = False, prometheus: bool 
     if prometheus:
         for t in ("promtool", "prometheus"):
             _stub(stubs, t, "exit 0")
+    if prometheus if stunnel is None else stunnel:
+        _stub(stubs, "stunnel4", "exit 0")
     env = {"PATH": str(stubs), "CALLS": str(tmp_path / "calls"), "STUBS": str(stubs), "HOME": str(tmp_path)}
     return repo, env
 
@@ -83,6 +87,7 @@ def test_sandbox_path_really_lacks_promtool(tmp_path: Path) -> None:
     _repo, env = _sandbox(tmp_path)
     assert shutil.which("promtool", path=env["PATH"]) is None
     assert shutil.which("prometheus", path=env["PATH"]) is None
+    assert shutil.which("stunnel4", path=env["PATH"]) is None
 
 
 def test_without_promtool_it_installs_prometheus_then_the_test_extra_then_runs_pytest(tmp_path: Path) -> None:
@@ -91,7 +96,7 @@ def test_without_promtool_it_installs_prometheus_then_the_test_extra_then_runs_p
     assert run.returncode == 0, run.stdout + run.stderr
     assert calls == [
         "apt-get update -qq",
-        "apt-get install -y -qq prometheus",
+        "apt-get install -y -qq prometheus stunnel4",
         "python3 -m venv .venv",
         "venv-python -m pip install -q --upgrade pip",
         "venv-python -m pip install -q -e .[test]",
@@ -100,7 +105,14 @@ def test_without_promtool_it_installs_prometheus_then_the_test_extra_then_runs_p
     assert (repo / ".venv" / "bin" / "python").exists()  # it ran in the repository, wherever it was called from
 
 
-def test_with_prometheus_present_nothing_is_installed_from_debian(tmp_path: Path) -> None:
+def test_with_prometheus_present_only_a_missing_stunnel4_is_installed(tmp_path: Path) -> None:
+    repo, env = _sandbox(tmp_path, prometheus=True, stunnel=False)
+    run, calls = _run(repo, env)
+    assert run.returncode == 0, run.stderr
+    assert [c for c in calls if c.startswith("apt-get")] == ["apt-get update -qq", "apt-get install -y -qq stunnel4"]
+
+
+def test_with_prometheus_and_stunnel4_present_nothing_is_installed_from_debian(tmp_path: Path) -> None:
     repo, env = _sandbox(tmp_path, prometheus=True)
     run, calls = _run(repo, env)
     assert run.returncode == 0, run.stderr
@@ -120,8 +132,8 @@ def test_not_root_goes_through_sudo(tmp_path: Path) -> None:
     run, calls = _run(repo, env)
     assert run.returncode == 0, run.stderr
     assert calls[:4] == ["sudo -n apt-get update -qq", "apt-get update -qq",
-                         "sudo -n env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus",
-                         "apt-get install -y -qq prometheus"]
+                         "sudo -n env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus stunnel4",
+                         "apt-get install -y -qq prometheus stunnel4"]
 
 
 @pytest.mark.parametrize(("uid", "apt_exit", "message"), [

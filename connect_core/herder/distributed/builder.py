@@ -19,32 +19,12 @@ from connect_core.storage.api import ClusterConfigState
 
 log = logging.getLogger(__name__)
 
-# Java client keys the kafka-python group client understands, and their keyword names.
-_MEMBER_CLIENT_KEYS = {
-    "security.protocol": "security_protocol",
-    "sasl.mechanism": "sasl_mechanism",
-    "ssl.truststore.location": "ssl_cafile",
-    "ssl.keystore.location": "ssl_certfile",
-    "ssl.endpoint.identification.algorithm": None,
-}
-
-
 def _member_client_configs(props: Mapping[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, kw in _MEMBER_CLIENT_KEYS.items():
-        value = props.get(key)
-        if kw is not None and value not in (None, ""):
-            out[kw] = value
-    jaas = str(props.get("sasl.jaas.config") or "")
-    if jaas:
-        import re
+    """kafka-python arguments for the group client: the same security translation as every other client."""
+    from connect_core.kafka.clients import text_props
+    from connect_core.kafka.security import kafka_python_security
 
-        found = dict(re.findall(r'(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"', jaas))
-        if "username" in found:
-            out["sasl_plain_username"] = found["username"]
-        if "password" in found:
-            out["sasl_plain_password"] = found["password"]
-    return out
+    return kafka_python_security(text_props(props))
 
 
 def member_factory(

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 import pytest
+import trustme
 from confluent_kafka import KafkaError, KafkaException
 
 from connect_core.api.errors import ConfigError, ConnectError, RetriableError
@@ -99,7 +101,9 @@ def test_admin_config_keeps_only_common_keys() -> None:
     create_admin(conf)
 
 
-def test_sasl_jaas_config_becomes_username_and_password() -> None:
+def test_sasl_jaas_config_becomes_username_and_password(tmp_path: Path) -> None:
+    ca = tmp_path / "ca.pem"
+    trustme.CA().cert_pem.write_to_path(str(ca))
     conf = producer_config(
         {
             "bootstrap.servers": "x",
@@ -109,20 +113,21 @@ def test_sasl_jaas_config_becomes_username_and_password() -> None:
             'username="alice" password="s3cr\\"et";',
             "ssl.endpoint.identification.algorithm": "",
             "ssl.truststore.type": "PEM",
-            "ssl.truststore.location": "/etc/ca.pem",
+            "ssl.truststore.location": str(ca),
         }
     )
-    assert conf["sasl.username"] == "alice" and conf["sasl.password"] == 's3cr\\"et'
+    assert conf["sasl.username"] == "alice" and conf["sasl.password"] == 's3cr"et'  # JAAS unescapes, as Java
     assert "sasl.jaas.config" not in conf
     assert conf["ssl.endpoint.identification.algorithm"] == "none"
-    assert conf["ssl.ca.location"] == "/etc/ca.pem" and "ssl.truststore.location" not in conf
+    assert conf["ssl.ca.pem"] == ca.read_text() and "ssl.truststore.location" not in conf
 
 
-def test_jks_truststore_is_dropped_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.WARNING):
-        conf = consumer_config({"bootstrap.servers": "x", "ssl.truststore.location": "/etc/t.jks"})
-    assert "ssl.truststore.location" not in conf and "ssl.ca.location" not in conf
-    assert "PEM" in caplog.text
+def test_truststore_of_a_plaintext_client_is_not_read_and_a_missing_one_of_a_tls_client_is_an_error() -> None:
+    conf = consumer_config({"bootstrap.servers": "x", "ssl.truststore.location": "/etc/t.jks"})
+    assert "ssl.truststore.location" not in conf and "ssl.ca.pem" not in conf  # Java ignores ssl.* too
+    with pytest.raises(ConfigError) as info:
+        consumer_config({"bootstrap.servers": "x", "security.protocol": "SSL", "ssl.truststore.location": "/etc/t.jks"})
+    assert info.value.issues[0].key == "ssl.truststore.location" and "/etc/t.jks" in str(info.value)
 
 
 def test_unknown_property_is_dropped_at_construction(caplog: pytest.LogCaptureFixture) -> None:

@@ -63,3 +63,18 @@ def test_config_mistakes(tmp_path: Path, extra: dict[str, str], clusters: list[s
     with pytest.raises(ConfigError) as info:
         load_mm2_config(write(tmp_path, {**BASE, **extra}), clusters)
     assert needle in str(info.value)
+
+
+def test_client_security_is_read_for_every_cluster_and_role_naming_alias_and_key(tmp_path: Path) -> None:
+    """A store that cannot be read fails every command's file check, before any cluster is contacted."""
+    missing = str(tmp_path / "absent.jks")
+    for extra, key in (
+        ({"A.security.protocol": "SSL", "A.ssl.truststore.location": missing}, "A.ssl.truststore.location"),
+        ({"B.security.protocol": "SASL_SSL", "B.sasl.jaas.config": "com.example.Custom required;"},
+         "B.sasl.jaas.config"),
+        ({"security.protocol": "SSL", "B.consumer.ssl.keystore.location": missing}, "B.consumer.ssl.keystore.location"),
+    ):
+        with pytest.raises(ConfigError) as info:
+            load_mm2_config(write(tmp_path, {**BASE, **extra}))
+        assert [i.key for i in info.value.issues] == [key], info.value
+    assert load_mm2_config(write(tmp_path, {**BASE, "A.ssl.truststore.location": missing}))  # PLAINTEXT: unread
