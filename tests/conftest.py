@@ -43,8 +43,9 @@ from connect_core.embedded import (
 )
 from connect_core.embedded.engine import bootstrap_env_var, external_bootstraps
 
-# tests of the fixtures run an inner pytest session; run_lock lets `alone` tests have the machine to themselves
-pytest_plugins = ["pytester", "tests.run_lock"]
+# tests of the fixtures run an inner pytest session; run_lock lets `alone` tests have the machine to themselves;
+# schedule orders the collection longest-first across the xdist workers
+pytest_plugins = ["pytester", "tests.run_lock", "tests.schedule"]
 
 REQUIRES_CAPABILITY = "requires_capability"
 

@@ -1,0 +1,77 @@
+"""Longest tests first, spread over the xdist workers, so the run does not end on one worker's tail.
+
+pytest-xdist's ``worksteal`` hands each worker a contiguous slice of the collection and later moves
+the *tail* of the longest queue (by count) to idle workers. Collected in file order, the e2e tests -
+most of the run's time - sit in the first workers' slices and stay there. This plugin reorders the
+collection (the same way in every worker, as xdist requires): tests sorted by expected duration,
+dealt round-robin into one pile per worker, piles concatenated. Each slice then starts with its share
+of the long tests and ends with short ones, which are what stealing moves.
+
+Expected durations come from ``tests/durations.json`` (seconds per test id, written by
+``--store-durations``); a test not in it gets its tier's typical time, so a stale file only makes the
+order a little worse, never wrong.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+DURATIONS = Path(__file__).with_name("durations.json")
+#: Typical seconds per test of each tier, for tests the durations file does not know yet.
+TIER_GUESS = {"e2e": 30.0, "spark": 15.0, "integration": 3.0, "unit": 0.05}
+
+
+def expected_seconds(item: pytest.Item, known: dict[str, float]) -> float:
+    if item.nodeid in known:
+        return known[item.nodeid]
+    for marker in ("e2e", "spark", "integration"):
+        if item.get_closest_marker(marker) is not None:
+            return TIER_GUESS[marker]
+    return TIER_GUESS["unit"]
+
+
+def spread(items: list[pytest.Item], workers: int, known: dict[str, float]) -> list[pytest.Item]:
+    """Longest first, dealt round-robin into ``workers`` piles of equal count (xdist's initial slices)."""
+    ranked = sorted(items, key=lambda item: (-expected_seconds(item, known), item.nodeid))
+    piles: list[list[pytest.Item]] = [[] for _ in range(workers)]
+    for index, item in enumerate(ranked):
+        piles[index % workers].append(item)
+    return [item for pile in piles for item in pile]
+
+
+def _worker_count(config: pytest.Config) -> int:
+    worker_input = getattr(config, "workerinput", None)
+    return int(worker_input["workercount"]) if worker_input else 0
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--store-durations", action="store_true", default=False,
+                     help="write each test's setup+call+teardown seconds to tests/durations.json")
+
+
+@pytest.hookimpl(trylast=True)  # after conftest's own hook has added the tier markers
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    workers = _worker_count(config)
+    if workers < 2:
+        return
+    known = json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
+    items[:] = spread(items, workers, known)
+
+
+class DurationRecorder:
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.seconds[report.nodeid] = self.seconds.get(report.nodeid, 0.0) + report.duration
+
+    def pytest_sessionfinish(self) -> None:
+        DURATIONS.write_text(json.dumps({k: round(v, 2) for k, v in sorted(self.seconds.items())}, indent=0) + "\n")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("--store-durations") and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(DurationRecorder(), "mm2-duration-recorder")
