@@ -490,6 +490,9 @@ class _DuckTaskMetrics:
     def record_skipped(self, count: int) -> None:
         pass
 
+    def record_client_error(self, error: str, fatal: bool) -> None:
+        pass
+
     def record_commit(self, success: bool, duration_s: float) -> None:
         try:
             self.m.offset_commits.labels(*self.labels, "success" if success else "failure").inc()
