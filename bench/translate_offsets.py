@@ -30,12 +30,12 @@ from collections.abc import Sequence
 from concurrent.futures import Future
 
 from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaError
-from confluent_kafka import TopicPartition as KTopicPartition
 from confluent_kafka.admin import AdminClient
 
 from bench import raw_clients
 from bench._harness import broker_rss_line, embedded_clusters
 from connect_core.embedded import EmbeddedKafkaCluster, unique_name
+from connect_core.kafka.types import ClientPartition
 from mirror.client.formats import Checkpoint, OffsetAndMetadata, TopicPartition
 from mirror.client.offset_mappings import OffsetMapping
 from mirror.driver.driver import make_config
@@ -52,7 +52,7 @@ def commit_groups(a: EmbeddedKafkaCluster, topic: str, positions: dict[str, list
     admin = AdminClient({"bootstrap.servers": a.bootstrap_servers})
     pending: list[Future[object]] = []
     for group, pos in positions.items():
-        tps = [KTopicPartition(topic, p, o) for p, o in enumerate(pos)]
+        tps = [ClientPartition(topic, p, o) for p, o in enumerate(pos)]
         pending.extend(admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(group, tps)],
                                                           request_timeout=60).values())
         if len(pending) >= 500:
@@ -81,7 +81,7 @@ def remote_consumer_offsets(bootstrap: str, topic: str, group: str) -> dict[Topi
                          "enable.partition.eof": True, "allow.auto.create.topics": False})
     out: dict[TopicPartition, OffsetAndMetadata] = {}
     try:
-        consumer.assign([KTopicPartition(topic, 0, 0)])
+        consumer.assign([ClientPartition(topic, 0, 0)])
         while True:
             first = consumer.poll(10.0)  # as Java's poll: returns as soon as records are there
             if first is None:

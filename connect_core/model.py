@@ -1,5 +1,5 @@
-"""Value types shared by every layer of the runtime: task ids, states, restart requests and the
-shapes of Java Connect's REST entities (ConnectorInfo, ConnectorStateInfo, ConfigInfos...).
+"""Value types shared by every layer of the runtime: task ids, states, restart requests, topic
+partitions and the shapes of Java Connect's REST entities (ConnectorInfo, ConnectorStateInfo, ConfigInfos...).
 
 They live below the worker, the stores, the herders and the REST layer so that none of those has to
 import a layer above it to name a task or a state.
@@ -9,7 +9,21 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
+
+
+class TopicPartition(NamedTuple):
+    """A topic partition; ``str()`` is Kafka's ``topic-partition`` form.
+
+    mm2's one name for a partition (hashable, a plain tuple). Calls into the Kafka client build the
+    client's own object with :data:`connect_core.kafka.types.ClientPartition`, at the call.
+    """
+
+    topic: str
+    partition: int
+
+    def __str__(self) -> str:
+        return f"{self.topic}-{self.partition}"
 
 
 class State(enum.Enum):

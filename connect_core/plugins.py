@@ -104,6 +104,8 @@ _BUILTIN: tuple[_Entry, ...] = (
            ("predicate",)),
     _Entry(f"{_CONNECT}.file.FileStreamSourceConnector",
            "connect_core.connectors.file_stream_source:FileStreamSourceConnector", ("source",)),
+    _Entry(f"{_CONNECT}.file.FileStreamSinkConnector",
+           "connect_core.connectors.file_stream_sink:FileStreamSinkConnector", ("sink",)),
 )  # fmt: skip
 
 

@@ -4,6 +4,7 @@ from connect_core.api.connector import (
     Connector,
     ConnectorContext,
     ExactlyOnceSupport,
+    SinkConnector,
     SourceConnector,
     TransactionBoundaryDefinition,
 )
@@ -20,6 +21,7 @@ from connect_core.api.errors import (
     RetriableError,
 )
 from connect_core.api.records import Header, RecordMetadata, SourceRecord
+from connect_core.api.sink import ErrantRecordReporter, SinkRecord, SinkTask, SinkTaskContext, TopicPartition
 from connect_core.api.task import OffsetStorageReader, SourceTask, SourceTaskContext, Task
 
 __all__ = [
@@ -32,6 +34,7 @@ __all__ = [
     "Connector",
     "ConnectorContext",
     "DataError",
+    "ErrantRecordReporter",
     "ExactlyOnceSupport",
     "Header",
     "NotFoundError",
@@ -39,10 +42,15 @@ __all__ = [
     "OffsetStorageReader",
     "RecordMetadata",
     "RetriableError",
+    "SinkConnector",
+    "SinkRecord",
+    "SinkTask",
+    "SinkTaskContext",
     "SourceConnector",
     "SourceRecord",
     "SourceTask",
     "SourceTaskContext",
     "Task",
+    "TopicPartition",
     "TransactionBoundaryDefinition",
 ]

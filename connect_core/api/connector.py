@@ -94,3 +94,13 @@ class SourceConnector(Connector):
         if the connector handled it, False if it does not care (the runtime still writes them).
         """
         return False
+
+
+class SinkConnector(Connector):
+    """A connector whose tasks read Kafka topics (``topics`` or ``topics.regex``) and write elsewhere.
+
+    The runtime consumes for its tasks in the group ``connect-<name>`` and commits the offsets the
+    tasks acknowledge, so a sink connector usually keeps no offsets of its own.
+    """
+
+    TOPICS_CONFIG = "topics"

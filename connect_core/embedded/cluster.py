@@ -33,13 +33,13 @@ from connect_core.embedded.ports import LOOPBACK, accepts_connections, free_port
 from connect_core.kafka.client_logging import RDKAFKA_LOG
 from connect_core.kafka.types import (
     AdminClient,
+    ClientPartition,
     Consumer,
     KafkaError,
     KafkaException,
     Message,
     NewTopic,
     Producer,
-    TopicPartition,
 )
 
 T = TypeVar("T")
@@ -282,7 +282,7 @@ class KafkaCluster:
         partitions = self.partitions_for(topic)
         consumer = self.consumer(**{"isolation.level": isolation, "max.partition.fetch.bytes": 1024})
         try:
-            consumer.assign([TopicPartition(topic, p, _FROM_START) for p in partitions])
+            consumer.assign([ClientPartition(topic, p, _FROM_START) for p in partitions])
             ends: dict[int, int] = {}
             deadline = time.monotonic() + timeout
             while len(ends) < len(partitions):
@@ -294,7 +294,7 @@ class KafkaCluster:
                     raise KafkaException(msg.error())
                 for p in partitions:
                     if p not in ends:
-                        _low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), cached=True)
+                        _low, high = consumer.get_watermark_offsets(ClientPartition(topic, p), cached=True)
                         if high >= 0:
                             ends[p] = high
             return dict(sorted(ends.items()))
@@ -312,7 +312,7 @@ class KafkaCluster:
         out: dict[int, list[Message]] = {p: [] for p in partitions}
         consumer = self.consumer(**{"isolation.level": isolation})
         try:
-            consumer.assign([TopicPartition(topic, p, _FROM_START) for p in partitions])
+            consumer.assign([ClientPartition(topic, p, _FROM_START) for p in partitions])
             at_end: set[int] = set()
             deadline = time.monotonic() + timeout
             while len(at_end) < len(partitions):

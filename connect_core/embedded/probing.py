@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from connect_core.embedded.cluster import KafkaCluster
 from connect_core.embedded.engine import Engine
-from connect_core.kafka.types import KafkaError, KafkaException, NewPartitions, TopicPartition
+from connect_core.kafka.types import ClientPartition, KafkaError, KafkaException, NewPartitions
 
 TRANSACTIONAL_ISOLATION = "transactional_isolation"
 CREATE_PARTITIONS = "create_partitions"
@@ -230,8 +230,8 @@ def _probe_delete_records(cluster: KafkaCluster) -> _Result:
         cluster.produce(topic, [b"a", b"b", b"c"])
         admin = cluster.admin()
         try:
-            futures = admin.delete_records([TopicPartition(topic, 0, 2)], request_timeout=15)
-            result = futures[TopicPartition(topic, 0)].result(timeout=15)
+            futures = admin.delete_records([ClientPartition(topic, 0, 2)], request_timeout=15)
+            result = futures[ClientPartition(topic, 0)].result(timeout=15)
         except (KafkaException, TypeError) as exc:
             return _Result(False, f"DeleteRecords failed: {_error_text(exc)}")
         low = getattr(result, "low_watermark", None)
@@ -249,7 +249,7 @@ def _probe_offset_out_of_range_reset(cluster: KafkaCluster) -> _Result:
         cluster.produce(topic, [b"x"])
         consumer = cluster.consumer(**{"enable.partition.eof": False, "auto.offset.reset": "earliest"})
         try:
-            consumer.assign([TopicPartition(topic, 0, 1000)])
+            consumer.assign([ClientPartition(topic, 0, 1000)])
             deadline = time.monotonic() + 8
             while time.monotonic() < deadline:
                 msg = consumer.poll(0.2)

@@ -90,8 +90,21 @@ class Herder(Protocol):
     def validate_connector_config(self, config: dict[str, str]) -> ConfigInfos: ...
 
 
+class BuiltHerder(Herder, Protocol):
+    """A herder as its builder returns it: the operations above, plus its own start and stop."""
+
+    def start(self) -> None:
+        """Start the herder's threads (the REST API may serve it once this returns)."""
+        ...
+
+    def stop(self) -> None:
+        """Stop connectors and tasks, flush offsets and statuses, release the clients."""
+        ...
+
+
 __all__ = [
     "AbstractStatus",
+    "BuiltHerder",
     "ConfigInfoKey",
     "ConfigInfoValue",
     "ConfigInfos",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from connect_core.api.connector import Connector, SourceConnector
+from connect_core.api.connector import Connector, SinkConnector, SourceConnector
 from connect_core.api.errors import BadRequestError, NotFoundError
 from connect_core.config.config_info import config_key_info
 from connect_core.config.configdef import ConfigDef, ConfigKey, ConfigValue, Type, convert_to_string
@@ -29,6 +29,8 @@ from connect_core.plugins import Plugins
 from connect_core.runtime.connector_config import (
     ADMIN_OVERRIDES_PREFIX,
     CONNECTOR_CLASS_CONFIG,
+    CONSUMER_OVERRIDES_PREFIX,
+    DLQ_TOPIC_NAME_CONFIG,
     HEADER_CONVERTER_CLASS_CONFIG,
     KEY_CONVERTER_CLASS_CONFIG,
     PREDICATES_CONFIG,
@@ -36,6 +38,8 @@ from connect_core.runtime.connector_config import (
     TRANSFORMS_CONFIG,
     VALUE_CONVERTER_CLASS_CONFIG,
     enrich_topic_creation,
+    sink_connector_config_def,
+    sink_topic_errors,
     source_connector_config_def,
     uses_topic_creation,
 )
@@ -237,15 +241,24 @@ def _validate_connector_config(
     if conn_type is None:
         raise BadRequestError(f"Connector config {dict(props)} contains no connector type")
     cls = Plugins.load(conn_type, key=CONNECTOR_CLASS_CONFIG)
-    if not issubclass(cls, SourceConnector):
-        raise BadRequestError(f"Connector {conn_type} is not a source connector; mm2 runs source connectors only")
+    is_sink = issubclass(cls, SinkConnector)
+    if not is_sink and not issubclass(cls, SourceConnector):
+        raise BadRequestError(f"Connector {conn_type} is neither a source nor a sink connector")
     connector = cls()
     string_props = {k: v for k, v in props.items() if v is not None}
-    definition = source_connector_config_def()
-    if topic_creation_enabled and uses_topic_creation(string_props):
-        definition = enrich_topic_creation(definition, string_props)
+    if is_sink:
+        definition = sink_connector_config_def()
+    else:
+        definition = source_connector_config_def()
+        if topic_creation_enabled and uses_topic_creation(string_props):
+            definition = enrich_topic_creation(definition, string_props)
     definition = _enrich_transforms(definition, string_props)
     validated = definition.validate_all(string_props)
+    if is_sink:
+        for key, messages in sink_topic_errors(string_props).items():
+            cv = validated.setdefault(key, ConfigValue(key, string_props.get(key)))
+            for message in messages:
+                cv.add_error(message)
     for key, value in props.items():
         if value is None:
             cv = validated.setdefault(key, ConfigValue(key))
@@ -264,12 +277,21 @@ def _validate_connector_config(
     values.extend(own_values)
     values.extend(_validate_plugin_configs(string_props))
     result = generate_result(conn_type, keys, values, groups)
-    producer = _override_infos(string_props, PRODUCER_OVERRIDES_PREFIX, policy)
-    admin = _override_infos(string_props, ADMIN_OVERRIDES_PREFIX, policy) if uses_topic_creation(string_props) else None
+    if is_sink:
+        dlq = bool(str(string_props.get(DLQ_TOPIC_NAME_CONFIG) or "").strip())
+        producer = _override_infos(string_props, PRODUCER_OVERRIDES_PREFIX, policy) if dlq else None
+        admin = _override_infos(string_props, ADMIN_OVERRIDES_PREFIX, policy) if dlq else None
+        consumer = _override_infos(string_props, CONSUMER_OVERRIDES_PREFIX, policy)
+    else:
+        producer = _override_infos(string_props, PRODUCER_OVERRIDES_PREFIX, policy)
+        admin = (_override_infos(string_props, ADMIN_OVERRIDES_PREFIX, policy)
+                 if uses_topic_creation(string_props) else None)  # fmt: skip
+        consumer = None
     return merge_config_infos(
         conn_type,
         result,
         producer,
+        consumer,
         admin,
         _converter_infos(string_props, HEADER_CONVERTER_CLASS_CONFIG, "header_converter", None),
         _converter_infos(string_props, KEY_CONVERTER_CLASS_CONFIG, "converter", True),

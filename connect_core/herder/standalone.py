@@ -33,7 +33,7 @@ from connect_core.model import (
     TaskInfo,
 )
 from connect_core.runtime.connector_config import NAME_CONFIG
-from connect_core.runtime.source_task_ports import TaskMetrics
+from connect_core.runtime.metric_hooks import RuntimeMetrics
 from connect_core.runtime.status import StateMetrics, StatusRecorder
 from connect_core.runtime.worker import Worker
 from connect_core.runtime.worker_config import (
@@ -459,55 +459,11 @@ def default_worker_id(props: Mapping[str, Any]) -> str:
     return f"{host}:{port}"
 
 
-class _DuckStateMetrics:
-    """Maps state changes onto mm2's metric families (duck-typed: connect_core does not import mirror)."""
-
-    def __init__(self, metrics: Any, labels: tuple[str, ...]) -> None:
-        self.m = metrics
-        self.labels = labels
-
-    def connector_state(self, connector: str, state: Any) -> None:
-        self.m.set_state(self.m.connector_state, (*self.labels, connector), state.value)
-
-    def task_state(self, task: ConnectorTaskId, state: Any) -> None:
-        self.m.set_state(self.m.task_state, (*self.labels, task.connector, str(task.task)), state.value)
-
-    def task_failed(self, task: ConnectorTaskId) -> None:
-        self.m.task_failures.labels(*self.labels, task.connector, str(task.task)).inc()
-
-
-class _DuckTaskMetrics:
-    def __init__(self, metrics: Any, labels: tuple[str, ...], task: ConnectorTaskId) -> None:
-        self.m = metrics
-        self.labels = (*labels, task.connector, str(task.task))
-
-    def record_batch(self, polled: int, value_bytes: int, elapsed_s: float) -> None:
-        pass
-
-    def record_acks(self, acked: int, failed: int) -> None:
-        pass
-
-    def record_skipped(self, count: int) -> None:
-        pass
-
-    def record_client_error(self, error: str, fatal: bool) -> None:
-        pass
-
-    def record_commit(self, success: bool, duration_s: float) -> None:
-        try:
-            self.m.offset_commits.labels(*self.labels, "success" if success else "failure").inc()
-            self.m.offset_commit_duration.labels(*self.labels).observe(duration_s)
-        except Exception:
-            log.debug("offset commit metrics failed", exc_info=True)
-
-
 def build_standalone_herder(
     worker_props: Mapping[str, Any],
     *,
     worker_id: str | None = None,
-    metrics: Any = None,
-    metric_labels: tuple[str, ...] = ("", ""),
-    runtime_metrics: Any = None,
+    runtime_metrics: RuntimeMetrics | None = None,
     on_task_created: Callable[[Any], None] | None = None,
     kafka_offsets: bool = False,
     kafka_status: bool = False,
@@ -542,17 +498,7 @@ def build_standalone_herder(
         else:
             status_store = MemoryStatusBackingStore()
     wid = worker_id or default_worker_id(props)
-    task_metrics: Any = None
-    state_metrics: StateMetrics | None = None
-    if runtime_metrics is not None:  # StateMetrics + for_task (mirror.driver.metrics_bindings.FlowMetrics)
-        state_metrics = runtime_metrics
-        task_metrics = runtime_metrics.for_task
-    elif metrics is not None and hasattr(metrics, "set_state"):
-        state_metrics = _DuckStateMetrics(metrics, tuple(metric_labels))
-
-        def task_metrics(task: ConnectorTaskId) -> TaskMetrics:
-            return _DuckTaskMetrics(metrics, tuple(metric_labels), task)
-
+    task_metrics = runtime_metrics.for_task if runtime_metrics is not None else None
     worker = Worker(wid, config, offset_store, status_store=status_store, task_metrics=task_metrics,
                     on_task_created=on_task_created)
     return StandaloneHerder(
@@ -560,5 +506,5 @@ def build_standalone_herder(
         status_store=status_store,
         kafka_cluster_id=kafka_cluster_id,
         lookup_cluster_id=lookup_cluster_id,
-        state_metrics=state_metrics,
+        state_metrics=runtime_metrics,
     )

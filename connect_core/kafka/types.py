@@ -2,6 +2,10 @@
 
 Why: the Kafka client is a dependency of this one package (``connect_core.kafka``); the runtime, the
 stores and the product name client types through it, and an import-linter contract keeps it so.
+
+The client's ``TopicPartition`` (a partition with a position, as the client's calls take and
+return it) is exported as :data:`ClientPartition`: mm2 itself names a partition with
+:class:`connect_core.model.TopicPartition`, its one TopicPartition type.
 """
 
 from __future__ import annotations
@@ -16,8 +20,8 @@ from confluent_kafka import (
     KafkaException,
     Message,
     Producer,
-    TopicPartition,
 )
+from confluent_kafka import TopicPartition as ClientPartition
 from confluent_kafka.admin import (
     AclBinding,
     AclBindingFilter,
@@ -45,6 +49,7 @@ __all__ = [
     "AclPermissionType",
     "AdminClient",
     "AlterConfigOpType",
+    "ClientPartition",
     "ConfigEntry",
     "ConfigResource",
     "ConfigSource",
@@ -59,5 +64,4 @@ __all__ = [
     "Producer",
     "ResourcePatternType",
     "ResourceType",
-    "TopicPartition",
 ]

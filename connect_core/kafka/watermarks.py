@@ -14,10 +14,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from confluent_kafka import KafkaError
-from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from connect_core.api.errors import ConnectError
 from connect_core.kafka.clients import consumer_config, create_consumer
+from connect_core.kafka.types import ClientPartition
 
 TopicPartitionKey = tuple[str, int]
 
@@ -42,7 +42,7 @@ def high_watermarks(consumer_props: Mapping[str, Any], positions: Mapping[TopicP
     })
     consumer = create_consumer(conf)
     try:
-        consumer.assign([KafkaTopicPartition(t, p, max(0, o)) for (t, p), o in positions.items()])
+        consumer.assign([ClientPartition(t, p, max(0, o)) for (t, p), o in positions.items()])
         ends: dict[TopicPartitionKey, int] = {}
         deadline = time.monotonic() + timeout_s
         while len(ends) < len(positions):
@@ -55,7 +55,7 @@ def high_watermarks(consumer_props: Mapping[str, Any], positions: Mapping[TopicP
                     raise ConnectError(f"Cannot fetch {msg.topic()}-{msg.partition()}: {err.str()}")
             for t, p in positions:
                 if (t, p) not in ends:
-                    _low, high = consumer.get_watermark_offsets(KafkaTopicPartition(t, p), cached=True)
+                    _low, high = consumer.get_watermark_offsets(ClientPartition(t, p), cached=True)
                     if high >= 0:
                         ends[(t, p)] = int(high)
         return ends

@@ -327,13 +327,18 @@ def plugin_config_keys(name: str) -> list[ConfigInfoKey]:
         )
     instance = cls()
     keys = dict(instance.config().config_keys())
-    from connect_core.api.connector import SourceConnector
+    from connect_core.api.connector import SinkConnector, SourceConnector
 
     if isinstance(instance, SourceConnector):
         # The framework's connector-level keys, the plugin's own definitions taking precedence.
         from connect_core.runtime.connector_config import source_connector_config_def
 
         for key_name, key in source_connector_config_def().config_keys().items():
+            keys.setdefault(key_name, key)
+    elif isinstance(instance, SinkConnector):
+        from connect_core.runtime.connector_config import sink_connector_config_def
+
+        for key_name, key in sink_connector_config_def().config_keys().items():
             keys.setdefault(key_name, key)
     return [config_key_info(k) for k in keys.values()]
 

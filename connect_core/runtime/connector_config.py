@@ -441,3 +441,127 @@ def topic_creation_group_for(groups: list[TopicCreationGroup], topic: str) -> To
         if group.matches(topic):
             return group
     return None
+
+
+# --------------------------------------------------------------------------- sink connectors
+
+SINK_TOPICS_CONFIG = "topics"
+SINK_TOPICS_REGEX_CONFIG = "topics.regex"
+DLQ_PREFIX = "errors.deadletterqueue."
+DLQ_TOPIC_NAME_CONFIG = DLQ_PREFIX + "topic.name"
+DLQ_TOPIC_REPLICATION_FACTOR_CONFIG = DLQ_PREFIX + "topic.replication.factor"
+DLQ_CONTEXT_HEADERS_ENABLE_CONFIG = DLQ_PREFIX + "context.headers.enable"
+
+
+def _java_regex_validator(name: str, value: Any) -> None:
+    if value is None or not str(value).strip():
+        return
+    try:
+        re.compile(str(value))
+    except re.error as e:
+        raise ConfigError(
+            f"Invalid value {value} for configuration {name}: Syntax error in regular expression: {e}", key=name
+        ) from None
+
+
+def sink_connector_config_def() -> ConfigDef:
+    """``connector_config_def`` plus the sink keys (Java ``SinkConnectorConfig.configDef()``)."""
+    return (
+        ConfigDef(connector_config_def())
+        .define(SINK_TOPICS_CONFIG, Type.LIST, "", None, Importance.HIGH,
+                "List of topics to consume, separated by commas", COMMON_GROUP, 4, Width.LONG, "Topics")
+        .define(SINK_TOPICS_REGEX_CONFIG, Type.STRING, "", _java_regex_validator, Importance.HIGH,
+                "Regular expression giving topics to consume. Only one of topics or topics.regex should be "
+                "specified.", COMMON_GROUP, 4, Width.LONG, "Topics regex")
+        .define(DLQ_TOPIC_NAME_CONFIG, Type.STRING, "", None, Importance.MEDIUM,
+                "Topic that receives the records this sink connector, its transformations or converters fail "
+                "on (blank: no dead letter queue).", ERROR_GROUP, 6, Width.MEDIUM,
+                "Dead Letter Queue Topic Name")
+        .define(DLQ_TOPIC_REPLICATION_FACTOR_CONFIG, Type.SHORT, 3, None, Importance.MEDIUM,
+                "Replication factor of the dead letter queue topic when it must be created.", ERROR_GROUP, 7,
+                Width.MEDIUM, "Dead Letter Queue Topic Replication Factor")
+        .define(DLQ_CONTEXT_HEADERS_ENABLE_CONFIG, Type.BOOLEAN, False, None, Importance.MEDIUM,
+                "Add __connect.errors.* headers describing the error to records written to the dead letter "
+                "queue.", ERROR_GROUP, 8, Width.MEDIUM, "Enable Error Context Headers")
+    )  # fmt: skip
+
+
+def parse_topics_list(props: Mapping[str, Any]) -> list[str]:
+    """The ``topics`` list without blanks and repeats, in order (Java ``parseTopicsList``)."""
+    raw = props.get(SINK_TOPICS_CONFIG)
+    items = raw if isinstance(raw, list | tuple) else str(raw or "").split(",")
+    out: list[str] = []
+    for item in items:
+        t = str(item).strip()
+        if t and t not in out:
+            out.append(t)
+    return out
+
+
+def sink_topic_errors(props: Mapping[str, Any]) -> dict[str, list[str]]:
+    """Java ``SinkConnectorConfig.validate``'s cross-key rules: key -> error messages (empty when valid)."""
+    topics = str(props.get(SINK_TOPICS_CONFIG) or "")
+    regex = str(props.get(SINK_TOPICS_REGEX_CONFIG) or "")
+    dlq = str(props.get(DLQ_TOPIC_NAME_CONFIG) or "").strip()
+    has_topics, has_regex = bool(topics.strip()), bool(regex.strip())
+    errors: dict[str, list[str]] = {}
+
+    def add(key: str, message: str) -> None:
+        errors.setdefault(key, []).append(message)
+
+    if has_topics and has_regex:
+        message = (f"{SINK_TOPICS_CONFIG} and {SINK_TOPICS_REGEX_CONFIG} are mutually exclusive options, but both "
+                   "are set.")
+        add(SINK_TOPICS_CONFIG, message)
+        add(SINK_TOPICS_REGEX_CONFIG, message)
+    if not has_topics and not has_regex:
+        message = f"Must configure one of {SINK_TOPICS_CONFIG} or {SINK_TOPICS_REGEX_CONFIG}"
+        add(SINK_TOPICS_CONFIG, message)
+        add(SINK_TOPICS_REGEX_CONFIG, message)
+    if dlq:
+        listed = parse_topics_list(props)
+        if has_topics and dlq in listed:
+            add(SINK_TOPICS_CONFIG, f"The DLQ topic '{dlq}' may not be included in the list of topics "
+                                    f"('{SINK_TOPICS_CONFIG}=[{', '.join(listed)}]') consumed by the connector")
+        if has_regex:
+            try:
+                matched = re.fullmatch(regex, dlq) is not None
+            except re.error:
+                matched = False
+            if matched:
+                add(SINK_TOPICS_REGEX_CONFIG, f"The DLQ topic '{dlq}' may not be matched by the regex for the "
+                                              f"topics ('{SINK_TOPICS_REGEX_CONFIG}={regex}') consumed by the "
+                                              "connector")
+    return errors
+
+
+class SinkConnectorConfig(ConnectorConfig):
+    """Sink connector config: raises ConfigError for bad keys and for the topics/DLQ rules."""
+
+    def __init__(self, props: Mapping[str, Any]) -> None:
+        super().__init__(props, sink_connector_config_def())
+        errors = sink_topic_errors(props)
+        if errors:
+            key, messages = next(iter(errors.items()))
+            raise ConfigError(messages[0], key=key)
+
+    @property
+    def topics(self) -> list[str]:
+        return parse_topics_list(self.originals())
+
+    @property
+    def topics_regex(self) -> str | None:
+        regex = str(self.get(SINK_TOPICS_REGEX_CONFIG) or "").strip()
+        return regex or None
+
+    @property
+    def dlq_topic(self) -> str:
+        return str(self.get(DLQ_TOPIC_NAME_CONFIG) or "").strip()
+
+    @property
+    def dlq_replication_factor(self) -> int:
+        return int(self.get(DLQ_TOPIC_REPLICATION_FACTOR_CONFIG))
+
+    @property
+    def dlq_context_headers(self) -> bool:
+        return bool(self.get_boolean(DLQ_CONTEXT_HEADERS_ENABLE_CONFIG))

@@ -16,7 +16,7 @@ from concurrent.futures import Future
 
 from connect_core.api.errors import ConnectError
 from connect_core.model import ConnectorTaskId
-from connect_core.runtime.source_task_ports import TaskMetrics
+from connect_core.runtime.source_task_collaborators import TaskMetrics
 from connect_core.runtime.submitted_records import CommittableOffsets, SubmittedRecords
 from connect_core.storage.offset_storage import OffsetStorageWriter
 

@@ -46,6 +46,8 @@ class Stage(enum.Enum):
     HEADER_CONVERTER = "HEADER_CONVERTER"
     KAFKA_PRODUCE = "KAFKA_PRODUCE"
     TASK_POLL = "TASK_POLL"
+    TASK_PUT = "TASK_PUT"
+    KAFKA_CONSUME = "KAFKA_CONSUME"
 
 
 class ToleranceExceededError(ConnectError):

@@ -8,7 +8,8 @@ share ``task.shutdown.graceful.timeout.ms``; whatever overruns is cancelled (aba
 
 Client settings: see :mod:`connect_core.runtime.worker_config` (worker keys, ``producer.``/``admin.``
 prefixes, connector ``producer.override.``/``admin.override.`` keys under the override policy).
-Only source connectors are supported (mm2 runs no sink connectors).
+Sink connectors run the same way, each task a :class:`WorkerSinkTask` with its own consumer (and a
+dead-letter-queue producer when one is configured); see :mod:`connect_core.runtime.worker_sink_task`.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from connect_core.api.connector import SourceConnector
+from connect_core.api.connector import SinkConnector, SourceConnector
 from connect_core.api.errors import BadRequestError, ConfigError, ConnectError, DataError
 from connect_core.api.task import SourceTask
 from connect_core.model import ConnectorTaskId, TargetState
@@ -32,14 +33,16 @@ from connect_core.runtime.connector_config import (
     KEY_CONVERTER_CLASS_CONFIG,
     VALUE_CONVERTER_CLASS_CONFIG,
     ConnectorConfig,
+    SinkConnectorConfig,
     SourceConnectorConfig,
     TopicCreationGroup,
 )
-from connect_core.runtime.source_task_ports import ProducerLike, TaskMetrics
+from connect_core.runtime.source_task_collaborators import ProducerLike, TaskMetrics
 from connect_core.runtime.status import ConnectorStatusListener, TaskStatusListener
 from connect_core.runtime.tolerance import RetryWithToleranceOperator
 from connect_core.runtime.worker_config import WorkerConfig, admin_props, keeps_partition_order, producer_props
 from connect_core.runtime.worker_connector import HerderHooks, StateCallback, WorkerConnector
+from connect_core.runtime.worker_sink_task import WorkerSinkTask
 from connect_core.runtime.worker_source_task import WorkerSourceTask
 from connect_core.storage.api import OffsetBackingStore, StatusBackingStore
 from connect_core.storage.offset_storage import (
@@ -65,7 +68,7 @@ TaskCreatedHook = Callable[[SourceTask], None]
 def _default_producer_factory(props: dict[str, Any]) -> ProducerLike:
     from connect_core.kafka.clients import create_producer, producer_config
 
-    return create_producer(producer_config(props))  # type: ignore[no-any-return]
+    return create_producer(producer_config(props))
 
 
 def _client_error_reporter(metrics: TaskMetrics) -> Callable[[Any], None]:
@@ -152,7 +155,7 @@ class Worker:
         self._on_task_created = on_task_created
         self._lock = threading.RLock()
         self._connectors: dict[str, WorkerConnector] = {}
-        self._tasks: dict[ConnectorTaskId, WorkerSourceTask] = {}
+        self._tasks: dict[ConnectorTaskId, WorkerSourceTask | WorkerSinkTask] = {}
         # ${provider:...} in connector/task configs, resolved with this worker's own providers
         self.config_transformer = WorkerConfigTransformer(config.raw())
 
@@ -198,9 +201,12 @@ class Worker:
                 props = self.config_transformer.transform(props, f"config of connector {name}")
                 cls = Plugins.load(props.get(CONNECTOR_CLASS_CONFIG, ""), key=CONNECTOR_CLASS_CONFIG)
                 connector = cls()
-                if not isinstance(connector, SourceConnector):
-                    raise ConnectError(f"Connector {name}: only source connectors are supported, not {cls.__name__}")
-                SourceConnectorConfig(props, self.topic_creation_enabled)
+                if isinstance(connector, SinkConnector):
+                    SinkConnectorConfig(props)
+                elif isinstance(connector, SourceConnector):
+                    SourceConnectorConfig(props, self.topic_creation_enabled)
+                else:
+                    raise ConnectError(f"Connector {name}: {cls.__name__} is neither a source nor a sink connector")
                 reader = OffsetStorageReaderImpl(self.offset_store, name)
                 wc = WorkerConnector(name, connector, dict(props), listener, herder, reader)
                 log.info("Instantiated connector %s of type %s", name, cls.__name__)
@@ -308,9 +314,12 @@ class Worker:
         listener: TaskStatusListener,
         target_state: TargetState,
         num_tasks: int | None,
-    ) -> WorkerSourceTask:
+    ) -> WorkerSourceTask | WorkerSinkTask:
         conn_props = self.config_transformer.transform(conn_props, f"config of connector {task_id.connector}")
         task_props = self.config_transformer.transform(task_props, f"config of task {task_id}")
+        if issubclass(Plugins.load(conn_props.get(CONNECTOR_CLASS_CONFIG, ""), key=CONNECTOR_CLASS_CONFIG),
+                      SinkConnector):
+            return self._build_sink_task(task_id, conn_props, task_props, listener, target_state, num_tasks)
         conf = SourceConnectorConfig(conn_props, self.topic_creation_enabled)
         if num_tasks is not None and num_tasks > conf.tasks_max and conf.enforce_tasks_max:
             raise TooManyTasksError(task_id.connector, num_tasks, conf.tasks_max)
@@ -368,6 +377,27 @@ class Worker:
             metrics=metrics,
             ordered_delivery=keeps_partition_order(java_producer),
         )
+
+    def _build_sink_task(
+        self,
+        task_id: ConnectorTaskId,
+        conn_props: Mapping[str, str],
+        task_props: Mapping[str, str],
+        listener: TaskStatusListener,
+        target_state: TargetState,
+        num_tasks: int | None,
+    ) -> WorkerSinkTask:
+        from connect_core.runtime.sink_task_builder import build_sink_task
+
+        conf = SinkConnectorConfig(conn_props)
+        if num_tasks is not None and num_tasks > conf.tasks_max and conf.enforce_tasks_max:
+            raise TooManyTasksError(task_id.connector, num_tasks, conf.tasks_max)
+        return build_sink_task(
+            task_id, conf, conn_props, task_props, listener, target_state,
+            worker_config=self.config, converter=self._converter, producer_factory=self._producer_factory,
+            admin_factory=self._admin_factory, task_metrics=self._task_metrics,
+            on_task_created=self._on_task_created, status_store=self.status_store,
+        )  # fmt: skip
 
     def _converter(self, conn_props: Mapping[str, str], key: str, is_key: bool | None) -> Any:
         """Connector-level converter if configured, else the worker's (as Java's Plugins.newConverter)."""
@@ -432,7 +462,7 @@ class Worker:
     def task_ids(self) -> set[ConnectorTaskId]:
         return set(self._tasks)
 
-    def task(self, task_id: ConnectorTaskId) -> WorkerSourceTask | None:
+    def task(self, task_id: ConnectorTaskId) -> WorkerSourceTask | WorkerSinkTask | None:
         return self._tasks.get(task_id)
 
     # ------------------------------------------------------------------ offsets (KIP-875)

@@ -323,3 +323,31 @@ def admin_props(
     props.update(_with_prefix(worker, "admin."))
     props.update(connector_overrides(connector_props, "admin.override.", policy))
     return props
+
+
+def sink_consumer_group(connector: str) -> str:
+    """The consumer group of a sink connector's tasks (Java ``SinkUtils.consumerGroupId``)."""
+    return f"connect-{connector}"
+
+
+def consumer_props(
+    worker: Mapping[str, Any],
+    connector_props: Mapping[str, Any],
+    policy: ConnectorClientConfigOverridePolicy,
+    connector: str,
+    client_id: str,
+) -> dict[str, Any]:
+    """Java-style consumer properties for a sink task: group ``connect-<connector>``, no auto-commit,
+    earliest reset, then the worker's ``consumer.`` keys and the connector's ``consumer.override.``
+    keys (policy-checked; ``consumer.override.group.id`` changes the group)."""
+    props: dict[str, Any] = {
+        "group.id": sink_consumer_group(connector),
+        "client.id": client_id,
+        "enable.auto.commit": "false",
+        "auto.offset.reset": "earliest",
+    }
+    props.update(_worker_shared(worker))
+    props[BOOTSTRAP_SERVERS_CONFIG] = worker.get(BOOTSTRAP_SERVERS_CONFIG, "localhost:9092")
+    props.update(_with_prefix(worker, "consumer."))
+    props.update(connector_overrides(connector_props, "consumer.override.", policy))
+    return props

@@ -52,7 +52,7 @@ from connect_core.model import ConnectorTaskId, TargetState
 from connect_core.runtime.connector_config import TopicCreationGroup, topic_creation_group_for
 from connect_core.runtime.message_copy_loop import MessageCopier
 from connect_core.runtime.source_offset_flush import SourceOffsetFlusher
-from connect_core.runtime.source_task_ports import (
+from connect_core.runtime.source_task_collaborators import (
     NoTaskMetrics,
     ProducerLike,
     SilentTaskListener,

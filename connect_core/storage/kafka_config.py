@@ -21,20 +21,19 @@ from typing import Any
 
 from connect_core.api.errors import ConnectError
 from connect_core.kafka.admin import NewTopicSpec, TopicAdmin
-from connect_core.kafka.log import KafkaBasedLog
 from connect_core.kafka.types import Message
 from connect_core.model import RestartRequest, TargetState
 from connect_core.storage import formats
 from connect_core.storage.api import ClusterConfigState, ConfigUpdateListener
 from connect_core.storage.config_state import ConfigChange, ConfigState
-from connect_core.storage.internal_topics import CONFIG_STORAGE, internal_topic_spec, store_client_props
+from connect_core.storage.internal_topics import CONFIG_STORAGE
+from connect_core.storage.kafka_store import READ_WRITE_TIMEOUT_S, KafkaTopicStore
 
 log = logging.getLogger(__name__)
 
-READ_WRITE_TIMEOUT_S = 30.0
+class KafkaConfigBackingStore(KafkaTopicStore):
+    storage = CONFIG_STORAGE
 
-
-class KafkaConfigBackingStore:
     def __init__(
         self,
         topic: NewTopicSpec,
@@ -43,40 +42,24 @@ class KafkaConfigBackingStore:
         admin: TopicAdmin | None = None,
         timeout_s: float = READ_WRITE_TIMEOUT_S,
     ) -> None:
-        self.topic = topic.name
-        self._timeout_s = timeout_s
         self._lock = threading.Lock()
         self._state = ConfigState()
         self._listener: ConfigUpdateListener | None = None
         self._started = False
         spec = NewTopicSpec(topic.name, 1, topic.replication_factor, topic.config)
-        self._log = KafkaBasedLog(
-            topic.name,
-            client_props,
-            client_props,
-            self._consume,
-            admin=admin,
-            topic_spec=spec,
-            require_single_partition=f"{CONFIG_STORAGE}.topic",
-        )
-
-    @classmethod
-    def from_worker_config(
-        cls, worker_props: Mapping[str, Any], admin: TopicAdmin | None = None
-    ) -> KafkaConfigBackingStore:
-        return cls(internal_topic_spec(worker_props, CONFIG_STORAGE), store_client_props(worker_props), admin=admin)
+        super().__init__(spec, client_props, admin=admin, timeout_s=timeout_s,
+                         require_single_partition=f"{CONFIG_STORAGE}.topic")
 
     # ------------------------------------------------------------------------------- lifecycle
 
     def start(self) -> None:
-        log.info("Starting KafkaConfigBackingStore with topic %s", self.topic)
-        self._log.start()
+        super().start()
         self._started = True
         log.info("Started KafkaConfigBackingStore")
 
     def stop(self) -> None:
         self._started = False
-        self._log.stop()
+        super().stop()
 
     def set_update_listener(self, listener: ConfigUpdateListener) -> None:
         self._listener = listener
@@ -122,7 +105,7 @@ class KafkaConfigBackingStore:
             return self._state.snapshot()
 
     def refresh(self, timeout_s: float) -> None:
-        self._log.read_to_end().result(timeout=timeout_s)
+        self.read_to_end(timeout_s)
 
     def contains(self, connector: str) -> bool:
         with self._lock:

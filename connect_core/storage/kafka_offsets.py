@@ -16,15 +16,12 @@ from typing import Any
 
 from connect_core.api.errors import ConnectError
 from connect_core.kafka.admin import NewTopicSpec, TopicAdmin
-from connect_core.kafka.log import KafkaBasedLog
 from connect_core.kafka.types import Message
-from connect_core.storage.internal_topics import OFFSET_STORAGE, internal_topic_spec, store_client_props
+from connect_core.storage.internal_topics import OFFSET_STORAGE
+from connect_core.storage.kafka_store import READ_WRITE_TIMEOUT_S, KafkaTopicStore
 from connect_core.storage.memory import OffsetTable
 
 log = logging.getLogger(__name__)
-
-READ_WRITE_TIMEOUT_S = 30.0
-
 
 class _SetCompletion:
     """Completes a ``set`` future once every record is acknowledged, or at the first failure."""
@@ -58,41 +55,28 @@ class _SetCompletion:
             self.future.set_exception(error)
 
 
-class KafkaOffsetBackingStore:
+class KafkaOffsetBackingStore(KafkaTopicStore):
+    storage = OFFSET_STORAGE
+
     def __init__(
         self,
         topic: NewTopicSpec,
         client_props: Mapping[str, Any],
         *,
         admin: TopicAdmin | None = None,
-        read_timeout_s: float = READ_WRITE_TIMEOUT_S,
+        timeout_s: float = READ_WRITE_TIMEOUT_S,
     ) -> None:
-        self.topic = topic.name
         self._lock = threading.Lock()
         self._table = OffsetTable()
-        self._read_timeout_s = read_timeout_s
-        self._log = KafkaBasedLog(topic.name, client_props, client_props, self._consume, admin=admin, topic_spec=topic)
-
-    @classmethod
-    def from_worker_config(
-        cls, worker_props: Mapping[str, Any], admin: TopicAdmin | None = None
-    ) -> KafkaOffsetBackingStore:
-        return cls(internal_topic_spec(worker_props, OFFSET_STORAGE), store_client_props(worker_props), admin=admin)
+        super().__init__(topic, client_props, admin=admin, timeout_s=timeout_s)
 
     def _consume(self, msg: Message) -> None:
         with self._lock:
             self._table.apply(msg.key(), msg.value())
 
-    def start(self) -> None:
-        log.info("Starting KafkaOffsetBackingStore with topic %s", self.topic)
-        self._log.start()
-
-    def stop(self) -> None:
-        self._log.stop()
-
     def get(self, keys: list[bytes]) -> dict[bytes, bytes | None]:
         try:
-            self._log.read_to_end().result(timeout=self._read_timeout_s)
+            self.read_to_end()
         except TimeoutError:
             raise ConnectError(f"Timed out reading offsets topic {self.topic} to its end") from None
         with self._lock:
@@ -111,7 +95,7 @@ class KafkaOffsetBackingStore:
     def connector_partitions(self, connector: str) -> list[dict[str, Any]]:
         """Every partition with a live offset, after reading the log to its end."""
         try:
-            self._log.read_to_end().result(timeout=self._read_timeout_s)
+            self.read_to_end()
         except TimeoutError:
             raise ConnectError(f"Timed out reading offsets topic {self.topic} to its end") from None
         with self._lock:

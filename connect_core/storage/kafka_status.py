@@ -17,12 +17,12 @@ from typing import Any, Generic, TypeVar
 
 from connect_core.api.errors import DataError, RetriableError
 from connect_core.kafka.admin import NewTopicSpec, TopicAdmin
-from connect_core.kafka.log import KafkaBasedLog
 from connect_core.kafka.types import Message
 from connect_core.model import ConnectorTaskId
 from connect_core.storage import formats
 from connect_core.storage.api import ConnectorStatus, TaskStatus, TopicStatus
-from connect_core.storage.internal_topics import STATUS_STORAGE, internal_topic_spec, store_client_props
+from connect_core.storage.internal_topics import STATUS_STORAGE
+from connect_core.storage.kafka_store import READ_WRITE_TIMEOUT_S, KafkaTopicStore
 
 log = logging.getLogger(__name__)
 
@@ -43,40 +43,25 @@ class _Entry(Generic[S]):
         return v is None or v.worker_id == status.worker_id or v.generation <= status.generation
 
 
-class KafkaStatusBackingStore:
+class KafkaStatusBackingStore(KafkaTopicStore):
+    storage = STATUS_STORAGE
+
     def __init__(
         self,
         topic: NewTopicSpec,
         client_props: Mapping[str, Any],
         *,
         admin: TopicAdmin | None = None,
+        timeout_s: float = READ_WRITE_TIMEOUT_S,
     ) -> None:
-        self.topic = topic.name
         self._lock = threading.Lock()
         self._connectors: dict[str, _Entry[ConnectorStatus]] = {}
         self._tasks: dict[str, dict[int, _Entry[TaskStatus]]] = {}
         self._topics: dict[str, dict[str, TopicStatus]] = {}
-        self._log = KafkaBasedLog(topic.name, client_props, client_props, self._consume, admin=admin, topic_spec=topic)
-
-    @classmethod
-    def from_worker_config(
-        cls, worker_props: Mapping[str, Any], admin: TopicAdmin | None = None
-    ) -> KafkaStatusBackingStore:
-        return cls(internal_topic_spec(worker_props, STATUS_STORAGE), store_client_props(worker_props), admin=admin)
-
-    def start(self) -> None:
-        log.info("Starting KafkaStatusBackingStore with topic %s", self.topic)
-        self._log.start()
-
-    def stop(self) -> None:
-        self._log.stop()
+        super().__init__(topic, client_props, admin=admin, timeout_s=timeout_s)
 
     def flush(self) -> None:
         self._log.flush()
-
-    def read_to_end(self, timeout_s: float = 30.0) -> None:
-        """Wait until every status acknowledged so far is visible through the getters."""
-        self._log.read_to_end().result(timeout=timeout_s)
 
     # ------------------------------------------------------------------------------- writing
 

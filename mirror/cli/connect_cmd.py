@@ -13,8 +13,6 @@ then a Java properties file.
 
 from __future__ import annotations
 
-import importlib
-import inspect
 import json
 import logging
 import signal
@@ -27,6 +25,8 @@ from typing import Any
 
 from connect_core.api.errors import ConfigError, ConnectError
 from connect_core.config.properties import load_properties
+from connect_core.herder.api import BuiltHerder
+from connect_core.herder.standalone import build_standalone_herder
 from connect_core.model import TargetState
 from connect_core.rest.entities import create_connector_request, string_map
 from connect_core.rest.resources import RestApp, RestSettings
@@ -111,38 +111,25 @@ def parse_connector_file(path: str | Path) -> ConnectorRequest:
     return ConnectorRequest(shown, props[NAME_CONFIG], props)
 
 
-def _accepts(func: Callable[..., Any], name: str) -> bool:
-    try:
-        params = inspect.signature(func).parameters
-    except (TypeError, ValueError):
-        return False
-    return name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+#: Builds the (not yet started) herder from the worker properties and this worker's id (``host:port``
+#: of the REST server's advertised URL, as Java's ConnectStandalone names a standalone worker).
+HerderBuilder = Callable[[dict[str, str], str], BuiltHerder]
 
 
-def build_herder(worker_props: dict[str, str], worker_id: str, advertised_url: str) -> Any:
+def build_herder(worker_props: dict[str, str], worker_id: str) -> BuiltHerder:
     """The runtime's standalone herder (file offsets, memory config/status), not started yet."""
-    try:
-        standalone = importlib.import_module("connect_core.herder.standalone")
-        builder = standalone.build_standalone_herder
-    except (ImportError, AttributeError) as e:
-        raise StartupError(f"the standalone herder is not available in this build ({e})") from e
-    kwargs: dict[str, Any] = {}
-    if _accepts(builder, "worker_id"):
-        kwargs["worker_id"] = worker_id
-    if _accepts(builder, "advertised_url"):
-        kwargs["advertised_url"] = advertised_url
-    return builder(worker_props, **kwargs)
+    return build_standalone_herder(worker_props, worker_id=worker_id)
 
 
 class StandaloneWorker:
     """The running pieces of ``connect standalone``; usable in-process by tests."""
 
-    def __init__(self, worker_props: dict[str, str], herder_builder: Callable[..., Any] = build_herder) -> None:
+    def __init__(self, worker_props: dict[str, str], herder_builder: HerderBuilder = build_herder) -> None:
         self.worker_props = worker_props
         self._herder_builder = herder_builder
         self.rest = RestServer.from_props(worker_props)
         self.settings = RestSettings.from_props(worker_props)
-        self.herder: Any = None
+        self.herder: BuiltHerder | None = None
 
     def start(self) -> None:
         try:
@@ -150,7 +137,7 @@ class StandaloneWorker:
         except ConnectError as e:
             raise StartupError(str(e)) from e
         try:
-            self.herder = self._herder_builder(self.worker_props, self.rest.worker_id(), self.rest.advertised_url())
+            self.herder = self._herder_builder(self.worker_props, self.rest.worker_id())
             self.herder.start()
         except BaseException as e:
             self.stop()
@@ -162,6 +149,8 @@ class StandaloneWorker:
         log.info("Kafka Connect standalone worker started; REST API at %s", self.rest.advertised_url())
 
     def create(self, request: ConnectorRequest) -> None:
+        if self.herder is None:
+            raise StartupError(f"Failed to create connector for {request.source}: the worker has not started")
         try:
             _, info = self.herder.put_connector_config(request.name, request.config, False, request.initial_state)
         except ConnectError as e:

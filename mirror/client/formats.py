@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from connect_core.api.errors import ConnectError
+from connect_core.model import TopicPartition  # re-exported: the client layer's users name it from here
 from mirror.client.errors import InvalidSourceOffsetError, RecordFormatError
 
 MAX_STRING_LENGTH = 32767
@@ -47,16 +48,6 @@ OFFSET_KEY = "offset"
 CONSUMER_GROUP_ID_KEY = "group"
 SOURCE_CLUSTER_ALIAS_KEY = "sourceClusterAlias"
 TARGET_CLUSTER_ALIAS_KEY = "targetClusterAlias"
-
-
-class TopicPartition(NamedTuple):
-    """A topic partition; ``str()`` is Kafka's ``topic-partition`` form."""
-
-    topic: str
-    partition: int
-
-    def __str__(self) -> str:
-        return f"{self.topic}-{self.partition}"
 
 
 class OffsetAndMetadata(NamedTuple):

@@ -26,6 +26,7 @@ from connect_core.kafka.types import (
     AclPermissionType,
     AdminClient,
     AlterConfigOpType,
+    ClientPartition,
     ConfigEntry,
     ConfigResource,
     ConfigSource,
@@ -37,7 +38,6 @@ from connect_core.kafka.types import (
     ResourcePatternType,
     ResourceType,
 )
-from connect_core.kafka.types import TopicPartition as KTopicPartition
 from mirror.client.formats import OffsetAndMetadata, TopicPartition
 from mirror.connectors.source_logic import AclSpec, ConfigEntryInfo
 
@@ -309,8 +309,8 @@ class MirrorAdmin:
         self, group: str, offsets: Mapping[TopicPartition, OffsetAndMetadata]
     ) -> dict[TopicPartition, str | None]:
         """Commit offsets for ``group``; per-partition error names (None = written). Never raises for them."""
-        ktps = [KTopicPartition(tp.topic, tp.partition, oam.offset, metadata=oam.metadata)
-                if oam.metadata else KTopicPartition(tp.topic, tp.partition, oam.offset)
+        ktps = [ClientPartition(tp.topic, tp.partition, oam.offset, metadata=oam.metadata)
+                if oam.metadata else ClientPartition(tp.topic, tp.partition, oam.offset)
                 for tp, oam in offsets.items()]
         futures = self._client.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(group, ktps)],
                                                             request_timeout=self.timeout_s)

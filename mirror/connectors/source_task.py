@@ -41,8 +41,7 @@ from connect_core.api.schema import OPTIONAL_BYTES_SCHEMA
 from connect_core.api.task import SourceTask
 from connect_core.kafka.clients import consumer_config, create_consumer
 from connect_core.kafka.errors import from_kafka_error
-from connect_core.kafka.types import OFFSET_BEGINNING, OFFSET_END, Consumer, KafkaError
-from connect_core.kafka.types import TopicPartition as KTopicPartition
+from connect_core.kafka.types import OFFSET_BEGINNING, OFFSET_END, ClientPartition, Consumer, KafkaError
 from mirror.client.formats import (
     OFFSET_KEY,
     PARTITION_KEY,
@@ -236,9 +235,9 @@ class MirrorSourceTask(SourceTask):
         for tp, offset in zip(partitions, stored, strict=True):
             if offset < 0:
                 uncommitted += 1
-                assignment.append(KTopicPartition(tp.topic, tp.partition, reset))
+                assignment.append(ClientPartition(tp.topic, tp.partition, reset))
             else:
-                assignment.append(KTopicPartition(tp.topic, tp.partition, offset + 1))
+                assignment.append(ClientPartition(tp.topic, tp.partition, offset + 1))
                 # The consumer resumes right after the stored offset: offsets before its first record are empty.
                 self._partition(tp.topic, tp.partition).mapping = OffsetMappingTracker(tp, offset)
         if uncommitted:
@@ -560,7 +559,7 @@ class MirrorSourceTask(SourceTask):
             return
         tp = route.tp
         try:
-            _low, high = consumer.get_watermark_offsets(KTopicPartition(tp.topic, tp.partition), cached=True)
+            _low, high = consumer.get_watermark_offsets(ClientPartition(tp.topic, tp.partition), cached=True)
         except Exception:
             return
         if high is None or high < 0:

@@ -16,8 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from connect_core.embedded import KafkaCluster
-from connect_core.kafka.types import KafkaError, Message
-from connect_core.kafka.types import TopicPartition as KafkaTopicPartition
+from connect_core.kafka.types import ClientPartition, KafkaError, Message
 
 LATENCY_SAMPLES = 20  # per topic: the last few seconds at the demo's rate
 
@@ -134,11 +133,11 @@ class GroupCommitter:
         self._consumer = cluster.consumer(**{"group.id": group})
 
     def commit_progress(self) -> None:
-        offsets: list[KafkaTopicPartition] = []
+        offsets: list[ClientPartition] = []
         for topic, partitions in self._topics.items():
             for p in range(partitions):
-                _low, high = self._consumer.get_watermark_offsets(KafkaTopicPartition(topic, p), timeout=5)
-                offsets.append(KafkaTopicPartition(topic, p, max(0, high - 2)))
+                _low, high = self._consumer.get_watermark_offsets(ClientPartition(topic, p), timeout=5)
+                offsets.append(ClientPartition(topic, p, max(0, high - 2)))
         self._consumer.commit(offsets=offsets, asynchronous=False)
 
     def close(self) -> None:
@@ -162,7 +161,7 @@ class RemoteTail:
                 if self._consumer is None:
                     self._consumer = self._cluster.consumer()
                 self._assigned |= existing
-                self._consumer.assign([KafkaTopicPartition(t, p, 0) for t in sorted(self._assigned)
+                self._consumer.assign([ClientPartition(t, p, 0) for t in sorted(self._assigned)
                                        for p in range(self._remote[t])])
         if self._consumer is None:
             time.sleep(timeout_s)

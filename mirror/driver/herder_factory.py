@@ -7,23 +7,24 @@ node becomes the group leader (so it can write the three connector configs, as J
 each runtime gets one small adapter here and the driver is tested against a fake one.
 
 Which adapter runs: ``MM2_HERDER=distributed|standalone`` (environment) or the ``herder`` argument
-of :func:`default_factory`; by default the distributed herder when it can be imported, else the
-standalone herder with Kafka-backed offset and status stores on the target (the same topics and
-byte formats the distributed herder uses, so switching between them keeps every offset).
+of :func:`default_factory`; by default the distributed herder. The standalone herder keeps its
+offsets and statuses in Kafka on the target (the same topics and byte formats the distributed
+herder uses, so switching between them keeps every offset).
+
+Each builder is imported directly and called with the arguments it declares, so the import
+contracts see which runtime modules the driver uses and mypy sees any mismatch.
 """
 
 from __future__ import annotations
 
-import importlib
-import inspect
 import logging
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from connect_core.api.errors import ConnectError
-from connect_core.herder.api import Herder
+from connect_core.herder.api import BuiltHerder, Herder
+from connect_core.rest.client import RestClient
 from mirror.driver.maker_config import SourceAndTarget
 from mirror.driver.metrics import Mm2Metrics
 from mirror.driver.metrics_bindings import FlowMetrics
@@ -47,7 +48,7 @@ class HerderSpec:
     metrics: Mm2Metrics | None = None
     rest_url: str | None = None  # advertised URL of the shared REST server (None: REST disabled)
     rest_namespace: tuple[str, ...] = ()  # ("S", "T"): this herder's path prefix on that server
-    rest_client: Any = None  # that server's RestClient (its TLS settings), to send task configs to the leader
+    rest_client: RestClient | None = None  # that server's client (its TLS settings): task configs to the leader
     extra: dict[str, Any] = field(default_factory=dict)
 
     def flow_metrics(self) -> FlowMetrics | None:
@@ -75,44 +76,17 @@ class FlowHerder(Protocol):
 HerderFactory = Callable[[HerderSpec], FlowHerder]
 
 
-def _accepts(func: Callable[..., Any], name: str) -> bool:
-    try:
-        params = inspect.signature(func).parameters
-    except (TypeError, ValueError):
-        return False
-    return name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-
-
-def _metric_kwargs(spec: HerderSpec) -> dict[str, Any]:
-    """Every way a runtime builder may take metrics: the FlowMetrics, its runtime hooks, a task hook."""
-    flow = spec.flow_metrics()
-    if flow is None:
-        return {}
-    return {
-        "metrics": spec.metrics,
-        "metric_labels": (spec.pair.source, spec.pair.target),
-        "flow_metrics": flow,
-        "runtime_metrics": getattr(flow, "runtime", flow),
-        "on_task_created": flow.attach,
-    }
-
-
-def _optional_kwargs(func: Callable[..., Any], candidates: Mapping[str, Any]) -> dict[str, Any]:
-    """The keyword arguments of ``candidates`` that ``func`` accepts (hooks the runtime may not have yet)."""
-    return {k: v for k, v in candidates.items() if v is not None and _accepts(func, k)}
-
-
 class _Adapter:
     """Wraps a runtime herder object: start/stop names differ little, leadership hooks differ more."""
 
-    def __init__(self, herder: Any, spec: HerderSpec, closers: list[Callable[[], None]] | None = None) -> None:
+    def __init__(self, herder: BuiltHerder, spec: HerderSpec, closers: list[Callable[[], None]] | None = None) -> None:
         self._herder = herder
         self._spec = spec
         self._closers = closers or []
 
     @property
     def herder(self) -> Herder:
-        return self._herder  # type: ignore[no-any-return]
+        return self._herder
 
     def start(self) -> None:
         self._herder.start()
@@ -128,33 +102,23 @@ class _Adapter:
                     log.exception("Closing a resource of herder %s failed", self._spec.pair)
 
 
-def _builder(module: str, name: str) -> Any:
-    try:
-        return getattr(importlib.import_module(module), name, None)
-    except ImportError as e:
-        raise ConnectError(f"{module} is not available in this build ({e})") from e
-
-
 def standalone_factory(spec: HerderSpec) -> FlowHerder:
     """StandaloneHerder whose offsets and statuses live in the target's ``mm2-*.S.internal`` topics.
 
     A standalone herder is its own leader: the driver writes the connector configs right after
     start (``on_became_leader`` is called once the herder has started).
     """
-    builder = _builder("connect_core.herder.standalone", "build_standalone_herder")
-    if builder is None:
-        raise ConnectError("connect_core.herder.standalone has no build_standalone_herder()")
-    kwargs = _optional_kwargs(
-        builder,
-        {
-            "worker_id": spec.worker_id,
-            "kafka_offsets": True,
-            "kafka_status": True,
-            "advertised_url": spec.rest_url,
-            **_metric_kwargs(spec),
-        },
+    from connect_core.herder.standalone import build_standalone_herder
+
+    flow = spec.flow_metrics()
+    herder = build_standalone_herder(
+        spec.worker_props,
+        worker_id=spec.worker_id,
+        runtime_metrics=flow,
+        on_task_created=flow.attach if flow is not None else None,
+        kafka_offsets=True,
+        kafka_status=True,
     )
-    herder = builder(spec.worker_props, **kwargs)
 
     class _Standalone(_Adapter):
         def start(self) -> None:
@@ -166,36 +130,22 @@ def standalone_factory(spec: HerderSpec) -> FlowHerder:
 
 def distributed_factory(spec: HerderSpec) -> FlowHerder:
     """DistributedHerder over the target's internal topics and group ``S-mm2``; leadership via its hook."""
-    builder = _builder("connect_core.herder.distributed", "build_distributed_herder")
-    if builder is None:
-        raise ConnectError("connect_core.herder.distributed has no build_distributed_herder()")
-    kwargs = _optional_kwargs(
-        builder,
-        {
-            "worker_id": spec.worker_id,
-            **_metric_kwargs(spec),
-            # Java advertises "NOTUSED" when internal REST is off: followers then cannot forward
-            # task configs to the leader (KAFKA-9981), so multi-node flows should enable REST.
-            "advertised_url": spec.rest_url or NOT_USED_URL,
-            "rest_namespace": spec.rest_namespace or None,
-            "on_became_leader": spec.on_became_leader,
-            **({"task_config_forwarder": spec.rest_client.post_task_configs} if spec.rest_client else {}),
-        },
+    from connect_core.herder.distributed.builder import build_distributed_herder
+
+    flow = spec.flow_metrics()
+    herder = build_distributed_herder(
+        spec.worker_props,
+        worker_id=spec.worker_id,
+        # Java advertises "NOTUSED" when internal REST is off: followers then cannot forward
+        # task configs to the leader (KAFKA-9981), so multi-node flows should enable REST.
+        advertised_url=spec.rest_url or NOT_USED_URL,
+        rest_namespace=spec.rest_namespace or None,
+        on_became_leader=spec.on_became_leader,
+        runtime_metrics=flow,
+        on_task_created=flow.attach if flow is not None else None,
+        task_config_forwarder=spec.rest_client.post_task_configs if spec.rest_client is not None else None,
     )
-    herder = builder(spec.worker_props, **kwargs)
-    if "on_became_leader" not in kwargs:
-        hook = getattr(herder, "add_leadership_listener", None)
-        if hook is None:
-            raise ConnectError("the distributed herder offers no leadership hook (on_became_leader)")
-        hook(lambda leader: spec.on_became_leader() if leader else None)
     return _Adapter(herder, spec)
-
-
-def _importable(module: str, attr: str) -> bool:
-    try:
-        return hasattr(importlib.import_module(module), attr)
-    except ImportError:
-        return False
 
 
 def default_factory(herder: str | None = None) -> HerderFactory:
@@ -207,6 +157,4 @@ def default_factory(herder: str | None = None) -> HerderFactory:
         return standalone_factory
     if choice:
         raise ValueError(f"{HERDER_ENV} must be '{DISTRIBUTED}' or '{STANDALONE}', not {choice!r}")
-    if _importable("connect_core.herder.distributed", "build_distributed_herder"):
-        return distributed_factory
-    return standalone_factory
+    return distributed_factory

@@ -30,8 +30,7 @@ from connect_core.api.errors import ConnectError, DataError
 from connect_core.kafka.admin import TopicAdmin
 from connect_core.kafka.clients import admin_config, create_admin
 from connect_core.kafka.log import KafkaBasedLog
-from connect_core.kafka.types import TIMESTAMP_NOT_AVAILABLE, KafkaException, Message, OffsetSpec
-from connect_core.kafka.types import TopicPartition as KafkaTopicPartition
+from connect_core.kafka.types import TIMESTAMP_NOT_AVAILABLE, ClientPartition, KafkaException, Message, OffsetSpec
 from connect_core.kafka.watermarks import high_watermarks
 from connect_core.model import ConnectorTaskId
 from connect_core.storage import formats as connect_formats
@@ -199,7 +198,7 @@ def list_end_offsets(admin_props: Mapping[str, Any], partitions: Mapping[str, in
     if not partitions:
         return {}
     admin = create_admin(admin_config(admin_props))
-    request = {KafkaTopicPartition(t, p): OffsetSpec.latest() for t, n in partitions.items() for p in range(n)}
+    request = {ClientPartition(t, p): OffsetSpec.latest() for t, n in partitions.items() for p in range(n)}
     futures = admin.list_offsets(request, request_timeout=timeout_s)
     out: dict[tuple[str, int], int] = {}
     for tp, future in futures.items():

@@ -1,10 +1,10 @@
 """``mm2 backfill``: a flow's existing partition backlogs copied by a PySpark job, exactly once per unit.
 
-The driver checks and plans (:mod:`mirror.jobs.backfill_flow`), creates the remote topics and the
+The Spark driver checks and plans (:mod:`mirror.jobs.backfill_flow`), creates the remote topics and the
 flow's internal topics as ``mm2 run`` would, takes the topics from live tailing when the flow is
 running (:mod:`mirror.jobs.backfill_handoff`), and runs one Spark task per source partition
-(:mod:`mirror.jobs.backfill_copy`): records go executor to broker, never through the driver. Progress
-is read back from the flow's offsets topic, where every committed chunk leaves the unit's position.
+(:mod:`mirror.jobs.backfill_copy`): records go executor to broker, never through the Spark driver.
+Progress is read back from the flow's offsets topic, where every committed chunk leaves the unit's position.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from connect_core.kafka.clients import consumer_config, create_consumer
-from connect_core.kafka.types import TopicPartition as KTopicPartition
+from connect_core.kafka.types import ClientPartition
 from mirror.driver.maker_config import MirrorMakerConfig
 from mirror.jobs.backfill_copy import BackfillClients, UnitResult, copy_units, decode_progress, fence_partitions
 from mirror.jobs.backfill_flow import (
@@ -95,7 +95,7 @@ class ProgressWatcher:
             meta = consumer.list_topics(timeout=10).topics.get(self.clients.offsets_topic)
             if meta is None:
                 return
-            consumer.assign([KTopicPartition(self.clients.offsets_topic, p, 0) for p in meta.partitions])
+            consumer.assign([ClientPartition(self.clients.offsets_topic, p, 0) for p in meta.partitions])
             while not self._stop.is_set():
                 for msg in consumer.consume(500, 0.5):
                     if msg.error() is None:

@@ -6,7 +6,7 @@ records (it commits when one unit's reaches ``chunk_records``) *and* each unit's
 MirrorSourceConnector's own source offset in the flow's offsets topic: the live task and a retried
 attempt both resume from what was committed, never from what was merely sent. The transactional.id is
 that of the task's first unit, the same for every attempt of the task, so starting an attempt fences
-(and aborts the open transaction of) any earlier attempt; before the tasks start, the driver fences
+(and aborts the open transaction of) any earlier attempt; before the tasks start, the Spark driver fences
 every partition's id (:func:`fence_partitions`), which covers an earlier run that grouped the units
 otherwise. After each commit the chunk's offset syncs and offset mapping are sent (they live on
 another cluster by default, so they cannot join the transaction; syncs are idempotent points and a
@@ -25,8 +25,7 @@ from typing import Any
 
 from connect_core.api.errors import ConnectError
 from connect_core.kafka.clients import consumer_config, create_consumer, create_producer, producer_config
-from connect_core.kafka.types import KafkaError, KafkaException, Message, Producer
-from connect_core.kafka.types import TopicPartition as KTopicPartition
+from connect_core.kafka.types import ClientPartition, KafkaError, KafkaException, Message, Producer
 from connect_core.storage.offset_storage import (
     deserialize_offset_key,
     deserialize_offset_value,
@@ -211,7 +210,7 @@ def init_transactions(producer: Producer, clients: BackfillClients, topic: str, 
 
 
 def fence_partitions(clients: BackfillClients, partitions: Iterable[tuple[str, int]]) -> None:
-    """Fence whatever an earlier run left of these partitions' transactional ids (driver side).
+    """Fence whatever an earlier run left of these partitions' transactional ids (on the Spark driver).
 
     A task's id is that of its first unit, and an earlier run may have grouped the units otherwise:
     re-initialising every partition's id aborts an abandoned transaction (on some brokers it holds
@@ -334,7 +333,7 @@ class GroupCopier:
         syncs = create_producer(producer_config(clients.syncs_producer)) if clients.syncs_producer else None
         try:
             # fetching starts while the producer gets its id (a broker round trip)
-            consumer.assign([KTopicPartition(t, p, c.result.resumed_from) for (t, p), c in active.items()])
+            consumer.assign([ClientPartition(t, p, c.result.resumed_from) for (t, p), c in active.items()])
             init_transactions(producer, clients, first.target_topic, f"the task copying {first.name}")
             for copy in active.values():
                 copy.producer = producer
@@ -389,7 +388,7 @@ class GroupCopier:
                 if partition != run_partition or topic != run_topic:
                     if copy is not None:
                         copy.pending = pending
-                    copy = active.get((topic, partition))  # type: ignore[arg-type]
+                    copy = active.get((topic, partition))
                     if copy is None:  # a client-level event, not a record of ours
                         self._client_event(msg)
                         run_topic = None
@@ -439,7 +438,7 @@ class GroupCopier:
                 if done:
                     assert copy is not None
                     copy.done = True
-                    consumer.pause([KTopicPartition(copy.unit.topic, copy.unit.partition)])
+                    consumer.pause([ClientPartition(copy.unit.topic, copy.unit.partition)])
                     remaining -= 1
             if copy is not None:
                 copy.pending = pending

@@ -1,4 +1,4 @@
-"""Driver side of ``mm2 backfill``: the flow's settings, the checks, the plan and the topics it needs.
+"""The Spark driver's side of ``mm2 backfill``: the flow's settings, the checks, the plan and the topics it needs.
 
 Everything here runs before Spark starts and reads only metadata and small topics; every mistake is
 found here, before anything is written: an unknown alias, a disabled flow, a regex that matches
@@ -17,8 +17,7 @@ from typing import Any
 from connect_core.api.errors import ConfigError, ConnectError
 from connect_core.kafka.admin import TopicAdmin
 from connect_core.kafka.clients import admin_config, consumer_config, create_admin, create_consumer
-from connect_core.kafka.types import KafkaError, KafkaException, OffsetSpec
-from connect_core.kafka.types import TopicPartition as KTopicPartition
+from connect_core.kafka.types import ClientPartition, KafkaError, KafkaException, OffsetSpec
 from connect_core.kafka.watermarks import high_watermarks
 from connect_core.storage.internal_topics import (
     CONFIG_STORAGE,
@@ -169,7 +168,7 @@ def create_internal_topics(flow: Flow) -> None:
 
 def log_starts(flow: Flow, partitions: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
     admin = create_admin(admin_config(flow.source_config.source_admin_config(_ROLE)))
-    request = {KTopicPartition(t, p): OffsetSpec.earliest() for t, p in partitions}
+    request = {ClientPartition(t, p): OffsetSpec.earliest() for t, p in partitions}
     futures = admin.list_offsets(request, request_timeout=DEFAULT_TIMEOUT_S)
     out = {}
     for ktp, future in futures.items():
@@ -222,7 +221,7 @@ def average_record_bytes(flow: Flow, starts: Mapping[tuple[str, int], int],
     sizes: list[int] = []
     eof: set[tuple[str, int]] = set()
     try:
-        consumer.assign([KTopicPartition(t, p, o) for (t, p), o in wanted.items()])
+        consumer.assign([ClientPartition(t, p, o) for (t, p), o in wanted.items()])
         deadline = time.monotonic() + 10
         while len(sizes) < _SAMPLE_RECORDS and len(eof) < len(wanted) and time.monotonic() < deadline:
             for msg in consumer.consume(_SAMPLE_RECORDS, 0.5):

@@ -1,9 +1,9 @@
 """``mm2 translate-offsets``: consumer-group offset translation for many groups at once, as a PySpark job.
 
-The driver reads the flow's translation data once - mm2's offset mappings and Kafka's offset syncs
+The Spark driver reads the flow's translation data once - mm2's offset mappings and Kafka's offset syncs
 for ``source -> target``, and for failback the mappings of ``target -> source`` - lists the groups
 on the source, and broadcasts the translator. Each Spark task takes a slice of the groups and, with
-its own admin clients (executor to broker, never through the driver): lists their committed offsets
+its own admin clients (executor to broker, never through the Spark driver): lists their committed offsets
 on the source, describes them on the target (state, committed offsets), lists the target's end
 offsets, plans every partition (:mod:`mirror.jobs.translate_logic`) and, with ``--apply``, writes the
 offsets of groups with no active members on the target, checking every partition's result.
@@ -23,8 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from connect_core.api.errors import ConfigError, ConnectError
 from connect_core.kafka.clients import admin_config, create_admin
-from connect_core.kafka.types import KafkaException, OffsetSpec
-from connect_core.kafka.types import TopicPartition as KTopicPartition
+from connect_core.kafka.types import ClientPartition, KafkaException, OffsetSpec
 from mirror.client.errors import ClusterUnreachableError
 from mirror.client.filters import TopicFilter
 from mirror.client.formats import OffsetAndMetadata, TopicPartition
@@ -104,7 +103,7 @@ class FlowTranslator:
         return None
 
 
-# -- driver side ---------------------------------------------------------------------------------
+# -- Spark driver side -----------------------------------------------------------------------------
 
 
 def flow_configs(config: MirrorMakerConfig, source: str, target: str) -> tuple[MirrorSourceConfig,
@@ -197,7 +196,7 @@ def end_offsets(admin_props: dict[str, Any], partitions: Iterable[TopicPartition
     if not wanted:
         return {}
     admin = create_admin(admin_config(admin_props))
-    futures = admin.list_offsets({KTopicPartition(tp.topic, tp.partition): OffsetSpec.latest() for tp in wanted},
+    futures = admin.list_offsets({ClientPartition(tp.topic, tp.partition): OffsetSpec.latest() for tp in wanted},
                                  request_timeout=timeout_s)
     out: dict[TopicPartition, int] = {}
     for ktp, future in futures.items():

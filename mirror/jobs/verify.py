@@ -1,12 +1,12 @@
 """``mm2 verify``: prove a mirror identical, record by record, as a PySpark job.
 
-The driver plans (:mod:`mirror.jobs.verify_plan`: the flow's state, chunks, pending records) and hands
+The Spark driver plans (:mod:`mirror.jobs.verify_plan`: the flow's state, chunks, pending records) and hands
 the chunks to Spark; each task reads its chunks' source ranges and the target ranges the records were
-copied to with its own consumers (executor to broker, never through the driver), compares chunk hashes
+copied to with its own consumers (executor to broker, never through the Spark driver), compares chunk hashes
 and aligns record by record only where they differ (:mod:`mirror.jobs.verify_logic`).
 
 :func:`execute_chunks` is the task body; ``mm2 run``'s scheduled verification calls it in-process
-(:func:`run_local`: a replication driver should not need a JVM), the CLI on Spark (:func:`run_job`).
+(:func:`run_local`: ``mm2 run`` should not need a JVM), the CLI on Spark (:func:`run_job`).
 """
 
 from __future__ import annotations
@@ -160,7 +160,7 @@ def run_job(config: MirrorMakerConfig, source: str, target: str, topics: str | N
             master: str | None = None, spark: SparkSession | None = None,
             chunk_records: int = DEFAULT_CHUNK_RECORDS, progress: Progress | None = None,
             timeout_s: float = DEFAULT_TIMEOUT_S) -> Verification:
-    """Plan on the driver, compare on Spark (``spark``: an existing session; else one built for the job)."""
+    """Plan on the Spark driver, compare in Spark tasks (``spark``: an existing session; else one built for the job)."""
     from mirror.jobs.spark import DEFAULT_MASTER, check_master_reachable, spark_session
 
     if spark is None:

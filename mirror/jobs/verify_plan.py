@@ -1,4 +1,4 @@
-"""The driver's part of ``mm2 verify``: read the flow's small state and cut the work into chunks.
+"""The Spark driver's part of ``mm2 verify``: read the flow's small state and cut the work into chunks.
 
 No record is read here: the committed MirrorSource offsets (``mm2-offsets.<source>.internal`` on the
 target: the last source offset copied per partition at the last offset flush), the flow's offset mappings
@@ -52,7 +52,7 @@ class VerifyClients:
 
 @dataclass
 class VerifyPlan:
-    """The driver's part: one report per verified partition (pending known), and the chunks to compare."""
+    """The Spark driver's part: one report per verified partition (pending known), and the chunks to compare."""
 
     reports: list[PartitionReport]
     chunks: list[ChunkSpec]

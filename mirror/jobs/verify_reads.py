@@ -21,8 +21,7 @@ from typing import Any
 from connect_core.api.errors import ConnectError
 from connect_core.kafka.admin import TopicAdmin
 from connect_core.kafka.clients import admin_config, consumer_config, create_admin, create_consumer
-from connect_core.kafka.types import OFFSET_BEGINNING, KafkaError, KafkaException, OffsetSpec
-from connect_core.kafka.types import TopicPartition as KTopicPartition
+from connect_core.kafka.types import OFFSET_BEGINNING, ClientPartition, KafkaError, KafkaException, OffsetSpec
 from mirror.jobs.verify_logic import Digest, headers_bytes, record_digest
 
 
@@ -57,7 +56,7 @@ def read_state_topic(props: dict[str, Any], admin: TopicAdmin, topic: str,
         return
     consumer = verify_consumer(props)
     try:
-        consumer.assign([KTopicPartition(topic, p, 0) for p in range(count)])
+        consumer.assign([ClientPartition(topic, p, 0) for p in range(count)])
         ended: set[int] = set()
         deadline = time.monotonic() + timeout_s
         while len(ended) < count:
@@ -85,7 +84,7 @@ def log_starts(admin_props: dict[str, Any], partitions: Iterable[tuple[str, int]
     if not wanted:
         return {}
     admin = create_admin(admin_config(admin_props))
-    futures = admin.list_offsets({KTopicPartition(t, p): OffsetSpec.earliest() for t, p in wanted},
+    futures = admin.list_offsets({ClientPartition(t, p): OffsetSpec.earliest() for t, p in wanted},
                                  request_timeout=timeout_s)
     out: dict[tuple[str, int], int] = {}
     for ktp, future in futures.items():
@@ -105,7 +104,7 @@ def first_records(consumer_props: dict[str, Any], positions: dict[tuple[str, int
     consumer = verify_consumer(consumer_props, {"max.partition.fetch.bytes": 1024, "queued.min.messages": 1})
     out: dict[tuple[str, int], int | None] = {}
     try:
-        consumer.assign([KTopicPartition(t, p, o) for (t, p), o in positions.items()])
+        consumer.assign([ClientPartition(t, p, o) for (t, p), o in positions.items()])
         deadline = time.monotonic() + timeout_s
         while len(out) < len(positions):
             if time.monotonic() > deadline:
@@ -145,7 +144,7 @@ def batch_size(next_offset: int, hi: int | None, count: int, limit: int | None) 
 
 def assign(consumer: Any, topic: str, partition: int, lo: int | None) -> None:
     """Start fetching ``topic-partition`` at ``lo`` (None: the log start) in the client's background."""
-    consumer.assign([KTopicPartition(topic, partition, OFFSET_BEGINNING if lo is None else lo)])
+    consumer.assign([ClientPartition(topic, partition, OFFSET_BEGINNING if lo is None else lo)])
 
 
 def drain(consumer: Any, topic: str, partition: int, lo: int | None, hi: int | None, limit: int | None,

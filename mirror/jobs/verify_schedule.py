@@ -6,8 +6,8 @@ Off by default. ``verify.interval.seconds`` in mm2.properties (globally, or per 
 APScheduler-backed :class:`~mirror.connectors.scheduler.Scheduler` (one run at a time; an overrun skips
 ticks rather than piling them up); the first run is one interval after start.
 
-The runs compare in this process (:func:`mirror.jobs.verify.run_local`): a replication driver should not
-need a JVM or the Spark extra; ``mm2 verify`` is the tool for big one-off proofs. A run that cannot read
+The runs compare in this process (:func:`mirror.jobs.verify.run_local`): ``mm2 run`` should not need
+a JVM or the Spark extra; ``mm2 verify`` is the tool for big one-off proofs. A run that cannot read
 a cluster counts as ``failed`` and logs one line; one that compared no record counts as
 ``nothing_compared`` (never ``equal``); the differences gauges keep the last completed run.
 """

@@ -199,10 +199,11 @@ def test_marker_skips_when_a_capability_is_missing(kafka_cluster: KafkaCluster) 
 
 
 def test_requires_capability_fixture_skips_with_the_probe_reason(
-    pytester: pytest.Pytester,
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     if os.environ.get("MM2_TEST_ENGINE") or any(k.startswith("MM2_TEST_BOOTSTRAP_") for k in os.environ):
         pytest.skip("broker capability: the inner run checks Tansu's reasons")
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).parents[2]))  # the copied conftest loads tests.run_lock
     pytester.makeconftest((Path(__file__).parents[1] / "conftest.py").read_text())
     pytester.makepyfile(
         test_inner="""

@@ -23,6 +23,7 @@ def test_fixtures_use_clusters_from_the_environment(pytester: pytest.Pytester, m
     with EmbeddedKafkaCluster("ext-a") as a, EmbeddedKafkaCluster("ext-b") as b:
         monkeypatch.setenv("MM2_TEST_BOOTSTRAP_A", a.bootstrap_servers)
         monkeypatch.setenv("MM2_TEST_BOOTSTRAP_B", b.bootstrap_servers)
+        monkeypatch.setenv("PYTHONPATH", str(Path(__file__).parents[2]))  # the copied conftest loads tests.run_lock
         pytester.makeconftest((Path(__file__).parents[1] / "conftest.py").read_text())
         pytester.makepyfile(
             test_inner=f"""

@@ -11,9 +11,10 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from connect_core.herder.distributed.collaborators import RebalanceListener, TaskConfigForwarder
 from connect_core.herder.distributed.herder import DistributedHerder
-from connect_core.herder.distributed.ports import RebalanceListener, TaskConfigForwarder
 from connect_core.runtime.distributed_config import DistributedConfig
+from connect_core.runtime.metric_hooks import RebalanceMetrics
 from connect_core.storage.api import ClusterConfigState
 
 log = logging.getLogger(__name__)
@@ -58,7 +59,7 @@ def member_factory(
             group_id=config.group_id,
             rest_url=advertised_url,
             config_snapshot=snapshot,
-            listener=listener,  # type: ignore[arg-type]
+            listener=listener,
             connect_protocol=config.connect_protocol.value,
             session_timeout_ms=int(config.get_int("session.timeout.ms")),
             heartbeat_interval_ms=int(config.get_int("heartbeat.interval.ms")),
@@ -80,13 +81,13 @@ def build_distributed_herder(
     on_became_leader: Callable[[], None] | None = None,
     kafka_cluster_id: str | None = None,
     lookup_cluster_id: bool = True,
-    runtime_metrics: Any = None,
+    runtime_metrics: RebalanceMetrics | None = None,
     on_task_created: Callable[[Any], None] | None = None,
     task_config_forwarder: TaskConfigForwarder | None = None,
 ) -> DistributedHerder:
     """A DistributedHerder for these worker properties (raises ConfigError listing every bad key).
 
-    ``runtime_metrics`` (mirror.driver.metrics_bindings.RuntimeMetrics or alike) receives connector/task
+    ``runtime_metrics`` (mirror.driver.metrics_bindings.RuntimeMetrics) receives connector/task
     states, per-task flush metrics (``for_task``) and rebalances; ``on_task_created`` sees every
     task instance before it starts (mm2 hands mirror tasks their metric sinks there).
     """

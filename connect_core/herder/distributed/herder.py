@@ -49,14 +49,14 @@ from connect_core.api.errors import (
     RestError,
 )
 from connect_core.herder import common
-from connect_core.herder.distributed.herder_requests import RequestQueue
-from connect_core.herder.distributed.leader_forwarding import http_post_task_configs, namespace_path, quote_segment
-from connect_core.herder.distributed.ports import (
+from connect_core.herder.distributed.collaborators import (
     GroupMember,
     MemberFactory,
     TaskConfigForwarder,
     WorkerLike,
 )
+from connect_core.herder.distributed.herder_requests import RequestQueue
+from connect_core.herder.distributed.leader_forwarding import http_post_task_configs, namespace_path, quote_segment
 from connect_core.herder.distributed.session_key import (
     InternalRequestSignature,
     SessionKey,
@@ -75,6 +75,7 @@ from connect_core.model import (
     TaskInfo,
 )
 from connect_core.runtime.distributed_config import ConnectProtocol, DistributedConfig
+from connect_core.runtime.metric_hooks import RebalanceMetrics
 from connect_core.runtime.status import StatusRecorder
 from connect_core.storage.api import ClusterConfigState, ConfigBackingStore, StatusBackingStore
 
@@ -112,7 +113,7 @@ class DistributedHerder:
         on_became_leader: Callable[[], None] | None = None,
         task_config_forwarder: TaskConfigForwarder = http_post_task_configs,
         closers: Iterable[Callable[[], None]] = (),
-        runtime_metrics: Any = None,
+        runtime_metrics: RebalanceMetrics | None = None,
     ) -> None:
         config.check_supported()
         self.config = config

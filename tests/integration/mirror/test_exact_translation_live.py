@@ -14,9 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from confluent_kafka import Consumer, Producer
-from confluent_kafka import TopicPartition as KTopicPartition
 
 from connect_core.embedded import KafkaCluster, wait_for
+from connect_core.kafka.types import ClientPartition
 from mirror.client.formats import Checkpoint, OffsetAndMetadata, OffsetSync, TopicPartition
 from mirror.client.offset_mappings import OffsetMapping
 from mirror.connectors.mirror_admin import MirrorAdmin
@@ -117,8 +117,8 @@ def test_checkpoint_and_group_sync_exact_far_behind_head(two_clusters: tuple[Kaf
                              "enable.auto.commit": False, "auto.offset.reset": "earliest",
                              "session.timeout.ms": 6000})
         try:
-            committed = consumer.committed([KTopicPartition(remote, 0)], timeout=10)[0].offset
-            consumer.assign([KTopicPartition(remote, 0, committed)])
+            committed = consumer.committed([ClientPartition(remote, 0)], timeout=10)[0].offset
+            consumer.assign([ClientPartition(remote, 0, committed)])
             msg = wait_for(lambda c=consumer: c.poll(0.5), 20, 0.0, "nothing to read after failover")
             assert msg.error() is None and msg.value() == source[first[group]][1], group
         finally:

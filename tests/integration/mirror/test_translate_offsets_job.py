@@ -24,10 +24,10 @@ from typing import Any
 
 import pytest
 from confluent_kafka import Consumer, Producer
-from confluent_kafka import TopicPartition as KTopicPartition
 
 from connect_core.embedded import KafkaCluster, wait_for
 from connect_core.herder.standalone import build_standalone_herder
+from connect_core.kafka.types import ClientPartition
 from mirror.client.formats import OffsetAndMetadata, TopicPartition
 from mirror.client.offset_mappings import OffsetMapping
 from mirror.connectors.mirror_admin import MirrorAdmin
@@ -155,7 +155,7 @@ def first_records(b: KafkaCluster, group: str, topic: str) -> dict[int, bytes | 
                          "enable.partition.eof": True, "fetch.wait.max.ms": 100,
                          "allow.auto.create.topics": False})
     try:
-        committed = consumer.committed([KTopicPartition(topic, p) for p in range(PARTITIONS)], timeout=10)
+        committed = consumer.committed([ClientPartition(topic, p) for p in range(PARTITIONS)], timeout=10)
         assert all(tp.offset >= 0 for tp in committed), committed
         consumer.assign(committed)
         first: dict[int, bytes | None] = {}

@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
-from confluent_kafka import TopicPartition as KTopicPartition
 
 from connect_core.api.errors import ConfigError, ConnectError
 from connect_core.embedded import KafkaCluster
 from connect_core.embedded.committed_reader import read_topic_committed
 from connect_core.kafka.client_logging import RDKAFKA_LOG
+from connect_core.kafka.types import ClientPartition
 from mirror.client.formats import TopicPartition
 from mirror.driver.driver import make_config
 from mirror.driver.maker_config import MirrorMakerConfig
@@ -77,7 +77,7 @@ def read_partition(cluster: KafkaCluster, topic: str, partition: int, expected: 
                          "isolation.level": "read_committed", "logger": RDKAFKA_LOG})
     out: list[Record] = []
     try:
-        consumer.assign([KTopicPartition(topic, partition, 0)])
+        consumer.assign([ClientPartition(topic, partition, 0)])
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             eof = False

@@ -80,18 +80,19 @@ class StartStopFake(FakeHerder):
 
 
 def test_worker_start_create_stop(tmp_path: Path) -> None:
-    built: list[tuple[str, str]] = []
+    built: list[str] = []
     herder = StartStopFake()
 
-    def builder(props: dict[str, str], worker_id: str, url: str) -> Any:
-        built.append((worker_id, url))
+    def builder(props: dict[str, str], worker_id: str) -> Any:
+        built.append(worker_id)
         return herder
 
     worker = StandaloneWorker({"listeners": "http://127.0.0.1:0"}, builder)
     worker.start()
     try:
         port = worker.rest.bound_port()
-        assert built == [(f"127.0.0.1:{port}", f"http://127.0.0.1:{port}/")]
+        assert built == [f"127.0.0.1:{port}"]  # Java's standalone worker id: the advertised host:port
+        assert worker.rest.advertised_url() == f"http://127.0.0.1:{port}/"
         good = write(tmp_path, "c.properties", "name=a\nconnector.class=FileStreamSource\n")
         worker.create(parse_connector_file(good))
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/connectors/a/status", timeout=10) as resp:

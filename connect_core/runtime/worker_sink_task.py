@@ -1,0 +1,734 @@
+"""The sink-task loop (Kafka's ``WorkerSinkTask``), one thread per task.
+
+::
+
+    consumer.consume() -> key/value/header converters -> transformation chain -> task.put(batch)
+         ^   rebalance callbacks (on this thread, inside consume):
+         |     assigned -> group offsets read, task.open(partitions)
+         |     revoked  -> pre_commit, task.close(partitions), synchronous commit
+         +-- every offset.flush.interval.ms (or when the task asks): task.pre_commit(offsets)
+             then an asynchronous commit of what it answered
+
+The consumer is in group ``connect-<connector>`` (``consumer.override.group.id`` changes it) with
+client id ``connector-consumer-<connector>-<task>``, subscribed to ``topics`` or ``topics.regex``.
+A :class:`~connect_core.api.errors.RetriableError` from ``put`` keeps the batch: every partition is
+paused (the consumer keeps polling, so the group membership stays) and the same batch is offered
+again after ``context.timeout(ms)`` or, if the task set none, a backoff doubling from 0.5 s up to
+the next offset commit. Converter and transformation failures go through ``errors.tolerance``:
+tolerated records are skipped (and written to the dead-letter queue when one is configured); their
+offsets are committed like any other consumed record. At stop every partition is closed with a
+synchronous commit, then ``task.stop()`` runs and the consumer leaves the group.
+
+Bookkeeping of offsets is :class:`~connect_core.runtime.sink_offsets.SinkOffsets` (pure logic).
+Hot path rules as in the source loop: no per-record logging or metrics.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any
+
+from connect_core.api.errors import ConnectError, RetriableError
+from connect_core.api.sink import SinkRecord, SinkTask, TopicPartition
+from connect_core.closing import close_quietly
+from connect_core.model import ConnectorTaskId, TargetState
+from connect_core.runtime.dead_letter_queue import DeadLetterQueueReporter
+from connect_core.runtime.sink_offsets import SinkOffsets
+from connect_core.runtime.source_task_collaborators import NoTaskMetrics, SilentTaskListener, TaskMetrics
+from connect_core.runtime.status import TaskStatusListener
+from connect_core.runtime.tolerance import SKIP, RetryWithToleranceOperator, Stage
+from connect_core.storage.api import StatusBackingStore, TopicStatus
+
+log = logging.getLogger(__name__)
+
+#: Longest single wait in the consumer, so stop and pause requests are seen promptly.
+MAX_POLL_WAIT_S = 0.5
+RETRY_BACKOFF_MIN_S = 0.5
+COMMITTED_TIMEOUT_S = 30.0
+_TIMESTAMP_TYPES = {0: "NoTimestampType", 1: "CreateTime", 2: "LogAppendTime"}
+
+#: Creates the consumer from librdkafka settings (the loop adds its ``on_commit`` callback).
+ConsumerFactory = Callable[[dict[str, Any]], Any]
+#: Makes client TopicPartitions: (topic, partition, offset) -> object (kept out of this module).
+ClientPartition = Callable[..., Any]
+
+
+class _State(enum.Enum):
+    INIT = "INIT"
+    RUNNING = "RUNNING"
+    PAUSED = "PAUSED"
+    STOPPED = "STOPPED"
+
+
+class _ErrantRecordReporter:
+    """``context.errant_record_reporter()``: tolerance first, then the dead-letter queue."""
+
+    def __init__(self, worker: WorkerSinkTask) -> None:
+        self._worker = worker
+
+    def report(self, record: SinkRecord, error: BaseException) -> Future[None]:
+        return self._worker._report_errant(record, error)
+
+
+class WorkerSinkTaskContext:
+    """What a SinkTask may ask of the runtime (Java ``WorkerSinkTaskContext``); task thread only."""
+
+    def __init__(self, worker: WorkerSinkTask, configs: dict[str, str], reporter: _ErrantRecordReporter | None) -> None:
+        self._worker = worker
+        self._configs = configs
+        self._reporter = reporter
+        self.timeout_ms = -1
+        self.commit_requested = False
+        self.paused: set[TopicPartition] = set()
+
+    def configs(self) -> dict[str, str]:
+        return self._configs
+
+    def offset(self, offsets: dict[TopicPartition, int]) -> None:
+        self._worker.offsets.request_offsets({TopicPartition(*tp): int(o) for tp, o in offsets.items()})
+
+    def timeout(self, timeout_ms: int) -> None:
+        self.timeout_ms = int(timeout_ms)
+
+    def assignment(self) -> set[TopicPartition]:
+        return set(self._worker.offsets.assigned)
+
+    def pause(self, *partitions: TopicPartition) -> None:
+        tps = [TopicPartition(*tp) for tp in partitions]
+        unknown = [tp for tp in tps if tp not in self._worker.offsets.assigned]
+        if unknown:
+            raise ConnectError(f"Cannot pause partitions {unknown} which are not assigned to this task")
+        self.paused.update(tps)
+        if not self._worker._paused_for_redelivery:
+            self._worker._pause(tps)
+
+    def resume(self, *partitions: TopicPartition) -> None:
+        tps = [TopicPartition(*tp) for tp in partitions]
+        unknown = [tp for tp in tps if tp not in self._worker.offsets.assigned]
+        if unknown:
+            raise ConnectError(f"Cannot resume partitions {unknown} which are not assigned to this task")
+        self.paused.difference_update(tps)
+        if not self._worker._paused_for_redelivery and not self._worker._target_paused():
+            self._worker._resume(tps)
+
+    def request_commit(self) -> None:
+        self.commit_requested = True
+
+    def errant_record_reporter(self) -> _ErrantRecordReporter | None:
+        return self._reporter
+
+
+class WorkerSinkTask:
+    """Runs one SinkTask on its own thread; see the module docstring for the loop."""
+
+    def __init__(
+        self,
+        task_id: ConnectorTaskId,
+        task: SinkTask,
+        task_props: dict[str, str],
+        *,
+        consumer_config: dict[str, Any],
+        consumer_factory: ConsumerFactory,
+        client_partition: ClientPartition,
+        topics: list[str],
+        topics_regex: str | None,
+        listener: TaskStatusListener,
+        key_converter: Any,
+        value_converter: Any,
+        header_converter: Any,
+        transformation_chain: Any = None,
+        tolerance: RetryWithToleranceOperator | None = None,
+        dead_letter_queue: DeadLetterQueueReporter | None = None,
+        errant_reporter: bool = False,
+        initial_state: TargetState = TargetState.STARTED,
+        offset_flush_interval_s: float = 60.0,
+        offset_flush_timeout_s: float = 5.0,
+        max_poll_records: int = 500,
+        status_store: StatusBackingStore | None = None,
+        topic_tracking: bool = True,
+        metrics: TaskMetrics | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.id = task_id
+        self.task = task
+        self.task_props = task_props
+        self._consumer_config = consumer_config
+        # librdkafka runs every configured assignor with one protocol: cooperative-sticky means incremental
+        # (cooperative) rebalances, where callbacks carry only the partitions that move.
+        self._cooperative = "cooperative" in str(consumer_config.get("partition.assignment.strategy", ""))
+        self._consumer_factory = consumer_factory
+        self._client_partition = client_partition
+        self.topics = topics
+        self.topics_regex = topics_regex
+        self._listener: TaskStatusListener = listener
+        self.key_converter = key_converter
+        self.value_converter = value_converter
+        self.header_converter = header_converter
+        self.chain = transformation_chain if transformation_chain else None
+        self._stop_event = threading.Event()
+        self.tolerance = tolerance or RetryWithToleranceOperator(stop_event=self._stop_event)
+        self.dlq = dead_letter_queue
+        self._target = initial_state
+        self.flush_interval_s = offset_flush_interval_s
+        self.flush_timeout_s = offset_flush_timeout_s
+        self.max_poll_records = max(1, max_poll_records)
+        self._status_store = status_store if topic_tracking else None
+        self.metrics: TaskMetrics = metrics or NoTaskMetrics()
+        self._clock = clock
+
+        self.offsets = SinkOffsets()
+        self.context = WorkerSinkTaskContext(self, task_props, _ErrantRecordReporter(self) if errant_reporter else None)
+        self.consumer: Any = None
+        self._batch: list[SinkRecord] = []
+        self._batch_offsets: dict[TopicPartition, int] = {}
+        self._paused_for_redelivery = False
+        self._paused_all_for_target = False
+        self._retry_backoff_s = 0.0
+        self._next_commit = 0.0
+        self._pending_commits: dict[frozenset[tuple[str, int, int]], tuple[dict[TopicPartition, int], float]] = {}
+        self._active_topics: set[str] = set()
+        self._skipped = 0
+        self.commit_failures = 0
+
+        self._lock = threading.Lock()
+        self._state = _State.INIT
+        self._stopping = False
+        self._cancelled = False
+        self._failed = False
+        self._started = False
+        self._task_stopped = False
+        self._stop_lock = threading.Lock()
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"task-{task_id}", daemon=True)
+
+    # ------------------------------------------------------------------ control (herder threads)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def transition_to(self, state: TargetState) -> None:
+        with self._lock:
+            self._target = state
+
+    def stop(self) -> None:
+        """Ask the loop to finish: it commits, closes the partitions, stops the task, reports UNASSIGNED."""
+        with self._lock:
+            self._stopping = True
+        self._stop_event.set()
+        self.tolerance.stop()
+
+    def await_stop(self, timeout_s: float) -> bool:
+        return self._done.wait(max(0.0, timeout_s))
+
+    def cancel(self) -> None:
+        """Abandon a task that overran its graceful stop: no more status writes or offset commits."""
+        with self._lock:
+            self._cancelled = True
+            self._stopping = True
+            self._listener = SilentTaskListener()
+        self._stop_event.set()
+        self.tolerance.stop()
+        threading.Thread(target=self._stop_task_quietly, name=f"cancel-{self.id}", daemon=True).start()
+
+    @property
+    def is_cancelled(self) -> bool:
+        return self._cancelled
+
+    @property
+    def is_failed(self) -> bool:
+        return self._failed
+
+    @property
+    def is_running(self) -> bool:
+        return self._thread.is_alive() and not self._done.is_set()
+
+    def _target_paused(self) -> bool:
+        return self._target is not TargetState.STARTED
+
+    def _report(self, event: str, error: BaseException | None = None) -> None:
+        with self._lock:
+            listener = self._listener
+        try:
+            if error is not None:
+                listener.on_task_failure(self.id, error)
+            else:
+                getattr(listener, event)(self.id)
+        except Exception:
+            log.exception("Status listener failed for task %s", self.id)
+
+    # ------------------------------------------------------------------ the task thread
+
+    def _run(self) -> None:
+        try:
+            try:
+                self._do_run()
+            except BaseException as e:
+                self._failed = True
+                if self._cancelled:
+                    log.warning("Task %s threw after being cancelled: %s", self.id, e)
+                else:
+                    log.error("Task %s threw an uncaught and unrecoverable exception; it is killed and will not "
+                              "recover until manually restarted", self.id, exc_info=True)  # fmt: skip
+                    self._report("", e)
+            finally:
+                self._close()
+            if not self._failed:
+                self._report("on_task_shutdown")
+        finally:
+            self._state = _State.STOPPED
+            self._done.set()
+
+    def _do_run(self) -> None:
+        if self._stopping:
+            return
+        if self._target_paused():
+            self._report("on_task_pause")
+            while self._target_paused() and not self._stopping:
+                self._stop_event.wait(0.1)
+            if self._stopping:
+                return
+        conf = dict(self._consumer_config)
+        conf["on_commit"] = self._on_commit
+        self.consumer = self._consumer_factory(conf)
+        self._started = True
+        self.task.initialize(self.context)
+        self.task.start(dict(self.task_props))
+        # librdkafka treats a subscription starting with '^' as a regex; Java's is a full match.
+        regex = self.topics_regex
+        subscription = [f"^({regex})$"] if regex is not None else list(self.topics)
+        self.consumer.subscribe(subscription, on_assign=self._on_assign, on_revoke=self._on_revoke,
+                                on_lost=self._on_lost)  # fmt: skip
+        log.info("Sink task %s finished initialization and start", self.id)
+        self._state = _State.RUNNING
+        self._report("on_task_startup")
+        self._next_commit = self._clock() + self.flush_interval_s
+        try:
+            while not self._stopping:
+                self._iteration()
+        finally:
+            if not self._cancelled:
+                self._close_all_partitions()
+
+    def _iteration(self) -> None:
+        now = self._clock()
+        self._expire_commits(now)
+        if self.context.commit_requested or now >= self._next_commit:
+            self.context.commit_requested = False
+            self._commit(closing=False)
+            self._next_commit = now + self.flush_interval_s
+        self._apply_target_state()
+        timeout = max(self._next_commit - now, 0.0)
+        if self.context.timeout_ms >= 0:
+            timeout = min(timeout, self.context.timeout_ms / 1000.0)
+            self.context.timeout_ms = -1
+        elif self._paused_for_redelivery:
+            timeout = min(timeout, self._retry_backoff_s)
+        self._poll(timeout)
+
+    def _apply_target_state(self) -> None:
+        paused = self._target_paused()
+        if paused and not self._paused_all_for_target:
+            self._paused_all_for_target = True
+            self._pause(self.offsets.assigned)
+            self._state = _State.PAUSED
+            self._report("on_task_pause")
+            self.context.commit_requested = True
+        elif not paused and self._paused_all_for_target:
+            self._paused_all_for_target = False
+            if not self._paused_for_redelivery:
+                self._resume(self.offsets.assigned - self.context.paused)
+            self._state = _State.RUNNING
+            self._report("on_task_resume")
+
+    def _poll(self, timeout_s: float) -> None:
+        rewinds = self.offsets.take_rewinds()
+        for tp, offset in rewinds.items():
+            try:
+                self.consumer.seek(self._client_partition(tp.topic, tp.partition, offset))
+            except Exception as e:
+                log.warning("Task %s cannot rewind %s to %s: %s", self.id, tp, offset, e)
+                self.offsets.rewinds.setdefault(tp, offset)
+        deadline = self._clock() + timeout_s
+        while True:
+            wait = min(MAX_POLL_WAIT_S, max(0.0, deadline - self._clock()))
+            messages = self.consumer.consume(self.max_poll_records, wait)
+            if messages or self._stopping or wait <= 0 or self._clock() >= deadline:
+                break
+            if self.context.commit_requested or self._target_paused() != self._paused_all_for_target:
+                break
+        if messages:
+            self._convert_messages(messages)
+        if self._paused_all_for_target and not self._batch:
+            return
+        self._deliver()
+
+    # ------------------------------------------------------------------ conversion
+
+    def _convert_messages(self, messages: list[Any]) -> None:
+        chain = self.chain
+        batch = self._batch
+        offsets = self._batch_offsets
+        tracking = self._status_store is not None
+        for msg in messages:
+            err = msg.error()
+            if err is not None:
+                if err.fatal():
+                    raise ConnectError(f"Consumer of task {self.id} failed: {err.str()}")
+                log.debug("Consumer of task %s reported %s", self.id, err.str())
+                continue
+            topic = msg.topic()
+            offsets[TopicPartition(topic, msg.partition())] = msg.offset() + 1
+            if tracking and topic not in self._active_topics:
+                self._record_active_topic(topic)
+            stage = Stage.KEY_CONVERTER
+            executing: Any = self.key_converter
+            try:
+                record: SinkRecord | None = self._to_record(msg)
+                if chain is not None:
+                    stage, executing = Stage.TRANSFORMATION, chain
+                    record = chain.apply(record)
+            except _StageError as e:
+                record = self._tolerate(e.stage, e.executing, e.__cause__ or e, msg)
+            except Exception as e:
+                record = self._tolerate(stage, executing, e, msg)
+            if record is not None:
+                batch.append(record)
+
+    def _to_record(self, msg: Any) -> SinkRecord:
+        topic = msg.topic()
+        try:
+            key_schema, key = self.key_converter.to_connect(topic, msg.key())
+        except Exception as e:
+            raise _StageError(Stage.KEY_CONVERTER, self.key_converter) from e
+        try:
+            value_schema, value = self.value_converter.to_connect(topic, msg.value())
+        except Exception as e:
+            raise _StageError(Stage.VALUE_CONVERTER, self.value_converter) from e
+        raw_headers = msg.headers()
+        headers = None
+        if raw_headers:
+            conv = self.header_converter
+            try:
+                headers = [(k, conv.to_connect_header(topic, k, v).value) for k, v in raw_headers]
+            except Exception as e:
+                raise _StageError(Stage.HEADER_CONVERTER, conv) from e
+        ts_type, ts = msg.timestamp()
+        return SinkRecord(topic, msg.partition(), key_schema, key, value_schema, value, msg.offset(),
+                          ts if ts_type != 0 and ts >= 0 else None, _TIMESTAMP_TYPES.get(ts_type, "NoTimestampType"),
+                          headers)  # fmt: skip
+
+    def _tolerate(self, stage: Stage, executing: Any, error: BaseException, msg: Any) -> SinkRecord | None:
+        """errors.tolerance for a record that failed a stage: retried, skipped (DLQ) or the task fails."""
+
+        def again() -> SinkRecord | None:
+            record = self._to_record(msg)
+            return self.chain.apply(record) if self.chain is not None else record
+
+        result = self.tolerance.handle(stage, error, again, msg)
+        if result is SKIP:
+            self._skipped += 1
+            if self.dlq is not None:
+                self.dlq.report(msg, stage.value, type(executing), error)
+            return None
+        return result  # type: ignore[return-value]
+
+    def _report_errant(self, record: SinkRecord, error: BaseException) -> Future[None]:
+        """A record the task could not write: tolerated (skip, DLQ) or the task fails (raises)."""
+        self.tolerance.failed(Stage.TASK_PUT, error, record)
+        self._skipped += 1
+        if self.dlq is not None:
+            return self.dlq.report(_RecordAsMessage(record, self.key_converter, self.value_converter),
+                                   Stage.TASK_PUT.value, type(self.task), error)  # fmt: skip
+        done: Future[None] = Future()
+        done.set_result(None)
+        return done
+
+    # ------------------------------------------------------------------ delivery
+
+    def _deliver(self) -> None:
+        batch = self._batch
+        started = self._clock()
+        try:
+            self.task.put(list(batch))
+        except RetriableError as e:
+            log.warning("Task %s: RetriableError from put (the batch will be delivered again): %s", self.id, e)
+            if not self._paused_for_redelivery:
+                self._paused_for_redelivery = True
+                self._retry_backoff_s = RETRY_BACKOFF_MIN_S
+                self._pause(self.offsets.assigned)
+            else:
+                self._retry_backoff_s = min(self._retry_backoff_s * 2, max(self.flush_interval_s, RETRY_BACKOFF_MIN_S))
+            return
+        except Exception as e:
+            raise ConnectError(f"Exiting WorkerSinkTask due to unrecoverable exception: {e}") from e
+        self.offsets.delivered(self._batch_offsets)
+        if batch:
+            self.metrics.record_batch(len(batch), 0, self._clock() - started)
+            self.metrics.record_acks(len(batch), 0)
+        if self._skipped:
+            skipped, self._skipped = self._skipped, 0
+            self.metrics.record_skipped(skipped)
+        self._batch = []
+        self._batch_offsets = {}
+        if self._paused_for_redelivery:
+            self._paused_for_redelivery = False
+            if not self._paused_all_for_target:
+                self._resume(self.offsets.assigned - self.context.paused)
+
+    def _pause(self, partitions: Any) -> None:
+        tps = [self._client_partition(tp.topic, tp.partition) for tp in partitions]
+        if tps and self.consumer is not None:
+            try:
+                self.consumer.pause(tps)
+            except Exception as e:
+                log.debug("Task %s: pause of %s failed: %s", self.id, partitions, e)
+
+    def _resume(self, partitions: Any) -> None:
+        tps = [self._client_partition(tp.topic, tp.partition) for tp in partitions]
+        if tps and self.consumer is not None:
+            try:
+                self.consumer.resume(tps)
+            except Exception as e:
+                log.debug("Task %s: resume of %s failed: %s", self.id, partitions, e)
+
+    def _record_active_topic(self, topic: str) -> None:
+        self._active_topics.add(topic)
+        assert self._status_store is not None
+        try:
+            self._status_store.put_topic(TopicStatus(topic, self.id.connector, self.id.task, int(time.time() * 1000)))
+        except Exception:
+            log.warning("Could not record active topic %s of connector %s", topic, self.id.connector, exc_info=True)
+
+    # ------------------------------------------------------------------ rebalances (inside consume)
+
+    def _on_assign(self, consumer: Any, partitions: list[Any]) -> None:
+        tps = [TopicPartition(p.topic, p.partition) for p in partitions]
+        committed: dict[TopicPartition, int] = {}
+        if partitions:
+            try:
+                for p in consumer.committed(partitions, timeout=COMMITTED_TIMEOUT_S):
+                    if p.error is None and p.offset >= 0:
+                        committed[TopicPartition(p.topic, p.partition)] = p.offset
+            except Exception as e:
+                log.warning("Task %s could not read the committed offsets of %s: %s", self.id, tps, e)
+        self.offsets.assign(tps, committed)
+        rewinds = self.offsets.take_rewinds()
+        to_assign = [self._client_partition(tp.topic, tp.partition, rewinds[tp]) if tp in rewinds else p
+                     for tp, p in zip(tps, partitions, strict=True)]  # fmt: skip
+        if self._cooperative:
+            consumer.incremental_assign(to_assign)
+        else:
+            consumer.assign(to_assign)
+        log.debug("Task %s assigned %s", self.id, tps)
+        self.task.open(tps)
+        if self._paused_for_redelivery and not self._batch:
+            self._paused_for_redelivery = False
+        if self._paused_for_redelivery or self._paused_all_for_target:
+            self._pause(tps)
+        else:
+            self.context.paused.intersection_update(self.offsets.assigned)
+            self._pause(self.context.paused & set(tps))
+
+    def _on_revoke(self, consumer: Any, partitions: list[Any]) -> None:
+        self._partitions_removed(consumer, partitions, lost=False)
+
+    def _on_lost(self, consumer: Any, partitions: list[Any]) -> None:
+        self._partitions_removed(consumer, partitions, lost=True)
+
+    def _partitions_removed(self, consumer: Any, partitions: list[Any], lost: bool) -> None:
+        tps = [tp for tp in (TopicPartition(p.topic, p.partition) for p in partitions) if tp in self.offsets.assigned]
+        if tps:
+            if lost:
+                log.info("Task %s lost partitions %s; closing them without committing", self.id, tps)
+                self._close_task_partitions(tps)
+            else:
+                self._commit(closing=True, partitions=tps)
+            self._forget(tps)
+        if self._cooperative:
+            consumer.incremental_unassign(partitions)
+        else:
+            consumer.unassign()
+
+    def _forget(self, tps: list[TopicPartition]) -> None:
+        gone = set(tps)
+        self.offsets.revoke(tps)
+        self.context.paused.difference_update(gone)
+        if self._batch:
+            # Offsets of revoked partitions go back to the committed ones: their records come again.
+            self._batch = [r for r in self._batch if r.original_partition not in gone]
+            for tp in gone:
+                self._batch_offsets.pop(tp, None)
+
+    # ------------------------------------------------------------------ offsets
+
+    def _commit(self, closing: bool, partitions: list[TopicPartition] | None = None) -> None:
+        """Java's commitOffsets: DLQ writes acknowledged, pre_commit, then commit (sync when closing)."""
+        if self._cancelled:
+            return
+        if self.dlq is not None and not self.dlq.flush():
+            log.error("Task %s: dead letter queue writes not acknowledged; offsets not committed", self.id)
+            if closing:
+                self._close_task_partitions(partitions)
+            return
+        offered = self.offsets.candidates(partitions)
+        if not offered:
+            if closing:
+                self._close_task_partitions(partitions)
+            return
+        started = self._clock()
+        try:
+            answer = self.task.pre_commit(dict(offered))
+        except Exception as e:
+            self.commit_failures += 1
+            self.metrics.record_commit(False, self._clock() - started)
+            if closing:
+                log.warning("Task %s: offset commit failed during close: %s", self.id, e)
+            else:
+                log.error("Task %s: offset commit failed, rewinding to last committed offsets: %s", self.id, e)
+                for tp, offset in self.offsets.reset_to_committed(offered).items():
+                    self.offsets.rewinds[tp] = offset
+            return
+        finally:
+            if closing:
+                self._close_task_partitions(partitions)
+        to_commit = self.offsets.committable(offered, {TopicPartition(*tp): int(o) for tp, o in (answer or {}).items()})
+        if to_commit is None:
+            return
+        client_offsets = [self._client_partition(tp.topic, tp.partition, o) for tp, o in to_commit.items()]
+        if closing:
+            try:
+                result = self.consumer.commit(offsets=client_offsets, asynchronous=False)
+                errors = [p for p in (result or []) if getattr(p, "error", None) is not None]
+                if errors:
+                    raise ConnectError(f"partition errors: {[(p.topic, p.partition, str(p.error)) for p in errors]}")
+            except Exception as e:
+                self.commit_failures += 1
+                self.metrics.record_commit(False, self._clock() - started)
+                log.warning("Task %s: synchronous offset commit failed: %s", self.id, e)
+                return
+            self.offsets.committed(to_commit)
+            self.metrics.record_commit(True, self._clock() - started)
+            return
+        key = frozenset((tp.topic, tp.partition, o) for tp, o in to_commit.items())
+        self._pending_commits[key] = (to_commit, started)
+        try:
+            self.consumer.commit(offsets=client_offsets, asynchronous=True)
+        except Exception as e:
+            self._pending_commits.pop(key, None)
+            self.commit_failures += 1
+            self.metrics.record_commit(False, self._clock() - started)
+            log.error("Task %s: offset commit failed: %s", self.id, e)
+
+    def _on_commit(self, err: Any, partitions: list[Any]) -> None:
+        """librdkafka's commit report (served inside consume/commit on this thread)."""
+        key = frozenset((p.topic, p.partition, p.offset) for p in partitions or [])
+        pending = self._pending_commits.pop(key, None)
+        if pending is None:
+            return
+        offsets, started = pending
+        errors = [p for p in partitions or [] if getattr(p, "error", None) is not None]
+        if err is not None or errors:
+            self.commit_failures += 1
+            self.metrics.record_commit(False, self._clock() - started)
+            log.error("Task %s: commit of offsets failed: %s", self.id, err or errors)
+            return
+        self.commit_failures = 0
+        self.offsets.committed(offsets)
+        self.metrics.record_commit(True, self._clock() - started)
+
+    def _expire_commits(self, now: float) -> None:
+        for key, (_offsets, started) in list(self._pending_commits.items()):
+            if now - started >= self.flush_timeout_s:
+                del self._pending_commits[key]
+                self.commit_failures += 1
+                self.metrics.record_commit(False, now - started)
+                log.warning("Task %s: commit of offsets timed out", self.id)
+
+    def _close_task_partitions(self, partitions: list[TopicPartition] | None) -> None:
+        tps = list(self.offsets.assigned if partitions is None else partitions)
+        try:
+            self.task.close(tps)
+        except Exception:
+            log.exception("Task %s: close(%s) failed", self.id, tps)
+
+    def _close_all_partitions(self) -> None:
+        if self.consumer is None:
+            return
+        assigned = sorted(self.offsets.assigned)
+        self._commit(closing=True, partitions=assigned)
+        self._forget(assigned)
+
+    # ------------------------------------------------------------------ close
+
+    def _stop_task_quietly(self) -> None:
+        with self._stop_lock:
+            if self._task_stopped or not self._started:
+                return
+            self._task_stopped = True
+        try:
+            self.task.stop()
+        except Exception:
+            log.warning("Failed to stop task %s", self.id, exc_info=True)
+
+    def _close(self) -> None:
+        self._stop_task_quietly()
+        if self.consumer is not None:
+            try:
+                self.consumer.close()
+            except Exception:
+                log.debug("Closing the consumer of task %s failed", self.id, exc_info=True)
+        if self.dlq is not None:
+            self.dlq.close()
+        close_quietly((self.chain, self.key_converter, self.value_converter, self.header_converter), log, logging.DEBUG)
+
+    def __repr__(self) -> str:
+        return f"WorkerSinkTask{{id={self.id}}}"
+
+
+class _StageError(Exception):
+    """Which stage (and plugin) of the conversion failed; the cause is the plugin's error."""
+
+    def __init__(self, stage: Stage, executing: Any) -> None:
+        super().__init__(stage.value)
+        self.stage = stage
+        self.executing = executing
+
+
+class _RecordAsMessage:
+    """A SinkRecord reported by the task, shaped like a consumed message for the DLQ.
+
+    Java writes the consumed bytes; the task reports the converted record, so its key and value are
+    converted back (the record's original topic, partition and offset name where it came from).
+    """
+
+    def __init__(self, record: SinkRecord, key_converter: Any, value_converter: Any) -> None:
+        self._r = record
+        self._key = key_converter.from_connect(record.original_topic, record.key_schema, record.key)
+        self._value = value_converter.from_connect(record.original_topic, record.value_schema, record.value)
+
+    def topic(self) -> str:
+        return self._r.original_topic
+
+    def partition(self) -> int:
+        return self._r.original_kafka_partition
+
+    def offset(self) -> int:
+        return self._r.original_kafka_offset
+
+    def key(self) -> Any:
+        return self._key
+
+    def value(self) -> Any:
+        return self._value
+
+    def headers(self) -> list[Any]:
+        return [(k, v if v is None or isinstance(v, bytes) else str(v).encode()) for k, v in self._r.headers or []]
+
+    def timestamp(self) -> tuple[int, int]:
+        ts = self._r.timestamp
+        return (0, -1) if ts is None else (1, ts)
