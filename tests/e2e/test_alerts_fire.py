@@ -24,6 +24,7 @@ import json
 import re
 import threading
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -94,13 +95,24 @@ def frozen(cluster: KafkaCluster) -> Iterator[None]:
         cluster.resume()  # type: ignore[attr-defined]
 
 
-def rest(port: int, path: str, method: str = "GET", body: Any = None) -> Any:
+def rest(port: int, path: str, method: str = "GET", body: Any = None, timeout: float = 60.0) -> Any:
+    """One call to the flow's REST API, retried while the herder answers "busy" (409 during a rebalance,
+    500 when a config write timed out on a loaded machine)."""
     data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data, method=method,
-                                 headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=30) as response:
-        text = response.read().decode()
-    return json.loads(text) if text else None
+
+    def call() -> tuple[Any]:
+        req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data, method=method,
+                                     headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=30) as response:
+                text = response.read().decode()
+        except urllib.error.HTTPError as e:
+            if e.code in (409, 500):
+                raise AssertionError(f"{method} {path}: HTTP {e.code} {e.read().decode(errors='replace')}") from e
+            raise
+        return (json.loads(text) if text else None,)
+
+    return wait_until(call, timeout, f"{method} {path}", interval=1.0)[0]
 
 
 def active(prom: PrometheusServer, name: str, state: str | None = None, **labels: str) -> list[dict[str, Any]]:
