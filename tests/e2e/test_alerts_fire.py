@@ -10,8 +10,8 @@ the product's. Two tests, each with one ``mm2 run`` and one Prometheus for sever
 * faults of one connector at a time through the flow's REST API (so the others keep the flow under
   watch): a target address that refuses connections makes the heartbeat task's producer report
   errors, the paused checkpoint connector lets checkpoints go stale, a record written to the target by
-  someone else makes the scheduled verification find the mirror different, and a route to a topic name
-  no broker accepts fails the heartbeat task.
+  someone else makes the scheduled verification find the mirror different, and a misspelt producer
+  setting fails the heartbeat task.
 
 A frozen broker is not what the client-errors alert sees: connections stay open, and a producer with
 nothing in flight (the source task stops reading while its copies are unacknowledged) has no request
@@ -268,20 +268,18 @@ def test_connector_faults_fire_client_errors_stale_checkpoints_mirror_differs_an
         errors = mm2.scrape()
         assert total(errors, "mm2_client_errors_total", client="producer", error="transport") > 0, errors
 
-        # The checkpoint and address faults fixed; then a route to a topic name no broker accepts
-        # fails the heartbeat task (the broker rejects the name once the producer asks for it).
+        # The checkpoint and address faults fixed; then a misspelt compression type in the heartbeat
+        # connector's producer settings fails its task (the producer cannot be created).
         rest(rest_port, f"{base}/MirrorCheckpointConnector/resume", "PUT")
-        rest(rest_port, f"{base}/MirrorHeartbeatConnector/config", "PUT", {
-            **heartbeat_config, "transforms": "route",
-            "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
-            "transforms.route.regex": ".*", "transforms.route.replacement": "no such topic!"})
+        rest(rest_port, f"{base}/MirrorHeartbeatConnector/config", "PUT",
+             {**heartbeat_config, "producer.override.compression.type": "snappyy"})
         AlertWatch(prom, mm2, {"MM2CheckpointsStale": {**pair, "group": group},
                                "MM2TargetUnreachable": pair}).wait_all_resolved(90)
         failing = AlertWatch(prom, mm2, {"MM2TaskFailed": {**pair, "connector": "MirrorHeartbeatConnector",
                                                            "task": "0"}})
         failing.wait_all_fired(120)
         failed = rest(rest_port, f"{base}/MirrorHeartbeatConnector/status")["tasks"][0]
-        assert failed["state"] == "FAILED" and "TOPIC_EXCEPTION" in failed.get("trace", ""), failed
+        assert failed["state"] == "FAILED" and "snappyy" in failed.get("trace", ""), failed
 
         # The operator's fix: the old config back, then the restart the alert's description asks for. The
         # extra record cannot be removed from the target (the test broker has no DeleteRecords): the
