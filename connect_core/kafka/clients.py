@@ -170,6 +170,9 @@ _ASSIGNORS = {
     "cooperative-sticky": "cooperative-sticky",
 }
 
+#: librdkafka callbacks a caller may put in the properties: handed to the client as they are.
+CALLBACK_KEYS: frozenset[str] = frozenset({"error_cb", "throttle_cb", "stats_cb", "oauth_cb", "logger"})
+
 
 def client_props(worker_props: Mapping[str, Any], prefix: str) -> dict[str, Any]:
     """Client properties for one role of a worker: the shared keys, overridden by ``<prefix>*`` keys.
@@ -199,6 +202,9 @@ def _translate(props: Mapping[str, Any], role: Role) -> dict[str, Any]:
     conf: dict[str, Any] = {}
     for key, raw in props.items():
         if raw is None:
+            continue
+        if key in CALLBACK_KEYS and callable(raw):
+            conf[key] = raw
             continue
         value = _text(raw).strip()
         if key in SECURITY_KEYS:

@@ -29,6 +29,10 @@ class TaskMetrics(Protocol):
     def record_commit(self, success: bool, duration_s: float) -> None:
         """An offset flush finished."""
 
+    def record_client_error(self, error: str, fatal: bool) -> None:
+        """The task's producer reported a client-level error (librdkafka's ``error_cb``: broker down,
+        connection timed out...); ``error`` is the Kafka error name. Called from the producer's poll."""
+
 
 class NoTaskMetrics:
     def record_batch(self, polled: int, value_bytes: int, elapsed_s: float) -> None:
@@ -41,6 +45,9 @@ class NoTaskMetrics:
         pass
 
     def record_commit(self, success: bool, duration_s: float) -> None:
+        pass
+
+    def record_client_error(self, error: str, fatal: bool) -> None:
         pass
 
 

@@ -71,6 +71,20 @@ def _default_producer_factory(props: dict[str, Any]) -> ProducerLike:
     return create_producer(producer_config(props))
 
 
+def _client_error_reporter(metrics: TaskMetrics) -> Callable[[Any], None]:
+    """librdkafka's ``error_cb`` for a task's producer: client-level errors (a target broker that
+    cannot be reached...) go to the task's metrics. With the unbounded ``delivery.timeout.ms`` of
+    Connect's producers no delivery fails while the target is down: these are the only signal."""
+
+    def on_error(err: Any) -> None:
+        try:
+            metrics.record_client_error(str(err.name()), bool(err.fatal()))
+        except Exception:  # a metrics hook must never break the client's poll
+            log.debug("Recording a client error failed", exc_info=True)
+
+    return on_error
+
+
 def _default_admin_factory(props: dict[str, Any]) -> Any:
     from connect_core.kafka.admin import TopicAdmin
 
@@ -331,12 +345,15 @@ class Worker:
             log_messages=conf.errors_log_include_messages,
         )
         java_producer = producer_props(self.config.raw(), conn_props, self.policy, f"connector-producer-{task_id}")
-        producer = self._producer_factory(java_producer)
+        metrics = self._task_metrics(task_id) if self._task_metrics is not None else None
+        producer_conf: dict[str, Any] = dict(java_producer)
+        if metrics is not None:
+            producer_conf["error_cb"] = _client_error_reporter(metrics)
+        producer = self._producer_factory(producer_conf)
         groups = conf.topic_creation_groups()
         creator = self._topic_creator(task_id, conn_props, groups) if groups else None
         reader = OffsetStorageReaderImpl(self.offset_store, task_id.connector)
         writer = OffsetStorageWriter(self.offset_store, task_id.connector)
-        metrics = self._task_metrics(task_id) if self._task_metrics is not None else None
         return WorkerSourceTask(
             task_id,
             task,

@@ -64,9 +64,22 @@ class CheckpointMetrics(Protocol):
 
     def checkpoint_acknowledged(self, group: str, topic: str, partition: int, latency_ms: float) -> None: ...
 
+    def checkpoints_scheduled(self, interval_s: float) -> None:
+        """The task emits checkpoints every ``interval_s`` (told once, at start)."""
+
+    def group_current(self, group: str) -> None:
+        """The group's source offsets were listed and nothing newer than its last checkpoint is due:
+        the checkpoints on the target are current (an idle group is not a stale one)."""
+
 
 class NoOpCheckpointMetrics:
     def checkpoint_acknowledged(self, group: str, topic: str, partition: int, latency_ms: float) -> None:
+        return None
+
+    def checkpoints_scheduled(self, interval_s: float) -> None:
+        return None
+
+    def group_current(self, group: str) -> None:
         return None
 
 
@@ -103,6 +116,7 @@ class MirrorCheckpointTask(SourceTask):
         self._stopping.clear()
         self._groups = config.task_consumer_groups()
         self._interval_s = config.emit_checkpoints_interval_s()
+        self.metrics.checkpoints_scheduled(self._interval_s)
         self._poll_timeout_s = max(config.consumer_poll_timeout_s, 0.001)
         sync_interval_s = config.sync_group_offsets_interval_s()
         self._checkpoints_topic = config.checkpoints_topic()
@@ -271,7 +285,10 @@ class MirrorCheckpointTask(SourceTask):
             with self._store_lock:
                 new = emitter.checkpoints_for_group(offsets, group)
                 self.checkpoint_store.update(group, new)
-            records.extend(self._record(cp, timestamp) for cp in new.values())
+            if new:
+                records.extend(self._record(cp, timestamp) for cp in new.values())
+            else:
+                self.metrics.group_current(group)
         return records
 
     def _record(self, checkpoint: Checkpoint, timestamp: int) -> SourceRecord:

@@ -110,8 +110,9 @@ class _Partition:
     per-run callbacks).
     """
 
-    __slots__ = ("acked", "mapping", "max_latency", "newest", "oldest", "partition", "polled", "polled_bytes",
-                 "source_partition", "sync_state", "task", "topic", "tp")
+    __slots__ = ("acked", "batch_read", "in_flight", "mapping", "max_latency", "newest", "oldest", "partition",
+                 "polled", "polled_bytes", "read_through", "read_timestamp", "source_partition", "sync_state", "task",
+                 "topic", "tp")
 
     def __init__(self, task: MirrorSourceTask, tp: TopicPartition, source_partition: dict[str, Any],
                  topic: str) -> None:
@@ -128,6 +129,12 @@ class _Partition:
         self.oldest: float = _NO_TIMESTAMP
         self.acked = 0
         self.max_latency = 0.0
+        # Lag bookkeeping: records read and handed to the producer but not acknowledged yet, the newest
+        # offset read (and its timestamp), and the records of the current poll not yet counted in flight.
+        self.in_flight = 0
+        self.read_through = -1
+        self.read_timestamp = -1
+        self.batch_read = 0
 
     def source_offset(self, upstream_offset: int) -> dict[str, Any]:
         return {OFFSET_KEY: upstream_offset}
@@ -332,7 +339,7 @@ class MirrorSourceTask(SourceTask):
         if self._stopping or self._consumer is None:
             return None
         if self._acked_runs:  # acks served since the last poll: report them before blocking
-            self._flush_ack_metrics()
+            self._flush_ack_metrics(locked=True)
         # poll() returns as soon as one record is there (consume() would wait out its timeout);
         # then take whatever else is already prefetched, without waiting. While records handed
         # out are not acknowledged yet, wait briefly: the worker serves delivery reports (and so
@@ -372,6 +379,7 @@ class MirrorSourceTask(SourceTask):
     def _run_dispatched(self, route: _Partition, run: CopyRun) -> None:
         """Per run handed to the producer: the poll metrics and the lag behind the source."""
         self._unacknowledged += run.count
+        route.in_flight += run.count
         if self._measure:
             now_ms = time.time() * 1000
             oldest = _oldest(run)
@@ -391,6 +399,9 @@ class MirrorSourceTask(SourceTask):
         self._unpublished = True
         if self._stopping:
             return
+        route.in_flight -= run.count
+        if self._lag_hook is not None:
+            self._report_acked_lag(route)
         if self._measure and run.count > run.skipped:
             oldest = _oldest(run)
             self.metrics.acknowledged(route.topic, route.partition, run.count - run.skipped,
@@ -477,6 +488,7 @@ class MirrorSourceTask(SourceTask):
                                     value, msg.headers(), ts, schema, schema))
                 if lag:
                     run.newest = msg
+                    run.batch_read += 1
                 if measure:
                     run.polled += 1
                     if value is not None:
@@ -486,6 +498,7 @@ class MirrorSourceTask(SourceTask):
         except BaseException:
             for run in seen:  # a failed batch is dropped whole: forget what it counted
                 run.newest = None
+                run.batch_read = 0
                 run.polled = run.polled_bytes = 0
                 run.oldest = _NO_TIMESTAMP
             raise
@@ -514,11 +527,33 @@ class MirrorSourceTask(SourceTask):
         """Per polled partition: records behind the source's high watermark (from the last fetch)."""
         for run in seen:
             msg = run.newest
+            run.in_flight += run.batch_read
+            run.batch_read = 0
             if msg is not None:
                 self._report_partition_lag(run, msg.offset(), msg.timestamp()[1])
 
+    def _report_acked_lag(self, route: _Partition, locked: bool = False) -> None:
+        """After acknowledgements: the lag again, with fewer records in flight (``locked``: the
+        caller holds the consumer lock; otherwise skip rather than wait if ``stop()`` holds it)."""
+        if route.read_through < 0:
+            return
+        if locked:
+            self._report_partition_lag(route, route.read_through, route.read_timestamp)
+        elif self._consumer_lock.acquire(blocking=False):
+            try:
+                self._report_partition_lag(route, route.read_through, route.read_timestamp)
+            finally:
+                self._consumer_lock.release()
+
     def _report_partition_lag(self, route: _Partition, newest_offset: int, newest_ts: int) -> None:
-        """Records of the partition behind the source's high watermark after ``newest_offset``."""
+        """Records of the partition not on the target yet: those behind the source's high watermark after
+        ``newest_offset`` (not read) plus those read and not acknowledged by the target (in flight).
+
+        In flight counts: while the target stalls the task keeps reading into the producer's queue,
+        and the records not read alone would stay near zero while nothing reaches the target.
+        """
+        route.read_through = newest_offset
+        route.read_timestamp = newest_ts
         consumer = self._consumer
         if consumer is None:
             return
@@ -529,7 +564,7 @@ class MirrorSourceTask(SourceTask):
             return
         if high is None or high < 0:
             return
-        self._lag_hook(route.topic, tp.partition, max(high - newest_offset - 1, 0),
+        self._lag_hook(route.topic, tp.partition, max(high - newest_offset - 1, 0) + max(route.in_flight, 0),
                        newest_ts if newest_ts >= 0 else None)
 
     def _on_offset_sync_sent(self, sync: OffsetSync) -> None:
@@ -559,6 +594,8 @@ class MirrorSourceTask(SourceTask):
         downstream = None if metadata is None else metadata.offset
         if downstream is None or downstream < 0:
             run = self._run_of.get(id(sp))
+            if run is not None and run.source_partition is sp:
+                run.in_flight -= 1
             if run is not None and run.source_partition is sp and self._offset_syncs is not None:
                 closed = run.mapping.break_continuity()  # not written (tolerated failure): no claim past it
                 if closed is not None:
@@ -568,6 +605,7 @@ class MirrorSourceTask(SourceTask):
         if run is None or run.source_partition is not sp:
             self._commit_foreign_record(record, downstream)
             return
+        run.in_flight -= 1
         if self._measure:
             ts = record.timestamp
             latency = (time.time() * 1000 - ts) if ts is not None else 0.0
@@ -650,7 +688,8 @@ class MirrorSourceTask(SourceTask):
                     syncs.send_mapping(mapping)
             syncs.commit()
 
-    def _flush_ack_metrics(self) -> None:
+    def _flush_ack_metrics(self, locked: bool = False) -> None:
+        """The ack metrics of the partitions acknowledged since the last call, and their lag again."""
         runs, self._acked_runs = self._acked_runs, []
         for run in runs:
             count, latency = run.acked, run.max_latency
@@ -658,6 +697,8 @@ class MirrorSourceTask(SourceTask):
             run.max_latency = 0.0
             if count:
                 self.metrics.acknowledged(run.topic, run.tp.partition, count, latency)
+            if self._lag_hook is not None and not self._stopping:
+                self._report_acked_lag(run, locked)
 
     @property
     def offset_sync_producer(self) -> OffsetSyncProducer | None:

@@ -65,8 +65,9 @@ class Mm2Metrics:
         )
         self.replication_lag_records = Gauge(
             "mm2_replication_lag_records",
-            "Source end offset (high watermark of the last fetch) minus the replication consumer's position: "
-            "records not yet read for replication; updated after each polled batch.",
+            "Records of the source partition not on the target yet: its end offset (high watermark of the last "
+            "fetch) minus the replication consumer's position, plus the records read and not yet acknowledged by "
+            "the target; updated after each polled batch and each acknowledgement.",
             PARTITION,
             registry=r,
         )
@@ -93,8 +94,16 @@ class Mm2Metrics:
         )
         self.last_checkpoint = Gauge(
             "mm2_checkpoint_last_timestamp_seconds",
-            "Unix time of the last checkpoint emitted for the group.",
+            "Unix time the group's checkpoints on the target were last known current: its last checkpoint "
+            "acknowledged by the target, or the last check that found nothing newer to emit (from its first "
+            "checkpoint on).",
             (*PAIR, "group"),
+            registry=r,
+        )
+        self.checkpoint_interval = Gauge(
+            "mm2_checkpoint_interval_seconds",
+            "How often the flow's checkpoint task checks the groups (emit.checkpoints.interval.seconds).",
+            PAIR,
             registry=r,
         )
         self.group_offset_syncs = Counter(
@@ -180,6 +189,14 @@ class Mm2Metrics:
         self.verify_last_success = Gauge(
             "mm2_verify_last_success_timestamp_seconds",
             "Unix time the last verification completed (equal or different; not failed).", PAIR, registry=r,
+        )
+        self.verify_interval = Gauge(
+            "mm2_verify_interval_seconds", "The flow's verify.interval.seconds: how often a verification should "
+            "complete.", PAIR, registry=r,
+        )
+        self.verify_schedule_start = Gauge(
+            "mm2_verify_schedule_start_timestamp_seconds", "Unix time the flow's verification schedule started "
+            "(the staleness alert counts from here until a first verification completes).", PAIR, registry=r,
         )
         self.verify_duration = Gauge(
             "mm2_verify_duration_seconds", "How long the last completed verification took.", PAIR, registry=r,

@@ -241,7 +241,9 @@ class WorkerTaskMetrics:
     """``connect_core.runtime.worker_source_task.TaskMetrics`` of one task, on its flow's RuntimeMetrics.
 
     Offset flushes feed ``mm2_offset_commits_total``/``_duration_seconds``; failed deliveries count as
-    producer client errors (category ``other``: the delivery report's error name is not passed on).
+    producer client errors (category ``other``: the delivery report's error name is not passed on), and
+    so do the producer's client-level errors (a target that cannot be reached, by category): with
+    Connect's unbounded ``delivery.timeout.ms`` no delivery ever fails while the target is down.
     """
 
     def __init__(self, runtime: RuntimeMetrics, task: ConnectorTaskId) -> None:
@@ -261,6 +263,9 @@ class WorkerTaskMetrics:
 
     def record_commit(self, success: bool, duration_s: float) -> None:
         self._runtime.offset_commit(self._task, success, duration_s)
+
+    def record_client_error(self, error: str, fatal: bool) -> None:
+        self._runtime.client_error("producer", error, fatal)
 
 
 class SourceTaskMetrics:
@@ -349,6 +354,15 @@ class CheckpointTaskMetrics:
         checkpoints, last = self._group(group)
         checkpoints.inc()
         last.set(self._clock())
+
+    def checkpoints_scheduled(self, interval_s: float) -> None:
+        self.metrics.checkpoint_interval.labels(self.source, self.target).set(interval_s)
+
+    def group_current(self, group: str) -> None:
+        """Nothing newer to checkpoint: the group's checkpoints are current (once it has had one)."""
+        children = self._groups.get(group)
+        if children is not None:
+            children[1].set(self._clock())
 
     def group_offsets_synced(self, group: str, partitions: int = 1) -> None:
         """Translated offsets were written to the target group (one alter call, any partitions)."""

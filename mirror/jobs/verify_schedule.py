@@ -125,6 +125,14 @@ class FlowVerifier:
         self._ended(result.outcome)
         return result
 
+    def scheduled(self) -> None:
+        """The schedule started: what the staleness alert compares the last success with."""
+        m = self.metrics
+        if m is not None:
+            labels = (self.pair.source, self.pair.target)
+            m.verify_interval.labels(*labels).set(self.settings.interval_s)
+            m.verify_schedule_start.labels(*labels).set(time.time())
+
     def _ended(self, outcome: str) -> None:
         m = self.metrics
         if m is not None:
@@ -152,6 +160,7 @@ class ScheduledVerification:
         for v in self.verifiers:
             scheduler = Scheduler(f"Scheduler for verification of {v.pair}", self._stop_timeout_s)
             scheduler.schedule_repeating_delayed(v.run, v.settings.interval_s, f"verify {v.pair}")
+            v.scheduled()
             self._schedulers.append(scheduler)
             log.info("Verifying %s every %gs", v.pair, v.settings.interval_s)
 

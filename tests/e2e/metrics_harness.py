@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -257,6 +258,27 @@ class PrometheusServer(_Process):
 
     def rules(self) -> list[dict[str, Any]]:
         return [r for g in self.api("rules")["groups"] for r in g["rules"]]
+
+    def alerts(self) -> list[dict[str, Any]]:
+        """Active alerts (pending or firing), each with ``labels`` (``alertname`` included) and ``state``."""
+        return list(self.api("alerts")["alerts"])
+
+
+_FOR = re.compile(r"^(\s*for:\s*)\S+\s*$", re.MULTILINE)
+_WINDOW = re.compile(r"\[\d+[smhdwy]\]")
+
+
+def fast_rules(text: str, for_: str, window: str) -> str:
+    """The alert rules with every ``for:`` set to ``for_`` and every range-vector window set to ``window``:
+    what a test needs to see them fire in seconds. Thresholds and the expressions' logic stay as shipped."""
+    return _WINDOW.sub(f"[{window}]", _FOR.sub(lambda m: m.group(1) + for_, text))
+
+
+def write_fast_rules(path: Path, for_: str = "2s", window: str = "20s") -> Path:
+    """A copy of ``dashboards/mm2-alerts.yml`` for a test Prometheus (see :func:`fast_rules`)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(fast_rules(RULES.read_text(), for_, window))
+    return path
 
 
 def dashboard_queries() -> list[tuple[str, str]]:

@@ -146,13 +146,15 @@ def test_copies_records_and_emits_offset_syncs(two_clusters: tuple[KafkaCluster,
             assert [r.source_offset for r in recs] == [{"offset": o} for o in range(len(expected))]
             assert all(r.source_partition == {"topic": topic, "partition": p, "cluster": "A"} for r in recs)
         assert metrics.polled_records == 30
-        assert metrics.lags == {(f"A.{topic}", p): 0 for p in range(3)}  # caught up with the source
+        # Everything read, nothing on the target yet: the lag is the records in flight.
+        assert metrics.lags == {(f"A.{topic}", p): 10 for p in range(3)}
         assert metrics.polled_bytes == sum(len(s["value"]) for s in specs if s["value"] is not None)
         assert task.poll() is None  # caught up: empty polls return None
 
         deliver(b, task, records)
         task.commit()
         assert metrics.acked == 30
+        assert metrics.lags == {(f"A.{topic}", p): 0 for p in range(3)}  # acknowledged: caught up with the source
         producer = task.offset_sync_producer
         assert producer is not None and producer.flush(10) == 0
         syncs = read_syncs(a, syncs_topic)

@@ -202,3 +202,15 @@ def test_internal_topic_specs_from_worker_keys() -> None:
         internal_topic_spec({"offset.storage.cleanup.policy": "delete"}, "offset.storage")
     with pytest.raises(ConfigError):
         internal_topic_spec({"status.storage.partitions": "0"}, "status.storage")
+
+
+def test_callbacks_in_the_properties_reach_the_client_untouched() -> None:
+    """The worker hands its task producers an ``error_cb`` (client errors into metrics) this way."""
+    from connect_core.kafka.clients import producer_config
+
+    def on_error(err: object) -> None:
+        return None
+
+    conf = producer_config({"bootstrap.servers": "b:9092", "error_cb": on_error})
+    assert conf["error_cb"] is on_error
+    assert producer_config({"bootstrap.servers": "b:9092", "client.id": "x"})["client.id"] == "x"

@@ -58,6 +58,9 @@ class Metrics:
     def record_commit(self, success: bool, duration_s: float) -> None:
         self.commits.append(success)
 
+    def record_client_error(self, error: str, fatal: bool) -> None:
+        pass
+
 
 @pytest.fixture(autouse=True)
 def _registry() -> Iterator[None]:

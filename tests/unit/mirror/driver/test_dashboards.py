@@ -60,3 +60,17 @@ def test_promtool_accepts_the_rules() -> None:
     result = subprocess.run([promtool, "check", "rules", str(RULES)], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "SUCCESS" in result.stdout
+
+
+def test_the_fast_rules_of_the_alert_tests_differ_only_in_durations_and_windows() -> None:
+    """tests/e2e/test_alerts_fire.py makes the shipped rules fire in seconds: only ``for:`` and range
+    windows may change, never a threshold or the logic."""
+    from tests.e2e.metrics_harness import fast_rules
+
+    shipped = RULES.read_text()
+    fast = fast_rules(shipped, "2s", "20s")
+    assert fast != shipped
+    assert re.findall(r"^\s*for:\s*(\S+)", fast, re.MULTILINE) == ["2s"] * 7
+    assert re.findall(r"\[(\w+)\]", fast) == ["20s"] * len(re.findall(r"\[\d+[smhdwy]\]", shipped))
+    normalise = re.compile(r"(^\s*for:\s*\S+$)|(\[\d+[smhdwy]\])", re.MULTILINE)
+    assert normalise.sub("", fast) == normalise.sub("", shipped)

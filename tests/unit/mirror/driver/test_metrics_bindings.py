@@ -251,6 +251,32 @@ def test_group_sync_before_any_checkpoint_makes_no_last_checkpoint_series(metric
     assert value(metrics, "mm2_checkpoint_last_timestamp_seconds", group="g2") == 1234.0
 
 
+def test_an_idle_group_stays_current_and_the_check_interval_is_exported(metrics: Mm2Metrics) -> None:
+    """Checkpoints are emitted only when a group moved: a check that finds nothing newer keeps the group
+    current, so MM2CheckpointsStale means "not checked", not "idle"; never before its first checkpoint."""
+    now = [100.0]
+    sink = CheckpointTaskMetrics(metrics, "A", "B", clock=lambda: now[0])
+    sink.checkpoints_scheduled(60.0)
+    assert value(metrics, "mm2_checkpoint_interval_seconds") == 60.0
+    sink.group_current("g1")
+    assert value(metrics, "mm2_checkpoint_last_timestamp_seconds", group="g1") is None
+    sink.checkpoint_acknowledged("g1", "A.t", 0, 10.0)
+    now[0] = 700.0
+    sink.group_current("g1")
+    assert value(metrics, "mm2_checkpoint_last_timestamp_seconds", group="g1") == 700.0
+    assert value(metrics, "mm2_checkpoints_total", group="g1") == 1.0
+
+
+def test_producer_client_errors_are_counted_by_category(metrics: Mm2Metrics) -> None:
+    """librdkafka's error_cb of a task producer (a target that refuses connections...)."""
+    hook = RuntimeMetrics(metrics, "A", "B").for_task(TaskId("MirrorSourceConnector", 0))
+    hook.record_client_error("_TRANSPORT", False)
+    hook.record_client_error("_ALL_BROKERS_DOWN", False)
+    hook.record_client_error("_FENCED", True)
+    assert value(metrics, "mm2_client_errors_total", client="producer", error="transport") == 2.0
+    assert value(metrics, "mm2_client_errors_total", client="producer", error="fatal") == 1.0
+
+
 def test_heartbeats(metrics: Mm2Metrics) -> None:
     sink = HeartbeatTaskMetrics(metrics, "A", "B")
     sink.heartbeat_acknowledged(1_700_000_000_500)

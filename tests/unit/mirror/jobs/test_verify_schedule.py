@@ -38,3 +38,25 @@ def test_bad_values_name_their_key(key: str, value: str) -> None:
     cfg = config(**{"verify.interval.seconds": "10", key: value})
     with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
         check_settings(cfg, [AB])
+
+
+def test_the_schedule_exports_its_interval_and_start_for_the_staleness_alert() -> None:
+    """MM2VerificationStale compares the last success (or the schedule's start, before any) with 3 intervals."""
+    import time
+
+    from prometheus_client import CollectorRegistry
+
+    from mirror.driver.metrics import Mm2Metrics
+
+    metrics = Mm2Metrics(CollectorRegistry())
+    scheduled = ScheduledVerification(config(**{"verify.interval.seconds": "60"}), [AB], metrics)
+    before = time.time()
+    scheduled.start()
+    try:
+        labels = {"source": "A", "target": "B"}
+        get = metrics.registry.get_sample_value
+        assert get("mm2_verify_interval_seconds", labels) == 60.0
+        assert before <= (get("mm2_verify_schedule_start_timestamp_seconds", labels) or 0) <= time.time()
+        assert get("mm2_verify_last_success_timestamp_seconds", labels) is None  # the first run is a minute away
+    finally:
+        scheduled.stop()
