@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from connect_core.kafka.clients import consumer_config, create_consumer
 from connect_core.kafka.types import ClientPartition
 from mirror.driver.maker_config import MirrorMakerConfig
+from mirror.jobs.backfill_bounds import TIMEOUT_KEY
 from mirror.jobs.backfill_copy import BackfillClients, UnitResult, copy_units, decode_progress, fence_partitions
 from mirror.jobs.backfill_flow import (
     DEFAULT_TIMEOUT_S,
@@ -49,6 +50,14 @@ class BackfillReport:
     seconds: float = 0.0
     spark_startup_seconds: float = 0.0
     handed_off: bool = False
+    #: the transactions' bounds this run copied with (age in seconds, the producer's timeout)
+    transaction_seconds_bound: float = 0.0
+    transaction_timeout_ms: int = 0
+
+    @property
+    def longest_transaction_seconds(self) -> float:
+        """The longest any transaction of the (successful) attempts stayed open, begin to committed."""
+        return max((r.longest_transaction_s for r in self.results), default=0.0)
 
     @property
     def records_copied(self) -> int:
@@ -143,6 +152,8 @@ def run_job(config: MirrorMakerConfig, source: str, target: str, pattern: str | 
                                                       timeout_s).plan)
             report.plan = prepared.plan
         clients = replace(prepared.clients, fail_first_attempt=fail_first_attempt)
+        report.transaction_seconds_bound = clients.chunk_seconds
+        report.transaction_timeout_ms = int(clients.target_producer[TIMEOUT_KEY])
         fence_partitions(clients, prepared.partitions)
         report.results = _copy(prepared, clients, master, spark, progress, report)
     finally:

@@ -26,6 +26,10 @@ def render_json(report: BackfillReport) -> dict[str, Any]:
     if not report.dry_run:
         totals["records_copied"] = report.records_copied
         totals["bytes_copied"] = report.bytes_copied
+        totals["chunks_committed"] = sum(r.chunks for r in report.results)
+        totals["longest_transaction_seconds"] = round(report.longest_transaction_seconds, 3)
+        totals["transaction_seconds_bound"] = round(report.transaction_seconds_bound, 3)
+        totals["transaction_timeout_ms"] = report.transaction_timeout_ms
     return {"source": report.plan.source, "target": report.plan.target, "dry_run": report.dry_run,
             "handed_off_from_live": report.handed_off, "partitions": partitions, "totals": totals,
             "seconds": round(report.seconds, 3), "spark_startup_seconds": round(report.spark_startup_seconds, 3),

@@ -199,3 +199,42 @@ def test_backfill_of_the_flows_only_topic_beside_mm2_run(two_clusters: tuple[Kaf
         assert mm2.terminate(60) == 0, mm2.output()[-3000:]
     finally:
         mm2.close()
+
+
+def produce_wide(cluster: KafkaCluster, topic: str, partitions: int, per_partition: int) -> None:
+    """A backlog over many partitions, written in big batches (as real backlogs are)."""
+    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "linger.ms": 20, "batch.size": 1_000_000,
+                         "logger": RDKAFKA_LOG})
+    for i in range(per_partition):
+        for p in range(partitions):
+            while True:
+                try:
+                    producer.produce(topic, f"{topic}-{p}-{i}".encode() * 4, f"k{i}".encode(), partition=p)
+                    break
+                except BufferError:
+                    producer.poll(0.05)
+    assert producer.flush(60) == 0
+
+
+@pytest.mark.spark
+def test_64_partitions_on_one_core_commit_within_a_short_transaction_timeout(
+        two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path) -> None:
+    """One task holds all 64 partitions: its transactions close on records, bytes or age, never on one
+    partition's chunk filling up, so none stays open past the producer's transaction.timeout.ms (the age
+    bound is a third of it) and the job's report says how long the longest one was."""
+    a, b = two_clusters
+    partitions, per_partition = 64, 3_000
+    a.create_topic("wide", partitions)
+    produce_wide(a, "wide", partitions, per_partition)
+    props = mm2_properties({"A": a, "B": b}, ["A->B"], topics="wide")
+    props["B.producer.transaction.timeout.ms"] = "5000"
+    config = write_properties(tmp_path / "mm2.properties", props)
+    run = mm2_backfill(config, "--source", "A", "--target", "B", "--master", "local[1]", "--json")
+    assert run.returncode == 0, run.stderr[-3000:]
+    totals = json.loads(run.stdout)["totals"]
+    assert totals["records_copied"] == partitions * per_partition
+    assert totals["transaction_timeout_ms"] == 5000
+    assert totals["transaction_seconds_bound"] == pytest.approx(5.0 / 3, abs=0.01)
+    assert 0 < totals["longest_transaction_seconds"] < 5.0, totals
+    assert totals["chunks_committed"] > partitions, "more than one transaction held each partition's records"
+    assert mirrored_identically(a, "wide", b, "A.wide")
