@@ -132,9 +132,10 @@ def run_job(config: MirrorMakerConfig, source: str, target: str, pattern: str | 
     """Plan, check and (unless ``dry_run``) copy; ``fail_first_attempt`` is a test seam (unit name, chunks)."""
     prepared = prepare(config, source, target, pattern, chunk_records, timeout_s)
     if spark is None and not dry_run:
-        from mirror.jobs.spark import DEFAULT_MASTER, check_master_reachable
+        from mirror.jobs.spark import DEFAULT_MASTER, check_master_reachable, check_spark_runtime
 
-        check_master_reachable(master or DEFAULT_MASTER)  # before anything is written
+        check_spark_runtime()  # before anything is written
+        check_master_reachable(master or DEFAULT_MASTER)
     report = BackfillReport(prepared.plan, dry_run)
     if on_plan is not None:
         on_plan(prepared.plan)

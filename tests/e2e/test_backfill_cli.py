@@ -10,7 +10,9 @@ equals the source per partition. Plus the dry run and the command's mistakes.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -169,6 +171,32 @@ def test_mistakes_are_one_line_and_a_nonzero_exit(two_clusters: tuple[KafkaClust
     lines = unreachable.stderr.strip().splitlines()
     assert unreachable.returncode == 2, unreachable.stderr
     assert len(lines) == 1 and "target cluster 'C' is unreachable" in lines[0], unreachable.stderr
+
+
+def test_no_java_is_one_line_and_exit_2_before_anything_is_written(two_clusters: tuple[KafkaCluster, KafkaCluster],
+                                                                   tmp_path: Path) -> None:
+    """Spark's launcher runs $JAVA_HOME/bin/java, else java on PATH: with neither, the job stops before it
+    creates a topic (it used to fail after creating topics, as an internal error)."""
+    a, b = two_clusters
+    a.create_topic("orders", PARTITIONS)
+    produce(a, "orders", 0, 30)
+    config = write_properties(tmp_path / "mm2.properties", mm2_properties({"A": a, "B": b}, ["A->B"]))
+    empty = tmp_path / "no-java"
+    empty.mkdir()
+    before = b.topic_names()
+    for java_home, message in ((None, "no java on PATH and JAVA_HOME is not set"),
+                               (str(empty), f"JAVA_HOME={empty} has no bin/java")):
+        env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
+        env.update({"PATH": str(empty), "COLUMNS": "200", "NO_COLOR": "1", "TERM": "dumb"})
+        if java_home is not None:
+            env["JAVA_HOME"] = java_home
+        run = subprocess.run([sys.executable, "-m", "mirror", "backfill", str(config), "--source", "A", "--target",
+                              "B", "--master", "local[1]"], capture_output=True, text=True, timeout=120,
+                             stdin=subprocess.DEVNULL, env=env)
+        lines = run.stderr.strip().splitlines()
+        assert run.returncode == 2, run.stderr
+        assert len(lines) == 1 and "Spark needs Java" in lines[0] and message in lines[0], run.stderr
+    assert b.topic_names() == before, "nothing was written to the target"
 
 
 @pytest.mark.spark
