@@ -11,7 +11,7 @@ import logging
 import re
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from connect_core.api.errors import ConfigError, ConnectError
@@ -251,6 +251,8 @@ class PreparedBackfill:
     flow_has_run: bool
     #: every partition of the selected topics, planned or already complete
     partitions: tuple[tuple[str, int], ...] = ()
+    #: the flow's committed position (last copied source offset) per source partition
+    committed: Mapping[tuple[str, int], int] = field(default_factory=dict)
 
 
 def prepare(config: MirrorMakerConfig, source: str, target: str, pattern: str | None,
@@ -271,7 +273,7 @@ def prepare(config: MirrorMakerConfig, source: str, target: str, pattern: str | 
     units = plan_units(partitions, starts, ends, committed, {t: flow.remote_topic(t) for t in topics})
     plan = BackfillPlan(source, target, tuple(units), average_record_bytes(flow, starts, ends))
     return PreparedBackfill(flow, plan, backfill_clients(flow, chunk_records, timeout_s), missing, source_counts,
-                            flow.configs_topic in target_counts, tuple(partitions))
+                            flow.configs_topic in target_counts, tuple(partitions), committed)
 
 
 def backfill_clients(flow: Flow, chunk_records: int, timeout_s: float) -> BackfillClients:

@@ -199,6 +199,40 @@ def test_no_java_is_one_line_and_exit_2_before_anything_is_written(two_clusters:
     assert b.topic_names() == before, "nothing was written to the target"
 
 
+def test_target_partitions_holding_foreign_records_are_reported_and_refused_without_force(
+        two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path) -> None:
+    """A target written by something else (a lost offsets topic, another mirror): the flow holds no position
+    for the partitions, yet they hold records. The dry run names them; the run refuses them, one line and
+    exit 2, nothing written; --force gets past the refusal (to the next check here: no java)."""
+    a, b = two_clusters
+    a.create_topic("orders", PARTITIONS)
+    produce(a, "orders", 0, 30)
+    b.create_topic("A.orders", PARTITIONS)
+    b.produce("A.orders", [{"value": b"not ours", "partition": p} for p in (0, 2)])
+    config = write_properties(tmp_path / "mm2.properties", mm2_properties({"A": a, "B": b}, ["A->B"]))
+    before = b.topic_names()
+
+    plan = mm2_backfill(config, "--source", "A", "--target", "B", "--dry-run", "--json")
+    assert plan.returncode == 0, plan.stderr
+    assert json.loads(plan.stdout)["foreign_partitions"] == [{"topic": "A.orders", "partition": 0},
+                                                             {"topic": "A.orders", "partition": 2}]
+    table = mm2_backfill(config, "--source", "A", "--target", "B", "--dry-run")
+    assert "Target partition(s) A.orders-0, A.orders-2 already hold records" in table.stdout, table.stdout
+
+    run = mm2_backfill(config, "--source", "A", "--target", "B")
+    lines = run.stderr.strip().splitlines()
+    assert run.returncode == 2, run.stderr
+    assert len(lines) == 1 and "A.orders-0, A.orders-2" in lines[0] and "--force" in lines[0], run.stderr
+    assert b.topic_names() == before, "nothing was written to the target"
+    assert {p: len(v) for p, v in b.read_all("A.orders").items()} == {0: 1, 1: 0, 2: 1}
+
+    env = {**{k: v for k, v in os.environ.items() if k != "JAVA_HOME"}, "PATH": str(tmp_path)}
+    forced = subprocess.run([sys.executable, "-m", "mirror", "backfill", str(config), "--source", "A", "--target",
+                             "B", "--force"], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+                            env=env)
+    assert forced.returncode == 2 and "Spark needs Java" in forced.stderr, forced.stderr
+
+
 @pytest.mark.spark
 def test_backfill_of_the_flows_only_topic_beside_mm2_run(two_clusters: tuple[KafkaCluster, KafkaCluster],
                                                         tmp_path: Path) -> None:
