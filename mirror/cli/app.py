@@ -117,12 +117,15 @@ def backfill(
         bool, typer.Option("--dry-run", help="Print the plan (partitions, offset ranges, size); write nothing.")
     ] = False,
     json_output: Annotated[bool, typer.Option("--json", help="Print one JSON summary instead of a table.")] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Copy into target partitions that hold records the flow did not copy.")
+    ] = False,
 ) -> None:
     """Bulk-copy a flow's existing partition backlogs with Spark, exactly once, handing over to live tailing."""
     require_file(config, "MirrorMaker config file")
     from mirror.cli import backfill_cmd
 
-    backfill_cmd.backfill(config, source, target, topics, master, dry_run, json_output)
+    backfill_cmd.backfill(config, source, target, topics, master, dry_run, json_output, force)
 
 
 @app.command("translate-offsets")

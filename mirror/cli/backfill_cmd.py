@@ -63,7 +63,7 @@ class ProgressBar:
 
 
 def backfill(config_path: Path, source: str, target: str, topics: str | None, master: str | None, dry_run: bool,
-             json_output: bool) -> None:
+             json_output: bool, force: bool = False) -> None:
     from mirror.jobs.backfill import run_job
     from mirror.jobs.backfill_report import render_json, render_table
 
@@ -73,7 +73,7 @@ def backfill(config_path: Path, source: str, target: str, topics: str | None, ma
     bar = ProgressBar()
     try:
         report = run_job(config, source, target, topics, master=master, dry_run=dry_run, progress=bar,
-                         on_plan=None if dry_run else bar.on_plan)
+                         on_plan=None if dry_run else bar.on_plan, force=force)
     finally:
         bar.close()
     if json_output:

@@ -11,6 +11,7 @@ import typer
 
 from connect_core.api.errors import ConfigError, ConnectError
 from mirror.client.errors import ClusterUnreachableError
+from mirror.jobs.spark import SparkUnavailableError
 
 
 class UsageError(Exception):
@@ -38,6 +39,7 @@ _EXIT_CODES: list[tuple[type[BaseException], int]] = [
     (FileNotFoundError, 2),
     (PermissionError, 2),
     (ClusterUnreachableError, 2),
+    (SparkUnavailableError, 2),  # no Java, no PySpark, no master: the environment, not a failed job
     (ConnectError, 1),
 ]
 

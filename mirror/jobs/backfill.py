@@ -17,9 +17,11 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from connect_core.api.errors import ConfigError
 from connect_core.kafka.clients import consumer_config, create_consumer
 from connect_core.kafka.types import ClientPartition
 from mirror.driver.maker_config import MirrorMakerConfig
+from mirror.jobs.backfill_bounds import TIMEOUT_KEY
 from mirror.jobs.backfill_copy import BackfillClients, UnitResult, copy_units, decode_progress, fence_partitions
 from mirror.jobs.backfill_flow import (
     DEFAULT_TIMEOUT_S,
@@ -28,6 +30,7 @@ from mirror.jobs.backfill_flow import (
     create_target_topics,
     prepare,
 )
+from mirror.jobs.backfill_foreign import describe, foreign_partitions
 from mirror.jobs.backfill_handoff import LiveHandoff
 from mirror.jobs.backfill_plan import DEFAULT_CHUNK_RECORDS, BackfillPlan, WorkUnit
 from mirror.jobs.spark import run_slices
@@ -49,6 +52,16 @@ class BackfillReport:
     seconds: float = 0.0
     spark_startup_seconds: float = 0.0
     handed_off: bool = False
+    #: target partitions (remote topic, partition) already holding records the flow did not copy
+    foreign: list[tuple[str, int]] = field(default_factory=list)
+    #: the transactions' bounds this run copied with (age in seconds, the producer's timeout)
+    transaction_seconds_bound: float = 0.0
+    transaction_timeout_ms: int = 0
+
+    @property
+    def longest_transaction_seconds(self) -> float:
+        """The longest any transaction of the (successful) attempts stayed open, begin to committed."""
+        return max((r.longest_transaction_s for r in self.results), default=0.0)
 
     @property
     def records_copied(self) -> int:
@@ -119,14 +132,21 @@ def run_job(config: MirrorMakerConfig, source: str, target: str, pattern: str | 
             master: str | None = None, dry_run: bool = False, chunk_records: int = DEFAULT_CHUNK_RECORDS,
             progress: Progress | None = None, spark: SparkSession | None = None,
             timeout_s: float = DEFAULT_TIMEOUT_S, fail_first_attempt: tuple[str, int] | None = None,
-            on_plan: Callable[[BackfillPlan], None] | None = None) -> BackfillReport:
-    """Plan, check and (unless ``dry_run``) copy; ``fail_first_attempt`` is a test seam (unit name, chunks)."""
+            on_plan: Callable[[BackfillPlan], None] | None = None, force: bool = False) -> BackfillReport:
+    """Plan, check and (unless ``dry_run``) copy; ``fail_first_attempt`` is a test seam (unit name, chunks).
+    ``force`` copies into target partitions that hold records the flow did not copy (else a ConfigError)."""
     prepared = prepare(config, source, target, pattern, chunk_records, timeout_s)
+    foreign = foreign_partitions(prepared)
+    if foreign and not dry_run and not force:
+        raise ConfigError(f"target partition(s) {describe(foreign)} on '{target}' already hold records the flow "
+                          f"{prepared.flow.pair} did not copy (no position in its offsets topic): a backfill would "
+                          "copy them again behind those; run with --force to copy anyway")
     if spark is None and not dry_run:
-        from mirror.jobs.spark import DEFAULT_MASTER, check_master_reachable
+        from mirror.jobs.spark import DEFAULT_MASTER, check_master_reachable, check_spark_runtime
 
-        check_master_reachable(master or DEFAULT_MASTER)  # before anything is written
-    report = BackfillReport(prepared.plan, dry_run)
+        check_spark_runtime()  # before anything is written
+        check_master_reachable(master or DEFAULT_MASTER)
+    report = BackfillReport(prepared.plan, dry_run, foreign=foreign)
     if on_plan is not None:
         on_plan(prepared.plan)
     if dry_run or not prepared.plan.units:
@@ -143,6 +163,8 @@ def run_job(config: MirrorMakerConfig, source: str, target: str, pattern: str | 
                                                       timeout_s).plan)
             report.plan = prepared.plan
         clients = replace(prepared.clients, fail_first_attempt=fail_first_attempt)
+        report.transaction_seconds_bound = clients.chunk_seconds
+        report.transaction_timeout_ms = int(clients.target_producer[TIMEOUT_KEY])
         fence_partitions(clients, prepared.partitions)
         report.results = _copy(prepared, clients, master, spark, progress, report)
     finally:

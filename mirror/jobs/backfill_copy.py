@@ -2,15 +2,16 @@
 
 A task copies its units with one consumer (fetching all their partitions at once, as the live task
 does) and one transactional producer. Each transaction on the target holds a chunk of each unit's
-records (it commits when one unit's reaches ``chunk_records``) *and* each unit's progress, written as the
-MirrorSourceConnector's own source offset in the flow's offsets topic: the live task and a retried
-attempt both resume from what was committed, never from what was merely sent. The transactional.id is
-that of the task's first unit, the same for every attempt of the task, so starting an attempt fences
-(and aborts the open transaction of) any earlier attempt; before the tasks start, the Spark driver fences
-every partition's id (:func:`fence_partitions`), which covers an earlier run that grouped the units
-otherwise. After each commit the chunk's offset syncs and offset mapping are sent (they live on
-another cluster by default, so they cannot join the transaction; syncs are idempotent points and a
-lost one only costs translation precision).
+records (it commits when it reaches a bound in records, bytes or age: :mod:`backfill_bounds`) *and*
+each unit's progress, written as the MirrorSourceConnector's own source offset in the flow's offsets
+topic: the live task and a retried attempt both resume from what was committed, never from what was
+merely sent. The transactional.id is that of the task's first unit, the same for every attempt of the
+task, so starting an attempt fences (and aborts the open transaction of) any earlier attempt; a retried
+attempt fences *before* it reads its committed position, so no earlier attempt can commit after that
+read. Before the tasks start, the Spark driver fences every partition's id (:func:`fence_partitions`),
+which covers an earlier run that grouped the units otherwise. After each commit the chunk's offset
+syncs and offset mapping are sent (they live on another cluster by default, so they cannot join the
+transaction; syncs are idempotent points and a lost one only costs translation precision).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from connect_core.storage.offset_storage import (
 )
 from mirror.client.formats import OffsetSync, TopicPartition, unwrap_offset, wrap_offset, wrap_partition
 from mirror.client.offset_mappings import mapping_for_copied_range
+from mirror.jobs.backfill_bounds import DEFAULT_BYTES, DEFAULT_SECONDS
 from mirror.jobs.backfill_plan import WorkUnit, partition_transactional_id, transactional_id
 
 log = logging.getLogger(__name__)
@@ -82,8 +84,11 @@ class BackfillClients:
     syncs_producer: dict[str, Any] | None
     syncs_topic: str
     mappings_topic: str | None
+    #: a transaction commits once it holds this many records or bytes, or is this old (see backfill_bounds)
     chunk_records: int
     timeout_s: float
+    chunk_bytes: int = DEFAULT_BYTES
+    chunk_seconds: float = DEFAULT_SECONDS
     #: test seam: the first attempt of the unit named here raises after this many committed chunks
     fail_first_attempt: tuple[str, int] | None = None
 
@@ -104,6 +109,8 @@ class UnitResult:
     #: epoch seconds: the attempt's first fetch (clients up, producer id held) and its last chunk's commit
     started_at: float = 0.0
     finished_at: float = 0.0
+    #: seconds from begin to committed of the longest transaction that held a chunk of this unit
+    longest_transaction_s: float = 0.0
 
 
 def offset_key(clients: BackfillClients, unit: WorkUnit) -> bytes:
@@ -242,7 +249,7 @@ class UnitCopy:
         self.chunk = _Chunk()
         self.pending: Message | None = None
         self.target_topic, self.partition = unit.target_topic, unit.partition
-        self.last_offset, self.chunk_records = unit.end - 1, clients.chunk_records
+        self.last_offset = unit.end - 1
         self.previous: int | None = None
         self.producer: Producer | None = None  # the task's, set before the first record
 
@@ -310,20 +317,11 @@ class GroupCopier:
         self.units = units
         self.attempt = attempt
         self.in_transaction = False
+        self.transaction_started = 0.0  # monotonic time of the open transaction's begin
         self.batch_limits = (_BATCH_BYTES, _BATCH_RECORDS)  # the producer's batch.size, batch.num.messages
 
     def run(self) -> list[UnitResult]:
         clients = self.clients
-        # A first attempt starts where the plan (read from the same offsets moments ago) says; a retried or
-        # speculative one reads what earlier attempts committed (init_transactions below fences them).
-        committed = committed_offsets(clients, self.units) if self.attempt > 0 else {}
-        copies = []
-        for unit in self.units:
-            stored = committed.get(offset_key(clients, unit), -1)
-            copies.append(UnitCopy(clients, unit, max(unit.start, stored + 1), self.attempt))
-        active = {(c.unit.topic, c.unit.partition): c for c in copies if not c.done}
-        if not active:
-            return [c.result for c in copies]
         first = self.units[0]
         conf = transactional_producer_config(clients, transactional_id(clients.source, clients.target, first))
         self.batch_limits = (int(conf["batch.size"]), int(conf["batch.num.messages"]))
@@ -331,10 +329,23 @@ class GroupCopier:
         consumer = create_consumer({**_CLIENT_DEFAULTS, **consumer_config(clients.source_consumer, {
             "group.id": f"mm2-backfill-{clients.source}-{clients.target}", **_CONSUMER_TUNING})})
         syncs = create_producer(producer_config(clients.syncs_producer)) if clients.syncs_producer else None
+        what = f"the task copying {first.name}"
+        copies: list[UnitCopy] = []
+        active: dict[tuple[str, int], UnitCopy] = {}
         try:
-            # fetching starts while the producer gets its id (a broker round trip)
-            consumer.assign([ClientPartition(t, p, c.result.resumed_from) for (t, p), c in active.items()])
-            init_transactions(producer, clients, first.target_topic, f"the task copying {first.name}")
+            if self.attempt == 0:
+                # A first attempt starts where the plan (read after the driver fenced every partition) says,
+                # so fetching starts while the producer gets its id (a broker round trip).
+                copies, active = self._copies({})
+                consumer.assign([ClientPartition(t, p, c.result.resumed_from) for (t, p), c in active.items()])
+                init_transactions(producer, clients, first.target_topic, what)
+            else:
+                # Fence, then read: once init_transactions returns, no earlier attempt (a paused or still
+                # running one) can commit, so the position read next is final. Read first, and an old
+                # attempt could commit a chunk in between that this one would copy again.
+                init_transactions(producer, clients, first.target_topic, what)
+                copies, active = self._copies(committed_offsets(clients, self.units))
+                consumer.assign([ClientPartition(t, p, c.result.resumed_from) for (t, p), c in active.items()])
             for copy in active.values():
                 copy.producer = producer
             started_at = time.time()  # timed from here as a live task is from its first poll
@@ -360,6 +371,12 @@ class GroupCopier:
             copy.result.started_at, copy.result.finished_at = started_at, finished_at
         return [c.result for c in copies]
 
+    def _copies(self, committed: dict[bytes, int]) -> tuple[list[UnitCopy], dict[tuple[str, int], UnitCopy]]:
+        """Every unit's copy from the later of its planned start and its committed position; the unfinished."""
+        copies = [UnitCopy(self.clients, unit, max(unit.start, committed.get(offset_key(self.clients, unit), -1) + 1),
+                           self.attempt) for unit in self.units]
+        return copies, {(c.unit.topic, c.unit.partition): c for c in copies if not c.done}
+
     def _copy(self, consumer: Any, producer: Producer, active: dict[tuple[str, int], UnitCopy],
               syncs: Producer | None) -> None:
         """The hot loop: per record, the message's accessors and one ``produce``; everything else per run
@@ -369,8 +386,16 @@ class GroupCopier:
         deadline = time.monotonic() + timeout_s
         produce = producer.produce
         in_transaction = self.in_transaction
+        # the open transaction's records and bytes against their bounds; its age is checked per batch
+        max_records, max_bytes, max_seconds = self.clients.chunk_records, self.clients.chunk_bytes, \
+            self.clients.chunk_seconds
+        txn_records = txn_bytes = 0
+        txn_deadline = float("inf")
         while remaining:
             msgs = consumer.consume(_CONSUME_BATCH, 0.5)
+            if in_transaction and time.monotonic() >= txn_deadline:  # old enough: commit what it holds
+                self._commit(producer, active.values(), syncs)
+                in_transaction, txn_records, txn_bytes = False, 0, 0
             if not msgs:
                 if time.monotonic() > deadline:
                     late = ", ".join(c.unit.name for c in active.values() if not c.done)
@@ -381,7 +406,7 @@ class GroupCopier:
             run_topic: str | None = None
             run_partition = -1
             # the run's unit, in locals (its pending record is written back to it before anything else looks)
-            chunk, pending, first_cb, end, last_offset, chunk_records = _Chunk(), None, None, 0, 0, 0
+            chunk, pending, first_cb, end, last_offset = _Chunk(), None, None, 0, 0
             target_topic, tpart, done = "", -1, True
             for msg in msgs:
                 partition, topic = msg.partition(), msg.topic()
@@ -396,7 +421,7 @@ class GroupCopier:
                     run_topic, run_partition = topic, partition
                     chunk, pending, done = copy.chunk, copy.pending, copy.done
                     first_cb = chunk.on_first if chunk.count == 1 and pending is not None else None
-                    end, last_offset, chunk_records = copy.unit.end, copy.last_offset, copy.chunk_records
+                    end, last_offset = copy.unit.end, copy.last_offset
                     target_topic, tpart = copy.target_topic, copy.partition
                 if done:
                     continue
@@ -412,28 +437,33 @@ class GroupCopier:
                     if not in_transaction:
                         producer.begin_transaction()
                         self.in_transaction = in_transaction = True
+                        self.transaction_started = time.monotonic()
+                        txn_deadline = self.transaction_started + max_seconds
                     if pending is not None:
                         value, key = pending.value(), pending.key()
                         kind, ts = pending.timestamp()
                         try:
                             produce(target_topic, value, key, tpart, first_cb, None, ts if kind and ts > 0 else 0,
                                     pending.headers())
-                            chunk.bytes += (len(value) if value else 0) + (len(key) if key else 0)
+                            size = (len(value) if value else 0) + (len(key) if key else 0)
                         except BufferError:
-                            chunk.bytes += _send(producer, target_topic, tpart, pending, first_cb)
+                            size = _send(producer, target_topic, tpart, pending, first_cb)
+                        chunk.bytes += size
+                        txn_bytes += size
                         first_cb = None
                     else:
                         chunk.first_upstream = offset
                         first_cb = chunk.on_first
                     pending = msg
                     chunk.last_upstream = offset
-                    chunk.count = count = chunk.count + 1
+                    chunk.count += 1
+                    txn_records += 1
                     if offset >= last_offset:
                         done = True
-                    if count >= chunk_records:  # a unit's chunk is full: the transaction commits
+                    if txn_records >= max_records or txn_bytes >= max_bytes:  # full: the transaction commits
                         copy.pending = pending  # type: ignore[union-attr]
                         self._commit(producer, active.values(), syncs)
-                        in_transaction = False
+                        in_transaction, txn_records, txn_bytes = False, 0, 0
                         chunk, pending, first_cb = copy.chunk, None, None  # type: ignore[union-attr]
                 if done:
                     assert copy is not None
@@ -460,8 +490,10 @@ class GroupCopier:
         self._drain(producer, copies)
         producer.commit_transaction(self.clients.timeout_s)
         self.in_transaction = False
+        open_s = time.monotonic() - self.transaction_started
         for copy in copies:
             copy.committed(syncs)
+            copy.result.longest_transaction_s = max(copy.result.longest_transaction_s, open_s)
         failing = self.clients.fail_first_attempt
         if failing is not None and self.attempt == 0:
             for copy in copies:

@@ -11,7 +11,7 @@ import logging
 import re
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from connect_core.api.errors import ConfigError, ConnectError
@@ -32,6 +32,7 @@ from mirror.connectors.mirror_admin import MirrorAdmin
 from mirror.connectors.source_logic import create_configs, target_config_entries
 from mirror.driver.maker_config import MirrorMakerConfig, SourceAndTarget
 from mirror.driver.status import read_topic
+from mirror.jobs.backfill_bounds import transaction_bounds, with_transaction_timeout
 from mirror.jobs.backfill_copy import BackfillClients, decode_progress
 from mirror.jobs.backfill_plan import DEFAULT_CHUNK_RECORDS, BackfillPlan, plan_units
 from mirror.jobs.flows import checked_pair
@@ -250,6 +251,8 @@ class PreparedBackfill:
     flow_has_run: bool
     #: every partition of the selected topics, planned or already complete
     partitions: tuple[tuple[str, int], ...] = ()
+    #: the flow's committed position (last copied source offset) per source partition
+    committed: Mapping[tuple[str, int], int] = field(default_factory=dict)
 
 
 def prepare(config: MirrorMakerConfig, source: str, target: str, pattern: str | None,
@@ -270,24 +273,28 @@ def prepare(config: MirrorMakerConfig, source: str, target: str, pattern: str | 
     units = plan_units(partitions, starts, ends, committed, {t: flow.remote_topic(t) for t in topics})
     plan = BackfillPlan(source, target, tuple(units), average_record_bytes(flow, starts, ends))
     return PreparedBackfill(flow, plan, backfill_clients(flow, chunk_records, timeout_s), missing, source_counts,
-                            flow.configs_topic in target_counts, tuple(partitions))
+                            flow.configs_topic in target_counts, tuple(partitions), committed)
 
 
 def backfill_clients(flow: Flow, chunk_records: int, timeout_s: float) -> BackfillClients:
     cfg = flow.source_config
     syncs_producer = cfg.offset_syncs_topic_producer_config() if cfg.emit_offset_syncs_enabled else None
+    target_producer = cfg.target_producer_config(_ROLE)
+    bounds = transaction_bounds(target_producer, chunk_records)
     return BackfillClients(
         source=flow.pair.source,
         target=flow.pair.target,
         source_consumer=dict(cfg.source_consumer_config(_ROLE)),
-        target_producer=dict(cfg.target_producer_config(_ROLE)),
+        target_producer=with_transaction_timeout(target_producer, bounds),
         target_consumer=target_consumer_props(flow),
         offsets_topic=flow.offsets_topic,
         syncs_producer=syncs_producer,
         syncs_topic=cfg.offset_syncs_topic(),
         mappings_topic=cfg.offset_mappings_topic() if syncs_producer is not None else None,
-        chunk_records=chunk_records,
+        chunk_records=bounds.records,
         timeout_s=timeout_s,
+        chunk_bytes=bounds.bytes,
+        chunk_seconds=bounds.seconds,
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from mirror.jobs.backfill import BackfillReport
+from mirror.jobs.backfill_foreign import describe
 
 _MB = 1024 * 1024
 
@@ -26,8 +27,13 @@ def render_json(report: BackfillReport) -> dict[str, Any]:
     if not report.dry_run:
         totals["records_copied"] = report.records_copied
         totals["bytes_copied"] = report.bytes_copied
+        totals["chunks_committed"] = sum(r.chunks for r in report.results)
+        totals["longest_transaction_seconds"] = round(report.longest_transaction_seconds, 3)
+        totals["transaction_seconds_bound"] = round(report.transaction_seconds_bound, 3)
+        totals["transaction_timeout_ms"] = report.transaction_timeout_ms
     return {"source": report.plan.source, "target": report.plan.target, "dry_run": report.dry_run,
             "handed_off_from_live": report.handed_off, "partitions": partitions, "totals": totals,
+            "foreign_partitions": [{"topic": t, "partition": p} for t, p in sorted(report.foreign)],
             "seconds": round(report.seconds, 3), "spark_startup_seconds": round(report.spark_startup_seconds, 3),
             "copy_seconds": round(report.copy_seconds, 3)}
 
@@ -47,6 +53,9 @@ def render_table(report: BackfillReport) -> str:
     if not plan.units:
         lines = [f"Nothing to backfill for {plan.source}->{plan.target}: every selected partition is mirrored."]
     elif report.dry_run:
+        if report.foreign:
+            lines.append(f"Target partition(s) {describe(report.foreign)} already hold records the flow did not "
+                         "copy: the backfill refuses them without --force.")
         lines.append(f"Plan for {plan.source}->{plan.target}: {len(plan.units)} partition(s), {plan.records} "
                      f"records, about {plan.estimated_bytes / _MB:.1f} MB. Dry run: nothing written.")
     else:

@@ -8,8 +8,10 @@ error when the master cannot be reached (Spark itself retries for a minute and t
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
+import shutil
 import socket
 import sys
 import tempfile
@@ -60,6 +62,30 @@ def check_master_reachable(master: str, timeout_s: float = 5.0) -> None:
             pass
     except OSError as exc:
         raise SparkUnavailableError(f"Spark master {master} is unreachable: {exc.strerror or exc}") from None
+
+
+def find_java(environ: Mapping[str, str] | None = None) -> str | None:
+    """The java Spark's launcher would run: ``$JAVA_HOME/bin/java`` when JAVA_HOME is set, else ``java`` on PATH."""
+    env = os.environ if environ is None else environ
+    home = env.get("JAVA_HOME", "").strip()
+    if home:
+        candidate = Path(home) / "bin" / "java"
+        return str(candidate) if candidate.is_file() and os.access(candidate, os.X_OK) else None
+    return shutil.which("java", path=env.get("PATH", os.defpath))
+
+
+def check_spark_runtime(environ: Mapping[str, str] | None = None) -> None:
+    """PySpark importable and a java to start its JVM, checked before a job writes anything: without them
+    Spark fails late, after topics were created, with a Java launcher error that reads as internal."""
+    env = os.environ if environ is None else environ
+    if SUBMITTED_MARKER in env:
+        return  # spark-submit started this interpreter: its JVM is already up
+    if importlib.util.find_spec("pyspark") is None:
+        raise SparkUnavailableError("PySpark is not installed: pip install 'mm2[spark]'")
+    if find_java(env) is None:
+        home = env.get("JAVA_HOME", "").strip()
+        where = f"JAVA_HOME={home} has no bin/java" if home else "no java on PATH and JAVA_HOME is not set"
+        raise SparkUnavailableError(f"Spark needs Java (17 or later) to run the job: {where}")
 
 
 def package_zip(directory: Path) -> Path:

@@ -10,7 +10,9 @@ equals the source per partition. Plus the dry run and the command's mistakes.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -171,6 +173,66 @@ def test_mistakes_are_one_line_and_a_nonzero_exit(two_clusters: tuple[KafkaClust
     assert len(lines) == 1 and "target cluster 'C' is unreachable" in lines[0], unreachable.stderr
 
 
+def test_no_java_is_one_line_and_exit_2_before_anything_is_written(two_clusters: tuple[KafkaCluster, KafkaCluster],
+                                                                   tmp_path: Path) -> None:
+    """Spark's launcher runs $JAVA_HOME/bin/java, else java on PATH: with neither, the job stops before it
+    creates a topic (it used to fail after creating topics, as an internal error)."""
+    a, b = two_clusters
+    a.create_topic("orders", PARTITIONS)
+    produce(a, "orders", 0, 30)
+    config = write_properties(tmp_path / "mm2.properties", mm2_properties({"A": a, "B": b}, ["A->B"]))
+    empty = tmp_path / "no-java"
+    empty.mkdir()
+    before = b.topic_names()
+    for java_home, message in ((None, "no java on PATH and JAVA_HOME is not set"),
+                               (str(empty), f"JAVA_HOME={empty} has no bin/java")):
+        env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
+        env.update({"PATH": str(empty), "COLUMNS": "200", "NO_COLOR": "1", "TERM": "dumb"})
+        if java_home is not None:
+            env["JAVA_HOME"] = java_home
+        run = subprocess.run([sys.executable, "-m", "mirror", "backfill", str(config), "--source", "A", "--target",
+                              "B", "--master", "local[1]"], capture_output=True, text=True, timeout=120,
+                             stdin=subprocess.DEVNULL, env=env)
+        lines = run.stderr.strip().splitlines()
+        assert run.returncode == 2, run.stderr
+        assert len(lines) == 1 and "Spark needs Java" in lines[0] and message in lines[0], run.stderr
+    assert b.topic_names() == before, "nothing was written to the target"
+
+
+def test_target_partitions_holding_foreign_records_are_reported_and_refused_without_force(
+        two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path) -> None:
+    """A target written by something else (a lost offsets topic, another mirror): the flow holds no position
+    for the partitions, yet they hold records. The dry run names them; the run refuses them, one line and
+    exit 2, nothing written; --force gets past the refusal (to the next check here: no java)."""
+    a, b = two_clusters
+    a.create_topic("orders", PARTITIONS)
+    produce(a, "orders", 0, 30)
+    b.create_topic("A.orders", PARTITIONS)
+    b.produce("A.orders", [{"value": b"not ours", "partition": p} for p in (0, 2)])
+    config = write_properties(tmp_path / "mm2.properties", mm2_properties({"A": a, "B": b}, ["A->B"]))
+    before = b.topic_names()
+
+    plan = mm2_backfill(config, "--source", "A", "--target", "B", "--dry-run", "--json")
+    assert plan.returncode == 0, plan.stderr
+    assert json.loads(plan.stdout)["foreign_partitions"] == [{"topic": "A.orders", "partition": 0},
+                                                             {"topic": "A.orders", "partition": 2}]
+    table = mm2_backfill(config, "--source", "A", "--target", "B", "--dry-run")
+    assert "Target partition(s) A.orders-0, A.orders-2 already hold records" in table.stdout, table.stdout
+
+    run = mm2_backfill(config, "--source", "A", "--target", "B")
+    lines = run.stderr.strip().splitlines()
+    assert run.returncode == 2, run.stderr
+    assert len(lines) == 1 and "A.orders-0, A.orders-2" in lines[0] and "--force" in lines[0], run.stderr
+    assert b.topic_names() == before, "nothing was written to the target"
+    assert {p: len(v) for p, v in b.read_all("A.orders").items()} == {0: 1, 1: 0, 2: 1}
+
+    env = {**{k: v for k, v in os.environ.items() if k != "JAVA_HOME"}, "PATH": str(tmp_path)}
+    forced = subprocess.run([sys.executable, "-m", "mirror", "backfill", str(config), "--source", "A", "--target",
+                             "B", "--force"], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+                            env=env)
+    assert forced.returncode == 2 and "Spark needs Java" in forced.stderr, forced.stderr
+
+
 @pytest.mark.spark
 def test_backfill_of_the_flows_only_topic_beside_mm2_run(two_clusters: tuple[KafkaCluster, KafkaCluster],
                                                         tmp_path: Path) -> None:
@@ -199,3 +261,42 @@ def test_backfill_of_the_flows_only_topic_beside_mm2_run(two_clusters: tuple[Kaf
         assert mm2.terminate(60) == 0, mm2.output()[-3000:]
     finally:
         mm2.close()
+
+
+def produce_wide(cluster: KafkaCluster, topic: str, partitions: int, per_partition: int) -> None:
+    """A backlog over many partitions, written in big batches (as real backlogs are)."""
+    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "linger.ms": 20, "batch.size": 1_000_000,
+                         "logger": RDKAFKA_LOG})
+    for i in range(per_partition):
+        for p in range(partitions):
+            while True:
+                try:
+                    producer.produce(topic, f"{topic}-{p}-{i}".encode() * 4, f"k{i}".encode(), partition=p)
+                    break
+                except BufferError:
+                    producer.poll(0.05)
+    assert producer.flush(60) == 0
+
+
+@pytest.mark.spark
+def test_64_partitions_on_one_core_commit_within_a_short_transaction_timeout(
+        two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path) -> None:
+    """One task holds all 64 partitions: its transactions close on records, bytes or age, never on one
+    partition's chunk filling up, so none stays open past the producer's transaction.timeout.ms (the age
+    bound is a third of it) and the job's report says how long the longest one was."""
+    a, b = two_clusters
+    partitions, per_partition = 64, 3_000
+    a.create_topic("wide", partitions)
+    produce_wide(a, "wide", partitions, per_partition)
+    props = mm2_properties({"A": a, "B": b}, ["A->B"], topics="wide")
+    props["B.producer.transaction.timeout.ms"] = "5000"
+    config = write_properties(tmp_path / "mm2.properties", props)
+    run = mm2_backfill(config, "--source", "A", "--target", "B", "--master", "local[1]", "--json")
+    assert run.returncode == 0, run.stderr[-3000:]
+    totals = json.loads(run.stdout)["totals"]
+    assert totals["records_copied"] == partitions * per_partition
+    assert totals["transaction_timeout_ms"] == 5000
+    assert totals["transaction_seconds_bound"] == pytest.approx(5.0 / 3, abs=0.01)
+    assert 0 < totals["longest_transaction_seconds"] < 5.0, totals
+    assert totals["chunks_committed"] > partitions, "more than one transaction held each partition's records"
+    assert mirrored_identically(a, "wide", b, "A.wide")

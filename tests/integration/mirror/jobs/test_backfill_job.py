@@ -118,8 +118,8 @@ def test_backlog_copied_identical_per_partition_with_offsets_committed(
     assert f"A.{topic}" not in b.topic_names(), "a dry run writes nothing"
 
     seen: list[tuple[int, int]] = []
-    # chunks smaller than a partition: each task's transactions commit when one of its units' chunk is
-    # full, with the other units' partial chunks in them, and their syncs must still be exact
+    # transactions smaller than a partition: a task's commit when they hold 7,000 records of its units
+    # together, each unit's chunk a part of one, and their syncs must still be exact
     report = run_job(config, "A", "B", topic, spark=spark, progress=lambda d, t: seen.append((d, t)),
                      chunk_records=7_000)
     assert report.records_copied == partitions * per_partition
