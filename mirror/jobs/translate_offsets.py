@@ -8,6 +8,11 @@ on the source, describes them on the target (state, committed offsets), lists th
 offsets, plans every partition (:mod:`mirror.jobs.translate_logic`) and, with ``--apply``, writes the
 offsets of groups with no active members on the target, checking every partition's result.
 
+When the source is unreachable (an unplanned failover: cluster A is gone), the groups and their
+positions come from the flow's checkpoints topic on the target instead, each placed at its last
+checkpoint (exact where the target's mappings confirm it), and every plan says so and how old each
+checkpoint is (:mod:`mirror.jobs.translate_checkpoints`). Nothing located on the source is waited for.
+
 Failback works as Kafka's ``RemoteClusterUtils``/checkpoint renaming does: a remote topic whose
 source is the target (``A.orders`` on B, job B->A) is translated back to its original name
 (``orders`` on A), with the inverse of the A->B mappings.
@@ -17,7 +22,8 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Iterable, Iterator
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +44,12 @@ from mirror.driver.maker_config import MirrorMakerConfig
 from mirror.driver.status import read_topic
 from mirror.jobs.flows import checked_pair
 from mirror.jobs.spark import job_error, run_slices
+from mirror.jobs.translate_checkpoints import (
+    Checkpointed,
+    LatestCheckpoints,
+    plan_from_checkpoints,
+    upstream_topic_partition,
+)
 from mirror.jobs.translate_logic import WRITABLE_STATES, GroupPlan, Translated, plan_group, record_results
 
 if TYPE_CHECKING:
@@ -126,18 +138,21 @@ def _read_if_exists(admin: MirrorAdmin, consumer_props: dict[str, Any], topic: s
     return True
 
 
-def _syncs_location(cfg: MirrorSourceConfig) -> tuple[MirrorAdmin, dict[str, Any]]:
+def _syncs_location(cfg: MirrorSourceConfig) -> tuple[str, MirrorAdmin, dict[str, Any]]:
     alias = cfg.source_cluster_alias if cfg.offset_syncs_on_source else cfg.target_cluster_alias
     consumer = (cfg.source_consumer_config(_ROLE) if cfg.offset_syncs_on_source
                 else cfg.target_consumer_config(_ROLE))
-    return MirrorAdmin(cfg.offset_syncs_topic_admin_config(), alias, cfg.admin_timeout_s), consumer
+    return alias, MirrorAdmin(cfg.offset_syncs_topic_admin_config(), alias, cfg.admin_timeout_s), consumer
 
 
 def load_translator(config: MirrorMakerConfig, source: str, target: str,
-                    timeout_s: float = DEFAULT_TIMEOUT_S) -> FlowTranslator:
-    """Read the flow's offset mappings and offset syncs (and the reverse flow's mappings) once."""
+                    timeout_s: float = DEFAULT_TIMEOUT_S, unreachable: str | None = None) -> FlowTranslator:
+    """Read the flow's offset mappings and offset syncs (and the reverse flow's mappings) once.
+
+    ``unreachable``: a cluster alias known to be down; topics located there are skipped (no wait on it).
+    """
     cfg, checkpoint_cfg = flow_configs(config, source, target)
-    admin, consumer = _syncs_location(cfg)
+    alias, admin, consumer = _syncs_location(cfg)
     index = OffsetMappingIndex()
     store = OffsetSyncStore()
     store.start(initialization_must_read_to_end=False)  # keep every sync: no checkpoint history to protect
@@ -148,15 +163,17 @@ def load_translator(config: MirrorMakerConfig, source: str, target: str,
         except Exception as e:  # one malformed record must not stop a failover
             log.warning("Ignored invalid offset sync: %s", e)
 
-    _read_if_exists(admin, consumer, cfg.offset_syncs_topic(), on_sync, timeout_s)
-    _read_if_exists(admin, consumer, cfg.offset_mappings_topic(), index.on_record, timeout_s)
+    if alias != unreachable:
+        _read_if_exists(admin, consumer, cfg.offset_syncs_topic(), on_sync, timeout_s)
+        _read_if_exists(admin, consumer, cfg.offset_mappings_topic(), index.on_record, timeout_s)
     store.mark_read_to_end()
     back: OffsetMappingIndex | None = None
     reverse, _ = flow_configs(config, target, source)
-    reverse_admin, reverse_consumer = _syncs_location(reverse)
+    reverse_alias, reverse_admin, reverse_consumer = _syncs_location(reverse)
     candidate = OffsetMappingIndex()
-    if _read_if_exists(reverse_admin, reverse_consumer, reverse.offset_mappings_topic(), candidate.on_record,
-                       timeout_s):
+    if reverse_alias != unreachable and _read_if_exists(reverse_admin, reverse_consumer,
+                                                        reverse.offset_mappings_topic(), candidate.on_record,
+                                                        timeout_s):
         back = candidate
     log.info("Translation data of %s->%s: %d mapped runs, %d partitions with offset syncs, %d mapped runs for "
              "failback", source, target, len(index), len(store.topic_partitions()), len(back or []))
@@ -164,21 +181,55 @@ def load_translator(config: MirrorMakerConfig, source: str, target: str,
                           checkpoint_cfg.topic_filter())
 
 
-def select_groups(config: MirrorMakerConfig, source: str, target: str, pattern: str | None) -> list[str]:
-    """The source's consumer groups the flow's group filter accepts and ``pattern`` (full match) selects."""
-    _, checkpoint_cfg = flow_configs(config, source, target)
+def _group_selector(checkpoint_cfg: MirrorCheckpointConfig, pattern: str | None) -> Callable[[str], bool]:
+    """The flow's group filter and ``pattern`` (full match)."""
     try:
         regex = re.compile(pattern) if pattern else None
     except re.error as e:
         raise ConfigError(f"--groups {pattern!r} is not a valid regular expression: {e}") from None
     group_filter = checkpoint_cfg.group_filter()
-    admin = MirrorAdmin(checkpoint_cfg.source_admin_config(_ROLE), source, checkpoint_cfg.admin_timeout_s)
+    return lambda g: group_filter.should_replicate_group(g) and (regex is None or regex.fullmatch(g) is not None)
+
+
+def select_groups(config: MirrorMakerConfig, source: str, target: str, pattern: str | None,
+                  timeout_s: float | None = None) -> list[str]:
+    """The source's consumer groups the flow's group filter accepts and ``pattern`` (full match) selects."""
+    _, checkpoint_cfg = flow_configs(config, source, target)
+    selected = _group_selector(checkpoint_cfg, pattern)
+    wait_s = checkpoint_cfg.admin_timeout_s if timeout_s is None else min(timeout_s, checkpoint_cfg.admin_timeout_s)
+    admin = MirrorAdmin(checkpoint_cfg.source_admin_config(_ROLE), source, wait_s)
     try:
         groups = admin.list_consumer_groups()
     except ConnectError as e:
-        raise ClusterUnreachableError(f"source cluster '{source}' is unreachable: {e}", source) from None
-    return sorted(g for g in groups
-                  if group_filter.should_replicate_group(g) and (regex is None or regex.fullmatch(g)))
+        raise ClusterUnreachableError(f"source cluster '{source}' is unreachable: {' '.join(str(e).split())}",
+                                      source) from None
+    finally:
+        admin.close()
+    return sorted(g for g in groups if selected(g))
+
+
+def checkpointed_groups(config: MirrorMakerConfig, source: str, target: str, pattern: str | None,
+                        timeout_s: float, why: str) -> dict[str, dict[TopicPartition, Checkpointed]]:
+    """The selected groups' last checkpoints in ``<source>.checkpoints.internal`` on the target (source gone)."""
+    cfg, checkpoint_cfg = flow_configs(config, source, target)
+    selected = _group_selector(checkpoint_cfg, pattern)
+    admin = MirrorAdmin(cfg.target_admin_config(_ROLE), target, min(timeout_s, cfg.admin_timeout_s))
+    try:
+        topics = admin.topic_partition_counts()
+    except ConnectError as e:
+        raise ClusterUnreachableError(f"{why}; target cluster '{target}' is unreachable too: "
+                                      f"{' '.join(str(e).split())}", target) from None
+    finally:
+        admin.close()
+    topic = cfg.checkpoints_topic()
+    if topic not in topics:
+        raise ClusterUnreachableError(f"{why}, and cluster '{target}' has no checkpoints topic {topic} to fail "
+                                      "over from", source)
+    latest = LatestCheckpoints()
+    read_topic(cfg.target_consumer_config(_ROLE), topic, latest.on_record, timeout_s)
+    if latest.ignored_records:
+        log.warning("Ignored %d malformed records of %s", latest.ignored_records, topic)
+    return {g: cps for g, cps in sorted(latest.groups.items()) if selected(g)}
 
 
 def flow_clients(config: MirrorMakerConfig, source: str, target: str,
@@ -209,16 +260,34 @@ def end_offsets(admin_props: dict[str, Any], partitions: Iterable[TopicPartition
 
 
 def translate_groups(groups: list[str], clients: FlowClients, translator: FlowTranslator, apply: bool,
-                     force: bool) -> list[GroupPlan]:
-    """One Spark task: plan (and with ``apply`` write) a slice of groups."""
+                     force: bool, checkpoints: Mapping[str, Mapping[TopicPartition, Checkpointed]] | None = None,
+                     unreachable: str = "") -> list[GroupPlan]:
+    """One Spark task: plan (and with ``apply`` write) a slice of groups.
+
+    ``checkpoints`` (the source is unreachable): the groups' last checkpoints on the target, which place
+    them instead of their committed offsets on the source; ``unreachable`` says why, in each plan.
+    """
     if not groups:
         return []
-    source = MirrorAdmin(clients.source_admin, clients.source, clients.timeout_s)
     target = MirrorAdmin(clients.target_admin, clients.target, clients.timeout_s)
-    offsets = source.list_consumer_group_offsets(groups)
     states = target.consumer_group_states(groups)
     empty = [g for g in groups if states.get(g) == "EMPTY"]
     committed = target.list_consumer_group_offsets(empty) if empty else {}
+    if checkpoints is not None:
+        plans = _plans_from_checkpoints(groups, checkpoints, clients, translator, states, committed, unreachable)
+    else:
+        plans = _plans_from_source(groups, clients, translator, states, committed)
+    if apply:
+        for plan in plans:
+            _apply(target, plan, force)
+    return plans
+
+
+def _plans_from_source(groups: list[str], clients: FlowClients, translator: FlowTranslator,
+                       states: Mapping[str, str],
+                       committed: Mapping[str, Mapping[TopicPartition, OffsetAndMetadata | None]]) -> list[GroupPlan]:
+    source = MirrorAdmin(clients.source_admin, clients.source, clients.timeout_s)
+    offsets = source.list_consumer_group_offsets(groups)
     wanted = {translator.target_topic_partition(tp) for g in groups for tp in offsets.get(g, {})
               if translator.accepts(tp.topic)}
     ends = end_offsets(clients.target_admin, wanted, clients.timeout_s)
@@ -227,12 +296,24 @@ def translate_groups(groups: list[str], clients: FlowClients, translator: FlowTr
         source_offsets = {tp: oam for tp, oam in (offsets.get(group) or {}).items() if translator.accepts(tp.topic)}
         if not any(oam is not None for oam in source_offsets.values()):
             continue
-        plan = plan_group(group, source_offsets, translator, states.get(group, "UNKNOWN"),
-                          committed.get(group, {}), ends)
-        if apply:
-            _apply(target, plan, force)
-        plans.append(plan)
+        plans.append(plan_group(group, source_offsets, translator, states.get(group, "UNKNOWN"),
+                                committed.get(group, {}), ends))
     return plans
+
+
+def _plans_from_checkpoints(groups: list[str], checkpoints: Mapping[str, Mapping[TopicPartition, Checkpointed]],
+                            clients: FlowClients, translator: FlowTranslator, states: Mapping[str, str],
+                            committed: Mapping[str, Mapping[TopicPartition, OffsetAndMetadata | None]],
+                            unreachable: str) -> list[GroupPlan]:
+    ends = end_offsets(clients.target_admin, {tp for g in groups for tp in checkpoints.get(g, {})}, clients.timeout_s)
+    now_ms = int(time.time() * 1000)
+
+    def upstream_of(tp: TopicPartition) -> TopicPartition:
+        return upstream_topic_partition(tp, translator.policy, translator.source, translator.target)
+
+    return [plan_from_checkpoints(group, checkpoints[group], upstream_of, translator, states.get(group, "UNKNOWN"),
+                                  committed.get(group, {}), ends, now_ms, unreachable)
+            for group in groups if checkpoints.get(group)]
 
 
 def _apply(target: MirrorAdmin, plan: GroupPlan, force: bool) -> None:
@@ -251,8 +332,20 @@ def _apply(target: MirrorAdmin, plan: GroupPlan, force: bool) -> None:
     record_results(plan, results)
 
 
-def _slices(groups: list[str], per_task: int) -> list[list[str]]:
-    return [groups[i:i + per_task] for i in range(0, len(groups), per_task)]
+@dataclass(frozen=True)
+class _Slice:
+    """One Spark task's work: its groups, and (source unreachable) only those groups' checkpoints."""
+
+    groups: list[str]
+    checkpoints: dict[str, dict[TopicPartition, Checkpointed]] | None = None
+
+
+def _slices(groups: list[str], per_task: int,
+            checkpoints: Mapping[str, dict[TopicPartition, Checkpointed]] | None = None) -> list[_Slice]:
+    chunks = [groups[i:i + per_task] for i in range(0, len(groups), per_task)]
+    if checkpoints is None:
+        return [_Slice(chunk) for chunk in chunks]
+    return [_Slice(chunk, {g: checkpoints[g] for g in chunk}) for chunk in chunks]
 
 
 def run_job(config: MirrorMakerConfig, source: str, target: str, pattern: str | None = None, apply: bool = False,
@@ -260,31 +353,43 @@ def run_job(config: MirrorMakerConfig, source: str, target: str, pattern: str | 
             timeout_s: float = DEFAULT_TIMEOUT_S, spark: SparkSession | None = None) -> list[GroupPlan]:
     """The whole job: every selected group's plan (and writes with ``apply``), sorted by group.
 
+    With the source unreachable (after ``timeout_s``), the groups and their positions come from the
+    flow's checkpoints on the target instead (see :mod:`mirror.jobs.translate_checkpoints`).
     ``spark``: an existing session to run in (tests, notebooks); by default one is built for the job.
     """
-    groups = select_groups(config, source, target, pattern)
-    translator = load_translator(config, source, target, timeout_s)
+    checkpoints: dict[str, dict[TopicPartition, Checkpointed]] | None = None
+    unreachable = ""
+    try:
+        groups = select_groups(config, source, target, pattern, timeout_s)
+    except ClusterUnreachableError as e:
+        if e.alias != source:
+            raise
+        unreachable = str(e)
+        log.warning("%s: placing the groups at their last checkpoints on '%s'", unreachable, target)
+        checkpoints = checkpointed_groups(config, source, target, pattern, timeout_s, unreachable)
+        groups = list(checkpoints)
+    translator = load_translator(config, source, target, timeout_s, source if checkpoints is not None else None)
     clients = flow_clients(config, source, target, timeout_s)
     if not groups:
         return []
+    slices = _slices(groups, groups_per_task, checkpoints)
     if spark is not None:
-        return _run(spark, groups, clients, translator, apply, force, groups_per_task)
+        return _run(spark, slices, clients, translator, apply, force, unreachable)
     from mirror.jobs.spark import spark_session
 
     with spark_session(f"mm2 translate-offsets {source}->{target}", master) as session:
-        return _run(session, groups, clients, translator, apply, force, groups_per_task)
+        return _run(session, slices, clients, translator, apply, force, unreachable)
 
 
-def _run(spark: SparkSession, groups: list[str], clients: FlowClients, translator: FlowTranslator, apply: bool,
-         force: bool, groups_per_task: int) -> list[GroupPlan]:
+def _run(spark: SparkSession, slices: list[_Slice], clients: FlowClients, translator: FlowTranslator, apply: bool,
+         force: bool, unreachable: str) -> list[GroupPlan]:
     sc = spark.sparkContext
     shared = sc.broadcast((clients, translator))
-    slices = _slices(groups, groups_per_task)
 
-    def task(part: Iterable[list[str]]) -> Iterator[GroupPlan]:
+    def task(part: Iterable[_Slice]) -> Iterator[GroupPlan]:
         flow, translate = shared.value
         for chunk in part:
-            yield from translate_groups(chunk, flow, translate, apply, force)
+            yield from translate_groups(chunk.groups, flow, translate, apply, force, chunk.checkpoints, unreachable)
 
     try:
         plans = run_slices(spark, slices, task, "translate-offsets")
@@ -307,6 +412,7 @@ def offsets_written(plans: Iterable[GroupPlan]) -> dict[str, dict[TopicPartition
 __all__ = [
     "FlowClients",
     "FlowTranslator",
+    "checkpointed_groups",
     "flow_clients",
     "job_error",
     "load_translator",
