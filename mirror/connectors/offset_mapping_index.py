@@ -30,7 +30,7 @@ from typing import NamedTuple, Protocol
 
 from mirror.client.errors import RecordFormatError
 from mirror.client.formats import TopicPartition
-from mirror.client.offset_mappings import OffsetMapping
+from mirror.client.offset_mappings import OffsetMapping, decode_mappings
 
 DEFAULT_MAX_INTERVALS = 200_000
 #: Bytes per kept interval: four int64 forward and four backward (array storage, no object per interval).
@@ -176,14 +176,19 @@ class OffsetMappingIndex:
         self.ignored_records = 0
 
     def on_record(self, key: bytes | None, value: bytes | None) -> OffsetMapping | None:
-        """Decode and apply one record; a malformed one is counted and skipped."""
+        """Decode and apply one record (one run, or a segment of runs); returns its last run.
+
+        A malformed record is counted and skipped; a tombstone (a record removed below the source's
+        log start) changes nothing here: what it removed is older than anything a group can resume from.
+        """
         try:
-            mapping = OffsetMapping.decode(key, value)
+            runs = decode_mappings(key, value)
         except RecordFormatError:
             self.ignored_records += 1
             return None
-        self.on_mapping(mapping)
-        return mapping
+        for mapping in runs:
+            self.on_mapping(mapping)
+        return runs[-1] if runs else None
 
     def on_records(self, records: Iterable[tuple[bytes | None, bytes | None]]) -> None:
         for key, value in records:
@@ -268,4 +273,5 @@ class ExactOffsetTranslator:
         return self.syncs.translate_downstream(group, topic_partition, upstream_offset), False
 
 
-__all__ = ["BYTES_PER_INTERVAL", "DEFAULT_MAX_INTERVALS", "ExactOffsetTranslator", "OffsetMappingIndex", "SyncTranslator", "Translation"]
+__all__ = ["BYTES_PER_INTERVAL", "DEFAULT_MAX_INTERVALS", "ExactOffsetTranslator", "OffsetMappingIndex",
+           "SyncTranslator", "Translation"]

@@ -54,6 +54,7 @@ from mirror.client.formats import (
 )
 from mirror.client.policy import ReplicationPolicy
 from mirror.connectors.config import REPLICATION_CONSUMER_ROLE, MirrorSourceTaskConfig
+from mirror.connectors.log_start_lookup import LogStartLookup
 from mirror.connectors.offset_mapping_tracker import OffsetMappingTracker
 from mirror.connectors.offset_sync_producer import OffsetSyncProducer
 from mirror.connectors.offset_sync_writer import OffsetSyncQueue, PartitionState
@@ -78,6 +79,8 @@ ACK_WAIT_POLL_S = 0.005
 #: Acknowledged copies become translatable (mappings and delayed syncs written) at most this long after
 #: their acknowledgement; also the shortest time between two publications (bounds the records written).
 PUBLISH_INTERVAL_S = 0.5
+#: client.id role of the admin that looks up log starts (offset-mapping records below them are tombstoned)
+MAPPINGS_RETENTION_ADMIN_ROLE = "offset-mappings-retention-admin"
 
 
 class SourceMetrics(Protocol):
@@ -165,6 +168,7 @@ class MirrorSourceTask(SourceTask):
         self._lag_hook: Any = None
         self._unpublished = False  # acknowledged copies not yet published (see _maybe_publish)
         self._publish_due = 0.0  # monotonic time before which nothing is published again
+        self._log_starts: LogStartLookup | None = None  # for tombstoning mappings below the source's log start
 
     @property
     def _offset_syncs(self) -> OffsetSyncProducer | None:
@@ -206,6 +210,8 @@ class MirrorSourceTask(SourceTask):
                                                         config.offset_syncs_topic(), config.max_offset_lag,
                                                         on_sent=self._on_offset_sync_sent,
                                                         mappings_topic=config.offset_mappings_topic())
+                self._log_starts = LogStartLookup(config.source_admin_config(MAPPINGS_RETENTION_ADMIN_ROLE),
+                                                  timeout_s=config.admin_timeout_s)
             self._consumer = create_consumer(replication_consumer_config(java, config.entity_label()))
             self._initialize_consumer(self.assigned, str(java.get("auto.offset.reset", "earliest")).strip())
         except BaseException:
@@ -287,6 +293,9 @@ class MirrorSourceTask(SourceTask):
         if self._offset_syncs is not None:
             self._offset_syncs.close()
             self._offset_syncs = None
+        if self._log_starts is not None:
+            self._log_starts.close()
+            self._log_starts = None
         self._flush_ack_metrics()
 
     # -- the data path ---------------------------------------------------------------------------
@@ -627,7 +636,19 @@ class MirrorSourceTask(SourceTask):
 
     def commit(self) -> None:
         self._publish()
+        self._expire_mappings()
         self._flush_ack_metrics()
+
+    def _expire_mappings(self) -> None:
+        """Tombstone mapping records wholly below the source's log start (the lookup never blocks the copy)."""
+        syncs, lookup = self._offset_syncs, self._log_starts
+        if syncs is None or lookup is None or syncs.mappings_topic is None:
+            return
+        starts = lookup.poll(syncs.mapping_keys.partitions)
+        if starts:
+            expired = syncs.expire_mappings(starts)
+            if expired:
+                log.info("Removed %d offset-mapping records below the source's log start", expired)
 
     def _maybe_publish(self, timeout: float) -> float:
         """Publish acknowledged copies when due (once per batch, task thread); returns the consumer wait,
@@ -640,7 +661,8 @@ class MirrorSourceTask(SourceTask):
         return min(timeout, wait)
 
     def _publish(self) -> None:
-        """Make every acknowledged copy translatable: open mappings (re-)written, delayed syncs sent."""
+        """Make every acknowledged copy translatable: one mapping record per partition with the runs closed
+        since the last publication and its open run (re-)written, delayed syncs sent."""
         self._unpublished = False
         self._publish_due = time.monotonic() + PUBLISH_INTERVAL_S
         syncs = self._offset_syncs
