@@ -29,7 +29,7 @@ from confluent_kafka import TopicPartition as KTopicPartition
 from connect_core.embedded import KafkaCluster, wait_for
 from connect_core.herder.standalone import build_standalone_herder
 from mirror.client.formats import OffsetAndMetadata, TopicPartition
-from mirror.client.offset_mappings import OffsetMapping
+from mirror.client.offset_mappings import decode_mappings
 from mirror.connectors.mirror_admin import MirrorAdmin
 from mirror.driver.driver import make_config
 from mirror.driver.maker_config import MirrorMakerConfig
@@ -121,9 +121,9 @@ def mirrored(a: KafkaCluster, b: KafkaCluster, topic: str, tmp_path: Path) -> Mi
             return False
         last: dict[int, int] = {}
         for m in a.read_all("mm2-offset-mappings.B.internal").get(0, []):
-            mapping = OffsetMapping.decode(m.key(), m.value())
-            if mapping.topic_partition.topic == topic:
-                last[mapping.topic_partition.partition] = mapping.upstream_end
+            for mapping in decode_mappings(m.key(), m.value()):
+                if mapping.topic_partition.topic == topic:
+                    last[mapping.topic_partition.partition] = mapping.upstream_end
         counts = {p: len(msgs) for p, msgs in b.read_all(remote).items()}
         return last == {p: o[-1] + 1 for p, o in offsets.items()} and counts == copies
 
