@@ -67,7 +67,8 @@ def offset_mappings_topic(policy: ReplicationPolicy, cluster_alias: str) -> str:
 @dataclass(frozen=True, slots=True)
 class OffsetMapping:
     """Upstream records ``[upstream_offset, +count)`` of ``topic_partition`` sit at ``[downstream_offset, +count)``;
-    upstream offsets ``[upstream_low, upstream_offset)`` hold no record."""
+    upstream offsets ``[upstream_low, upstream_offset)`` hold no record. A run of no records (``count`` 0,
+    segments only) says that much for offsets after the last copied record (a trailing transaction marker)."""
 
     topic_partition: TopicPartition
     upstream_low: int
@@ -76,7 +77,7 @@ class OffsetMapping:
     count: int
 
     def __post_init__(self) -> None:
-        if self.count < 1 or self.upstream_low > self.upstream_offset or self.upstream_low < 0 \
+        if self.count < 0 or self.upstream_low > self.upstream_offset or self.upstream_low < 0 \
                 or self.downstream_offset < 0:
             raise RecordFormatError(f"Invalid offset mapping: {self}")
 
@@ -115,6 +116,8 @@ class OffsetMapping:
         if len(v) < _VALUE.size:
             raise RecordFormatError("Offset mapping value too short")
         _version, upstream, downstream, count = _VALUE.unpack_from(v, 0)
+        if count < 1:
+            raise RecordFormatError(f"Offset mapping of {count} records (version 0 runs hold records)")
         return cls(tp, low, upstream, downstream, count)
 
 

@@ -115,6 +115,8 @@ class _Partition:
         _trim((los, his, firsts, downs), self.max_intervals)
 
     def _add_backward(self, m: OffsetMapping) -> None:
+        if m.count == 0:
+            return  # no record there to go back to
         keys, down = self.dkeys, m.downstream_offset
         j = len(keys) if not keys or down > keys[-1] else bisect_left(keys, down)
         if j < len(keys) and keys[j] == down:

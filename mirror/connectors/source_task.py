@@ -70,6 +70,8 @@ PREFETCH_DEFAULTS: dict[str, Any] = {
     # librdkafka's default (1000 ms) idles the fetcher for a whole second each time the capped
     # prefetch queue was full, i.e. every time the task is slower than the source: 3-4x throughput.
     "fetch.queue.backoff.ms": 20,
+    # where the partition ends: a trailing transaction marker is then known to hold no record
+    "enable.partition.eof": True,
 }
 MIN_FETCH_WAIT_MS = 100
 _METADATA_PER_TOPIC_MAX = 8
@@ -114,7 +116,7 @@ class _Partition:
     per-run callbacks).
     """
 
-    __slots__ = ("acked", "mapping", "max_latency", "newest", "oldest", "partition", "polled", "polled_bytes",
+    __slots__ = ("acked", "end", "mapping", "max_latency", "newest", "oldest", "partition", "polled", "polled_bytes",
                  "source_partition", "sync_state", "task", "topic", "tp")
 
     def __init__(self, task: MirrorSourceTask, tp: TopicPartition, source_partition: dict[str, Any],
@@ -126,6 +128,7 @@ class _Partition:
         self.partition = tp.partition
         self.sync_state: PartitionState | None = None
         self.mapping = OffsetMappingTracker(tp)  # replaced at assignment when a stored offset is known
+        self.end = -1  # the offset the consumer last reached the end of the partition at (-1: not yet)
         self.newest: Any = None  # newest message of the current poll (None between polls)
         self.polled = 0
         self.polled_bytes = 0
@@ -372,7 +375,7 @@ class MirrorSourceTask(SourceTask):
         return self._partition(topic, partition)
 
     def message_error(self, message: Any) -> None:
-        self._on_consume_error(message.error())
+        self._on_consume_error(message.error(), message)
 
     def to_source_records(self, messages: list[Any]) -> list[SourceRecord]:
         records = self._convert(messages) or []
@@ -468,7 +471,7 @@ class MirrorSourceTask(SourceTask):
             for msg in messages:
                 err = msg.error()
                 if err is not None:
-                    self._on_consume_error(err)
+                    self._on_consume_error(err, msg)
                     continue
                 topic = msg.topic()
                 partition = msg.partition()
@@ -547,9 +550,15 @@ class MirrorSourceTask(SourceTask):
         if hook is not None:
             hook(self._remote_topic(sync.topic), sync.partition, 1)
 
-    def _on_consume_error(self, err: KafkaError) -> None:
-        """Kafka's task logs client errors and carries on; only fatal ones stop it."""
+    def _on_consume_error(self, err: KafkaError, msg: Any = None) -> None:
+        """Kafka's task logs client errors and carries on; only fatal ones stop it. The end of a partition
+        is noted for its mappings (see :meth:`_publish`)."""
         if err.code() == KafkaError._PARTITION_EOF:
+            if msg is not None and msg.offset() is not None and msg.offset() >= 0:
+                route = self._runs.get((msg.topic(), msg.partition()))
+                if route is not None and msg.offset() > route.end:
+                    route.end = msg.offset()
+                    self._unpublished = True
             return
         if err.fatal():
             raise from_kafka_error(err, "source consumer")
@@ -667,10 +676,15 @@ class MirrorSourceTask(SourceTask):
         self._publish_due = time.monotonic() + PUBLISH_INTERVAL_S
         syncs = self._offset_syncs
         if syncs is not None:
+            settled = self._unacknowledged == 0  # every record polled so far is acknowledged
             for run in list(self._runs.values()):
                 mapping = run.mapping.flush()
                 if mapping is not None:
                     syncs.send_mapping(mapping)
+                if settled and run.end >= 0:
+                    gap = run.mapping.trailing_gap(run.end)
+                    if gap is not None:
+                        syncs.send_mapping(gap)
             syncs.commit()
 
     def _flush_ack_metrics(self) -> None:

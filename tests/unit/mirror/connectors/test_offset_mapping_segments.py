@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from connect_core.kafka.types import KafkaError
 from mirror.client.errors import RecordFormatError
 from mirror.client.offset_mappings import (
     MAX_RUNS_PER_RECORD,
@@ -46,12 +47,50 @@ def test_a_segment_decodes_to_the_same_runs_and_translates_the_same() -> None:
 
 @pytest.mark.parametrize("value", [b"\x00\x01", b"\x00\x01\x00\x00\x00\x00",  # no runs
                                    b"\x00\x01\x00\x00\x00\x02" + b"\x00" * 32,  # 2 runs said, 1 there
-                                   b"\x00\x01\x00\x00\x00\x01" + b"\x00" * 32])  # a run of 0 records
+                                   b"\x00\x01\x00\x00\x00\x01" + b"\xff" * 32])  # negative offsets
 def test_malformed_segments_are_rejected(value: bytes) -> None:
     with pytest.raises(RecordFormatError):
         decode_mappings(mapping_key(TP, 0), value)
     index = OffsetMappingIndex()
     assert index.on_record(mapping_key(TP, 0), value) is None and index.ignored_records == 1
+
+
+def test_a_trailing_marker_is_claimed_once_everything_before_it_is_acknowledged() -> None:
+    task, sink = task_with_mappings()
+    route = task.route("orders", 0)
+    task._run_acknowledged(route, Run(route, 4, 0, 3, 7, 10))  # type: ignore[arg-type]
+    task.commit()
+
+    class Eof:
+        def offset(self) -> int:
+            return 5  # records 0..3, then the transaction's commit marker at 4
+
+        def topic(self) -> str:
+            return "orders"
+
+        def partition(self) -> int:
+            return 0
+
+    task._unacknowledged = 1  # a record polled, not yet acknowledged: nothing is claimed past the copies
+    task._on_consume_error(KafkaError(KafkaError._PARTITION_EOF), Eof())
+    task.commit()
+    assert sink.mappings == [OffsetMapping(TP, 0, 0, 7, 4)]
+    task._unacknowledged = 0
+    task.commit()
+    assert sink.mappings[1:] == [OffsetMapping(TP, 4, 5, 11, 0)]  # a group at 4 or 5 resumes at 11
+    task.commit()
+    assert len(sink.mappings) == 2  # once per end
+    index = OffsetMappingIndex()
+    for key, value in zip(sink.mapping_keys, sink.mapping_records, strict=True):
+        index.on_record(key, value)
+    assert [index.translate(TP, o) for o in range(6)] == [7, 8, 9, 10, 11, 11]
+    assert index.copied_through(TP) == 5
+    # the next transaction's records: their run covers the marker too
+    task._run_acknowledged(route, Run(route, 2, 5, 6, 11, 12))  # type: ignore[arg-type]
+    task.commit()
+    for key, value in zip(sink.mapping_keys[2:], sink.mapping_records[2:], strict=True):
+        index.on_record(key, value)
+    assert [index.translate(TP, o) for o in range(8)] == [7, 8, 9, 10, 11, 11, 12, 13]
 
 
 def test_a_tombstone_is_no_mapping_and_no_error() -> None:
