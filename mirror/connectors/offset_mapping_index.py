@@ -220,6 +220,12 @@ class OffsetMappingIndex:
     def topic_partitions(self) -> list[TopicPartition]:
         return list(self._partitions)
 
+    def subset(self, topic_partitions: Iterable[TopicPartition]) -> OffsetMappingIndex:
+        """An index of only these partitions (sharing their state): what one task of a batch job needs."""
+        out = OffsetMappingIndex(self._max_intervals)
+        out._partitions = {tp: self._partitions[tp] for tp in topic_partitions if tp in self._partitions}
+        return out
+
     def copied_through(self, topic_partition: TopicPartition) -> int:
         """The upstream offset after the newest copied record the mappings know of (-1: none)."""
         part = self._partitions.get(topic_partition)

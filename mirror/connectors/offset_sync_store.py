@@ -74,6 +74,13 @@ class OffsetSyncStore:
 
     # -- lifecycle -----------------------------------------------------------------------------
 
+    def subset(self, topic_partitions: Iterable[TopicPartition]) -> OffsetSyncStore:
+        """A store of only these partitions' syncs (sharing them), in the same state: for one batch-job task."""
+        out = OffsetSyncStore()
+        out.__dict__.update({k: v for k, v in self.__dict__.items() if k != "_syncs"})
+        out._syncs = {tp: self._syncs[tp] for tp in topic_partitions if tp in self._syncs}
+        return out
+
     def start(self, initialization_must_read_to_end: bool) -> None:
         """Call before feeding the initial read.
 

@@ -2,11 +2,13 @@
 
 The driver reads the flow's translation data once - mm2's offset mappings and Kafka's offset syncs
 for ``source -> target``, and for failback the mappings of ``target -> source`` - lists the groups
-on the source, and broadcasts the translator. Each Spark task takes a slice of the groups and, with
-its own admin clients (executor to broker, never through the driver): lists their committed offsets
-on the source, describes them on the target (state, committed offsets), lists the target's end
-offsets, plans every partition (:mod:`mirror.jobs.translate_logic`) and, with ``--apply``, writes the
-offsets of groups with no active members on the target, checking every partition's result.
+and their committed offsets on the source, and cuts the groups into slices: each Spark task receives
+its groups' offsets and only the translation state of the partitions those groups committed (not the
+whole flow's: a task's input is bounded by its groups, not by the flow). With its own admin client
+(executor to broker) the task describes the groups on the target (state, committed offsets), lists
+the target's end offsets, plans every partition (:mod:`mirror.jobs.translate_logic`) and, with
+``--apply``, writes the offsets of groups with no active members on the target, checking every
+partition's result.
 
 When the source is unreachable (an unplanned failover: cluster A is gone), the groups and their
 positions come from the flow's checkpoints topic on the target instead, each placed at its last
@@ -59,6 +61,8 @@ log = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT_S = 30.0
 GROUPS_PER_TASK = 500
+#: Per group, its committed offsets on the source (None: no valid offset for that partition).
+GroupOffsets = dict[str, dict[TopicPartition, OffsetAndMetadata | None]]
 _ROLE = "translate-offsets"
 
 
@@ -91,6 +95,15 @@ class FlowTranslator:
 
     def target_topic_partition(self, tp: TopicPartition) -> TopicPartition:
         return rename_topic_partition(tp, self.policy, self.source, self.target)
+
+    def subset(self, source_partitions: Iterable[TopicPartition]) -> FlowTranslator:
+        """The translator for these source partitions only: what one Spark task needs of the flow's state."""
+        wanted = set(source_partitions)
+        syncs = self.forward.syncs
+        store = syncs.subset(wanted) if isinstance(syncs, OffsetSyncStore) else syncs
+        back = None if self.back is None else self.back.subset({self.target_topic_partition(tp) for tp in wanted})
+        return FlowTranslator(self.source, self.target, self.policy,
+                              ExactOffsetTranslator(self.forward.index.subset(wanted), store), back, self.topic_filter)
 
     def __call__(self, tp: TopicPartition, offset: int) -> Translated:
         target_tp = self.target_topic_partition(tp)
@@ -261,11 +274,12 @@ def end_offsets(admin_props: dict[str, Any], partitions: Iterable[TopicPartition
 
 def translate_groups(groups: list[str], clients: FlowClients, translator: FlowTranslator, apply: bool,
                      force: bool, checkpoints: Mapping[str, Mapping[TopicPartition, Checkpointed]] | None = None,
-                     unreachable: str = "") -> list[GroupPlan]:
+                     unreachable: str = "", offsets: GroupOffsets | None = None) -> list[GroupPlan]:
     """One Spark task: plan (and with ``apply`` write) a slice of groups.
 
-    ``checkpoints`` (the source is unreachable): the groups' last checkpoints on the target, which place
-    them instead of their committed offsets on the source; ``unreachable`` says why, in each plan.
+    ``offsets``: the groups' committed offsets on the source, when the driver listed them (else listed
+    here). ``checkpoints`` (the source is unreachable): the groups' last checkpoints on the target, which
+    place them instead; ``unreachable`` says why, in each plan.
     """
     if not groups:
         return []
@@ -276,7 +290,7 @@ def translate_groups(groups: list[str], clients: FlowClients, translator: FlowTr
     if checkpoints is not None:
         plans = _plans_from_checkpoints(groups, checkpoints, clients, translator, states, committed, unreachable)
     else:
-        plans = _plans_from_source(groups, clients, translator, states, committed)
+        plans = _plans_from_source(groups, clients, translator, states, committed, offsets)
     if apply:
         for plan in plans:
             _apply(target, plan, force)
@@ -285,9 +299,11 @@ def translate_groups(groups: list[str], clients: FlowClients, translator: FlowTr
 
 def _plans_from_source(groups: list[str], clients: FlowClients, translator: FlowTranslator,
                        states: Mapping[str, str],
-                       committed: Mapping[str, Mapping[TopicPartition, OffsetAndMetadata | None]]) -> list[GroupPlan]:
-    source = MirrorAdmin(clients.source_admin, clients.source, clients.timeout_s)
-    offsets = source.list_consumer_group_offsets(groups)
+                       committed: Mapping[str, Mapping[TopicPartition, OffsetAndMetadata | None]],
+                       offsets: GroupOffsets | None) -> list[GroupPlan]:
+    if offsets is None:
+        source = MirrorAdmin(clients.source_admin, clients.source, clients.timeout_s)
+        offsets = source.list_consumer_group_offsets(groups)
     wanted = {translator.target_topic_partition(tp) for g in groups for tp in offsets.get(g, {})
               if translator.accepts(tp.topic)}
     ends = end_offsets(clients.target_admin, wanted, clients.timeout_s)
@@ -333,19 +349,49 @@ def _apply(target: MirrorAdmin, plan: GroupPlan, force: bool) -> None:
 
 
 @dataclass(frozen=True)
-class _Slice:
-    """One Spark task's work: its groups, and (source unreachable) only those groups' checkpoints."""
+class TaskSlice:
+    """One Spark task's work: its groups, their source offsets (or, source unreachable, their checkpoints),
+    and the flow's translation state for only the partitions those groups committed."""
 
     groups: list[str]
+    translator: FlowTranslator
+    offsets: GroupOffsets | None = None
     checkpoints: dict[str, dict[TopicPartition, Checkpointed]] | None = None
 
 
-def _slices(groups: list[str], per_task: int,
-            checkpoints: Mapping[str, dict[TopicPartition, Checkpointed]] | None = None) -> list[_Slice]:
-    chunks = [groups[i:i + per_task] for i in range(0, len(groups), per_task)]
-    if checkpoints is None:
-        return [_Slice(chunk) for chunk in chunks]
-    return [_Slice(chunk, {g: checkpoints[g] for g in chunk}) for chunk in chunks]
+def task_slices(groups: list[str], per_task: int, translator: FlowTranslator, offsets: GroupOffsets | None = None,
+                checkpoints: Mapping[str, dict[TopicPartition, Checkpointed]] | None = None) -> list[TaskSlice]:
+    """``groups`` cut into slices of ``per_task``, each with the subset of ``translator`` its groups need."""
+    out: list[TaskSlice] = []
+    for i in range(0, len(groups), per_task):
+        chunk = groups[i:i + per_task]
+        if checkpoints is not None:
+            mine = {g: checkpoints[g] for g in chunk}
+            needed = {upstream_topic_partition(tp, translator.policy, translator.source, translator.target)
+                      for cps in mine.values() for tp in cps}
+            out.append(TaskSlice(chunk, translator.subset(needed), checkpoints=mine))
+        elif offsets is not None:
+            listed = {g: dict(offsets.get(g) or {}) for g in chunk}
+            needed = {tp for o in listed.values() for tp in o if translator.accepts(tp.topic)}
+            out.append(TaskSlice(chunk, translator.subset(needed), offsets=listed))
+        else:
+            out.append(TaskSlice(chunk, translator))
+    return out
+
+
+def list_source_offsets(config: MirrorMakerConfig, source: str, target: str, groups: list[str],
+                        timeout_s: float, per_request: int = GROUPS_PER_TASK) -> GroupOffsets:
+    """The groups' committed offsets on the source (driver side: each task then gets only what its groups need)."""
+    _, checkpoint_cfg = flow_configs(config, source, target)
+    admin = MirrorAdmin(checkpoint_cfg.source_admin_config(_ROLE), source,
+                        min(timeout_s, checkpoint_cfg.admin_timeout_s))
+    out: GroupOffsets = {}
+    try:
+        for i in range(0, len(groups), per_request):
+            out.update(admin.list_consumer_group_offsets(groups[i:i + per_request]))
+    finally:
+        admin.close()
+    return out
 
 
 def run_job(config: MirrorMakerConfig, source: str, target: str, pattern: str | None = None, apply: bool = False,
@@ -372,24 +418,26 @@ def run_job(config: MirrorMakerConfig, source: str, target: str, pattern: str | 
     clients = flow_clients(config, source, target, timeout_s)
     if not groups:
         return []
-    slices = _slices(groups, groups_per_task, checkpoints)
+    offsets = None if checkpoints is not None else list_source_offsets(config, source, target, groups, timeout_s)
+    slices = task_slices(groups, groups_per_task, translator, offsets, checkpoints)
     if spark is not None:
-        return _run(spark, slices, clients, translator, apply, force, unreachable)
+        return _run(spark, slices, clients, apply, force, unreachable)
     from mirror.jobs.spark import spark_session
 
     with spark_session(f"mm2 translate-offsets {source}->{target}", master) as session:
-        return _run(session, slices, clients, translator, apply, force, unreachable)
+        return _run(session, slices, clients, apply, force, unreachable)
 
 
-def _run(spark: SparkSession, slices: list[_Slice], clients: FlowClients, translator: FlowTranslator, apply: bool,
-         force: bool, unreachable: str) -> list[GroupPlan]:
+def _run(spark: SparkSession, slices: list[TaskSlice], clients: FlowClients, apply: bool, force: bool,
+         unreachable: str) -> list[GroupPlan]:
     sc = spark.sparkContext
-    shared = sc.broadcast((clients, translator))
+    shared = sc.broadcast(clients)
 
-    def task(part: Iterable[_Slice]) -> Iterator[GroupPlan]:
-        flow, translate = shared.value
+    def task(part: Iterable[TaskSlice]) -> Iterator[GroupPlan]:
+        flow = shared.value
         for chunk in part:
-            yield from translate_groups(chunk.groups, flow, translate, apply, force, chunk.checkpoints, unreachable)
+            yield from translate_groups(chunk.groups, flow, chunk.translator, apply, force, chunk.checkpoints,
+                                        unreachable, chunk.offsets)
 
     try:
         plans = run_slices(spark, slices, task, "translate-offsets")
@@ -415,9 +463,11 @@ __all__ = [
     "checkpointed_groups",
     "flow_clients",
     "job_error",
+    "list_source_offsets",
     "load_translator",
     "offsets_written",
     "run_job",
     "select_groups",
+    "task_slices",
     "translate_groups",
 ]
