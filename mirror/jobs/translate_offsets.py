@@ -399,12 +399,13 @@ def run_job(config: MirrorMakerConfig, source: str, target: str, pattern: str | 
             timeout_s: float = DEFAULT_TIMEOUT_S, spark: SparkSession | None = None) -> list[GroupPlan]:
     """The whole job: every selected group's plan (and writes with ``apply``), sorted by group.
 
-    With the source unreachable (after ``timeout_s``), the groups and their positions come from the
+    With the source unreachable (no answer within ``timeout_s``), the groups and their positions come from the
     flow's checkpoints on the target instead (see :mod:`mirror.jobs.translate_checkpoints`).
     ``spark``: an existing session to run in (tests, notebooks); by default one is built for the job.
     """
     checkpoints: dict[str, dict[TopicPartition, Checkpointed]] | None = None
     unreachable = ""
+    work_s = max(timeout_s, DEFAULT_TIMEOUT_S)  # once the source answered (or not), requests get their usual time
     try:
         groups = select_groups(config, source, target, pattern, timeout_s)
     except ClusterUnreachableError as e:
@@ -412,13 +413,13 @@ def run_job(config: MirrorMakerConfig, source: str, target: str, pattern: str | 
             raise
         unreachable = str(e)
         log.warning("%s: placing the groups at their last checkpoints on '%s'", unreachable, target)
-        checkpoints = checkpointed_groups(config, source, target, pattern, timeout_s, unreachable)
+        checkpoints = checkpointed_groups(config, source, target, pattern, work_s, unreachable)
         groups = list(checkpoints)
-    translator = load_translator(config, source, target, timeout_s, source if checkpoints is not None else None)
-    clients = flow_clients(config, source, target, timeout_s)
+    translator = load_translator(config, source, target, work_s, source if checkpoints is not None else None)
+    clients = flow_clients(config, source, target, work_s)
     if not groups:
         return []
-    offsets = None if checkpoints is not None else list_source_offsets(config, source, target, groups, timeout_s)
+    offsets = None if checkpoints is not None else list_source_offsets(config, source, target, groups, work_s)
     slices = task_slices(groups, groups_per_task, translator, offsets, checkpoints)
     if spark is not None:
         return _run(spark, slices, clients, apply, force, unreachable)
