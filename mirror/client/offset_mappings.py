@@ -21,10 +21,12 @@ Wire format (Kafka ``Struct`` encoding, like the MM2 formats):
   run: compaction keeps the latest, longest version of a record and drops nothing else);
 * value, version 0 (one run): ``version:INT16, upstreamOffset:INT64, downstreamOffset:INT64, count:INT64``;
 * value, version 1 (a *segment*: every run the source task closed since its last publication, then its
-  open run): ``version:INT16, runs:INT32``, then per run ``upstreamLow:INT64, upstreamOffset:INT64,
-  downstreamOffset:INT64, count:INT64``, in copy order. A transactional source (a marker after every
-  transaction: one run each) thus costs one record per partition per publication, not one per
-  transaction; decoding yields the same runs, so translation is the same. Readers accept both versions.
+  open run): ``version:INT16, guard:INT64 (-1), runs:INT32``, then per run ``upstreamLow:INT64,
+  upstreamOffset:INT64, downstreamOffset:INT64, count:INT64``, in copy order (the guard sits where a
+  version-0 reader expects ``upstreamOffset``, so an older mm2 rejects a segment rather than misread it).
+  A transactional source (a marker after every transaction: one run each) thus costs one record per
+  partition per publication, not one per transaction; decoding yields the same runs, so translation is
+  the same. Readers accept both versions.
 * a tombstone (null value) removes a record whose runs all lie below the source partition's log-start
   offset (:mod:`mirror.connectors.offset_mapping_retention`), so compaction really shrinks the topic.
 
@@ -52,7 +54,10 @@ _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
 _I64 = struct.Struct(">q")
 _VALUE = struct.Struct(">hqqq")
-_SEGMENT_HEAD = struct.Struct(">hi")
+_SEGMENT_HEAD = struct.Struct(">hqi")
+#: Where a version-0 reader (mm2 before segments) expects ``upstreamOffset``: -1 makes it reject a segment
+#: as malformed (and fall back to offset syncs) instead of misreading it during a rolling upgrade.
+_SEGMENT_GUARD = -1
 _RUN = struct.Struct(">qqqq")
 
 
@@ -136,7 +141,7 @@ def encode_segment(runs: Sequence[OffsetMapping]) -> tuple[bytes, bytes]:
     tp = runs[0].topic_partition
     if any(m.topic_partition != tp for m in runs):
         raise RecordFormatError("A segment holds the runs of one partition")
-    value = _SEGMENT_HEAD.pack(SEGMENT_VERSION, len(runs)) + b"".join(
+    value = _SEGMENT_HEAD.pack(SEGMENT_VERSION, _SEGMENT_GUARD, len(runs)) + b"".join(
         _RUN.pack(m.upstream_low, m.upstream_offset, m.downstream_offset, m.count) for m in runs)
     return runs[0].record_key(), value
 
@@ -174,8 +179,8 @@ def decode_mappings(key: bytes | bytearray | memoryview | None,
         return [OffsetMapping.decode(key, value)]
     if len(v) < _SEGMENT_HEAD.size:
         raise RecordFormatError("Offset mapping segment too short")
-    _version, n = _SEGMENT_HEAD.unpack_from(v, 0)
-    if n < 1 or len(v) < _SEGMENT_HEAD.size + n * _RUN.size:
+    _version, guard, n = _SEGMENT_HEAD.unpack_from(v, 0)
+    if guard != _SEGMENT_GUARD or n < 1 or len(v) < _SEGMENT_HEAD.size + n * _RUN.size:
         raise RecordFormatError(f"Offset mapping segment of {n} runs too short")
     return [OffsetMapping(tp, *_RUN.unpack_from(v, _SEGMENT_HEAD.size + i * _RUN.size)) for i in range(n)]
 

@@ -36,6 +36,8 @@ def test_a_segment_decodes_to_the_same_runs_and_translates_the_same() -> None:
     key, value = encode_segment(runs)
     assert key == runs[0].record_key() and value[:2] == b"\x00\x01"  # keyed by its first run, version 1
     assert decode_mappings(key, value) == runs
+    with pytest.raises(RecordFormatError):  # what an mm2 reading only version 0 does with it: rejects it
+        OffsetMapping.decode(key, value)
     one_each, segment = OffsetMappingIndex(), OffsetMappingIndex()
     for m in runs:
         one_each.on_record(m.record_key(), m.record_value())  # version 0: still readable
@@ -45,9 +47,14 @@ def test_a_segment_decodes_to_the_same_runs_and_translates_the_same() -> None:
     assert segment.translate(TP, 5) == 4 + 7 and segment.translate(TP, 4) == 4 + 7  # marker -> next record
 
 
-@pytest.mark.parametrize("value", [b"\x00\x01", b"\x00\x01\x00\x00\x00\x00",  # no runs
-                                   b"\x00\x01\x00\x00\x00\x02" + b"\x00" * 32,  # 2 runs said, 1 there
-                                   b"\x00\x01\x00\x00\x00\x01" + b"\xff" * 32])  # negative offsets
+GUARD = b"\xff" * 8
+
+
+@pytest.mark.parametrize("value", [b"\x00\x01", b"\x00\x01" + GUARD + b"\x00\x00\x00\x00",  # no runs
+                                   b"\x00\x01" + GUARD + b"\x00\x00\x00\x02" + b"\x00" * 32,  # 2 runs said, 1 there
+                                   b"\x00\x01" + GUARD + b"\x00\x00\x00\x01" + b"\xff" * 32,  # negative offsets
+                                   # a valid run without the guard
+                                   b"\x00\x01" + b"\x00" * 8 + b"\x00\x00\x00\x01" + b"\x00" * 31 + b"\x01"])
 def test_malformed_segments_are_rejected(value: bytes) -> None:
     with pytest.raises(RecordFormatError):
         decode_mappings(mapping_key(TP, 0), value)
