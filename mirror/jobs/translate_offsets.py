@@ -212,7 +212,7 @@ def select_groups(config: MirrorMakerConfig, source: str, target: str, pattern: 
     wait_s = checkpoint_cfg.admin_timeout_s if timeout_s is None else min(timeout_s, checkpoint_cfg.admin_timeout_s)
     admin = MirrorAdmin(checkpoint_cfg.source_admin_config(_ROLE), source, wait_s)
     try:
-        groups = admin.list_consumer_groups()
+        groups = admin.list_consumer_groups(strict=True)
     except ConnectError as e:
         raise ClusterUnreachableError(f"source cluster '{source}' is unreachable: {' '.join(str(e).split())}",
                                       source) from None
