@@ -137,16 +137,30 @@ class KafkaBasedLog:
             )
             self._producer_thread.start()
         try:
-            self.read_to_end().result(timeout=self._start_timeout_s)
+            self._await_progressing(self.read_to_end())
         except TimeoutError:
             self.stop()
             raise ConnectError(
-                f"Timed out after {self._start_timeout_s}s reading topic '{self.topic}' to its end"
+                f"Timed out reading topic '{self.topic}' to its end: no progress for {self._start_timeout_s}s"
             ) from None
         except BaseException:
             self.stop()
             raise
         log.info("Started KafkaBasedLog for topic %s (%d partitions)", self.topic, len(self._partitions))
+
+    def _await_progressing(self, future: Future[None]) -> None:
+        """Wait for ``future`` while the log is being read: ``start_timeout_s`` bounds a wait without progress,
+        not the whole read, so a big topic is read to its end however long that takes."""
+        seen = 0
+        while True:
+            try:
+                future.result(timeout=self._start_timeout_s)
+                return
+            except TimeoutError:
+                progress = sum(o for o in self._positions.values() if o >= 0)
+                if progress <= seen:
+                    raise
+                seen = progress
 
     def stop(self) -> None:
         """Flush pending writes, stop tailing, close both clients. Safe to call twice."""

@@ -145,6 +145,10 @@ def translate_offsets(
     master: Annotated[
         str | None, typer.Option("--master", help="Spark master URL (default local[*]).")
     ] = None,
+    timeout: Annotated[
+        float, typer.Option("--timeout", min=0.1, help="Seconds to wait for a cluster; a source that does not "
+                            "answer in time is failed over from its checkpoints on the target.")
+    ] = 30.0,
 ) -> None:
     """Translate many consumer groups' offsets at once with Spark (failover); a dry run unless --apply."""
     require_file(config, "MirrorMaker config file")
@@ -152,7 +156,7 @@ def translate_offsets(
         fail("--force only makes sense with --apply")
     from mirror.cli import translate_cmd
 
-    translate_cmd.translate_offsets(config, source, target, groups, apply, force, json_output, master)
+    translate_cmd.translate_offsets(config, source, target, groups, apply, force, json_output, master, timeout)
 
 
 @app.command()

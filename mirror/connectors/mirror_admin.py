@@ -254,11 +254,16 @@ class MirrorAdmin:
 
     # -- consumer groups ----------------------------------------------------------------------
 
-    def list_consumer_groups(self) -> list[str]:
+    def list_consumer_groups(self, strict: bool = False) -> list[str]:
+        """Group ids; ``strict``: a listing that failed everywhere (no group, only errors: the cluster is down)
+        raises instead of reading as "no groups"."""
         result = self._wait(self._client.list_consumer_groups(request_timeout=self.timeout_s),
                             "list consumer groups")
-        for err in getattr(result, "errors", None) or []:
+        errors = getattr(result, "errors", None) or []
+        for err in errors:
             log.debug("Error listing some consumer groups on %s: %s", self.cluster_alias, err)
+        if strict and errors and not result.valid:
+            raise ConnectError(f"list consumer groups on cluster {self.cluster_alias}: {errors[0]}")
         return [g.group_id for g in result.valid]
 
     def list_consumer_group_offsets(

@@ -7,7 +7,9 @@ where a group should continue), and a mapping that ends below what is already kn
 rewind: the task restarted from an older stored offset, or the topic was recreated) also drops
 everything above it, as Kafka's offset-sync store forgets its history on a rewind. Memory is one
 interval per discontinuity of the copy (not per record); at most ``max_intervals`` are kept per
-partition, oldest dropped first.
+partition (oldest dropped first, in batches), stored as int64 columns: about
+``BYTES_PER_INTERVAL`` bytes each, so at most ``1.125 * max_intervals * 64`` bytes per partition
+(~14 MB at the default 200,000). Insert and lookup are O(log n) (see :class:`_Partition`).
 
 :meth:`OffsetMappingIndex.translate` answers the downstream offset of exactly the first record a
 group committed at upstream offset ``o`` has not consumed, or None when no mapping covers ``o``;
@@ -20,22 +22,19 @@ remote topic on the target goes back to the original topic on the source).
 
 from __future__ import annotations
 
-from bisect import bisect_right
+import sys
+from array import array
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 from typing import NamedTuple, Protocol
 
 from mirror.client.errors import RecordFormatError
 from mirror.client.formats import TopicPartition
-from mirror.client.offset_mappings import OffsetMapping
+from mirror.client.offset_mappings import OffsetMapping, decode_mappings
 
 DEFAULT_MAX_INTERVALS = 200_000
-
-
-class _Interval(NamedTuple):
-    lo: int  # lowest upstream offset translated by it
-    hi: int  # highest (inclusive): the offset after the run's last record
-    first: int  # upstream offset of the run's first record
-    down: int  # its downstream offset
+#: Bytes per kept interval: four int64 forward and four backward (array storage, no object per interval).
+BYTES_PER_INTERVAL = 64
 
 
 class Translation(NamedTuple):
@@ -45,87 +44,129 @@ class Translation(NamedTuple):
     exact: bool
 
 
-class _Partition:
-    """One upstream partition's intervals (forward) and runs by downstream offset (backward)."""
+def _trim(arrays: tuple[array[int], ...], cap: int) -> None:
+    """Drop the oldest entries when more than ``cap`` plus an eighth are kept (amortised O(1) per insert)."""
+    n = len(arrays[0])
+    if n > cap + cap // 8:
+        drop = n - cap
+        for a in arrays:
+            del a[:drop]
 
-    __slots__ = ("by_down", "down_keys", "ivs", "los", "max_intervals")
+
+class _Partition:
+    """One upstream partition's intervals by upstream offset (forward) and its runs by downstream offset (back).
+
+    Parallel ``array('q')`` columns sorted by their first column: lookups bisect (O(log n)); inserts land
+    at the tail in practice (a mapping never ends below the newest without being a rewind, which cuts the
+    tail first), so they cost O(log n) plus the intervals they replace; the oldest entries are dropped in
+    batches beyond ``max_intervals``. Memory: at most ``1.125 * max_intervals * BYTES_PER_INTERVAL``.
+    """
+
+    __slots__ = ("dcount", "dfirst", "dkeys", "dlow", "downs", "firsts", "his", "los", "max_intervals")
 
     def __init__(self, max_intervals: int) -> None:
-        self.los: list[int] = []
-        self.ivs: list[_Interval] = []
-        self.by_down: dict[int, OffsetMapping] = {}
-        self.down_keys: list[int] | None = None  # sorted keys of by_down, rebuilt lazily
+        # forward: [lo, hi] translated from the run that starts at upstream ``first``, downstream ``down``
+        self.los: array[int] = array("q")
+        self.his: array[int] = array("q")
+        self.firsts: array[int] = array("q")
+        self.downs: array[int] = array("q")
+        # backward: per downstream start, the longest run known there
+        self.dkeys: array[int] = array("q")
+        self.dcount: array[int] = array("q")
+        self.dlow: array[int] = array("q")
+        self.dfirst: array[int] = array("q")
         self.max_intervals = max_intervals
 
     def add(self, m: OffsetMapping) -> None:
-        lo, hi = m.upstream_low, m.upstream_end
-        ivs, los = self.ivs, self.los
-        if ivs and hi < ivs[-1].hi:
+        self._add_forward(m.upstream_low, m.upstream_offset + m.count, m.upstream_offset, m.downstream_offset)
+        self._add_backward(m)
+
+    def _add_forward(self, lo: int, hi: int, first: int, down: int) -> None:
+        los, his, firsts, downs = self.los, self.his, self.firsts, self.downs
+        if his and lo > his[-1]:  # the common case: the copy moved on
+            los.append(lo)
+            his.append(hi)
+            firsts.append(first)
+            downs.append(down)
+            _trim((los, his, firsts, downs), self.max_intervals)
+            return
+        if his and hi < his[-1]:
             # Rewind: nothing above this mapping is known any more.
             cut = bisect_right(los, hi)
-            del ivs[cut:], los[cut:]
-            if ivs and ivs[-1].hi > hi:
-                last = ivs[-1]
-                ivs[-1] = last._replace(hi=hi)
-        new = _Interval(lo, hi, m.upstream_offset, m.downstream_offset)
-        end = bisect_right(los, hi)
-        start = end
-        while start > 0 and ivs[start - 1].hi >= lo:
+            for a in (los, his, firsts, downs):
+                del a[cut:]
+            if his and his[-1] > hi:
+                his[-1] = hi
+        # Replace the tail intervals this one overlaps (hi >= every kept hi here, so it ends the list).
+        start = len(his)
+        while start > 0 and his[start - 1] >= lo:
             start -= 1
-        replacement: list[_Interval] = []
-        if start < end:
-            left, right = ivs[start], ivs[end - 1]
-            if left.lo < lo:
-                replacement.append(left._replace(hi=lo - 1))
-            replacement.append(new)
-            if right.hi > hi:
-                replacement.append(right._replace(lo=hi + 1))
-        else:
-            replacement.append(new)
-        ivs[start:end] = replacement
-        los[start:end] = [iv.lo for iv in replacement]
-        if len(ivs) > self.max_intervals:
-            drop = len(ivs) - self.max_intervals
-            del ivs[:drop], los[:drop]
-        known = self.by_down.get(m.downstream_offset)
-        if known is None or known.count < m.count:
-            if known is None:
-                self.down_keys = None
-            self.by_down[m.downstream_offset] = m
-            if len(self.by_down) > self.max_intervals:
-                oldest = min(self.by_down)
-                del self.by_down[oldest]
-                self.down_keys = None
+        rows: list[tuple[int, int, int, int]] = []
+        if start < len(his) and los[start] < lo:
+            rows.append((los[start], lo - 1, firsts[start], downs[start]))
+        rows.append((lo, hi, first, down))
+        for a in (los, his, firsts, downs):
+            del a[start:]
+        for r_lo, r_hi, r_first, r_down in rows:
+            los.append(r_lo)
+            his.append(r_hi)
+            firsts.append(r_first)
+            downs.append(r_down)
+        _trim((los, his, firsts, downs), self.max_intervals)
+
+    def _add_backward(self, m: OffsetMapping) -> None:
+        if m.count == 0:
+            return  # no record there to go back to
+        keys, down = self.dkeys, m.downstream_offset
+        j = len(keys) if not keys or down > keys[-1] else bisect_left(keys, down)
+        if j < len(keys) and keys[j] == down:
+            if self.dcount[j] < m.count:
+                self.dcount[j] = m.count
+                self.dlow[j] = m.upstream_low
+                self.dfirst[j] = m.upstream_offset
+            return
+        keys.insert(j, down)
+        self.dcount.insert(j, m.count)
+        self.dlow.insert(j, m.upstream_low)
+        self.dfirst.insert(j, m.upstream_offset)
+        _trim((keys, self.dcount, self.dlow, self.dfirst), self.max_intervals)
 
     def translate(self, upstream: int) -> int | None:
         i = bisect_right(self.los, upstream) - 1
-        if i < 0:
+        if i < 0 or upstream > self.his[i]:
             return None
-        iv = self.ivs[i]
-        if upstream > iv.hi:
-            return None
-        return iv.down if upstream <= iv.first else iv.down + upstream - iv.first
+        first, down = self.firsts[i], self.downs[i]
+        return down if upstream <= first else down + upstream - first
 
     def translate_back(self, downstream: int) -> Translation | None:
-        keys = self.down_keys
-        if keys is None:
-            keys = self.down_keys = sorted(self.by_down)
+        keys = self.dkeys
         j = bisect_right(keys, downstream) - 1
         if j < 0:
             return None  # before every mirrored record we know of
-        prev = self.by_down[keys[j]]
-        if downstream < prev.downstream_end:
-            return Translation(prev.upstream_offset + downstream - prev.downstream_offset, True)
+        prev_down, prev_first, prev_count = keys[j], self.dfirst[j], self.dcount[j]
+        prev_end = prev_first + prev_count
+        if downstream < prev_down + prev_count:
+            return Translation(prev_first + downstream - prev_down, True)
         if j + 1 < len(keys):
-            nxt = self.by_down[keys[j + 1]]
-            if nxt.upstream_low <= prev.upstream_end:
+            if self.dlow[j + 1] <= prev_end:
                 # Nothing mirrored lies between the two runs: the records between are not from upstream.
-                return Translation(max(nxt.upstream_offset, prev.upstream_end), True)
-            return Translation(prev.upstream_end, False)
-        return Translation(prev.upstream_end, downstream == prev.downstream_end)
+                return Translation(max(self.dfirst[j + 1], prev_end), True)
+            return Translation(prev_end, False)
+        return Translation(prev_end, downstream == prev_down + prev_count)
+
+    def copied_through(self) -> int:
+        return self.his[-1] if self.his else -1
 
     def intervals(self) -> list[tuple[int, int, int, int]]:
-        return [tuple(iv) for iv in self.ivs]  # type: ignore[misc]
+        return list(zip(self.los, self.his, self.firsts, self.downs, strict=True))
+
+    def memory_bytes(self) -> int:
+        """Bytes held by the columns (allocation included)."""
+        return sum(sys.getsizeof(a) for a in (self.los, self.his, self.firsts, self.downs, self.dkeys, self.dcount,
+                                              self.dlow, self.dfirst))
+
+    def __len__(self) -> int:
+        return len(self.los)
 
 
 class OffsetMappingIndex:
@@ -137,14 +178,19 @@ class OffsetMappingIndex:
         self.ignored_records = 0
 
     def on_record(self, key: bytes | None, value: bytes | None) -> OffsetMapping | None:
-        """Decode and apply one record; a malformed one is counted and skipped."""
+        """Decode and apply one record (one run, or a segment of runs); returns its last run.
+
+        A malformed record is counted and skipped; a tombstone (a record removed below the source's
+        log start) changes nothing here: what it removed is older than anything a group can resume from.
+        """
         try:
-            mapping = OffsetMapping.decode(key, value)
+            runs = decode_mappings(key, value)
         except RecordFormatError:
             self.ignored_records += 1
             return None
-        self.on_mapping(mapping)
-        return mapping
+        for mapping in runs:
+            self.on_mapping(mapping)
+        return runs[-1] if runs else None
 
     def on_records(self, records: Iterable[tuple[bytes | None, bytes | None]]) -> None:
         for key, value in records:
@@ -174,18 +220,29 @@ class OffsetMappingIndex:
     def topic_partitions(self) -> list[TopicPartition]:
         return list(self._partitions)
 
+    def subset(self, topic_partitions: Iterable[TopicPartition]) -> OffsetMappingIndex:
+        """An index of only these partitions (sharing their state): what one task of a batch job needs."""
+        out = OffsetMappingIndex(self._max_intervals)
+        out._partitions = {tp: self._partitions[tp] for tp in topic_partitions if tp in self._partitions}
+        return out
+
     def copied_through(self, topic_partition: TopicPartition) -> int:
         """The upstream offset after the newest copied record the mappings know of (-1: none)."""
         part = self._partitions.get(topic_partition)
-        return part.ivs[-1].hi if part is not None and part.ivs else -1
+        return -1 if part is None else part.copied_through()
 
     def intervals(self, topic_partition: TopicPartition) -> list[tuple[int, int, int, int]]:
         """(lo, hi, first upstream, first downstream) per interval, for tests and diagnostics."""
         part = self._partitions.get(topic_partition)
         return [] if part is None else part.intervals()
 
+    def memory_bytes(self, topic_partition: TopicPartition) -> int:
+        """What one partition's intervals take (bounded by ``max_intervals``, see the module docstring)."""
+        part = self._partitions.get(topic_partition)
+        return 0 if part is None else part.memory_bytes()
+
     def __len__(self) -> int:
-        return sum(len(p.ivs) for p in self._partitions.values())
+        return sum(len(p) for p in self._partitions.values())
 
 
 class SyncTranslator(Protocol):
@@ -224,4 +281,5 @@ class ExactOffsetTranslator:
         return self.syncs.translate_downstream(group, topic_partition, upstream_offset), False
 
 
-__all__ = ["DEFAULT_MAX_INTERVALS", "ExactOffsetTranslator", "OffsetMappingIndex", "SyncTranslator", "Translation"]
+__all__ = ["BYTES_PER_INTERVAL", "DEFAULT_MAX_INTERVALS", "ExactOffsetTranslator", "OffsetMappingIndex",
+           "SyncTranslator", "Translation"]

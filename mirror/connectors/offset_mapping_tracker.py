@@ -6,7 +6,9 @@ costs one integer addition per run and emits nothing until the task publishes wh
 (:meth:`flush`, within about a second, and at each offset flush; it re-emits the grown run under the
 same key) or a discontinuity (:meth:`add_run` returns the closed mapping). An upstream gap between
 two runs (transaction markers, compaction) starts a new mapping whose ``upstream_low`` covers the gap,
-so groups committed inside it translate exactly too.
+so groups committed inside it translate exactly too. Offsets after the last copied record that hold
+no record (the commit marker that ends a transactional partition) are claimed by :meth:`trailing_gap`
+once the consumer has read past them: a group committed at the end translates exactly too.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from mirror.client.offset_mappings import OffsetMapping
 class OffsetMappingTracker:
     """The open mapping of one partition and the last upstream offset copied before it."""
 
-    __slots__ = ("count", "down", "emitted", "first", "low", "previous", "tp")
+    __slots__ = ("count", "down", "emitted", "first", "low", "previous", "tail", "tp")
 
     def __init__(self, topic_partition: TopicPartition, resume_after: int = -1) -> None:
         """``resume_after``: upstream offset of the last record already copied (the stored source
@@ -28,6 +30,7 @@ class OffsetMappingTracker:
         self.low = self.first = self.down = -1
         self.count = 0
         self.emitted = 0  # records of the open mapping already emitted (by flush)
+        self.tail = -1  # the end offset last claimed by trailing_gap
 
     def add_run(self, first_upstream: int, first_downstream: int, count: int) -> OffsetMapping | None:
         """``count`` records with consecutive offsets on both sides; returns a mapping closed by it, if any."""
@@ -77,6 +80,17 @@ class OffsetMappingTracker:
             return None
         self.emitted = self.count
         return OffsetMapping(self.tp, self.low, self.first, self.down, self.count)
+
+    def trailing_gap(self, end: int) -> OffsetMapping | None:
+        """The consumer read to ``end`` and every record it returned was acknowledged: the offsets after
+        the last copied record up to ``end`` hold no record (transaction markers). Returns a run of no
+        records saying so - a group at any of them resumes at the next downstream offset - once per end."""
+        n = self.count
+        previous = self.previous
+        if n == 0 or previous < 0 or previous != self.first + n - 1 or end <= previous + 1 or end == self.tail:
+            return None
+        self.tail = end
+        return OffsetMapping(self.tp, previous + 1, end, self.down + n, 0)
 
     def _close(self) -> OffsetMapping | None:
         n = self.count

@@ -7,9 +7,13 @@ older sync arriving after a newer one would read as an upstream rewind and wipe 
 history) and delivery callbacks are served by ``poll(0)`` on every send and commit.
 
 The same producer writes mm2's offset mappings (:mod:`mirror.client.offset_mappings`) to their own
-topic when one is given: they are few (one per discontinuity of the copy, and per partition at most one
-per publication of the source task, every 0.5 s while it copies, and per offset flush), so they have no
-in-flight limit of their own; idempotence keeps them in order.
+topic when one is given. Runs handed to :meth:`OffsetSyncProducer.send_mapping` are buffered per
+partition and written by :meth:`OffsetSyncProducer.publish_mappings` (each publication of the source
+task: every 0.5 s while it copies, and at each offset flush) as ONE segment record per partition holding
+every run since the last publication - a transactional source's marker gaps cost nothing extra - or
+sooner when a partition has ``MAX_RUNS_PER_RECORD`` runs buffered. They have no in-flight limit of their
+own; idempotence keeps them in order. :meth:`OffsetSyncProducer.expire_mappings` tombstones the records
+this producer wrote that lie wholly below the source partitions' log starts.
 """
 
 from __future__ import annotations
@@ -21,7 +25,8 @@ from typing import Any
 from connect_core.kafka.clients import create_producer, producer_config
 from connect_core.kafka.types import KafkaError, Message, Producer
 from mirror.client.formats import OffsetSync, TopicPartition
-from mirror.client.offset_mappings import OffsetMapping
+from mirror.client.offset_mappings import MAX_RUNS_PER_RECORD, OffsetMapping, encode_segment, mapping_key
+from mirror.connectors.offset_mapping_retention import MappingKeys
 from mirror.connectors.offset_sync_writer import (
     MAX_OUTSTANDING_OFFSET_SYNCS,
     OffsetSyncQueue,
@@ -59,8 +64,11 @@ class OffsetSyncProducer:
         ``mappings_topic``: where :meth:`send_mapping` writes (None: mappings are dropped)."""
         self.topic = topic
         self.mappings_topic = mappings_topic
-        self.mappings_sent = 0
+        self.mappings_sent = 0  # records (segments) delivered
         self.mappings_failed = 0
+        self.mapping_tombstones = 0  # tombstones delivered
+        self.mapping_keys = MappingKeys()
+        self._segments: dict[TopicPartition, list[OffsetMapping]] = {}
         self._on_sent = on_sent
         self.syncs = OffsetSyncQueue(max_offset_lag, max_in_flight)
         if producer is None:
@@ -115,7 +123,9 @@ class OffsetSyncProducer:
             syncs.mark_delayed(topic_partition, state)
 
     def commit(self) -> None:
-        """Offset flush: make delayed syncs pending (quiet partitions reach their end) and send."""
+        """Publication: buffered mappings written, delayed syncs made pending (quiet partitions reach their
+        end) and sent."""
+        self.publish_mappings()
         self.syncs.promote_delayed()
         self.fire_pending()
         self._producer.poll(0)
@@ -150,28 +160,64 @@ class OffsetSyncProducer:
                 return
 
     def send_mapping(self, mapping: OffsetMapping) -> None:
-        """Queue one offset mapping to partition 0 of the mappings topic (a failure only costs exactness)."""
+        """Buffer one run for its partition's next segment record (see :meth:`publish_mappings`)."""
+        if self.mappings_topic is None:
+            return
+        runs = self._segments.get(mapping.topic_partition)
+        if runs is None:
+            runs = self._segments[mapping.topic_partition] = []
+        runs.append(mapping)
+        if len(runs) >= MAX_RUNS_PER_RECORD:
+            self._write_segment(mapping.topic_partition, runs)
+            runs.clear()
+
+    def publish_mappings(self) -> None:
+        """Write one segment record per partition with runs buffered since the last publication."""
+        segments, self._segments = self._segments, {}
+        for tp, runs in segments.items():
+            if runs:
+                self._write_segment(tp, runs)
+
+    def expire_mappings(self, log_starts: Mapping[TopicPartition, int]) -> int:
+        """Tombstone this producer's records wholly below each partition's log start; returns how many."""
+        topic = self.mappings_topic
+        if topic is None:
+            return 0
+        expired = self.mapping_keys.expired(log_starts)
+        count = 0
+        for tp, lows in expired.items():
+            for low in lows:
+                self._produce_mapping(topic, mapping_key(tp, low), None, f"tombstone of {tp} at {low}")
+                count += 1
+        return count
+
+    def _write_segment(self, tp: TopicPartition, runs: list[OffsetMapping]) -> None:
         topic = self.mappings_topic
         if topic is None:
             return
+        key, value = encode_segment(runs)
+        self.mapping_keys.written(tp, runs[0].upstream_low, max(m.upstream_end for m in runs))
+        self._produce_mapping(topic, key, value, f"{len(runs)} offset mappings of {tp}")
 
+    def _produce_mapping(self, topic: str, key: bytes, value: bytes | None, what: str) -> None:
         def on_delivery(err: KafkaError | None, _msg: Message) -> None:
             if err is not None:
                 self.mappings_failed += 1
-                log.error("Failure sending offset mapping %s: %s", mapping, err)
+                log.error("Failure sending %s: %s", what, err)
+            elif value is None:
+                self.mapping_tombstones += 1
             else:
                 self.mappings_sent += 1
 
         while True:
             try:
-                self._producer.produce(topic, value=mapping.record_value(), key=mapping.record_key(), partition=0,
-                                       on_delivery=on_delivery)
+                self._producer.produce(topic, value=value, key=key, partition=0, on_delivery=on_delivery)
                 return
             except BufferError:
                 self._producer.poll(0.05)
             except Exception as e:
                 self.mappings_failed += 1
-                log.error("Failure sending offset mapping %s: %s", mapping, e)
+                log.error("Failure sending %s: %s", what, e)
                 return
 
     def flush(self, timeout_s: float = 10.0) -> int:
@@ -179,6 +225,7 @@ class OffsetSyncProducer:
         return int(self._producer.flush(timeout_s))
 
     def close(self, timeout_s: float = 10.0) -> None:
+        self.publish_mappings()  # what was acknowledged stays translatable
         remaining = self.flush(timeout_s)
         if remaining:
             log.warning("%d offset sync(s) to %s not delivered at shutdown", remaining, self.topic)

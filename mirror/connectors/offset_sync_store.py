@@ -74,6 +74,14 @@ class OffsetSyncStore:
 
     # -- lifecycle -----------------------------------------------------------------------------
 
+    def subset(self, topic_partitions: Iterable[TopicPartition]) -> OffsetSyncStore:
+        """A store of only these partitions' syncs (sharing them), in the same state: for one batch-job task."""
+        out = OffsetSyncStore()
+        out._initialization_must_read_to_end = self._initialization_must_read_to_end
+        out._read_to_end = self._read_to_end
+        out._syncs = {tp: self._syncs[tp] for tp in topic_partitions if tp in self._syncs}
+        return out
+
     def start(self, initialization_must_read_to_end: bool) -> None:
         """Call before feeding the initial read.
 

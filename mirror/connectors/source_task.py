@@ -53,6 +53,7 @@ from mirror.client.formats import (
 )
 from mirror.client.policy import ReplicationPolicy
 from mirror.connectors.config import REPLICATION_CONSUMER_ROLE, MirrorSourceTaskConfig
+from mirror.connectors.log_start_lookup import LogStartLookup
 from mirror.connectors.offset_mapping_tracker import OffsetMappingTracker
 from mirror.connectors.offset_sync_producer import OffsetSyncProducer
 from mirror.connectors.offset_sync_writer import OffsetSyncQueue, PartitionState
@@ -68,6 +69,8 @@ PREFETCH_DEFAULTS: dict[str, Any] = {
     # librdkafka's default (1000 ms) idles the fetcher for a whole second each time the capped
     # prefetch queue was full, i.e. every time the task is slower than the source: 3-4x throughput.
     "fetch.queue.backoff.ms": 20,
+    # where the partition ends: a trailing transaction marker is then known to hold no record
+    "enable.partition.eof": True,
 }
 MIN_FETCH_WAIT_MS = 100
 _METADATA_PER_TOPIC_MAX = 8
@@ -77,6 +80,8 @@ ACK_WAIT_POLL_S = 0.005
 #: Acknowledged copies become translatable (mappings and delayed syncs written) at most this long after
 #: their acknowledgement; also the shortest time between two publications (bounds the records written).
 PUBLISH_INTERVAL_S = 0.5
+#: client.id role of the admin that looks up log starts (offset-mapping records below them are tombstoned)
+MAPPINGS_RETENTION_ADMIN_ROLE = "offset-mappings-retention-admin"
 
 
 class SourceMetrics(Protocol):
@@ -110,7 +115,7 @@ class _Partition:
     per-run callbacks).
     """
 
-    __slots__ = ("acked", "batch_read", "in_flight", "mapping", "max_latency", "newest", "oldest", "partition",
+    __slots__ = ("acked", "batch_read", "end", "in_flight", "mapping", "max_latency", "newest", "oldest", "partition",
                  "polled", "polled_bytes", "read_through", "read_timestamp", "source_partition", "sync_state", "task",
                  "topic", "tp")
 
@@ -123,6 +128,7 @@ class _Partition:
         self.partition = tp.partition
         self.sync_state: PartitionState | None = None
         self.mapping = OffsetMappingTracker(tp)  # replaced at assignment when a stored offset is known
+        self.end = -1  # the offset the consumer last reached the end of the partition at (-1: not yet)
         self.newest: Any = None  # newest message of the current poll (None between polls)
         self.polled = 0
         self.polled_bytes = 0
@@ -171,6 +177,7 @@ class MirrorSourceTask(SourceTask):
         self._lag_hook: Any = None
         self._unpublished = False  # acknowledged copies not yet published (see _maybe_publish)
         self._publish_due = 0.0  # monotonic time before which nothing is published again
+        self._log_starts: LogStartLookup | None = None  # for tombstoning mappings below the source's log start
 
     @property
     def _offset_syncs(self) -> OffsetSyncProducer | None:
@@ -212,6 +219,8 @@ class MirrorSourceTask(SourceTask):
                                                         config.offset_syncs_topic(), config.max_offset_lag,
                                                         on_sent=self._on_offset_sync_sent,
                                                         mappings_topic=config.offset_mappings_topic())
+                self._log_starts = LogStartLookup(config.source_admin_config(MAPPINGS_RETENTION_ADMIN_ROLE),
+                                                  timeout_s=config.admin_timeout_s)
             self._consumer = create_consumer(replication_consumer_config(java, config.entity_label()))
             self._initialize_consumer(self.assigned, str(java.get("auto.offset.reset", "earliest")).strip())
         except BaseException:
@@ -293,6 +302,9 @@ class MirrorSourceTask(SourceTask):
         if self._offset_syncs is not None:
             self._offset_syncs.close()
             self._offset_syncs = None
+        if self._log_starts is not None:
+            self._log_starts.close()
+            self._log_starts = None
         self._flush_ack_metrics()
 
     # -- the data path ---------------------------------------------------------------------------
@@ -369,7 +381,7 @@ class MirrorSourceTask(SourceTask):
         return self._partition(topic, partition)
 
     def message_error(self, message: Any) -> None:
-        self._on_consume_error(message.error())
+        self._on_consume_error(message.error(), message)
 
     def to_source_records(self, messages: list[Any]) -> list[SourceRecord]:
         records = self._convert(messages) or []
@@ -469,7 +481,7 @@ class MirrorSourceTask(SourceTask):
             for msg in messages:
                 err = msg.error()
                 if err is not None:
-                    self._on_consume_error(err)
+                    self._on_consume_error(err, msg)
                     continue
                 topic = msg.topic()
                 partition = msg.partition()
@@ -572,9 +584,15 @@ class MirrorSourceTask(SourceTask):
         if hook is not None:
             hook(self._remote_topic(sync.topic), sync.partition, 1)
 
-    def _on_consume_error(self, err: KafkaError) -> None:
-        """Kafka's task logs client errors and carries on; only fatal ones stop it."""
+    def _on_consume_error(self, err: KafkaError, msg: Any = None) -> None:
+        """Kafka's task logs client errors and carries on; only fatal ones stop it. The end of a partition
+        is noted for its mappings (see :meth:`_publish`)."""
         if err.code() == KafkaError._PARTITION_EOF:
+            if msg is not None and msg.offset() is not None and msg.offset() >= 0:
+                route = self._runs.get((msg.topic(), msg.partition()))
+                if route is not None and msg.offset() > route.end:
+                    route.end = msg.offset()
+                    self._unpublished = True
             return
         if err.fatal():
             raise from_kafka_error(err, "source consumer")
@@ -664,7 +682,19 @@ class MirrorSourceTask(SourceTask):
 
     def commit(self) -> None:
         self._publish()
+        self._expire_mappings()
         self._flush_ack_metrics()
+
+    def _expire_mappings(self) -> None:
+        """Tombstone mapping records wholly below the source's log start (the lookup never blocks the copy)."""
+        syncs, lookup = self._offset_syncs, self._log_starts
+        if syncs is None or lookup is None or syncs.mappings_topic is None:
+            return
+        starts = lookup.poll(syncs.mapping_keys.partitions)
+        if starts:
+            expired = syncs.expire_mappings(starts)
+            if expired:
+                log.info("Removed %d offset-mapping records below the source's log start", expired)
 
     def _maybe_publish(self, timeout: float) -> float:
         """Publish acknowledged copies when due (once per batch, task thread); returns the consumer wait,
@@ -677,15 +707,21 @@ class MirrorSourceTask(SourceTask):
         return min(timeout, wait)
 
     def _publish(self) -> None:
-        """Make every acknowledged copy translatable: open mappings (re-)written, delayed syncs sent."""
+        """Make every acknowledged copy translatable: one mapping record per partition with the runs closed
+        since the last publication and its open run (re-)written, delayed syncs sent."""
         self._unpublished = False
         self._publish_due = time.monotonic() + PUBLISH_INTERVAL_S
         syncs = self._offset_syncs
         if syncs is not None:
+            settled = self._unacknowledged == 0  # every record polled so far is acknowledged
             for run in list(self._runs.values()):
                 mapping = run.mapping.flush()
                 if mapping is not None:
                     syncs.send_mapping(mapping)
+                if settled and run.end >= 0:
+                    gap = run.mapping.trailing_gap(run.end)
+                    if gap is not None:
+                        syncs.send_mapping(gap)
             syncs.commit()
 
     def _flush_ack_metrics(self, locked: bool = False) -> None:

@@ -58,6 +58,7 @@ class PartitionRow:
     status: str
     applied: bool = False
     error: str | None = None
+    checkpoint_age_s: float | None = None  # placed from a checkpoint: how long ago the source offsets were read
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -65,6 +66,7 @@ class PartitionRow:
             "target_topic": self.target_topic, "target_offset": self.target_offset,
             "target_end_offset": self.target_end_offset, "target_committed": self.target_committed,
             "reread": self.reread, "status": self.status, "applied": self.applied,
+            "checkpoint_age_s": None if self.checkpoint_age_s is None else round(self.checkpoint_age_s, 3),
         }
         if self.error is not None:
             out["error"] = self.error
@@ -76,6 +78,8 @@ class GroupPlan:
     group: str
     target_state: str
     partitions: list[PartitionRow] = field(default_factory=list)
+    #: Why the group was placed from its checkpoints on the target (the source could not be read); None: it was not.
+    source_unreachable: str | None = None
 
     def writes(self, force: bool) -> dict[TopicPartition, OffsetAndMetadata]:
         """Offsets ``--apply`` writes for this group (empty when it is active on the target)."""
@@ -90,7 +94,7 @@ class GroupPlan:
 
     def to_json(self) -> dict[str, Any]:
         return {"group": self.group, "target_state": self.target_state,
-                "partitions": [p.to_json() for p in self.partitions]}
+                "source_unreachable": self.source_unreachable, "partitions": [p.to_json() for p in self.partitions]}
 
 
 def plan_group(

@@ -2,11 +2,18 @@
 
 The Spark driver reads the flow's translation data once - mm2's offset mappings and Kafka's offset syncs
 for ``source -> target``, and for failback the mappings of ``target -> source`` - lists the groups
-on the source, and broadcasts the translator. Each Spark task takes a slice of the groups and, with
-its own admin clients (executor to broker, never through the Spark driver): lists their committed offsets
-on the source, describes them on the target (state, committed offsets), lists the target's end
-offsets, plans every partition (:mod:`mirror.jobs.translate_logic`) and, with ``--apply``, writes the
-offsets of groups with no active members on the target, checking every partition's result.
+and their committed offsets on the source, and cuts the groups into slices: each Spark task receives
+its groups' offsets and only the translation state of the partitions those groups committed (not the
+whole flow's: a task's input is bounded by its groups, not by the flow). With its own admin client
+(executor to broker, never through the Spark driver) the task describes the groups on the target
+(state, committed offsets), lists the target's end offsets, plans every partition (:mod:`mirror.jobs.translate_logic`) and, with
+``--apply``, writes the offsets of groups with no active members on the target, checking every
+partition's result.
+
+When the source is unreachable (an unplanned failover: cluster A is gone), the groups and their
+positions come from the flow's checkpoints topic on the target instead, each placed at its last
+checkpoint (exact where the target's mappings confirm it), and every plan says so and how old each
+checkpoint is (:mod:`mirror.jobs.translate_checkpoints`). Nothing located on the source is waited for.
 
 Failback works as Kafka's ``RemoteClusterUtils``/checkpoint renaming does: a remote topic whose
 source is the target (``A.orders`` on B, job B->A) is translated back to its original name
@@ -17,7 +24,8 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Iterable, Iterator
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +45,12 @@ from mirror.driver.maker_config import MirrorMakerConfig
 from mirror.driver.status import read_topic
 from mirror.jobs.flows import checked_pair
 from mirror.jobs.spark import job_error, run_slices
+from mirror.jobs.translate_checkpoints import (
+    Checkpointed,
+    LatestCheckpoints,
+    plan_from_checkpoints,
+    upstream_topic_partition,
+)
 from mirror.jobs.translate_logic import WRITABLE_STATES, GroupPlan, Translated, plan_group, record_results
 
 if TYPE_CHECKING:
@@ -46,6 +60,8 @@ log = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT_S = 30.0
 GROUPS_PER_TASK = 500
+#: Per group, its committed offsets on the source (None: no valid offset for that partition).
+GroupOffsets = dict[str, dict[TopicPartition, OffsetAndMetadata | None]]
 _ROLE = "translate-offsets"
 
 
@@ -78,6 +94,15 @@ class FlowTranslator:
 
     def target_topic_partition(self, tp: TopicPartition) -> TopicPartition:
         return rename_topic_partition(tp, self.policy, self.source, self.target)
+
+    def subset(self, source_partitions: Iterable[TopicPartition]) -> FlowTranslator:
+        """The translator for these source partitions only: what one Spark task needs of the flow's state."""
+        wanted = set(source_partitions)
+        syncs = self.forward.syncs
+        store = syncs.subset(wanted) if isinstance(syncs, OffsetSyncStore) else syncs
+        back = None if self.back is None else self.back.subset({self.target_topic_partition(tp) for tp in wanted})
+        return FlowTranslator(self.source, self.target, self.policy,
+                              ExactOffsetTranslator(self.forward.index.subset(wanted), store), back, self.topic_filter)
 
     def __call__(self, tp: TopicPartition, offset: int) -> Translated:
         target_tp = self.target_topic_partition(tp)
@@ -125,18 +150,21 @@ def _read_if_exists(admin: MirrorAdmin, consumer_props: dict[str, Any], topic: s
     return True
 
 
-def _syncs_location(cfg: MirrorSourceConfig) -> tuple[MirrorAdmin, dict[str, Any]]:
+def _syncs_location(cfg: MirrorSourceConfig) -> tuple[str, MirrorAdmin, dict[str, Any]]:
     alias = cfg.source_cluster_alias if cfg.offset_syncs_on_source else cfg.target_cluster_alias
     consumer = (cfg.source_consumer_config(_ROLE) if cfg.offset_syncs_on_source
                 else cfg.target_consumer_config(_ROLE))
-    return MirrorAdmin(cfg.offset_syncs_topic_admin_config(), alias, cfg.admin_timeout_s), consumer
+    return alias, MirrorAdmin(cfg.offset_syncs_topic_admin_config(), alias, cfg.admin_timeout_s), consumer
 
 
 def load_translator(config: MirrorMakerConfig, source: str, target: str,
-                    timeout_s: float = DEFAULT_TIMEOUT_S) -> FlowTranslator:
-    """Read the flow's offset mappings and offset syncs (and the reverse flow's mappings) once."""
+                    timeout_s: float = DEFAULT_TIMEOUT_S, unreachable: str | None = None) -> FlowTranslator:
+    """Read the flow's offset mappings and offset syncs (and the reverse flow's mappings) once.
+
+    ``unreachable``: a cluster alias known to be down; topics located there are skipped (no wait on it).
+    """
     cfg, checkpoint_cfg = flow_configs(config, source, target)
-    admin, consumer = _syncs_location(cfg)
+    alias, admin, consumer = _syncs_location(cfg)
     index = OffsetMappingIndex()
     store = OffsetSyncStore()
     store.start(initialization_must_read_to_end=False)  # keep every sync: no checkpoint history to protect
@@ -147,15 +175,17 @@ def load_translator(config: MirrorMakerConfig, source: str, target: str,
         except Exception as e:  # one malformed record must not stop a failover
             log.warning("Ignored invalid offset sync: %s", e)
 
-    _read_if_exists(admin, consumer, cfg.offset_syncs_topic(), on_sync, timeout_s)
-    _read_if_exists(admin, consumer, cfg.offset_mappings_topic(), index.on_record, timeout_s)
+    if alias != unreachable:
+        _read_if_exists(admin, consumer, cfg.offset_syncs_topic(), on_sync, timeout_s)
+        _read_if_exists(admin, consumer, cfg.offset_mappings_topic(), index.on_record, timeout_s)
     store.mark_read_to_end()
     back: OffsetMappingIndex | None = None
     reverse, _ = flow_configs(config, target, source)
-    reverse_admin, reverse_consumer = _syncs_location(reverse)
+    reverse_alias, reverse_admin, reverse_consumer = _syncs_location(reverse)
     candidate = OffsetMappingIndex()
-    if _read_if_exists(reverse_admin, reverse_consumer, reverse.offset_mappings_topic(), candidate.on_record,
-                       timeout_s):
+    if reverse_alias != unreachable and _read_if_exists(reverse_admin, reverse_consumer,
+                                                        reverse.offset_mappings_topic(), candidate.on_record,
+                                                        timeout_s):
         back = candidate
     log.info("Translation data of %s->%s: %d mapped runs, %d partitions with offset syncs, %d mapped runs for "
              "failback", source, target, len(index), len(store.topic_partitions()), len(back or []))
@@ -163,21 +193,55 @@ def load_translator(config: MirrorMakerConfig, source: str, target: str,
                           checkpoint_cfg.topic_filter())
 
 
-def select_groups(config: MirrorMakerConfig, source: str, target: str, pattern: str | None) -> list[str]:
-    """The source's consumer groups the flow's group filter accepts and ``pattern`` (full match) selects."""
-    _, checkpoint_cfg = flow_configs(config, source, target)
+def _group_selector(checkpoint_cfg: MirrorCheckpointConfig, pattern: str | None) -> Callable[[str], bool]:
+    """The flow's group filter and ``pattern`` (full match)."""
     try:
         regex = re.compile(pattern) if pattern else None
     except re.error as e:
         raise ConfigError(f"--groups {pattern!r} is not a valid regular expression: {e}") from None
     group_filter = checkpoint_cfg.group_filter()
-    admin = MirrorAdmin(checkpoint_cfg.source_admin_config(_ROLE), source, checkpoint_cfg.admin_timeout_s)
+    return lambda g: group_filter.should_replicate_group(g) and (regex is None or regex.fullmatch(g) is not None)
+
+
+def select_groups(config: MirrorMakerConfig, source: str, target: str, pattern: str | None,
+                  timeout_s: float | None = None) -> list[str]:
+    """The source's consumer groups the flow's group filter accepts and ``pattern`` (full match) selects."""
+    _, checkpoint_cfg = flow_configs(config, source, target)
+    selected = _group_selector(checkpoint_cfg, pattern)
+    wait_s = checkpoint_cfg.admin_timeout_s if timeout_s is None else min(timeout_s, checkpoint_cfg.admin_timeout_s)
+    admin = MirrorAdmin(checkpoint_cfg.source_admin_config(_ROLE), source, wait_s)
     try:
-        groups = admin.list_consumer_groups()
+        groups = admin.list_consumer_groups(strict=True)
     except ConnectError as e:
-        raise ClusterUnreachableError(f"source cluster '{source}' is unreachable: {e}", source) from None
-    return sorted(g for g in groups
-                  if group_filter.should_replicate_group(g) and (regex is None or regex.fullmatch(g)))
+        raise ClusterUnreachableError(f"source cluster '{source}' is unreachable: {' '.join(str(e).split())}",
+                                      source) from None
+    finally:
+        admin.close()
+    return sorted(g for g in groups if selected(g))
+
+
+def checkpointed_groups(config: MirrorMakerConfig, source: str, target: str, pattern: str | None,
+                        timeout_s: float, why: str) -> dict[str, dict[TopicPartition, Checkpointed]]:
+    """The selected groups' last checkpoints in ``<source>.checkpoints.internal`` on the target (source gone)."""
+    cfg, checkpoint_cfg = flow_configs(config, source, target)
+    selected = _group_selector(checkpoint_cfg, pattern)
+    admin = MirrorAdmin(cfg.target_admin_config(_ROLE), target, min(timeout_s, cfg.admin_timeout_s))
+    try:
+        topics = admin.topic_partition_counts()
+    except ConnectError as e:
+        raise ClusterUnreachableError(f"{why}; target cluster '{target}' is unreachable too: "
+                                      f"{' '.join(str(e).split())}", target) from None
+    finally:
+        admin.close()
+    topic = cfg.checkpoints_topic()
+    if topic not in topics:
+        raise ClusterUnreachableError(f"{why}, and cluster '{target}' has no checkpoints topic {topic} to fail "
+                                      "over from", source)
+    latest = LatestCheckpoints()
+    read_topic(cfg.target_consumer_config(_ROLE), topic, latest.on_record, timeout_s)
+    if latest.ignored_records:
+        log.warning("Ignored %d malformed records of %s", latest.ignored_records, topic)
+    return {g: cps for g, cps in sorted(latest.groups.items()) if selected(g)}
 
 
 def flow_clients(config: MirrorMakerConfig, source: str, target: str,
@@ -208,16 +272,37 @@ def end_offsets(admin_props: dict[str, Any], partitions: Iterable[TopicPartition
 
 
 def translate_groups(groups: list[str], clients: FlowClients, translator: FlowTranslator, apply: bool,
-                     force: bool) -> list[GroupPlan]:
-    """One Spark task: plan (and with ``apply`` write) a slice of groups."""
+                     force: bool, checkpoints: Mapping[str, Mapping[TopicPartition, Checkpointed]] | None = None,
+                     unreachable: str = "", offsets: GroupOffsets | None = None) -> list[GroupPlan]:
+    """One Spark task: plan (and with ``apply`` write) a slice of groups.
+
+    ``offsets``: the groups' committed offsets on the source, when the driver listed them (else listed
+    here). ``checkpoints`` (the source is unreachable): the groups' last checkpoints on the target, which
+    place them instead; ``unreachable`` says why, in each plan.
+    """
     if not groups:
         return []
-    source = MirrorAdmin(clients.source_admin, clients.source, clients.timeout_s)
     target = MirrorAdmin(clients.target_admin, clients.target, clients.timeout_s)
-    offsets = source.list_consumer_group_offsets(groups)
     states = target.consumer_group_states(groups)
     empty = [g for g in groups if states.get(g) == "EMPTY"]
     committed = target.list_consumer_group_offsets(empty) if empty else {}
+    if checkpoints is not None:
+        plans = _plans_from_checkpoints(groups, checkpoints, clients, translator, states, committed, unreachable)
+    else:
+        plans = _plans_from_source(groups, clients, translator, states, committed, offsets)
+    if apply:
+        for plan in plans:
+            _apply(target, plan, force)
+    return plans
+
+
+def _plans_from_source(groups: list[str], clients: FlowClients, translator: FlowTranslator,
+                       states: Mapping[str, str],
+                       committed: Mapping[str, Mapping[TopicPartition, OffsetAndMetadata | None]],
+                       offsets: GroupOffsets | None) -> list[GroupPlan]:
+    if offsets is None:
+        source = MirrorAdmin(clients.source_admin, clients.source, clients.timeout_s)
+        offsets = source.list_consumer_group_offsets(groups)
     wanted = {translator.target_topic_partition(tp) for g in groups for tp in offsets.get(g, {})
               if translator.accepts(tp.topic)}
     ends = end_offsets(clients.target_admin, wanted, clients.timeout_s)
@@ -226,12 +311,24 @@ def translate_groups(groups: list[str], clients: FlowClients, translator: FlowTr
         source_offsets = {tp: oam for tp, oam in (offsets.get(group) or {}).items() if translator.accepts(tp.topic)}
         if not any(oam is not None for oam in source_offsets.values()):
             continue
-        plan = plan_group(group, source_offsets, translator, states.get(group, "UNKNOWN"),
-                          committed.get(group, {}), ends)
-        if apply:
-            _apply(target, plan, force)
-        plans.append(plan)
+        plans.append(plan_group(group, source_offsets, translator, states.get(group, "UNKNOWN"),
+                                committed.get(group, {}), ends))
     return plans
+
+
+def _plans_from_checkpoints(groups: list[str], checkpoints: Mapping[str, Mapping[TopicPartition, Checkpointed]],
+                            clients: FlowClients, translator: FlowTranslator, states: Mapping[str, str],
+                            committed: Mapping[str, Mapping[TopicPartition, OffsetAndMetadata | None]],
+                            unreachable: str) -> list[GroupPlan]:
+    ends = end_offsets(clients.target_admin, {tp for g in groups for tp in checkpoints.get(g, {})}, clients.timeout_s)
+    now_ms = int(time.time() * 1000)
+
+    def upstream_of(tp: TopicPartition) -> TopicPartition:
+        return upstream_topic_partition(tp, translator.policy, translator.source, translator.target)
+
+    return [plan_from_checkpoints(group, checkpoints[group], upstream_of, translator, states.get(group, "UNKNOWN"),
+                                  committed.get(group, {}), ends, now_ms, unreachable)
+            for group in groups if checkpoints.get(group)]
 
 
 def _apply(target: MirrorAdmin, plan: GroupPlan, force: bool) -> None:
@@ -250,8 +347,50 @@ def _apply(target: MirrorAdmin, plan: GroupPlan, force: bool) -> None:
     record_results(plan, results)
 
 
-def _slices(groups: list[str], per_task: int) -> list[list[str]]:
-    return [groups[i:i + per_task] for i in range(0, len(groups), per_task)]
+@dataclass(frozen=True)
+class TaskSlice:
+    """One Spark task's work: its groups, their source offsets (or, source unreachable, their checkpoints),
+    and the flow's translation state for only the partitions those groups committed."""
+
+    groups: list[str]
+    translator: FlowTranslator
+    offsets: GroupOffsets | None = None
+    checkpoints: dict[str, dict[TopicPartition, Checkpointed]] | None = None
+
+
+def task_slices(groups: list[str], per_task: int, translator: FlowTranslator, offsets: GroupOffsets | None = None,
+                checkpoints: Mapping[str, dict[TopicPartition, Checkpointed]] | None = None) -> list[TaskSlice]:
+    """``groups`` cut into slices of ``per_task``, each with the subset of ``translator`` its groups need."""
+    out: list[TaskSlice] = []
+    for i in range(0, len(groups), per_task):
+        chunk = groups[i:i + per_task]
+        if checkpoints is not None:
+            mine = {g: checkpoints[g] for g in chunk}
+            needed = {upstream_topic_partition(tp, translator.policy, translator.source, translator.target)
+                      for cps in mine.values() for tp in cps}
+            out.append(TaskSlice(chunk, translator.subset(needed), checkpoints=mine))
+        elif offsets is not None:
+            listed = {g: dict(offsets.get(g) or {}) for g in chunk}
+            needed = {tp for o in listed.values() for tp in o if translator.accepts(tp.topic)}
+            out.append(TaskSlice(chunk, translator.subset(needed), offsets=listed))
+        else:
+            out.append(TaskSlice(chunk, translator))
+    return out
+
+
+def list_source_offsets(config: MirrorMakerConfig, source: str, target: str, groups: list[str],
+                        timeout_s: float, per_request: int = GROUPS_PER_TASK) -> GroupOffsets:
+    """The groups' committed offsets on the source (driver side: each task then gets only what its groups need)."""
+    _, checkpoint_cfg = flow_configs(config, source, target)
+    admin = MirrorAdmin(checkpoint_cfg.source_admin_config(_ROLE), source,
+                        min(timeout_s, checkpoint_cfg.admin_timeout_s))
+    out: GroupOffsets = {}
+    try:
+        for i in range(0, len(groups), per_request):
+            out.update(admin.list_consumer_group_offsets(groups[i:i + per_request]))
+    finally:
+        admin.close()
+    return out
 
 
 def run_job(config: MirrorMakerConfig, source: str, target: str, pattern: str | None = None, apply: bool = False,
@@ -259,31 +398,46 @@ def run_job(config: MirrorMakerConfig, source: str, target: str, pattern: str | 
             timeout_s: float = DEFAULT_TIMEOUT_S, spark: SparkSession | None = None) -> list[GroupPlan]:
     """The whole job: every selected group's plan (and writes with ``apply``), sorted by group.
 
+    With the source unreachable (no answer within ``timeout_s``), the groups and their positions come from the
+    flow's checkpoints on the target instead (see :mod:`mirror.jobs.translate_checkpoints`).
     ``spark``: an existing session to run in (tests, notebooks); by default one is built for the job.
     """
-    groups = select_groups(config, source, target, pattern)
-    translator = load_translator(config, source, target, timeout_s)
-    clients = flow_clients(config, source, target, timeout_s)
+    checkpoints: dict[str, dict[TopicPartition, Checkpointed]] | None = None
+    unreachable = ""
+    work_s = max(timeout_s, DEFAULT_TIMEOUT_S)  # once the source answered (or not), requests get their usual time
+    try:
+        groups = select_groups(config, source, target, pattern, timeout_s)
+    except ClusterUnreachableError as e:
+        if e.alias != source:
+            raise
+        unreachable = str(e)
+        log.warning("%s: placing the groups at their last checkpoints on '%s'", unreachable, target)
+        checkpoints = checkpointed_groups(config, source, target, pattern, work_s, unreachable)
+        groups = list(checkpoints)
+    translator = load_translator(config, source, target, work_s, source if checkpoints is not None else None)
+    clients = flow_clients(config, source, target, work_s)
     if not groups:
         return []
+    offsets = None if checkpoints is not None else list_source_offsets(config, source, target, groups, work_s)
+    slices = task_slices(groups, groups_per_task, translator, offsets, checkpoints)
     if spark is not None:
-        return _run(spark, groups, clients, translator, apply, force, groups_per_task)
+        return _run(spark, slices, clients, apply, force, unreachable)
     from mirror.jobs.spark import spark_session
 
     with spark_session(f"mm2 translate-offsets {source}->{target}", master) as session:
-        return _run(session, groups, clients, translator, apply, force, groups_per_task)
+        return _run(session, slices, clients, apply, force, unreachable)
 
 
-def _run(spark: SparkSession, groups: list[str], clients: FlowClients, translator: FlowTranslator, apply: bool,
-         force: bool, groups_per_task: int) -> list[GroupPlan]:
+def _run(spark: SparkSession, slices: list[TaskSlice], clients: FlowClients, apply: bool, force: bool,
+         unreachable: str) -> list[GroupPlan]:
     sc = spark.sparkContext
-    shared = sc.broadcast((clients, translator))
-    slices = _slices(groups, groups_per_task)
+    shared = sc.broadcast(clients)
 
-    def task(part: Iterable[list[str]]) -> Iterator[GroupPlan]:
-        flow, translate = shared.value
+    def task(part: Iterable[TaskSlice]) -> Iterator[GroupPlan]:
+        flow = shared.value
         for chunk in part:
-            yield from translate_groups(chunk, flow, translate, apply, force)
+            yield from translate_groups(chunk.groups, flow, chunk.translator, apply, force, chunk.checkpoints,
+                                        unreachable, chunk.offsets)
 
     try:
         plans = run_slices(spark, slices, task, "translate-offsets")
@@ -306,11 +460,14 @@ def offsets_written(plans: Iterable[GroupPlan]) -> dict[str, dict[TopicPartition
 __all__ = [
     "FlowClients",
     "FlowTranslator",
+    "checkpointed_groups",
     "flow_clients",
     "job_error",
+    "list_source_offsets",
     "load_translator",
     "offsets_written",
     "run_job",
     "select_groups",
+    "task_slices",
     "translate_groups",
 ]

@@ -34,14 +34,34 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
+def _age(seconds: float | None) -> str:
+    if seconds is None:
+        return "unknown"
+    if seconds < 120:
+        return f"{seconds:.0f}s"
+    return f"{seconds / 60:.0f}m" if seconds < 7200 else f"{seconds / 3600:.1f}h"
+
+
 def render_table(plans: Iterable[GroupPlan], applied: bool) -> str:
+    """One row per group-partition; when the source was unreachable, a first line saying so and a
+    ``checkpoint_age`` column (how long ago each group's offsets were read on the source)."""
     plans = list(plans)
-    rows = [[_cell(v) for v in (p.group, r.topic, r.partition, r.source_offset, r.target_topic, r.target_offset,
-                                r.target_end_offset, r.target_committed, r.reread,
-                                r.status if r.error is None else f"{r.status} ({r.error})", r.applied)]
-            for p in plans for r in p.partitions]
-    widths = [max([len(c)] + [len(row[i]) for row in rows]) for i, c in enumerate(_COLUMNS)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(_COLUMNS, widths, strict=True)).rstrip()]
+    reasons = sorted({p.source_unreachable for p in plans if p.source_unreachable})
+    columns = _COLUMNS + (("checkpoint_age",) if reasons else ())
+    rows = []
+    for p in plans:
+        for r in p.partitions:
+            cells = [_cell(v) for v in (p.group, r.topic, r.partition, r.source_offset, r.target_topic, r.target_offset,
+                                        r.target_end_offset, r.target_committed, r.reread,
+                                        r.status if r.error is None else f"{r.status} ({r.error})", r.applied)]
+            if reasons:
+                cells.append(_age(r.checkpoint_age_s) if p.source_unreachable else "-")
+            rows.append(cells)
+    widths = [max([len(c)] + [len(row[i]) for row in rows]) for i, c in enumerate(columns)]
+    lines = [f"{reason}: groups placed at their last checkpoints on the target; checkpoint_age is how long ago "
+             "each group's offsets were read on the source (what it consumed since is read again)"
+             for reason in reasons]
+    lines.append("  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip())
     lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip() for row in rows]
     counts = summary(plans)
     totals = ", ".join(f"{counts[s]} {s}" for s in STATUSES)

@@ -49,7 +49,8 @@ def read_state_topic(props: dict[str, Any], admin: TopicAdmin, topic: str,
     :func:`mirror.driver.status.read_topic` does the same through a KafkaBasedLog, whose start from
     OFFSET_BEGINNING costs a ListOffsets round per read (~0.4 s on Tansu); verification reads three such
     topics before any record is compared, so it assigns offset 0 (below a raised log start, the consumer
-    resets to the earliest) and stops at each partition's end-of-partition event.
+    resets to the earliest) and stops at each partition's end-of-partition event. ``timeout_s`` bounds a
+    wait without any record, not the whole read: a big topic is read however long that takes.
     """
     count = admin.partition_counts([topic], timeout_s).get(topic, 0)
     if not count:
@@ -58,11 +59,14 @@ def read_state_topic(props: dict[str, Any], admin: TopicAdmin, topic: str,
     try:
         consumer.assign([ClientPartition(topic, p, 0) for p in range(count)])
         ended: set[int] = set()
-        deadline = time.monotonic() + timeout_s
+        deadline = time.monotonic() + timeout_s  # pushed back by every batch: bounds a stall, not the read
         while len(ended) < count:
             if time.monotonic() > deadline:
-                raise ConnectError(f"Could not read {topic} to its end within {timeout_s:g}s")
-            for msg in consumer.consume(5000, 0.01):  # a small topic never fills a batch: poll often
+                raise ConnectError(f"Could not read {topic} to its end: no progress for {timeout_s:g}s")
+            batch = consumer.consume(5000, 0.01)  # a small topic never fills a batch: poll often
+            if batch:
+                deadline = time.monotonic() + timeout_s
+            for msg in batch:
                 err = msg.error()
                 if err is not None:
                     if err.code() != KafkaError._PARTITION_EOF:

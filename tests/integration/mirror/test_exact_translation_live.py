@@ -18,7 +18,7 @@ from confluent_kafka import Consumer, Producer
 from connect_core.embedded import KafkaCluster, wait_for
 from connect_core.kafka.types import ClientPartition
 from mirror.client.formats import Checkpoint, OffsetAndMetadata, OffsetSync, TopicPartition
-from mirror.client.offset_mappings import OffsetMapping
+from mirror.client.offset_mappings import decode_mappings
 from mirror.connectors.mirror_admin import MirrorAdmin
 from tests.integration.mirror.test_mirror_standalone import mirror
 
@@ -107,8 +107,13 @@ def test_checkpoint_and_group_sync_exact_far_behind_head(two_clusters: tuple[Kaf
         assert every
         assert [(c.record_key(), c.record_value()) for c in every] == [(m.key(), m.value()) for m in raw_checkpoints]
         assert set(a.read_all("mm2-offset-syncs.B.internal")) == {0}  # nothing but syncs, on partition 0
-        mappings = [OffsetMapping.decode(m.key(), m.value()) for m in a.read_all("mm2-offset-mappings.B.internal")[0]]
-        assert mappings and all(m.downstream_offset == where[m.upstream_offset] for m in mappings)
+        mappings = [run for m in a.read_all("mm2-offset-mappings.B.internal")[0]
+                    for run in decode_mappings(m.key(), m.value())]
+        runs = [m for m in mappings if m.count]
+        assert runs and all(m.downstream_offset == where[m.upstream_offset] for m in runs)
+        # a run of no records claims trailing markers: a group there resumes after the last record before them
+        assert all(m.downstream_offset == where[max(o for o in where if o < m.upstream_low)] + 1
+                   for m in mappings if not m.count)
         assert any(m.upstream_low < m.upstream_offset for m in mappings)  # mappings covering marker gaps
 
     # Failover: a consumer of each group on the target reads exactly the record its source position pointed at.

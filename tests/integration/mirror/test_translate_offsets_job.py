@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import json
 import random
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,8 +29,8 @@ from confluent_kafka import Consumer, Producer
 from connect_core.embedded import KafkaCluster, wait_for
 from connect_core.herder.standalone import build_standalone_herder
 from connect_core.kafka.types import ClientPartition
-from mirror.client.formats import OffsetAndMetadata, TopicPartition
-from mirror.client.offset_mappings import OffsetMapping
+from mirror.client.formats import Checkpoint, OffsetAndMetadata, TopicPartition
+from mirror.client.offset_mappings import decode_mappings
 from mirror.connectors.mirror_admin import MirrorAdmin
 from mirror.driver.driver import make_config
 from mirror.driver.maker_config import MirrorMakerConfig
@@ -121,9 +122,9 @@ def mirrored(a: KafkaCluster, b: KafkaCluster, topic: str, tmp_path: Path) -> Mi
             return False
         last: dict[int, int] = {}
         for m in a.read_all("mm2-offset-mappings.B.internal").get(0, []):
-            mapping = OffsetMapping.decode(m.key(), m.value())
-            if mapping.topic_partition.topic == topic:
-                last[mapping.topic_partition.partition] = mapping.upstream_end
+            for mapping in decode_mappings(m.key(), m.value()):
+                if mapping.topic_partition.topic == topic and mapping.count:  # runs of records (no trailing gap)
+                    last[mapping.topic_partition.partition] = mapping.upstream_end
         counts = {p: len(msgs) for p, msgs in b.read_all(remote).items()}
         return last == {p: o[-1] + 1 for p, o in offsets.items()} and counts == copies
 
@@ -271,3 +272,34 @@ def test_translate_apply_failback(two_clusters: tuple[KafkaCluster, KafkaCluster
             assert (row.topic, row.target_topic, row.target_offset, row.reread) == \
                 (remote, topic, want_back, 0), (group, p, row)
             assert row.status == "ok"  # at or after the source group's own commit: never backwards
+
+
+def test_failback_from_the_other_sides_checkpoints_when_that_side_is_gone(
+        two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: NameFn, spark: Any) -> None:
+    """Failback B->A with B gone: groups that consumed ``A.orders`` on B go back to ``orders`` on A at the
+    positions the B->A flow's checkpoints (in ``B.checkpoints.internal`` on A) recorded, with their ages."""
+    a, b = two_clusters
+    topic, group = unique_name("orders"), unique_name("g")
+    a.create_topic(topic, partitions=2)
+    a.produce(topic, [{"value": value(p, i), "partition": p} for p in range(2) for i in range(50)])
+    a.create_topic("B.checkpoints.internal")
+    now = int(time.time() * 1000)
+    # as the B->A checkpoint task writes them: the group at 30 and 12 of A.orders on B is at 25 and 12 of orders
+    checkpoints = [(Checkpoint(group, TopicPartition(topic, 0), 30, 25), now - 8000),
+                   (Checkpoint(group, TopicPartition(topic, 1), 12, 12), now - 3000)]
+    a.produce("B.checkpoints.internal", [{"key": c.record_key(), "value": c.record_value(), "timestamp": ts,
+                                          "partition": 0} for c, ts in checkpoints])
+    config = make_config({"clusters": "A, B", "A.bootstrap.servers": a.bootstrap_servers,
+                          "B.bootstrap.servers": b.bootstrap_servers, "A->B.enabled": "true",
+                          "B->A.enabled": "true", "admin.timeout.ms": "15000"})
+    b.stop()  # SIGKILL: cluster B is gone
+
+    plans = run_job(config, "B", "A", apply=True, spark=spark, timeout_s=2)
+    assert [p.group for p in plans] == [group]
+    assert plans[0].source_unreachable is not None and "'B' is unreachable" in plans[0].source_unreachable
+    rows = [(r.topic, r.partition, r.source_offset, r.target_topic, r.target_offset, r.applied)
+            for r in plans[0].partitions]
+    assert rows == [(f"A.{topic}", 0, 30, topic, 25, True), (f"A.{topic}", 1, 12, topic, 12, True)]
+    ages = [r.checkpoint_age_s for r in plans[0].partitions]
+    assert all(age is not None for age in ages) and ages[0] >= 8 and ages[1] >= 3  # type: ignore[operator]
+    assert target_offsets(a, [group])[group] == {TopicPartition(topic, 0): 25, TopicPartition(topic, 1): 12}

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mirror.client.formats import OffsetSync, TopicPartition
-from mirror.client.offset_mappings import OffsetMapping
+from mirror.client.offset_mappings import OffsetMapping, decode_mappings
 from mirror.connectors import source_task
 from mirror.connectors.offset_mapping_tracker import OffsetMappingTracker
 from mirror.connectors.offset_sync_producer import OffsetSyncProducer
@@ -145,14 +145,18 @@ class TopicSink(SyncSink):
     def __init__(self, topics: set[str]) -> None:
         super().__init__()
         self.topics = dict.fromkeys(topics)
-        self.mappings: list[OffsetMapping] = []
+        self.mappings: list[OffsetMapping] = []  # the runs of every record, in order
+        self.mapping_records: list[bytes | None] = []  # the records' values (None: a tombstone)
+        self.mapping_keys: list[bytes] = []
 
     def list_topics(self, timeout: float = 0) -> Any:
         return self
 
     def produce(self, topic: str, value: bytes, key: bytes, partition: int, on_delivery: Any) -> None:
         if topic.startswith("mm2-offset-mappings"):
-            self.mappings.append(OffsetMapping.decode(key, value))
+            self.mappings.extend(decode_mappings(key, value))
+            self.mapping_records.append(value)
+            self.mapping_keys.append(key)
             self._callbacks.append(on_delivery)
         else:
             super().produce(topic, value, key, partition, on_delivery)
@@ -184,6 +188,7 @@ def test_runs_become_offset_mappings_at_discontinuities_and_flushes() -> None:
     # (foreign writes inside it): its first record is known, then nothing is claimed until its last.
     assert sink.mappings[1:] == [OffsetMapping(TP, 1260, 1262, 300, 3), OffsetMapping(TP, 1265, 1265, 310, 1),
                                  OffsetMapping(TP, 1267, 1267, 314, 1)]
+    assert len(sink.mapping_records) == 2  # one record per partition per publication, however many runs
 
 
 def test_no_mappings_without_their_topic() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from mirror.client.formats import OffsetAndMetadata, OffsetSync, TopicPartition
+from mirror.client.formats import Checkpoint, OffsetAndMetadata, OffsetSync, TopicPartition
 from mirror.client.offset_mappings import OffsetMapping
 from mirror.client.policy import DefaultReplicationPolicy
 from mirror.connectors.offset_mapping_index import ExactOffsetTranslator, OffsetMappingIndex
@@ -112,3 +112,36 @@ def test_flow_translator_applies_the_flows_topic_filter() -> None:
                                 OffsetSyncStore()), None, topic_filter_from_config({"topics": "orders.*"}))
     assert translator.accepts("orders-eu") and not translator.accepts("payments")
     assert not translator.accepts("mm2-offset-syncs.B.internal")  # internal topics are never translated
+
+
+def test_each_task_gets_only_the_translation_state_its_groups_need() -> None:
+    import pickle
+
+    from mirror.jobs.translate_checkpoints import Checkpointed
+    from mirror.jobs.translate_offsets import task_slices
+
+    index, back = OffsetMappingIndex(), OffsetMappingIndex()
+    store = OffsetSyncStore()
+    store.start(False)
+    for p in range(50):  # a flow of 50 partitions, each mapped and synced
+        tp = TopicPartition("t", p)
+        index.on_mapping(OffsetMapping(tp, 0, 0, 10 * p, 100))
+        store.on_sync(OffsetSync(tp, 0, 10 * p))
+        back.on_mapping(OffsetMapping(TopicPartition("u", p), 0, 0, p, 5))  # B->A: u on B is B.u on A
+    store.mark_read_to_end()
+    translator = FlowTranslator("A", "B", DefaultReplicationPolicy(), ExactOffsetTranslator(index, store), back)
+    offsets = {"g1": oam({T0: 5}), "g2": oam({T1: 7, TopicPartition("B.u", 3): 2}), "g3": oam({T2: 9})}
+    slices = task_slices(["g1", "g2", "g3"], 2, translator, offsets)
+    assert [s.groups for s in slices] == [["g1", "g2"], ["g3"]]
+    first = pickle.loads(pickle.dumps(slices[0]))  # as Spark ships it
+    assert set(first.translator.forward.index.topic_partitions()) == {T0, T1}
+    assert set(first.translator.forward.syncs.topic_partitions()) == {T0, T1}
+    assert first.translator.back.topic_partitions() == [TopicPartition("u", 3)]
+    assert first.offsets == {"g1": offsets["g1"], "g2": offsets["g2"]}
+    assert first.translator(T1, 7) == translator(T1, 7) == Translated("A.t", 17, 0)
+    assert first.translator(TopicPartition("B.u", 3), 5) == Translated("u", 2, 0)  # failback: B.u 3..7 = u 0..4
+    assert len(pickle.dumps(slices[1])) < len(pickle.dumps(translator)) / 10  # 1 partition of 50
+    # source unreachable: the slice carries its groups' checkpoints and the partitions they name
+    cp = Checkpoint("g3", TopicPartition("A.t", 2), 9, 29)
+    gone = task_slices(["g3"], 2, translator, checkpoints={"g3": {cp.topic_partition: Checkpointed(cp, 1)}})
+    assert gone[0].offsets is None and set(gone[0].translator.forward.index.topic_partitions()) == {T2}
