@@ -7,8 +7,8 @@ its groups' offsets and only the translation state of the partitions those group
 whole flow's: a task's input is bounded by its groups, not by the flow). With its own admin client
 (executor to broker, never through the Spark driver) the task describes the groups on the target
 (state, committed offsets), lists the target's end offsets, plans every partition
-(:mod:`mirror.jobs.translate_logic`) and, with ``--apply``, writes the offsets of groups with no active members on the target, checking every
-partition's result.
+(:mod:`mirror.jobs.translate_logic`) and, with ``--apply``, writes the offsets of groups with no
+active members on the target, checking every partition's result.
 
 When the source is unreachable (an unplanned failover: cluster A is gone), the groups and their
 positions come from the flow's checkpoints topic on the target instead, each placed at its last
