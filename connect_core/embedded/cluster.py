@@ -302,15 +302,21 @@ class KafkaCluster:
             consumer.close()
 
     def read_all(
-        self, topic: str, timeout: float = 15.0, isolation: str = "read_uncommitted"
+        self,
+        topic: str,
+        timeout: float = 15.0,
+        isolation: str = "read_uncommitted",
+        consumer_overrides: Mapping[str, Any] | None = None,
     ) -> dict[int, list[Message]]:
         """Every record of every partition of ``topic``, read from the beginning to the fetch EOF.
 
         Raises TimeoutError when some partition never reaches its end within ``timeout``.
+        ``consumer_overrides`` tunes the reader (e.g. a longer ``fetch.wait.max.ms`` for a topic of many
+        batches on the durable engine, whose fetches cost more the more batches a partition holds).
         """
         partitions = self.partitions_for(topic)
         out: dict[int, list[Message]] = {p: [] for p in partitions}
-        consumer = self.consumer(**{"isolation.level": isolation})
+        consumer = self.consumer(**{"isolation.level": isolation, **(consumer_overrides or {})})
         try:
             consumer.assign([TopicPartition(topic, p, _FROM_START) for p in partitions])
             at_end: set[int] = set()
