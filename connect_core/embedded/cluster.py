@@ -657,14 +657,14 @@ class EmbeddedKafkaCluster(KafkaCluster):
         self._kill()
         self._port = None
         self._stop_object_store()
+        if not self._keep_log and self._log_path is not None:
+            with contextlib.suppress(OSError):
+                self._log_path.unlink()
 
     def _stop_object_store(self) -> None:
         server, self._s3 = self._s3, None
         if server is not None:
             server.stop()
-        if not self._keep_log and self._log_path is not None:
-            with contextlib.suppress(OSError):
-                self._log_path.unlink()
 
     def _kill(self) -> None:
         proc, self._proc = self._proc, None
