@@ -11,6 +11,7 @@ replays what was copied since the last flush (Kafka's Connect does the same).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -78,6 +79,11 @@ def test_target_then_source_broker_crash_loses_nothing(
     producer = SequencedProducer(a, topic, PARTITIONS)
     producer.start()
     mm2 = Mm2Process(config, log_dir=tmp_path)
+    started = time.monotonic()
+
+    def phase(what: str) -> None:  # shown with the failure: where the time went
+        print(f"{time.monotonic() - started:6.1f} s  {what}", flush=True)
+
     tail: TailReader | None = None
     try:
         try:
@@ -93,30 +99,39 @@ def test_target_then_source_broker_crash_loses_nothing(
                 eventually(lambda: _source_offsets_committed(b), STARTUP_S, "source offsets committed on B", mm2)
 
             # The target crashes: mm2's producer, its internal topics and its group coordinator are gone.
+            phase("B killed")
             b.kill()
             outage = _shifted(producer.next_seqs(), OUTAGE_RECORDS)
             eventually(lambda: _acked_through(producer, outage), RECOVERY_S, "A taking records while B is down")
             b.restart()
+            phase("B restarted")
             copied(producer.next_seqs(), "records written after B's restart, on B")
 
             # The source crashes: mm2's consumer and its offset-sync producer lose it; so does our producer.
+            phase("A killed")
             a.kill()
             outage = _shifted(producer.next_seqs(), OUTAGE_RECORDS)
             eventually(lambda: _produced_through(producer, outage), RECOVERY_S, "the producer queueing while A is down")
             a.restart()
+            phase("A restarted")
             eventually(lambda: _acked_through(producer, outage), RECOVERY_S, "the producer resuming after A's restart")
             copied(producer.next_seqs(), "records written after A's restart, on B")
+            phase("records written after A's restart on B")
             assert mm2.alive(), mm2.output()[-4000:]
         finally:
             producer.finish()
 
+        phase("producer stopped")
         source = sequences(a, topic)
+        phase("A read")
         for partition, acked in producer.acked.items():
             missing = acked - set(source[partition])
             assert not missing, f"A lost acknowledged records of partition {partition}: {sorted(missing)[:20]}"
         assert tail is not None
         eventually(lambda: not compare(source, tail.drain()).lost, RECOVERY_S, "every record of A on B", mm2)
+        phase("every record of A on B")
         report = compare(source, sequences(b, remote))  # a fresh read of everything B holds now
+        phase("B read")
         print(f"\nbroker restarts, A->B: {report.summary()}; producer: "
               f"{sum(map(len, producer.acked.values()))} acknowledged, "
               f"{sum(map(len, producer.failed.values()))} unacknowledged, fatal errors: {producer.fatal_errors}")
