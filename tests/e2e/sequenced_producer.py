@@ -47,6 +47,7 @@ class SequencedProducer(threading.Thread):
         self.failed: dict[int, set[int]] = {p: set() for p in range(partitions)}
         self.fatal_errors: list[str] = []
         self._stop_event = threading.Event()
+        self._paused = threading.Event()
         self._fatal = threading.Event()
         self._error: BaseException | None = None
 
@@ -77,6 +78,19 @@ class SequencedProducer(threading.Thread):
         with self._lock:
             return dict(self._next)
 
+    def pause(self) -> None:
+        """Stop writing new records (delivery reports are still served) until :meth:`resume`."""
+        self._paused.set()
+
+    def resume(self) -> None:
+        self._paused.clear()
+
+    def outstanding(self) -> int:
+        """Records written but not yet reported delivered or failed."""
+        with self._lock:
+            produced = sum(self._next.values())
+            return produced - sum(map(len, self.acked.values())) - sum(map(len, self.failed.values()))
+
     def acked_through(self) -> dict[int, int]:
         """Per partition, the highest acknowledged sequence number (-1 before the first)."""
         with self._lock:
@@ -91,6 +105,9 @@ class SequencedProducer(threading.Thread):
         producer = self._new_producer()
         try:
             while not self._stop_event.is_set():
+                if self._paused.is_set():
+                    producer = self._poll(producer, 0.05)
+                    continue
                 for partition in range(self._partitions):
                     for _ in range(self._burst):
                         with self._lock:
