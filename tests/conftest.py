@@ -154,6 +154,32 @@ def cluster_factory(
 
 
 @pytest.fixture
+def durable_cluster_factory(request: pytest.FixtureRequest, kafka_engine: Engine) -> Iterator[ClusterFactory]:
+    """``factory(["A", "B"])`` -> started embedded clusters on durable storage (S3 on a local moto
+    server): a test may ``kill()`` and ``restart()`` their brokers and find its data again. Skips on
+    external and container engines: the suite does not restart brokers it does not run."""
+    if kafka_engine is not Engine.TANSU:
+        pytest.skip(f"broker restarts need the embedded broker on durable storage, not engine {kafka_engine}")
+    owned: list[EmbeddedKafkaCluster] = []
+
+    def factory(aliases: Sequence[str]) -> list[KafkaCluster]:
+        for alias in aliases:
+            owned.append(EmbeddedKafkaCluster(alias, storage="s3"))
+            owned[-1].start()
+        return list(owned[-len(aliases) :])
+
+    yield factory
+
+    failed = any(
+        getattr(getattr(request.node, f"_mm2_report_{phase}", None), "failed", False) for phase in ("setup", "call")
+    )
+    for cluster in owned:
+        if failed and cluster.log_path is not None:
+            print(f"\n--- broker log of durable cluster {cluster.name} ---\n{cluster.log_tail(60)}", file=sys.stderr)
+        cluster.stop()
+
+
+@pytest.fixture
 def kafka_cluster(cluster_factory: ClusterFactory) -> KafkaCluster:
     """One started cluster, alias "A"."""
     return cluster_factory(["A"])[0]

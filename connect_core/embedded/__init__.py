@@ -11,6 +11,7 @@ from connect_core.embedded.cluster import (
     ExternalKafkaCluster,
     KafkaCluster,
     RecordSpec,
+    StorageKind,
     docker_available,
     resolve_tansu_binary,
     start_all,
@@ -20,6 +21,7 @@ from connect_core.embedded.cluster import (
 from connect_core.embedded.engine import Engine, select_engine
 from connect_core.embedded.errors import BrokerStartError
 from connect_core.embedded.factory import clusters_from_env, make_cluster
+from connect_core.embedded.object_store import MotoS3Server
 from connect_core.embedded.ports import free_port, port_is_free
 from connect_core.embedded.probing import (
     CAPABILITIES,
@@ -37,7 +39,9 @@ __all__ = [
     "Engine",
     "ExternalKafkaCluster",
     "KafkaCluster",
+    "MotoS3Server",
     "RecordSpec",
+    "StorageKind",
     "capabilities",
     "capability_skip_reason",
     "clusters_from_env",

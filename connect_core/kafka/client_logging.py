@@ -147,9 +147,19 @@ class ClientChatterFilter(logging.Filter):
         name = record.name
         if name != KAFKA_PYTHON_LOGGER and not name.startswith(KAFKA_PYTHON_LOGGER + "."):
             return True
-        if record.levelno >= logging.WARNING and _KAFKA_PYTHON_CONNECTION.search(record.getMessage()):
+        if record.levelno >= logging.WARNING and (
+            _KAFKA_PYTHON_CONNECTION.search(record.getMessage()) or _lost_connection(record)
+        ):
             record.levelno, record.levelname = logging.DEBUG, "DEBUG"
         return record.levelno >= logging.WARNING or logging.getLogger().isEnabledFor(record.levelno)
+
+
+def _lost_connection(record: logging.LogRecord) -> bool:
+    """A record carrying a dropped connection as its exception: kafka-python logs a broker that went away
+    mid-read ("Error receiving network data closing socket") at ERROR with the whole traceback, on every
+    broker restart; it reconnects by itself."""
+    exc = record.exc_info[1] if record.exc_info else None
+    return isinstance(exc, ConnectionError)
 
 
 def quiet_client_chatter(level: int) -> None:

@@ -116,6 +116,26 @@ def test_kafka_python_connection_errors_are_demoted_other_records_untouched() ->
         root.setLevel(saved)
 
 
+def test_kafka_python_traceback_of_a_dropped_connection_is_demoted() -> None:
+    """A broker restart resets kafka-python's sockets: its ERROR with a traceback is chatter too."""
+    chatter = ClientChatterFilter()
+    root = logging.getLogger()
+    saved = root.level
+    try:
+        root.setLevel(logging.INFO)
+        for exc in (ConnectionResetError(104, "Connection reset by peer"), BrokenPipeError(32, "Broken pipe")):
+            reset = _record("kafka.net.transport", logging.ERROR, "<KafkaTCPTransport>: Error receiving network data "
+                            "closing socket")
+            reset.exc_info = (type(exc), exc, None)
+            assert not chatter.filter(reset)
+            assert reset.levelno == logging.DEBUG
+        bug = _record("kafka.net.transport", logging.ERROR, "Error receiving network data closing socket")
+        bug.exc_info = (ValueError, ValueError("bad frame"), None)
+        assert chatter.filter(bug) and bug.levelno == logging.ERROR  # anything else stays an error
+    finally:
+        root.setLevel(saved)
+
+
 def test_kafka_python_info_only_at_debug() -> None:
     kafka = logging.getLogger("kafka")
     saved = kafka.level
