@@ -33,7 +33,6 @@ from typing import Any
 
 from connect_core.api.errors import ConnectError, RetriableError
 from connect_core.api.sink import SinkRecord, SinkTask, TopicPartition
-from connect_core.closing import close_quietly
 from connect_core.model import ConnectorTaskId, TargetState
 from connect_core.runtime.dead_letter_queue import DeadLetterQueueReporter
 from connect_core.runtime.sink_offsets import SinkOffsets
@@ -147,7 +146,10 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         super().__init__(
-            task_id, task, task_props, listener=listener, tolerance=tolerance, initial_state=initial_state,
+            task_id, task, task_props, listener=listener, key_converter=key_converter,
+            value_converter=value_converter, header_converter=header_converter,
+            transformation_chain=transformation_chain, tolerance=tolerance, initial_state=initial_state,
+            offset_flush_interval_s=offset_flush_interval_s, offset_flush_timeout_s=offset_flush_timeout_s,
             status_store=status_store, topic_tracking=topic_tracking, metrics=metrics, clock=clock,
         )  # fmt: skip
         self._consumer_config = consumer_config
@@ -158,13 +160,7 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
         self._client_partition = client_partition
         self.topics = topics
         self.topics_regex = topics_regex
-        self.key_converter = key_converter
-        self.value_converter = value_converter
-        self.header_converter = header_converter
-        self.chain = transformation_chain if transformation_chain else None
         self.dlq = dead_letter_queue
-        self.flush_interval_s = offset_flush_interval_s
-        self.flush_timeout_s = offset_flush_timeout_s
         self.max_poll_records = max(1, max_poll_records)
 
         self.offsets = SinkOffsets()
@@ -546,7 +542,7 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
 
     # ------------------------------------------------------------------ close
 
-    def _close_resources(self) -> None:
+    def _close_clients(self) -> None:
         if self.consumer is not None:
             try:
                 self.consumer.close()
@@ -554,7 +550,6 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
                 log.debug("Closing the consumer of task %s failed", self.id, exc_info=True)
         if self.dlq is not None:
             self.dlq.close()
-        close_quietly((self.chain, self.key_converter, self.value_converter, self.header_converter), log, logging.DEBUG)
 
     def __repr__(self) -> str:
         return f"WorkerSinkTask{{id={self.id}}}"

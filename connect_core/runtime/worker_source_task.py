@@ -43,7 +43,6 @@ from connect_core.api.message_copy import MessageCopyTask
 from connect_core.api.records import RecordMetadata, SourceRecord
 from connect_core.api.schema import SchemaType
 from connect_core.api.task import SourceTask
-from connect_core.closing import close_quietly
 from connect_core.converters.byte_array import ByteArrayConverter
 from connect_core.kafka.errors import from_kafka_error
 from connect_core.kafka.types import KafkaError, KafkaException, Producer
@@ -183,18 +182,15 @@ class WorkerSourceTask(WorkerTask[SourceTask]):
         """``ordered_delivery``: the producer keeps each partition in order (idempotent, or one
         request in flight), which the message-copy loop relies on."""
         super().__init__(
-            task_id, task, task_props, listener=listener, tolerance=tolerance, initial_state=initial_state,
+            task_id, task, task_props, listener=listener, key_converter=key_converter,
+            value_converter=value_converter, header_converter=header_converter,
+            transformation_chain=transformation_chain, tolerance=tolerance, initial_state=initial_state,
+            offset_flush_interval_s=offset_flush_interval_s, offset_flush_timeout_s=offset_flush_timeout_s,
             status_store=status_store, topic_tracking=topic_tracking, metrics=metrics, clock=clock,
         )  # fmt: skip
         self.producer = producer
         self.offset_reader = offset_reader
         self.offset_writer = offset_writer
-        self.key_converter = key_converter
-        self.value_converter = value_converter
-        self.header_converter = header_converter
-        self.chain = transformation_chain if transformation_chain else None
-        self.flush_interval_s = offset_flush_interval_s
-        self.flush_timeout_s = offset_flush_timeout_s
         self._groups = topic_creation_groups or []
         self._topic_creator = topic_creator if self._groups else None
         self._on_exit = on_exit
@@ -679,7 +675,7 @@ class WorkerSourceTask(WorkerTask[SourceTask]):
 
     # ------------------------------------------------------------------ close
 
-    def _close_resources(self) -> None:
+    def _close_clients(self) -> None:
         if self._cancelled:
             try:
                 self.producer.purge()
@@ -690,7 +686,6 @@ class WorkerSourceTask(WorkerTask[SourceTask]):
         except Exception:
             pass
         self.offset_reader.close()
-        close_quietly((self.chain, self.key_converter, self.value_converter, self.header_converter), log, logging.DEBUG)
 
     def __repr__(self) -> str:
         return f"WorkerSourceTask{{id={self.id}}}"

@@ -22,10 +22,11 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from connect_core.api.errors import ConnectError
 from connect_core.api.task import Task
+from connect_core.closing import close_quietly
 from connect_core.model import ConnectorTaskId, TargetState
 from connect_core.runtime.source_task_collaborators import NoTaskMetrics, SilentTaskListener, TaskMetrics
 from connect_core.runtime.status import TaskStatusListener
@@ -61,8 +62,14 @@ class WorkerTask(ABC, Generic[TaskT]):
         task_props: dict[str, str],
         *,
         listener: TaskStatusListener,
+        key_converter: Any,
+        value_converter: Any,
+        header_converter: Any,
+        transformation_chain: Any,
         tolerance: RetryWithToleranceOperator | None,
         initial_state: TargetState,
+        offset_flush_interval_s: float,
+        offset_flush_timeout_s: float,
         status_store: StatusBackingStore | None,
         topic_tracking: bool,
         metrics: TaskMetrics | None,
@@ -72,9 +79,15 @@ class WorkerTask(ABC, Generic[TaskT]):
         self.task = task
         self.task_props = task_props
         self._listener: TaskStatusListener = listener
+        self.key_converter = key_converter
+        self.value_converter = value_converter
+        self.header_converter = header_converter
+        self.chain = transformation_chain if transformation_chain else None
         self._stop_event = threading.Event()
         self.tolerance = tolerance or RetryWithToleranceOperator(stop_event=self._stop_event)
         self._target = initial_state
+        self.flush_interval_s = offset_flush_interval_s
+        self.flush_timeout_s = offset_flush_timeout_s
         self._status_store = status_store if topic_tracking else None
         self._active_topics: set[str] = set()
         self.metrics: TaskMetrics = metrics or NoTaskMetrics()
@@ -238,8 +251,9 @@ class WorkerTask(ABC, Generic[TaskT]):
 
     def _close(self) -> None:
         self._stop_task_quietly()
-        self._close_resources()
+        self._close_clients()
+        close_quietly((self.chain, self.key_converter, self.value_converter, self.header_converter), log, logging.DEBUG)
 
     @abstractmethod
-    def _close_resources(self) -> None:
-        """Close the loop's clients and plugins (after ``task.stop()``)."""
+    def _close_clients(self) -> None:
+        """Close what the loop opened (after ``task.stop()``, before the converters and transformations)."""
