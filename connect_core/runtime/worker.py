@@ -98,6 +98,12 @@ class TooManyTasksError(ConnectError):
         )
 
 
+def _enforce_tasks_max(task_id: ConnectorTaskId, conf: ConnectorConfig, num_tasks: int | None) -> None:
+    """A connector that generated more task configs than its tasks.max may not run them (unless not enforced)."""
+    if num_tasks is not None and num_tasks > conf.tasks_max and conf.enforce_tasks_max:
+        raise TooManyTasksError(task_id.connector, num_tasks, conf.tasks_max)
+
+
 def task_class_name(connector_cls: type, task_cls: type) -> str:
     """The ``task.class`` written into task configs: Java's name for bundled connectors, else a Python path."""
     java = Plugins.java_name_of(connector_cls)
@@ -318,8 +324,7 @@ class Worker:
                       SinkConnector):
             return self._build_sink_task(task_id, conn_props, task_props, listener, target_state, num_tasks)
         conf = SourceConnectorConfig(conn_props, self.topic_creation_enabled)
-        if num_tasks is not None and num_tasks > conf.tasks_max and conf.enforce_tasks_max:
-            raise TooManyTasksError(task_id.connector, num_tasks, conf.tasks_max)
+        _enforce_tasks_max(task_id, conf, num_tasks)
         plugins = build_task_plugins(task_id, conf, conn_props, "source", self._converter,
                                      self._on_task_created)  # fmt: skip
         java_producer = producer_props(self.config.raw(), conn_props, self.policy, f"connector-producer-{task_id}")
@@ -368,8 +373,7 @@ class Worker:
         from connect_core.runtime.sink_task_builder import build_sink_task
 
         conf = SinkConnectorConfig(conn_props)
-        if num_tasks is not None and num_tasks > conf.tasks_max and conf.enforce_tasks_max:
-            raise TooManyTasksError(task_id.connector, num_tasks, conf.tasks_max)
+        _enforce_tasks_max(task_id, conf, num_tasks)
         return build_sink_task(
             task_id, conf, conn_props, task_props, listener, target_state,
             worker_config=self.config, converter=self._converter, producer_factory=self._producer_factory,
