@@ -8,22 +8,15 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from connect_core.api.errors import ConnectError
-from connect_core.api.sink import SinkTask
 from connect_core.model import ConnectorTaskId, TargetState
-from connect_core.plugins import Plugins
 from connect_core.runtime.connector_config import (
-    CONNECTOR_CLASS_CONFIG,
-    HEADER_CONVERTER_CLASS_CONFIG,
-    KEY_CONVERTER_CLASS_CONFIG,
-    VALUE_CONVERTER_CLASS_CONFIG,
     SinkConnectorConfig,
     ToleranceType,
 )
 from connect_core.runtime.dead_letter_queue import DeadLetterQueueReporter
 from connect_core.runtime.source_task_collaborators import TaskMetrics
 from connect_core.runtime.status import TaskStatusListener
-from connect_core.runtime.tolerance import RetryWithToleranceOperator
+from connect_core.runtime.task_plugins import build_task_plugins
 from connect_core.runtime.worker_config import WorkerConfig, admin_props, consumer_props, producer_props
 from connect_core.runtime.worker_sink_task import WorkerSinkTask
 from connect_core.storage.api import StatusBackingStore
@@ -69,27 +62,8 @@ def build_sink_task(
     """Everything a sink task needs, from already-resolved connector and task configs (``converter`` is
     the worker's: the connector's converter if it names one, else the worker's)."""
     from connect_core.kafka.clients import consumer_config
-    from connect_core.transforms.chain import TransformationChain
 
-    connector_cls = Plugins.load(conn_props.get(CONNECTOR_CLASS_CONFIG, ""), "sink", key=CONNECTOR_CLASS_CONFIG)
-    task_cls = connector_cls().task_class()
-    if not (isinstance(task_cls, type) and issubclass(task_cls, SinkTask)):
-        raise ConnectError(f"Task class {task_cls!r} of connector {task_id.connector} is not a SinkTask")
-    task = task_cls()
-    if on_task_created is not None:
-        on_task_created(task)
-
-    key_conv = converter(conn_props, KEY_CONVERTER_CLASS_CONFIG, True)
-    value_conv = converter(conn_props, VALUE_CONVERTER_CLASS_CONFIG, False)
-    header_conv = converter(conn_props, HEADER_CONVERTER_CLASS_CONFIG, None)
-    chain = TransformationChain.from_config(conn_props)
-    tolerance = RetryWithToleranceOperator(
-        conf.errors_retry_timeout_ms,
-        conf.errors_retry_max_delay_ms,
-        conf.errors_tolerance,
-        log_errors=conf.errors_log_enable,
-        log_messages=conf.errors_log_include_messages,
-    )
+    plugins = build_task_plugins(task_id, conf, conn_props, "sink", converter, on_task_created)
     raw = worker_config.raw()
     policy = worker_config.override_policy()
     java_consumer = consumer_props(raw, conn_props, policy, task_id.connector,
@@ -110,7 +84,7 @@ def build_sink_task(
     metrics = task_metrics(task_id) if task_metrics is not None else None
     return WorkerSinkTask(
         task_id,
-        task,
+        plugins.task,
         dict(task_props),
         consumer_config=consumer_config(java_consumer),
         consumer_factory=_default_consumer_factory,
@@ -118,11 +92,11 @@ def build_sink_task(
         topics=topics,
         topics_regex=regex,
         listener=listener,
-        key_converter=key_conv,
-        value_converter=value_conv,
-        header_converter=header_conv,
-        transformation_chain=chain,
-        tolerance=tolerance,
+        key_converter=plugins.key_converter,
+        value_converter=plugins.value_converter,
+        header_converter=plugins.header_converter,
+        transformation_chain=plugins.chain,
+        tolerance=plugins.tolerance,
         dead_letter_queue=dlq,
         errant_reporter=errant,
         initial_state=target_state,

@@ -29,9 +29,6 @@ from connect_core.plugins import Plugins
 from connect_core.runtime.config_references import WorkerConfigTransformer, reverse_transform
 from connect_core.runtime.connector_config import (
     CONNECTOR_CLASS_CONFIG,
-    HEADER_CONVERTER_CLASS_CONFIG,
-    KEY_CONVERTER_CLASS_CONFIG,
-    VALUE_CONVERTER_CLASS_CONFIG,
     ConnectorConfig,
     SinkConnectorConfig,
     SourceConnectorConfig,
@@ -39,7 +36,7 @@ from connect_core.runtime.connector_config import (
 )
 from connect_core.runtime.source_task_collaborators import ProducerLike, TaskMetrics
 from connect_core.runtime.status import ConnectorStatusListener, TaskStatusListener
-from connect_core.runtime.tolerance import RetryWithToleranceOperator
+from connect_core.runtime.task_plugins import build_task_plugins
 from connect_core.runtime.worker_config import WorkerConfig, admin_props, keeps_partition_order, producer_props
 from connect_core.runtime.worker_connector import HerderHooks, StateCallback, WorkerConnector
 from connect_core.runtime.worker_sink_task import WorkerSinkTask
@@ -99,6 +96,12 @@ class TooManyTasksError(ConnectError):
             "disallowed. If necessary, it can be permitted by reconfiguring the connector with 'tasks.max.enforce' "
             "set to false; however, this option will be removed in a future release of Kafka Connect."
         )
+
+
+def _enforce_tasks_max(task_id: ConnectorTaskId, conf: ConnectorConfig, num_tasks: int | None) -> None:
+    """A connector that generated more task configs than its tasks.max may not run them (unless not enforced)."""
+    if num_tasks is not None and num_tasks > conf.tasks_max and conf.enforce_tasks_max:
+        raise TooManyTasksError(task_id.connector, num_tasks, conf.tasks_max)
 
 
 def task_class_name(connector_cls: type, task_cls: type) -> str:
@@ -321,29 +324,9 @@ class Worker:
                       SinkConnector):
             return self._build_sink_task(task_id, conn_props, task_props, listener, target_state, num_tasks)
         conf = SourceConnectorConfig(conn_props, self.topic_creation_enabled)
-        if num_tasks is not None and num_tasks > conf.tasks_max and conf.enforce_tasks_max:
-            raise TooManyTasksError(task_id.connector, num_tasks, conf.tasks_max)
-        connector_cls = Plugins.load(conn_props.get(CONNECTOR_CLASS_CONFIG, ""), "source", key=CONNECTOR_CLASS_CONFIG)
-        task_cls = connector_cls().task_class()
-        if not (isinstance(task_cls, type) and issubclass(task_cls, SourceTask)):
-            raise ConnectError(f"Task class {task_cls!r} of connector {task_id.connector} is not a SourceTask")
-        task = task_cls()
-        if self._on_task_created is not None:
-            self._on_task_created(task)
-
-        key_conv = self._converter(conn_props, KEY_CONVERTER_CLASS_CONFIG, True)
-        value_conv = self._converter(conn_props, VALUE_CONVERTER_CLASS_CONFIG, False)
-        header_conv = self._converter(conn_props, HEADER_CONVERTER_CLASS_CONFIG, None)
-        from connect_core.transforms.chain import TransformationChain
-
-        chain = TransformationChain.from_config(conn_props)
-        tolerance = RetryWithToleranceOperator(
-            conf.errors_retry_timeout_ms,
-            conf.errors_retry_max_delay_ms,
-            conf.errors_tolerance,
-            log_errors=conf.errors_log_enable,
-            log_messages=conf.errors_log_include_messages,
-        )
+        _enforce_tasks_max(task_id, conf, num_tasks)
+        plugins = build_task_plugins(task_id, conf, conn_props, "source", self._converter,
+                                     self._on_task_created)  # fmt: skip
         java_producer = producer_props(self.config.raw(), conn_props, self.policy, f"connector-producer-{task_id}")
         metrics = self._task_metrics(task_id) if self._task_metrics is not None else None
         producer_conf: dict[str, Any] = dict(java_producer)
@@ -356,17 +339,17 @@ class Worker:
         writer = OffsetStorageWriter(self.offset_store, task_id.connector)
         return WorkerSourceTask(
             task_id,
-            task,
+            plugins.task,
             dict(task_props),
             producer=producer,
             offset_reader=reader,
             offset_writer=writer,
             listener=listener,
-            key_converter=key_conv,
-            value_converter=value_conv,
-            header_converter=header_conv,
-            transformation_chain=chain,
-            tolerance=tolerance,
+            key_converter=plugins.key_converter,
+            value_converter=plugins.value_converter,
+            header_converter=plugins.header_converter,
+            transformation_chain=plugins.chain,
+            tolerance=plugins.tolerance,
             initial_state=target_state,
             offset_flush_interval_s=self.config.offset_flush_interval_s,
             offset_flush_timeout_s=self.config.offset_flush_timeout_s,
@@ -390,8 +373,7 @@ class Worker:
         from connect_core.runtime.sink_task_builder import build_sink_task
 
         conf = SinkConnectorConfig(conn_props)
-        if num_tasks is not None and num_tasks > conf.tasks_max and conf.enforce_tasks_max:
-            raise TooManyTasksError(task_id.connector, num_tasks, conf.tasks_max)
+        _enforce_tasks_max(task_id, conf, num_tasks)
         return build_sink_task(
             task_id, conf, conn_props, task_props, listener, target_state,
             worker_config=self.config, converter=self._converter, producer_factory=self._producer_factory,

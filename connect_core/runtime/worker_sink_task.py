@@ -25,9 +25,7 @@ Hot path rules as in the source loop: no per-record logging or metrics.
 
 from __future__ import annotations
 
-import enum
 import logging
-import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -35,14 +33,14 @@ from typing import Any
 
 from connect_core.api.errors import ConnectError, RetriableError
 from connect_core.api.sink import SinkRecord, SinkTask, TopicPartition
-from connect_core.closing import close_quietly
 from connect_core.model import ConnectorTaskId, TargetState
 from connect_core.runtime.dead_letter_queue import DeadLetterQueueReporter
 from connect_core.runtime.sink_offsets import SinkOffsets
-from connect_core.runtime.source_task_collaborators import NoTaskMetrics, SilentTaskListener, TaskMetrics
+from connect_core.runtime.source_task_collaborators import TaskMetrics
 from connect_core.runtime.status import TaskStatusListener
 from connect_core.runtime.tolerance import SKIP, RetryWithToleranceOperator, Stage
-from connect_core.storage.api import StatusBackingStore, TopicStatus
+from connect_core.runtime.worker_task import WorkerTask
+from connect_core.storage.api import StatusBackingStore
 
 log = logging.getLogger(__name__)
 
@@ -56,13 +54,6 @@ _TIMESTAMP_TYPES = {0: "NoTimestampType", 1: "CreateTime", 2: "LogAppendTime"}
 ConsumerFactory = Callable[[dict[str, Any]], Any]
 #: Makes client TopicPartitions: (topic, partition, offset) -> object (kept out of this module).
 ClientPartition = Callable[..., Any]
-
-
-class _State(enum.Enum):
-    INIT = "INIT"
-    RUNNING = "RUNNING"
-    PAUSED = "PAUSED"
-    STOPPED = "STOPPED"
 
 
 class _ErrantRecordReporter:
@@ -123,7 +114,7 @@ class WorkerSinkTaskContext:
         return self._reporter
 
 
-class WorkerSinkTask:
+class WorkerSinkTask(WorkerTask[SinkTask]):
     """Runs one SinkTask on its own thread; see the module docstring for the loop."""
 
     def __init__(
@@ -154,9 +145,13 @@ class WorkerSinkTask:
         metrics: TaskMetrics | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.id = task_id
-        self.task = task
-        self.task_props = task_props
+        super().__init__(
+            task_id, task, task_props, listener=listener, key_converter=key_converter,
+            value_converter=value_converter, header_converter=header_converter,
+            transformation_chain=transformation_chain, tolerance=tolerance, initial_state=initial_state,
+            offset_flush_interval_s=offset_flush_interval_s, offset_flush_timeout_s=offset_flush_timeout_s,
+            status_store=status_store, topic_tracking=topic_tracking, metrics=metrics, clock=clock,
+        )  # fmt: skip
         self._consumer_config = consumer_config
         # librdkafka runs every configured assignor with one protocol: cooperative-sticky means incremental
         # (cooperative) rebalances, where callbacks carry only the partitions that move.
@@ -165,21 +160,8 @@ class WorkerSinkTask:
         self._client_partition = client_partition
         self.topics = topics
         self.topics_regex = topics_regex
-        self._listener: TaskStatusListener = listener
-        self.key_converter = key_converter
-        self.value_converter = value_converter
-        self.header_converter = header_converter
-        self.chain = transformation_chain if transformation_chain else None
-        self._stop_event = threading.Event()
-        self.tolerance = tolerance or RetryWithToleranceOperator(stop_event=self._stop_event)
         self.dlq = dead_letter_queue
-        self._target = initial_state
-        self.flush_interval_s = offset_flush_interval_s
-        self.flush_timeout_s = offset_flush_timeout_s
         self.max_poll_records = max(1, max_poll_records)
-        self._status_store = status_store if topic_tracking else None
-        self.metrics: TaskMetrics = metrics or NoTaskMetrics()
-        self._clock = clock
 
         self.offsets = SinkOffsets()
         self.context = WorkerSinkTaskContext(self, task_props, _ErrantRecordReporter(self) if errant_reporter else None)
@@ -191,107 +173,12 @@ class WorkerSinkTask:
         self._retry_backoff_s = 0.0
         self._next_commit = 0.0
         self._pending_commits: dict[frozenset[tuple[str, int, int]], tuple[dict[TopicPartition, int], float]] = {}
-        self._active_topics: set[str] = set()
         self._skipped = 0
         self.commit_failures = 0
 
-        self._lock = threading.Lock()
-        self._state = _State.INIT
-        self._stopping = False
-        self._cancelled = False
-        self._failed = False
-        self._started = False
-        self._task_stopped = False
-        self._stop_lock = threading.Lock()
-        self._done = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=f"task-{task_id}", daemon=True)
-
-    # ------------------------------------------------------------------ control (herder threads)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def transition_to(self, state: TargetState) -> None:
-        with self._lock:
-            self._target = state
-
-    def stop(self) -> None:
-        """Ask the loop to finish: it commits, closes the partitions, stops the task, reports UNASSIGNED."""
-        with self._lock:
-            self._stopping = True
-        self._stop_event.set()
-        self.tolerance.stop()
-
-    def await_stop(self, timeout_s: float) -> bool:
-        return self._done.wait(max(0.0, timeout_s))
-
-    def cancel(self) -> None:
-        """Abandon a task that overran its graceful stop: no more status writes or offset commits."""
-        with self._lock:
-            self._cancelled = True
-            self._stopping = True
-            self._listener = SilentTaskListener()
-        self._stop_event.set()
-        self.tolerance.stop()
-        threading.Thread(target=self._stop_task_quietly, name=f"cancel-{self.id}", daemon=True).start()
-
-    @property
-    def is_cancelled(self) -> bool:
-        return self._cancelled
-
-    @property
-    def is_failed(self) -> bool:
-        return self._failed
-
-    @property
-    def is_running(self) -> bool:
-        return self._thread.is_alive() and not self._done.is_set()
-
-    def _target_paused(self) -> bool:
-        return self._target is not TargetState.STARTED
-
-    def _report(self, event: str, error: BaseException | None = None) -> None:
-        with self._lock:
-            listener = self._listener
-        try:
-            if error is not None:
-                listener.on_task_failure(self.id, error)
-            else:
-                getattr(listener, event)(self.id)
-        except Exception:
-            log.exception("Status listener failed for task %s", self.id)
-
     # ------------------------------------------------------------------ the task thread
 
-    def _run(self) -> None:
-        try:
-            try:
-                self._do_run()
-            except BaseException as e:
-                self._failed = True
-                if self._cancelled:
-                    log.warning("Task %s threw after being cancelled: %s", self.id, e)
-                else:
-                    log.error("Task %s threw an uncaught and unrecoverable exception; it is killed and will not "
-                              "recover until manually restarted", self.id, exc_info=True)  # fmt: skip
-                    self._report("", e)
-            finally:
-                self._close()
-            if not self._failed:
-                self._report("on_task_shutdown")
-        finally:
-            self._state = _State.STOPPED
-            self._done.set()
-
-    def _do_run(self) -> None:
-        if self._stopping:
-            return
-        if self._target_paused():
-            self._report("on_task_pause")
-            while self._target_paused() and not self._stopping:
-                self._stop_event.wait(0.1)
-            if self._stopping:
-                return
+    def _initialize_and_start(self) -> None:
         conf = dict(self._consumer_config)
         conf["on_commit"] = self._on_commit
         self.consumer = self._consumer_factory(conf)
@@ -304,8 +191,8 @@ class WorkerSinkTask:
         self.consumer.subscribe(subscription, on_assign=self._on_assign, on_revoke=self._on_revoke,
                                 on_lost=self._on_lost)  # fmt: skip
         log.info("Sink task %s finished initialization and start", self.id)
-        self._state = _State.RUNNING
-        self._report("on_task_startup")
+
+    def _execute(self) -> None:
         self._next_commit = self._clock() + self.flush_interval_s
         try:
             while not self._stopping:
@@ -335,15 +222,13 @@ class WorkerSinkTask:
         if paused and not self._paused_all_for_target:
             self._paused_all_for_target = True
             self._pause(self.offsets.assigned)
-            self._state = _State.PAUSED
-            self._report("on_task_pause")
+            self._mark_paused()
             self.context.commit_requested = True
         elif not paused and self._paused_all_for_target:
             self._paused_all_for_target = False
             if not self._paused_for_redelivery:
                 self._resume(self.offsets.assigned - self.context.paused)
-            self._state = _State.RUNNING
-            self._report("on_task_resume")
+            self._mark_resumed()
 
     def _poll(self, timeout_s: float) -> None:
         rewinds = self.offsets.take_rewinds()
@@ -495,14 +380,6 @@ class WorkerSinkTask:
                 self.consumer.resume(tps)
             except Exception as e:
                 log.debug("Task %s: resume of %s failed: %s", self.id, partitions, e)
-
-    def _record_active_topic(self, topic: str) -> None:
-        self._active_topics.add(topic)
-        assert self._status_store is not None
-        try:
-            self._status_store.put_topic(TopicStatus(topic, self.id.connector, self.id.task, int(time.time() * 1000)))
-        except Exception:
-            log.warning("Could not record active topic %s of connector %s", topic, self.id.connector, exc_info=True)
 
     # ------------------------------------------------------------------ rebalances (inside consume)
 
@@ -665,18 +542,7 @@ class WorkerSinkTask:
 
     # ------------------------------------------------------------------ close
 
-    def _stop_task_quietly(self) -> None:
-        with self._stop_lock:
-            if self._task_stopped or not self._started:
-                return
-            self._task_stopped = True
-        try:
-            self.task.stop()
-        except Exception:
-            log.warning("Failed to stop task %s", self.id, exc_info=True)
-
-    def _close(self) -> None:
-        self._stop_task_quietly()
+    def _close_clients(self) -> None:
         if self.consumer is not None:
             try:
                 self.consumer.close()
@@ -684,7 +550,6 @@ class WorkerSinkTask:
                 log.debug("Closing the consumer of task %s failed", self.id, exc_info=True)
         if self.dlq is not None:
             self.dlq.close()
-        close_quietly((self.chain, self.key_converter, self.value_converter, self.header_converter), log, logging.DEBUG)
 
     def __repr__(self) -> str:
         return f"WorkerSinkTask{{id={self.id}}}"

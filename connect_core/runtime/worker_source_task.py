@@ -30,7 +30,6 @@ so an abandoned task can never overwrite what its successor reports.
 
 from __future__ import annotations
 
-import enum
 import gc
 import logging
 import threading
@@ -44,7 +43,6 @@ from connect_core.api.message_copy import MessageCopyTask
 from connect_core.api.records import RecordMetadata, SourceRecord
 from connect_core.api.schema import SchemaType
 from connect_core.api.task import SourceTask
-from connect_core.closing import close_quietly
 from connect_core.converters.byte_array import ByteArrayConverter
 from connect_core.kafka.errors import from_kafka_error
 from connect_core.kafka.types import KafkaError, KafkaException, Producer
@@ -53,9 +51,7 @@ from connect_core.runtime.connector_config import TopicCreationGroup, topic_crea
 from connect_core.runtime.message_copy_loop import MessageCopier
 from connect_core.runtime.source_offset_flush import SourceOffsetFlusher
 from connect_core.runtime.source_task_collaborators import (
-    NoTaskMetrics,
     ProducerLike,
-    SilentTaskListener,
     TaskMetrics,
     TopicCreator,
     WorkerSourceTaskContext,
@@ -67,7 +63,8 @@ from connect_core.runtime.submitted_records import (
     SubmittedRecords,
 )
 from connect_core.runtime.tolerance import RetryWithToleranceOperator, Stage
-from connect_core.storage.api import StatusBackingStore, TopicStatus
+from connect_core.runtime.worker_task import PAUSE_TICK_S, WorkerTask
+from connect_core.storage.api import StatusBackingStore
 from connect_core.storage.offset_storage import OffsetStorageReaderImpl, OffsetStorageWriter
 
 log = logging.getLogger(__name__)
@@ -80,7 +77,7 @@ log = logging.getLogger(__name__)
 GC_GEN0_THRESHOLD = 20_000
 
 SEND_FAILED_BACKOFF_S = 0.1
-_PAUSE_TICK_S = 0.1
+_PAUSE_TICK_S = PAUSE_TICK_S
 _BUFFER_FULL_POLL_S = 0.05
 _BYTES = SchemaType.BYTES
 #: Records submitted between two moves of acknowledged prefixes into the committable offsets.
@@ -95,13 +92,6 @@ def raise_gc_threshold(gen0: int = GC_GEN0_THRESHOLD) -> None:
     g0, g1, g2 = gc.get_threshold()
     if 0 < g0 < gen0:
         gc.set_threshold(gen0, g1, g2)
-
-
-class _TaskState(enum.Enum):
-    INIT = "INIT"
-    RUNNING = "RUNNING"
-    PAUSED = "PAUSED"
-    STOPPED = "STOPPED"
 
 
 class _InFlight(SubmittedRecord):
@@ -157,8 +147,10 @@ class _InFlight(SubmittedRecord):
             worker._on_delivered(record, msg)
 
 
-class WorkerSourceTask:
+class WorkerSourceTask(WorkerTask[SourceTask]):
     """Runs one SourceTask on its own thread; see the module docstring for the loop."""
+
+    _warn_on_failure_while_stopping = True
 
     def __init__(
         self,
@@ -189,32 +181,22 @@ class WorkerSourceTask:
     ) -> None:
         """``ordered_delivery``: the producer keeps each partition in order (idempotent, or one
         request in flight), which the message-copy loop relies on."""
-        self.id = task_id
-        self.task = task
-        self.task_props = task_props
+        super().__init__(
+            task_id, task, task_props, listener=listener, key_converter=key_converter,
+            value_converter=value_converter, header_converter=header_converter,
+            transformation_chain=transformation_chain, tolerance=tolerance, initial_state=initial_state,
+            offset_flush_interval_s=offset_flush_interval_s, offset_flush_timeout_s=offset_flush_timeout_s,
+            status_store=status_store, topic_tracking=topic_tracking, metrics=metrics, clock=clock,
+        )  # fmt: skip
         self.producer = producer
         self.offset_reader = offset_reader
         self.offset_writer = offset_writer
-        self._listener: TaskStatusListener = listener
-        self.key_converter = key_converter
-        self.value_converter = value_converter
-        self.header_converter = header_converter
-        self.chain = transformation_chain if transformation_chain else None
-        self._stop_event = threading.Event()
-        self.tolerance = tolerance or RetryWithToleranceOperator(stop_event=self._stop_event)
-        self._target = initial_state
-        self.flush_interval_s = offset_flush_interval_s
-        self.flush_timeout_s = offset_flush_timeout_s
         self._groups = topic_creation_groups or []
         self._topic_creator = topic_creator if self._groups else None
-        self._status_store = status_store if topic_tracking else None
-        self.metrics: TaskMetrics = metrics or NoTaskMetrics()
         self._on_exit = on_exit
-        self._clock = clock
 
         self.submitted = SubmittedRecords()
         self._known_topics: set[str] = set()
-        self._active_topics: set[str] = set()
         self._to_send: list[SourceRecord] | None = None
         self._producer_error: BaseException | None = None
         self._pruned_at = 0  # submitted._submitted_total when acknowledged prefixes were last moved out
@@ -247,134 +229,38 @@ class WorkerSourceTask:
                 and isinstance(task, MessageCopyTask)):
             self._copier = MessageCopier(self, task)
         self._to_copy: list[Any] | None = None
+        self._warm_up: threading.Thread | None = None  # from _initialize_and_start to _execute
 
-        self._lock = threading.Lock()
-        self._state = _TaskState.INIT
-        self._stopping = False
-        self._cancelled = False
-        self._failed = False
-        self._started = False
-        self._task_stopped = False
-        self._stop_lock = threading.Lock()
-        self._done = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=f"task-{task_id}", daemon=True)
-
-    # ------------------------------------------------------------------ control (herder threads)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def transition_to(self, state: TargetState) -> None:
-        with self._lock:
-            self._target = state
-
-    def stop(self) -> None:
-        """Ask the loop to finish: it flushes, commits offsets, stops the task and reports UNASSIGNED."""
-        with self._lock:
-            self._stopping = True
-        self._stop_event.set()
-        self.tolerance.stop()
-
-    def await_stop(self, timeout_s: float) -> bool:
-        return self._done.wait(max(0.0, timeout_s))
-
-    def cancel(self) -> None:
-        """Abandon a task that overran its graceful stop: no more status writes or offset commits."""
-        with self._lock:
-            self._cancelled = True
-            self._stopping = True
-            self._listener = SilentTaskListener()
-        self._stop_event.set()
-        self.tolerance.stop()
+    def _on_cancel(self) -> None:
         self.offset_reader.close()
-        # Last resort to unblock a poll() that never returns (the SPI allows stop() from another thread).
-        threading.Thread(target=self._stop_task_quietly, name=f"cancel-{self.id}", daemon=True).start()
-
-    @property
-    def is_cancelled(self) -> bool:
-        return self._cancelled
-
-    @property
-    def is_failed(self) -> bool:
-        return self._failed
-
-    @property
-    def is_running(self) -> bool:
-        return self._thread.is_alive() and not self._done.is_set()
-
-    def _is_stopping(self) -> bool:
-        return self._stopping
-
-    def _paused(self) -> bool:
-        # STOPPED connectors have their tasks removed by the herder; until then they idle like PAUSED.
-        return self._target is not TargetState.STARTED
-
-    # ------------------------------------------------------------------ status (silenced by cancel)
-
-    def _report(self, event: str, error: BaseException | None = None) -> None:
-        with self._lock:
-            listener = self._listener
-        try:
-            if error is not None:
-                listener.on_task_failure(self.id, error)
-            else:
-                getattr(listener, event)(self.id)
-        except Exception:
-            log.exception("Status listener failed for task %s", self.id)
 
     # ------------------------------------------------------------------ the task thread
 
-    def _run(self) -> None:
-        try:
+    def _exited(self) -> None:
+        if self._on_exit is not None:
             try:
-                self._do_run()
-            except BaseException as e:
-                self._failed = True
-                if self._cancelled:
-                    log.warning("Task %s threw after being cancelled: %s", self.id, e)
-                elif self._stopping and not isinstance(e, ConnectError):
-                    log.warning("Task %s threw an unexpected exception during shutdown: %s", self.id, e)
-                    self._report("", e)
-                else:
-                    log.error("Task %s threw an uncaught and unrecoverable exception; it is killed and will not "
-                              "recover until manually restarted", self.id, exc_info=True)  # fmt: skip
-                    self._report("", e)
-            finally:
-                self._close()
-            if not self._failed:
-                self._report("on_task_shutdown")
-        finally:
-            self._state = _TaskState.STOPPED
-            self._done.set()
-            if self._on_exit is not None:
-                try:
-                    self._on_exit(self)
-                except Exception:
-                    log.exception("Task exit hook failed for %s", self.id)
+                self._on_exit(self)
+            except Exception:
+                log.exception("Task exit hook failed for %s", self.id)
 
-    def _do_run(self) -> None:
-        if self._stopping:
-            return
-        if self._paused():
-            self._report("on_task_pause")
-            if not self._await_unpause():
-                return
+    def _initialize_and_start(self) -> None:
         self._started = True
         raise_gc_threshold()
-        warm_up = self._warm_up_producer()
+        self._warm_up = self._warm_up_producer()
         self.task.initialize(WorkerSourceTaskContext(self.offset_reader, self.task_props))
         self.task.start(dict(self.task_props))
         log.info("Source task %s finished initialization and start", self.id)
-        self._state = _TaskState.RUNNING
-        self._report("on_task_startup")
+
+    def _execute(self) -> None:
         self._flusher.schedule_first()
+        warm_up, self._warm_up = self._warm_up, None
         if warm_up is not None:
             # Records polled before the producer is connected would only wait in its queue.
             deadline = time.monotonic() + _WARM_UP_WAIT_S
             while warm_up.is_alive() and not self._stopping and time.monotonic() < deadline:
                 warm_up.join(_PAUSE_TICK_S / 2)
         try:
-            self._execute()
+            self._copy_records()
         except BaseException:
             if not self._cancelled:
                 try:
@@ -413,29 +299,23 @@ class WorkerSourceTask:
         thread.start()
         return thread
 
-    def _await_unpause(self) -> bool:
-        while self._paused() and not self._stopping:
-            self._stop_event.wait(_PAUSE_TICK_S)
-        return not self._stopping
-
-    def _execute(self) -> None:
+    def _copy_records(self) -> None:
+        """Poll, convert and send until stopped; offsets are flushed on the way."""
         producer = self.producer
         metrics = self.metrics
         while not self._stopping:
             self._maybe_commit()
             if self._producer_error is not None:
                 self._raise_producer_error()
-            if self._paused():
-                self._state = _TaskState.PAUSED
-                self._report("on_task_pause")
-                while self._paused() and not self._stopping:
+            if self._target_paused():
+                self._mark_paused()
+                while self._target_paused() and not self._stopping:
                     producer.poll(_PAUSE_TICK_S)
                     self._after_callbacks()
                     self._maybe_commit()
                 if self._stopping:
                     break
-                self._state = _TaskState.RUNNING
-                self._report("on_task_resume")
+                self._mark_resumed()
                 continue
             started = self._clock()
             if self._to_send is None and self._to_copy is None:
@@ -759,14 +639,6 @@ class WorkerSourceTask:
             self._producer_error
         )
 
-    def _record_active_topic(self, topic: str) -> None:
-        self._active_topics.add(topic)
-        assert self._status_store is not None
-        try:
-            self._status_store.put_topic(TopicStatus(topic, self.id.connector, self.id.task, int(time.time() * 1000)))
-        except Exception:
-            log.warning("Could not record active topic %s of connector %s", topic, self.id.connector, exc_info=True)
-
     def _maybe_create_topic(self, topic: str) -> None:
         if self._topic_creator is None:
             self._known_topics.add(topic)
@@ -803,18 +675,7 @@ class WorkerSourceTask:
 
     # ------------------------------------------------------------------ close
 
-    def _stop_task_quietly(self) -> None:
-        with self._stop_lock:
-            if self._task_stopped or not self._started:
-                return
-            self._task_stopped = True
-        try:
-            self.task.stop()
-        except Exception:
-            log.warning("Failed to stop task %s", self.id, exc_info=True)
-
-    def _close(self) -> None:
-        self._stop_task_quietly()
+    def _close_clients(self) -> None:
         if self._cancelled:
             try:
                 self.producer.purge()
@@ -825,7 +686,6 @@ class WorkerSourceTask:
         except Exception:
             pass
         self.offset_reader.close()
-        close_quietly((self.chain, self.key_converter, self.value_converter, self.header_converter), log, logging.DEBUG)
 
     def __repr__(self) -> str:
         return f"WorkerSourceTask{{id={self.id}}}"
