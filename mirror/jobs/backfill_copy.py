@@ -523,7 +523,15 @@ class GroupCopier:
 
 def copy_units(clients: BackfillClients, units: list[WorkUnit], attempt: int = 0) -> list[UnitResult]:
     """Copy units; safe to run again for the same units (each resumes from its last committed chunk)."""
-    return GroupCopier(clients, units, attempt).run()
+    try:
+        return GroupCopier(clients, units, attempt).run()
+    except SystemError as e:
+        # confluent-kafka reports a client error raised while it serves callbacks (a fenced producer's, for
+        # one) as "SystemError: <callback> returned a result with an exception set": the client's own
+        # error, its cause, is what the attempt failed of.
+        if isinstance(e.__cause__, KafkaException | ConnectError):
+            raise e.__cause__ from None
+        raise
 
 
 def copy_unit(clients: BackfillClients, unit: WorkUnit, attempt: int = 0) -> UnitResult:
