@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from connect_core.kafka.clients import create_producer, producer_config
-from connect_core.kafka.types import KafkaError, Message, Producer
+from connect_core.kafka.types import KafkaError, KafkaException, Message, Producer
 from mirror.client.formats import OffsetSync, TopicPartition
 from mirror.client.offset_mappings import MAX_RUNS_PER_RECORD, OffsetMapping, encode_segment, mapping_key
 from mirror.connectors.offset_mapping_retention import MappingKeys
@@ -71,12 +71,12 @@ class OffsetSyncProducer:
         self._segments: dict[TopicPartition, list[OffsetMapping]] = {}
         self._on_sent = on_sent
         self.syncs = OffsetSyncQueue(max_offset_lag, max_in_flight)
-        if producer is None:
-            conf = producer_config(java_props)
-            for key, value in _PRODUCER_DEFAULTS.items():
-                conf.setdefault(key, value)
-            producer = create_producer(conf)
-        self._producer = producer
+        conf = producer_config(java_props)
+        for key, value in _PRODUCER_DEFAULTS.items():
+            conf.setdefault(key, value)
+        self._conf = conf
+        self._producer = create_producer(conf) if producer is None else producer
+        self.producers_replaced = 0
         self.sent = 0
         self.failed = 0
         if mappings_topic is not None and not self._topic_exists(mappings_topic):
@@ -128,12 +128,33 @@ class OffsetSyncProducer:
         self.publish_mappings()
         self.syncs.promote_delayed()
         self.fire_pending()
-        self._producer.poll(0)
+        self._serve(0)
 
     def fire_pending(self) -> None:
         for sync in self.syncs.take_pending():
             self._send(sync)
-        self._producer.poll(0)
+        self._serve(0)
+
+    def _serve(self, timeout_s: float) -> None:
+        """Delivery reports; a producer that failed fatally is replaced, since syncs and mappings are
+        best effort (as in Java) and must never stop the copy. Seen after a broker restart that lost
+        the idempotent producer's sequence state (OUT_OF_ORDER_SEQUENCE_NUMBER, fatal)."""
+        try:
+            self._producer.poll(timeout_s)
+        except KafkaException as e:
+            error = e.args[0] if e.args else None
+            if not (isinstance(error, KafkaError) and error.fatal()):
+                raise
+            log.error("The offset-sync producer failed fatally (%s); a new producer takes over, and what the "
+                      "old one had not delivered is not sent again", error.str())
+            old, self._producer = self._producer, create_producer(self._conf)
+            self.producers_replaced += 1
+            try:
+                old.purge()
+            except Exception as purge_error:  # a failed producer may refuse this too: it is dropped anyway
+                log.debug("Purging the failed offset-sync producer: %s", purge_error)
+            # its delivery reports will never be served: its sends no longer count against the in-flight limit
+            self.syncs.reset_in_flight()
 
     def _send(self, sync: OffsetSync) -> None:
         def on_delivery(err: KafkaError | None, _msg: Message) -> None:
@@ -152,7 +173,7 @@ class OffsetSyncProducer:
                                        on_delivery=on_delivery)
                 return
             except BufferError:
-                self._producer.poll(0.05)
+                self._serve(0.05)
             except Exception as e:  # a send that cannot even be queued must release its slot
                 self.syncs.on_send_complete()
                 self.failed += 1
@@ -214,7 +235,7 @@ class OffsetSyncProducer:
                 self._producer.produce(topic, value=value, key=key, partition=0, on_delivery=on_delivery)
                 return
             except BufferError:
-                self._producer.poll(0.05)
+                self._serve(0.05)
             except Exception as e:
                 self.mappings_failed += 1
                 log.error("Failure sending %s: %s", what, e)

@@ -195,6 +195,11 @@ class OffsetSyncQueue:
         with self._lock:
             self._in_flight = max(0, self._in_flight - count)
 
+    def reset_in_flight(self) -> None:
+        """Forget every outstanding send: their producer was dropped and will never report them."""
+        with self._lock:
+            self._in_flight = 0
+
     @property
     def in_flight(self) -> int:
         return self._in_flight
