@@ -149,11 +149,23 @@ class SequencedProducer(threading.Thread):
             except KafkaException as exc:  # the fatal error, raised once more by poll
                 self._note_fatal(str(exc))
             if self._fatal.is_set():
-                producer.purge()
-                producer.poll(0)
+                self._drain_purged(producer)
                 self._fatal.clear()
                 return self._new_producer()
         return producer
+
+    @staticmethod
+    def _drain_purged(producer: Producer) -> None:
+        """Purge a failed producer and serve every report it still owes (purged records report an error),
+        so each record it held counts as failed; one poll can leave some unserved, and then they would
+        stay outstanding for good."""
+        producer.purge()
+        deadline = time.monotonic() + 30
+        while len(producer) and time.monotonic() < deadline:
+            try:
+                producer.poll(0.1)
+            except KafkaException:  # the fatal error again
+                pass
 
     def finish(self, timeout: float = 150.0) -> None:
         """Stop producing, wait for every outstanding delivery report, raise what the thread raised."""
