@@ -43,6 +43,7 @@ from connect_core.runtime.connector_config import (
     source_connector_config_def,
     uses_topic_creation,
 )
+from connect_core.runtime.exactly_once_config import exactly_once_errors
 from connect_core.runtime.worker_config import ConnectorClientConfigOverridePolicy
 from connect_core.storage.api import ClusterConfigState, StatusBackingStore
 
@@ -214,17 +215,20 @@ def validate_connector_config(
     policy: ConnectorClientConfigOverridePolicy,
     topic_creation_enabled: bool = True,
     transform: Callable[[Mapping[str, str]], Mapping[str, str]] | None = None,
+    exactly_once_enabled: bool | None = None,
 ) -> ConfigInfos:
     """Validate a connector config as Java's ``AbstractHerder.validateConnectorConfig`` does.
 
     ``transform`` resolves ``${provider:...}`` references first (the worker's providers), so a
     reference is checked by the value it stands for; the answer still shows the reference.
+    ``exactly_once_enabled`` (distributed herders only, as in Java): the worker's
+    ``exactly.once.source.support=enabled``; source connectors then get the KIP-618 preflight checks.
     """
     if transform is None:
-        return _validate_connector_config(props, policy, topic_creation_enabled)
+        return _validate_connector_config(props, policy, topic_creation_enabled, exactly_once_enabled)
     raw = {k: v for k, v in props.items() if v is not None}
     resolved = transform(raw)
-    infos = _validate_connector_config({**props, **resolved}, policy, topic_creation_enabled)
+    infos = _validate_connector_config({**props, **resolved}, policy, topic_creation_enabled, exactly_once_enabled)
     references = {k: v for k, v in raw.items() if resolved.get(k) != v}
     for _, value in infos.configs:
         if value.name in references:
@@ -236,6 +240,7 @@ def _validate_connector_config(
     props: Mapping[str, str | None],
     policy: ConnectorClientConfigOverridePolicy,
     topic_creation_enabled: bool,
+    exactly_once_enabled: bool | None = None,
 ) -> ConfigInfos:
     conn_type = props.get(CONNECTOR_CLASS_CONFIG)
     if conn_type is None:
@@ -254,6 +259,12 @@ def _validate_connector_config(
             definition = enrich_topic_creation(definition, string_props)
     definition = _enrich_transforms(definition, string_props)
     validated = definition.validate_all(string_props)
+    if not is_sink and exactly_once_enabled is not None:
+        for key, messages in exactly_once_errors(string_props, connector, exactly_once_enabled).items():
+            cv = validated.setdefault(key, ConfigValue(key, string_props.get(key)))
+            if not cv.errors:  # as Java: only a value that passed its own validator is checked further
+                for message in messages:
+                    cv.add_error(message)
     if is_sink:
         for key, messages in sink_topic_errors(string_props).items():
             cv = validated.setdefault(key, ConfigValue(key, string_props.get(key)))

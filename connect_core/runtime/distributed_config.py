@@ -10,10 +10,10 @@ the ``inter.worker.*`` request-signing keys, and ``exactly.once.source.support``
 Signing algorithms are the JVM names (``HmacSHA256``...) mapped to :mod:`hashlib` digests, so
 workers of one cluster can name the same algorithm in the same words as Java does.
 
-``exactly.once.source.support=enabled`` (KIP-618) is accepted by the parser but refused by
-:meth:`DistributedConfig.check_supported`: transactional per-task producers and zombie fencing
-are a later step; ``preparing`` behaves as ``disabled`` here (it only changes the leader's
-config-topic producer in Java, which mm2 does not yet make transactional).
+``exactly.once.source.support`` (KIP-618): ``enabled`` runs every source task as an exactly-once
+task (:mod:`connect_core.runtime.exactly_once_source_task`: records and source offsets in one
+transaction per task). ``preparing`` is the first step of Java's two-step rolling upgrade: the
+worker still runs at-least-once tasks, but understands a cluster where others are enabled.
 """
 
 from __future__ import annotations
@@ -185,7 +185,9 @@ def distributed_config_def() -> ConfigDef:
                 documentation="MAC algorithms accepted when verifying internal requests.")
         .define(EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG, Type.STRING, ExactlyOnceSourceSupport.DISABLED.value,
                 _eos_validator, importance=Importance.HIGH,
-                documentation="disabled, preparing or enabled (KIP-618). mm2 does not support 'enabled' yet.")
+                documentation="Whether source tasks write their records and source offsets in one transaction "
+                "(KIP-618): disabled, preparing or enabled. To enable it on a running cluster, set 'preparing' on "
+                "every worker first, then 'enabled' (a rolling restart each time).")
     )  # fmt: skip
 
 
@@ -276,11 +278,10 @@ class DistributedConfig(WorkerConfig):
     def exactly_once_source_support(self) -> ExactlyOnceSourceSupport:
         return ExactlyOnceSourceSupport(str(self.get_string(EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG)).strip().lower())
 
+    @property
+    def exactly_once_source_enabled(self) -> bool:
+        """Java's ``exactlyOnceSourceEnabled()``: source tasks run as exactly-once tasks."""
+        return self.exactly_once_source_support is ExactlyOnceSourceSupport.ENABLED
+
     def check_supported(self) -> None:
-        """Refuse settings this build parses but cannot honour yet (one clear message)."""
-        if self.exactly_once_source_support is ExactlyOnceSourceSupport.ENABLED:
-            raise ConfigError(
-                f"{EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG}=enabled is not supported by mm2 yet (KIP-618 transactional "
-                "source tasks are a later step); use 'disabled' or 'preparing'",
-                key=EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG,
-            )
+        """Refuse settings this build parses but cannot honour (every setting is honoured today)."""

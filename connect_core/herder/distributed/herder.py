@@ -889,7 +889,8 @@ class DistributedHerder:
     def validate_connector_config(self, config: dict[str, str]) -> ConfigInfos:
         return common.validate_connector_config(config, self.config.override_policy(),
                                                 self.config.topic_creation_enable,
-                                                self.worker.resolve_config)  # fmt: skip
+                                                self.worker.resolve_config,
+                                                self.config.exactly_once_source_enabled)  # fmt: skip
 
     def put_connector_config(
         self, name: str, config: dict[str, str], allow_replace: bool, initial_state: TargetState | None = None
