@@ -22,7 +22,7 @@ from connect_core.api.errors import (
 )
 from connect_core.api.records import Header, RecordMetadata, SourceRecord
 from connect_core.api.sink import ErrantRecordReporter, SinkRecord, SinkTask, SinkTaskContext, TopicPartition
-from connect_core.api.task import OffsetStorageReader, SourceTask, SourceTaskContext, Task
+from connect_core.api.task import OffsetStorageReader, SourceTask, SourceTaskContext, Task, TransactionContext
 
 __all__ = [
     "AlreadyExistsError",
@@ -53,4 +53,5 @@ __all__ = [
     "Task",
     "TopicPartition",
     "TransactionBoundaryDefinition",
+    "TransactionContext",
 ]

@@ -18,12 +18,30 @@ class OffsetStorageReader(Protocol):
         ...
 
 
+class TransactionContext(Protocol):
+    """Connector-defined transaction boundaries (KIP-618, ``transaction.boundary=connector``).
+
+    Java's ``TransactionContext``: a task asks for its open transaction to be committed or aborted;
+    the runtime does it once the batch the task returned from ``poll`` (or that holds ``record``)
+    was dispatched. An aborted transaction's records are discarded but its source offsets are
+    still committed (in a transaction of their own), so those records are not read again.
+    """
+
+    def commit_transaction(self, record: SourceRecord | None = None) -> None: ...
+
+    def abort_transaction(self, record: SourceRecord | None = None) -> None: ...
+
+
 class SourceTaskContext(Protocol):
     """What the runtime offers a running source task."""
 
     def offset_storage_reader(self) -> OffsetStorageReader: ...
 
     def configs(self) -> dict[str, str]: ...
+
+    def transaction_context(self) -> TransactionContext | None:
+        """The task's TransactionContext when its connector defines transaction boundaries, else None."""
+        ...
 
 
 class Task(ABC):

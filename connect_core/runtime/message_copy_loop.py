@@ -51,6 +51,8 @@ class CopyingWorker(Protocol):
 
     def _record_active_topic(self, topic: str) -> None: ...
 
+    def _run_acknowledged(self, run: CopyRunHandle) -> None: ...
+
 log = logging.getLogger(__name__)
 
 _OPEN = sys.maxsize  # the count of a run still being produced: no delivery report can complete it
@@ -195,7 +197,7 @@ class MessageCopier:
         worker._non_delivery_acks += 1  # the handle itself is no record; records are counted here
         self.records_acked += run.count - run.skipped
         try:
-            run.route.acknowledged(run)
+            worker._run_acknowledged(run)
         except Exception:
             log.exception("Exception thrown while acknowledging a run of %s", worker.id)
         topic = run.route.topic

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from connect_core.api.task import OffsetStorageReader
+from connect_core.api.task import OffsetStorageReader, TransactionContext
 from connect_core.model import ConnectorTaskId
 from connect_core.runtime.connector_config import TopicCreationGroup
 
@@ -70,15 +70,21 @@ TopicCreator = Callable[[str, TopicCreationGroup | None], bool]
 class WorkerSourceTaskContext:
     """What a SourceTask may ask of the runtime: its stored offsets and its configs (Java's context)."""
 
-    def __init__(self, reader: OffsetStorageReader, configs: dict[str, str]) -> None:
+    def __init__(self, reader: OffsetStorageReader, configs: dict[str, str],
+                 transactions: TransactionContext | None = None) -> None:
         self._reader = reader
         self._configs = configs
+        self._transactions = transactions
 
     def offset_storage_reader(self) -> OffsetStorageReader:
         return self._reader
 
     def configs(self) -> dict[str, str]:
         return self._configs
+
+    def transaction_context(self) -> TransactionContext | None:
+        """Only exactly-once tasks of a connector with ``transaction.boundary=connector`` have one."""
+        return self._transactions
 
 
 class SilentTaskListener:

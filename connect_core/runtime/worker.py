@@ -29,14 +29,19 @@ from connect_core.plugins import Plugins
 from connect_core.runtime.config_references import WorkerConfigTransformer, reverse_transform
 from connect_core.runtime.connector_config import (
     CONNECTOR_CLASS_CONFIG,
+    OFFSETS_TOPIC_CONFIG,
     ConnectorConfig,
     SinkConnectorConfig,
     SourceConnectorConfig,
     TopicCreationGroup,
 )
+from connect_core.runtime.distributed_config import DistributedConfig
+from connect_core.runtime.exactly_once_config import ExactlyOnceSettings
+from connect_core.runtime.exactly_once_source_task import ExactlyOnceWorkerSourceTask
 from connect_core.runtime.source_task_collaborators import ProducerLike, TaskMetrics
 from connect_core.runtime.status import ConnectorStatusListener, TaskStatusListener
 from connect_core.runtime.task_plugins import build_task_plugins
+from connect_core.runtime.transactional_ids import source_task_transactional_id
 from connect_core.runtime.worker_config import WorkerConfig, admin_props, keeps_partition_order, producer_props
 from connect_core.runtime.worker_connector import HerderHooks, StateCallback, WorkerConnector
 from connect_core.runtime.worker_sink_task import WorkerSinkTask
@@ -53,6 +58,8 @@ log = logging.getLogger(__name__)
 CONNECTOR_GRACEFUL_SHUTDOWN_TIMEOUT_S = 5.0
 MODIFY_OFFSETS_TIMEOUT_S = 90.0
 TASK_CLASS_CONFIG = "task.class"
+#: The producer's (Java's and librdkafka's) default transaction.timeout.ms.
+DEFAULT_TRANSACTION_TIMEOUT_MS = 60000
 
 ProducerFactory = Callable[[dict[str, Any]], ProducerLike]
 AdminFactory = Callable[[dict[str, Any]], Any]
@@ -115,6 +122,24 @@ def task_class_name(connector_cls: type, task_cls: type) -> str:
 def _converter_configs(props: Mapping[str, Any], prefix: str) -> dict[str, Any]:
     n = len(prefix)
     return {k[n:]: v for k, v in props.items() if k.startswith(prefix) and len(k) > n}
+
+
+def exactly_once_producer_props(props: Mapping[str, Any], transactional_id: str) -> dict[str, Any]:
+    """A source task's producer made transactional, as Java's worker forces it (a user's value is overridden)."""
+    out = dict(props)
+    for key, value in (("enable.idempotence", "true"), ("transactional.id", transactional_id)):
+        given = out.get(key)
+        if given is not None and str(given).strip().lower() != value.lower():
+            log.warning("Overriding producer property %s=%s with %s: exactly-once source support is enabled",
+                        key, given, value)  # fmt: skip
+        out[key] = value
+    # librdkafka refuses a transactional producer whose messages may outlive the transaction (Connect's
+    # unbounded delivery.timeout.ms): a record not delivered within the transaction fails it anyway.
+    transaction_timeout = int(str(out.get("transaction.timeout.ms", DEFAULT_TRANSACTION_TIMEOUT_MS)))
+    for key in ("delivery.timeout.ms", "message.timeout.ms"):
+        if key in out and int(str(out[key])) > transaction_timeout:
+            out[key] = str(transaction_timeout)
+    return out
 
 
 def normalize_offsets(
@@ -328,6 +353,9 @@ class Worker:
         plugins = build_task_plugins(task_id, conf, conn_props, "source", self._converter,
                                      self._on_task_created)  # fmt: skip
         java_producer = producer_props(self.config.raw(), conn_props, self.policy, f"connector-producer-{task_id}")
+        transactional_id = self._transactional_id(task_id)
+        if transactional_id is not None:
+            java_producer = exactly_once_producer_props(java_producer, transactional_id)
         metrics = self._task_metrics(task_id) if self._task_metrics is not None else None
         producer_conf: dict[str, Any] = dict(java_producer)
         if metrics is not None:
@@ -337,7 +365,13 @@ class Worker:
         creator = self._topic_creator(task_id, conn_props, groups) if groups else None
         reader = OffsetStorageReaderImpl(self.offset_store, task_id.connector)
         writer = OffsetStorageWriter(self.offset_store, task_id.connector)
-        return WorkerSourceTask(
+        eos: dict[str, Any] = {}
+        task_cls: type[WorkerSourceTask] = WorkerSourceTask
+        if transactional_id is not None:
+            task_cls = ExactlyOnceWorkerSourceTask
+            eos = {"transactional_id": transactional_id, "offsets_topic": self._offsets_topic(conn_props),
+                   "settings": ExactlyOnceSettings.from_props(conn_props, self.config.offset_flush_interval_s)}
+        return task_cls(
             task_id,
             plugins.task,
             dict(task_props),
@@ -359,7 +393,32 @@ class Worker:
             topic_tracking=self.config.topic_tracking_enable,
             metrics=metrics,
             ordered_delivery=keeps_partition_order(java_producer),
+            **eos,
         )
+
+    @property
+    def exactly_once_source_enabled(self) -> bool:
+        """``exactly.once.source.support=enabled`` on this (distributed) worker: source tasks are transactional."""
+        return isinstance(self.config, DistributedConfig) and self.config.exactly_once_source_enabled
+
+    def _transactional_id(self, task_id: ConnectorTaskId) -> str | None:
+        if not isinstance(self.config, DistributedConfig) or not self.config.exactly_once_source_enabled:
+            return None
+        return source_task_transactional_id(self.config.group_id, task_id.connector, task_id.task)
+
+    def _offsets_topic(self, conn_props: Mapping[str, str]) -> str:
+        """Where an exactly-once task writes its offsets: the worker's offsets topic."""
+        own = str(conn_props.get(OFFSETS_TOPIC_CONFIG) or "").strip()
+        topic = getattr(self.offset_store, "topic", None)
+        if own and own != topic:
+            raise ConfigError(
+                f"{OFFSETS_TOPIC_CONFIG}={own}: a separate offsets topic per connector is not supported by mm2 yet; "
+                "remove the key to use the worker's offsets topic",
+                key=OFFSETS_TOPIC_CONFIG,
+            )
+        if not isinstance(topic, str) or not topic:
+            raise ConnectError("Exactly-once source tasks need a Kafka offsets topic (distributed mode)")
+        return topic
 
     def _build_sink_task(
         self,

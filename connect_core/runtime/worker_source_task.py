@@ -604,6 +604,10 @@ class WorkerSourceTask(WorkerTask[SourceTask]):
         except Exception:
             log.exception("Exception thrown while calling task.commit_record() of %s", self.id)
 
+    def _run_acknowledged(self, run: Any) -> None:
+        """A copied run was wholly acknowledged: tell its route (an exactly-once task waits for the commit)."""
+        run.route.acknowledged(run)
+
     def _on_delivered(self, record: SourceRecord, msg: Any) -> None:
         """A successful delivery: ``task.commit_record`` and the active-topic tracking."""
         commit_record = self._task_commit_record

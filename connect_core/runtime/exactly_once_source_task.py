@@ -1,0 +1,332 @@
+"""The exactly-once source-task loop (KIP-618, Java's ``ExactlyOnceWorkerSourceTask``).
+
+Same poll/convert/send loop as :class:`~connect_core.runtime.worker_source_task.WorkerSourceTask`,
+but the task's producer is transactional (``transactional.id`` = ``<group.id>-<connector>-<task>``,
+:mod:`connect_core.runtime.transactional_ids`) and each transaction holds the records and the
+source offsets of those records, written through the same producer to the offsets topic::
+
+    begin (lazily, at the first dispatch) -> records ... -> boundary:
+        flush (every record acknowledged) -> offsets to the offsets topic -> commit
+        -> task.commit_record(...) per record / route.acknowledged(run) per copied run -> task.commit()
+
+Boundaries: ``poll`` commits once the batch ``poll`` returned was dispatched, ``interval`` every
+``transaction.boundary.interval.ms``, ``connector`` when the task asks through its
+:class:`~connect_core.api.task.TransactionContext` (record-level requests take effect at the end
+of the batch that holds the record). What the task hears of a record (``commit_record``, a copied
+run's ``acknowledged``) is held back until its transaction committed, so nothing downstream of
+those callbacks (MirrorMaker's offset syncs and mappings) ever describes an aborted copy.
+
+``init_transactions`` runs before the task reads its offsets: it fences an older instance of the
+same task (a zombie) and aborts the transaction that one left open, so the offsets read (with
+read_committed) are those of committed transactions only. A task fenced later on (its producer
+reports PRODUCER_FENCED / INVALID_PRODUCER_EPOCH / any fatal error) fails, with a message saying
+so; it never carries on. On failure the open transaction is aborted (best effort) so that
+read_committed consumers are not held at it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from connect_core.api.errors import ConnectError
+from connect_core.api.records import RecordMetadata, SourceRecord
+from connect_core.kafka.types import KafkaError, KafkaException
+from connect_core.runtime.exactly_once_config import ExactlyOnceSettings, TransactionBoundary
+from connect_core.runtime.source_task_collaborators import WorkerSourceTaskContext
+from connect_core.runtime.submitted_records import CommittableOffsets
+from connect_core.runtime.worker_source_task import WorkerSourceTask
+from connect_core.storage.offset_storage import serialize_offset_key, serialize_offset_value
+
+log = logging.getLogger(__name__)
+
+#: Bound of one transactional call (init, commit, abort); Java's producer waits max.block.ms (60 s).
+TRANSACTION_CALL_TIMEOUT_S = 60.0
+#: How long a failing task waits for its abort (it is on its way out).
+ABORT_TIMEOUT_S = 5.0
+_FLUSH_TICK_S = 1.0
+
+#: librdkafka's codes of a producer that another instance fenced out (its own, and the broker's two).
+_FENCED_CODES = {getattr(KafkaError, "_FENCED", -144), getattr(KafkaError, "PRODUCER_FENCED", 90),
+                 getattr(KafkaError, "INVALID_PRODUCER_EPOCH", 47)}
+
+
+def _kafka_error(e: BaseException) -> KafkaError | None:
+    arg = e.args[0] if e.args else None
+    return arg if isinstance(arg, KafkaError) else None
+
+
+def is_fenced(error: KafkaError | None) -> bool:
+    """A producer another instance with the same transactional.id took over from."""
+    return error is not None and error.code() in _FENCED_CODES
+
+
+class _TransactionRequests:
+    """The task's :class:`~connect_core.api.task.TransactionContext`: flags the loop reads at each turn."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.commit = False
+        self.abort = False
+
+    def commit_transaction(self, record: SourceRecord | None = None) -> None:
+        with self._lock:
+            self.commit = True
+
+    def abort_transaction(self, record: SourceRecord | None = None) -> None:
+        with self._lock:
+            self.abort = True
+
+    def take(self) -> tuple[bool, bool]:
+        """(commit, abort) requested since the last call; abort wins, as a record-level abort in Java."""
+        with self._lock:
+            commit, abort = self.commit, self.abort
+            self.commit = self.abort = False
+        return commit and not abort, abort
+
+
+class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
+    """A WorkerSourceTask whose records and offsets go out in transactions; see the module docstring."""
+
+    def __init__(
+        self,
+        *args: Any,
+        transactional_id: str,
+        offsets_topic: str,
+        settings: ExactlyOnceSettings,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.transactional_id = transactional_id
+        self.offsets_topic = offsets_topic
+        self.boundary = settings.boundary
+        self._interval_s = settings.interval_s
+        self._requests = _TransactionRequests() if settings.boundary is TransactionBoundary.CONNECTOR else None
+        self._txn_open = False
+        self._next_interval_commit = 0.0
+        self._task_wants_records = self._task_commit_record is not None
+        # What the task hears of records and copied runs waits for their transaction's commit.
+        self._held_records: list[tuple[SourceRecord, RecordMetadata | None]] = []
+        self._held_runs: list[Any] = []
+        if self._task_wants_records:
+            self._task_commit_record = self._hold_record
+
+    # ------------------------------------------------------------------ start
+
+    def _initialize_and_start(self) -> None:
+        """Fence older instances of this task first, then read offsets and start (as Java orders it)."""
+        self._started = True
+        try:
+            self.producer.init_transactions(TRANSACTION_CALL_TIMEOUT_S)  # type: ignore[attr-defined]
+        except KafkaException as e:
+            raise self._transaction_error("initialize transactions for", e) from e
+        log.info("Task %s initialized its transactional producer (transactional.id %s)", self.id,
+                 self.transactional_id)  # fmt: skip
+        self.task.initialize(WorkerSourceTaskContext(self.offset_reader, self.task_props, self._requests))
+        self.task.start(dict(self.task_props))
+        self._next_interval_commit = self._clock() + self._interval_s
+        log.info("Exactly-once source task %s finished initialization and start (transaction boundary: %s)",
+                 self.id, self.boundary.value)  # fmt: skip
+
+    def _execute(self) -> None:
+        try:
+            self._copy_records()
+        except BaseException:
+            self._abort_quietly()
+            raise
+        if not self._cancelled and self._txn_open:
+            self._commit_transaction()  # Java commits what was dispatched when stopped gracefully
+
+    # ------------------------------------------------------------------ boundaries
+
+    def _send_records(self) -> tuple[int, bool]:
+        if not self._txn_open:
+            self._begin()
+        return super()._send_records()
+
+    def _begin(self) -> None:
+        try:
+            self.producer.begin_transaction()  # type: ignore[attr-defined]
+        except KafkaException as e:
+            raise self._transaction_error("begin a transaction for", e) from e
+        self._txn_open = True
+
+    def _maybe_commit(self) -> None:
+        """Every turn of the loop: commit (or abort) when the boundary says so and the batch is dispatched."""
+        if self._to_send is not None or self._to_copy is not None:
+            return  # part of the batch still waits to be dispatched
+        if self.boundary is TransactionBoundary.POLL:
+            if self._txn_open:
+                self._commit_transaction()
+            return
+        if self.boundary is TransactionBoundary.INTERVAL:
+            if self._clock() >= self._next_interval_commit:
+                self._next_interval_commit = self._clock() + self._interval_s
+                if self._txn_open:
+                    self._commit_transaction()
+            return
+        assert self._requests is not None
+        commit, abort = self._requests.take()
+        if abort and self._txn_open:
+            self._abort_transaction()
+        elif commit and self._txn_open:
+            self._commit_transaction()
+
+    # ------------------------------------------------------------------ commit / abort
+
+    def _drain(self) -> None:
+        """Serve delivery reports until every record of the transaction is acknowledged."""
+        while True:
+            try:
+                remaining = int(self.producer.flush(_FLUSH_TICK_S))
+            except Exception as e:
+                # A fenced or fatally failed producer; its delivery reports usually said why.
+                if self._producer_error is not None:
+                    self._raise_producer_error()
+                raise ConnectError(f"Task {self.id} could not flush its transactional producer: {e}") from e
+            self._after_callbacks()
+            if self._producer_error is not None:
+                self._raise_producer_error()
+            if remaining == 0:
+                return
+            if self._cancelled:
+                raise ConnectError(f"Task {self.id} was cancelled while waiting for its records to be acknowledged")
+
+    def _take_offsets(self) -> CommittableOffsets:
+        self._flusher.update_committable()
+        offsets, self._flusher.committable = self._flusher.committable, CommittableOffsets.empty()
+        return offsets
+
+    def _write_offsets(self, offsets: CommittableOffsets) -> int:
+        """The transaction's source offsets, to the offsets topic through the transactional producer."""
+        written = 0
+        for partition, offset in offsets.offset_map():
+            if partition is None:
+                continue
+            key = serialize_offset_key(self.id.connector, partition)
+            value = serialize_offset_value(offset)
+            try:
+                self.producer.produce(self.offsets_topic, value, key, on_delivery=self._on_offset_delivery)
+            except BufferError:
+                self.producer.poll(_FLUSH_TICK_S)
+                self.producer.produce(self.offsets_topic, value, key, on_delivery=self._on_offset_delivery)
+            except KafkaException as e:
+                raise self._transaction_error("write offsets in the transaction of", e) from e
+            written += 1
+        return written
+
+    def _on_offset_delivery(self, err: KafkaError | None, _msg: Any) -> None:
+        if err is not None and self._producer_error is None:
+            self._producer_error = KafkaException(err)
+
+    def _commit_transaction(self) -> None:
+        started = self._clock()
+        self._drain()
+        self._write_offsets(self._take_offsets())
+        try:
+            self.producer.commit_transaction(TRANSACTION_CALL_TIMEOUT_S)  # type: ignore[attr-defined]
+        except KafkaException as e:
+            self._txn_open = False
+            self.metrics.record_commit(False, self._clock() - started)
+            raise self._transaction_error("commit the transaction of", e) from e
+        self._txn_open = False
+        self.metrics.record_commit(True, self._clock() - started)
+        self._release_held()
+        self._commit_task()
+
+    def _abort_transaction(self) -> None:
+        """Connector-requested abort: the records are discarded, their offsets committed on their own."""
+        self._drain()
+        offsets = self._take_offsets()
+        try:
+            self.producer.abort_transaction(TRANSACTION_CALL_TIMEOUT_S)  # type: ignore[attr-defined]
+        except KafkaException as e:
+            self._txn_open = False
+            raise self._transaction_error("abort the transaction of", e) from e
+        self._txn_open = False
+        self._held_records.clear()
+        self._held_runs.clear()
+        if not offsets.is_empty:
+            self._begin()
+            self._commit_transaction()
+
+    def _abort_quietly(self) -> None:
+        """A failing task leaves no open transaction behind (read_committed readers would wait on it)."""
+        self._held_records.clear()
+        self._held_runs.clear()
+        if not self._txn_open:
+            return
+        self._txn_open = False
+        try:
+            self.producer.abort_transaction(ABORT_TIMEOUT_S)  # type: ignore[attr-defined]
+        except Exception as e:  # fenced, fatal or timed out: the broker or the next instance aborts it
+            log.warning("Task %s could not abort its open transaction: %s", self.id, e)
+
+    def _transaction_error(self, what: str, e: KafkaException) -> ConnectError:
+        error = _kafka_error(e)
+        if is_fenced(error):
+            return ConnectError(
+                f"Task {self.id} was fenced out: a newer instance of it initialized transactional.id "
+                f"'{self.transactional_id}' ({error.str() if error else e}); this instance stops"
+            )
+        return ConnectError(f"Failed to {what} task {self.id} (transactional.id '{self.transactional_id}'): "
+                            f"{error.str() if error else e}")  # fmt: skip
+
+    def _raise_producer_error(self) -> None:
+        error = self._producer_error
+        if isinstance(error, KafkaException):
+            kafka_error = _kafka_error(error)
+            code = kafka_error.code() if kafka_error is not None else None
+        else:
+            code = getattr(error, "code", None)
+        if code in _FENCED_CODES:
+            raise ConnectError(
+                f"Task {self.id} was fenced out: a newer instance of it initialized transactional.id "
+                f"'{self.transactional_id}' ({error}); this instance stops"
+            ) from error
+        super()._raise_producer_error()
+
+    # ------------------------------------------------------------------ held callbacks
+
+    def _hold_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
+        self._held_records.append((record, metadata))
+
+    def _commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
+        if self._task_wants_records:
+            self._held_records.append((record, metadata))
+
+    def _run_acknowledged(self, run: Any) -> None:
+        self._held_runs.append(run)
+
+    def _release_held(self) -> None:
+        """After the commit: what the task must hear of the committed records, in delivery order."""
+        records, self._held_records = self._held_records, []
+        runs, self._held_runs = self._held_runs, []
+        for run in runs:
+            try:
+                run.route.acknowledged(run)
+            except Exception:
+                log.exception("Exception thrown while acknowledging a run of %s", self.id)
+        if records:
+            commit_record = self.task.commit_record
+            for record, metadata in records:
+                try:
+                    commit_record(record, metadata)
+                except Exception:
+                    log.exception("Exception thrown while calling task.commit_record() of %s", self.id)
+
+    # ------------------------------------------------------------------ close
+
+    def _final_commit(self) -> None:
+        """Nothing to do: the open transaction is committed by ``_execute`` (or aborted on failure)."""
+
+    def _close_clients(self) -> None:
+        self._abort_quietly()
+        super()._close_clients()
+
+    def __repr__(self) -> str:
+        return f"ExactlyOnceWorkerSourceTask{{id={self.id}}}"
+
+
+__all__ = ["ExactlyOnceWorkerSourceTask", "is_fenced"]
