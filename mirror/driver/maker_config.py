@@ -25,6 +25,11 @@ from mirror.driver.secret_refs import check_provider_name
 CLUSTERS = "clusters"
 BYTE_ARRAY_CONVERTER = "org.apache.kafka.connect.converters.ByteArrayConverter"
 ENABLE_INTERNAL_REST = "dedicated.mode.enable.internal.rest"
+EXACTLY_ONCE_SOURCE_SUPPORT = "exactly.once.source.support"
+SOURCE_CONSUMER_ISOLATION = "source.consumer.isolation.level"
+#: What ``mm2 status`` and the REST status call each ``exactly.once.source.support`` setting.
+DELIVERY_MODES = {"enabled": "exactly-once", "preparing": "at-least-once (preparing exactly-once)",
+                  "disabled": "at-least-once"}
 EMIT_HEARTBEATS_ENABLED = "emit.heartbeats.enabled"
 
 SOURCE_CONNECTOR = "MirrorSourceConnector"
@@ -55,6 +60,11 @@ _FLOW_KEY = re.compile(r"^(?P<source>.+?)->(?P<target>[^.]+)\.(?P<key>.+)$")
 def is_client_security_key(key: str) -> bool:
     """Keys Kafka copies to every client (MirrorClientConfig.CLIENT_CONFIG_DEF)."""
     return key in ("bootstrap.servers", "security.protocol") or key.startswith(("ssl.", "sasl."))
+
+
+def _isolation_set(connector_props: dict[str, str]) -> bool:
+    """Whether the connector's source consumer names its isolation level (``consumer.``/``source.consumer.``)."""
+    return any(k in connector_props for k in ("consumer.isolation.level", SOURCE_CONSUMER_ISOLATION))
 
 
 def _parse_bool(value: str | None) -> bool:
@@ -110,6 +120,18 @@ class MirrorMakerConfig:
 
     def enable_internal_rest(self) -> bool:
         return _parse_bool(self.raw.get(ENABLE_INTERNAL_REST, "false"))
+
+    def exactly_once_support(self, target: str) -> str:
+        """``{target}.exactly.once.source.support`` (or the top-level key): the herders' worker setting."""
+        value = self.cluster_props(target).get(EXACTLY_ONCE_SOURCE_SUPPORT, self.raw.get(EXACTLY_ONCE_SOURCE_SUPPORT))
+        return str(value or "disabled").strip().lower()
+
+    def exactly_once_enabled(self, target: str) -> bool:
+        return self.exactly_once_support(target) == "enabled"
+
+    def delivery_mode(self, pair: SourceAndTarget) -> str:
+        """``exactly-once``, ``at-least-once`` or ``at-least-once (preparing exactly-once)``."""
+        return DELIVERY_MODES.get(self.exactly_once_support(pair.target), "at-least-once")
 
     def flow_enabled(self, pair: SourceAndTarget) -> bool:
         return _parse_bool(self.raw.get(f"{pair}.enabled"))
@@ -167,6 +189,8 @@ class MirrorMakerConfig:
         for prefix in _WORKER_PREFIXES:
             props.update(self._with_prefix(prefix))
         props.update(self._with_prefix("config.providers"))
+        if EXACTLY_ONCE_SOURCE_SUPPORT in self.raw:
+            props.setdefault(EXACTLY_ONCE_SOURCE_SUPPORT, self.raw[EXACTLY_ONCE_SOURCE_SUPPORT])
         props.setdefault("client.id", str(pair))
         props.setdefault("group.id", f"{pair.source}-mm2")
         props.setdefault("offset.storage.topic", f"mm2-offsets.{pair.source}.internal")
@@ -194,6 +218,9 @@ class MirrorMakerConfig:
         props.setdefault("target.cluster.alias", pair.target)
         props.update(self._with_prefix_stripped(f"{pair}."))
         props.setdefault("enabled", "false")
+        if self.exactly_once_enabled(pair.target) and not _isolation_set(props):
+            # An exactly-once copy of an aborted source transaction is still a wrong copy: read committed only.
+            props[SOURCE_CONSUMER_ISOLATION] = "read_committed"
         return props
 
     # --- validation ------------------------------------------------------------------------
@@ -219,11 +246,24 @@ class MirrorMakerConfig:
             if not self.cluster_props(alias).get("bootstrap.servers", "").strip():
                 message = f"cluster '{alias}' has no bootstrap servers"
                 issues.append(ConfigIssue(f"{alias}.bootstrap.servers", message))
+        for target in sorted({p.target for p in self._pairs_for(only_targets)}):
+            support = self.exactly_once_support(target)
+            key = f"{target}.{EXACTLY_ONCE_SOURCE_SUPPORT}"
+            if support not in DELIVERY_MODES:
+                issues.append(ConfigIssue(key, f"Invalid value {support}: String must be one of: disabled, preparing, "
+                                               "enabled"))
+            elif support == "enabled" and not self.enable_internal_rest():
+                issues.append(ConfigIssue(key, f"exactly-once needs {ENABLE_INTERNAL_REST} = true (KIP-710): the "
+                                               "nodes fence zombie tasks over the internal REST API"))
         reserved = check_provider_name(self.raw)
         if reserved:
             issues.append(ConfigIssue("config.providers", reserved))
         issues.extend(self._identity_cycle_problems())
         return issues
+
+    def _pairs_for(self, only_targets: Iterable[str] | None) -> list[SourceAndTarget]:
+        wanted = set(only_targets or self.cluster_list)
+        return [p for p in self.cluster_pairs() if p.target in wanted]
 
     def validate(self, only_targets: Iterable[str] | None = None) -> None:
         issues = self.problems(only_targets)

@@ -69,6 +69,7 @@ class FlowStatus:
     error: str | None = None
     unreachable: str | None = None  # the alias of the cluster ``error`` is about, when it could not be reached
     read_at: str | None = None  # when the clusters were read (UTC, ISO 8601)
+    delivery: str = "at-least-once"  # or exactly-once (the target's exactly.once.source.support)
 
     @property
     def total_lag(self) -> int:
@@ -116,6 +117,7 @@ def render_table(flows: list[FlowStatus]) -> str:
         title = f"{flow.source}->{flow.target}" + ("" if flow.enabled else " (heartbeats only)")
         read_at = f" (read {flow.read_at})" if flow.read_at else ""
         out.append(f"== {title}: total lag {flow.total_lag} records{read_at}")
+        out.append(f"  delivery: {flow.delivery}")
         if flow.error:
             out.append(f"  error: {flow.error}")
         rows = []

@@ -177,3 +177,31 @@ def test_apache_sample_file_parses() -> None:
     cfg.validate()
     assert {str(p) for p in cfg.enabled_flows()} == {"A->B", "B->A"}
     assert cfg.connector_base_config(SourceAndTarget("A", "B"), "MirrorSourceConnector")["topics"] == ".*"
+
+
+def test_exactly_once_per_target_reaches_the_worker_reads_committed_and_needs_internal_rest() -> None:
+    base = {"clusters": "A, B", "A.bootstrap.servers": "a:9092", "B.bootstrap.servers": "b:9092",
+            "A->B.enabled": "true", "B.exactly.once.source.support": "enabled"}
+    cfg = make({**base, "dedicated.mode.enable.internal.rest": "true"})
+    ab, ba = SourceAndTarget("A", "B"), SourceAndTarget("B", "A")
+    assert cfg.worker_config(ab)["exactly.once.source.support"] == "enabled"
+    assert "exactly.once.source.support" not in cfg.worker_config(ba)
+    assert cfg.delivery_mode(ab) == "exactly-once" and cfg.delivery_mode(ba) == "at-least-once"
+    source = cfg.connector_base_config(ab, "MirrorSourceConnector")
+    assert source["source.consumer.isolation.level"] == "read_committed"
+    assert "source.consumer.isolation.level" not in cfg.connector_base_config(ba, "MirrorSourceConnector")
+    mine = make({**base, "dedicated.mode.enable.internal.rest": "true",
+                 "A->B.source.consumer.isolation.level": "read_uncommitted"})
+    assert mine.connector_base_config(ab, "MirrorSourceConnector")["source.consumer.isolation.level"] == \
+        "read_uncommitted"  # the user's own choice stays (the connector then reports UNSUPPORTED)
+    assert cfg.problems() == []
+    issues = make(base).problems()
+    assert [(i.key, i.message) for i in issues] == [(
+        "B.exactly.once.source.support",
+        "exactly-once needs dedicated.mode.enable.internal.rest = true (KIP-710): the nodes fence zombie tasks "
+        "over the internal REST API")]
+    assert make(base).problems(only_targets=["A"]) == []  # a node that runs only A's herders is not concerned
+    assert make({**base, "B.exactly.once.source.support": "preparing"}).delivery_mode(ab) == \
+        "at-least-once (preparing exactly-once)"
+    bad = make({**base, "B.exactly.once.source.support": "on"}).problems()
+    assert [i.key for i in bad] == ["B.exactly.once.source.support"]

@@ -66,3 +66,11 @@ def test_json_is_serialisable_and_complete() -> None:
 
 def test_age_text() -> None:
     assert [age_text(s) for s in (None, 0, 59.9, 60, 3599, 7200, 90000)] == ["?", "0s", "59s", "1m", "59m", "2h", "1d"]
+
+
+def test_the_delivery_mode_is_shown_in_the_table_and_the_json() -> None:
+    f = flow()
+    assert "  delivery: at-least-once" in render_table([f])
+    f.delivery = "exactly-once"
+    assert "  delivery: exactly-once\n" in render_table([f])
+    assert render_json([f])["flows"][0]["delivery"] == "exactly-once"
