@@ -42,7 +42,9 @@ def embedded_clusters(*names: str) -> Iterator[list[EmbeddedKafkaCluster]]:
 
 
 class WorkerRun:
-    """One connector and its tasks running in our Worker (file offsets, in-memory statuses).
+    """One connector and its tasks running in our Worker (file offsets, in-memory statuses; with
+    ``exactly.once.source.support=enabled`` in the worker props, a distributed worker's config and the
+    offsets topic on the target instead, so the tasks are exactly-once tasks).
 
     The Worker is driven directly, as a one-connector standalone herder would drive it: start the
     connector, ask it for task configs (again whenever it requests a reconfiguration, as
@@ -60,8 +62,16 @@ class WorkerRun:
         self.connector_props = connector_props
         self.status = MemoryStatusBackingStore()
         self.recorder = StatusRecorder(self.status, "bench-worker")
-        self.worker = Worker("bench-worker", StandaloneConfig(worker_props), FileOffsetBackingStore(offsets_file),
-                             status_store=self.status)
+        if worker_props.get("exactly.once.source.support") == "enabled":
+            # Exactly-once tasks need what a distributed worker has: its group.id and a Kafka offsets topic.
+            from connect_core.runtime.distributed_config import DistributedConfig
+            from connect_core.storage.kafka_offsets import KafkaOffsetBackingStore
+
+            self.worker = Worker("bench-worker", DistributedConfig(worker_props),
+                                 KafkaOffsetBackingStore.from_worker_config(worker_props), status_store=self.status)
+        else:
+            self.worker = Worker("bench-worker", StandaloneConfig(worker_props),
+                                 FileOffsetBackingStore(offsets_file), status_store=self.status)
         self.task_ids: list[ConnectorTaskId] = []
         self._reconfigure = threading.Event()
 

@@ -3,6 +3,7 @@
     python -m bench.mirror_throughput                      # 200k x 100 B and 100k x 1 KB, 4 partitions
     python -m bench.mirror_throughput --partitions 64      # same, 64 partitions (the memory check)
     python -m bench.mirror_throughput --records 50000 --size 1024
+    python -m bench.mirror_throughput --exactly-once      # also (e): the same mirror, exactly-once
 
 Per case, on embedded brokers started here (and killed at the end): one source broker A, and for
 each phase that writes a new, empty target broker B (Tansu's memory store slows down as it fills, so
@@ -17,6 +18,10 @@ a shared B would favour whichever phase ran first):
    (``mirror.driver.maker_config.MirrorMakerConfig``), from the task's first poll until the target
    acknowledged the last record; then the target's end offsets are checked against the source's.
    (c') is the same run timed from the first acknowledgement (start-up latency left out).
+6. with ``--exactly-once``: (e) the same mirror with ``B.exactly.once.source.support = enabled``
+   (KIP-618: a transaction per poll batch, the source offsets in it; records count once their
+   transaction committed), on its own empty target broker; printed as exactly-once / at-least-once
+   (issue "Exactly-once mirroring": target >= 0.8).
 
 Printed: the rates, the CPU seconds this process and each broker used in each phase, mirror /
 min(a, b), mirror / naive copy, and this process's peak RSS while
@@ -58,6 +63,7 @@ from mirror.driver.maker_config import SOURCE_CONNECTOR, MirrorMakerConfig, Sour
 SOURCE, TARGET = "A", "B"
 CONNECTOR_CLASS = "bench.mirror_throughput:BenchMirrorSourceConnector"
 RATIO_TARGET = 0.7
+EXACTLY_ONCE_RATIO_TARGET = 0.8
 RSS_TARGET_MB = 500.0
 
 
@@ -128,6 +134,7 @@ class Result:
     copy: Rate
     rss_before_mb: float
     rss_peak_mb: float
+    exactly_once: Rate | None = None
 
     @property
     def slower(self) -> Rate:
@@ -141,9 +148,14 @@ class Result:
 
 #: extra mm2.properties lines from ``--mm2 KEY=VALUE`` (e.g. ``A.consumer.fetch.queue.backoff.ms=20``)
 EXTRA_MM2: dict[str, str] = {}
+#: what ``--exactly-once`` adds for phase (e)
+EXACTLY_ONCE_MM2: dict[str, str] = {f"{TARGET}.exactly.once.source.support": "enabled",
+                                    "dedicated.mode.enable.internal.rest": "true",
+                                    "offset.storage.replication.factor": "1"}
 
 
-def mm2_properties(a: EmbeddedKafkaCluster, b: EmbeddedKafkaCluster, topic: str) -> dict[str, str]:
+def mm2_properties(a: EmbeddedKafkaCluster, b: EmbeddedKafkaCluster, topic: str,
+                   exactly_once: bool = False) -> dict[str, str]:
     """An mm2.properties for one flow A->B of one topic, sized for a single-broker test cluster."""
     return {
         "clusters": f"{SOURCE}, {TARGET}",
@@ -156,14 +168,15 @@ def mm2_properties(a: EmbeddedKafkaCluster, b: EmbeddedKafkaCluster, topic: str)
         "offset-syncs.topic.replication.factor": "1",
         "sync.topic.acls.enabled": "false",
         "emit.heartbeats.enabled": "false",
+        **(EXACTLY_ONCE_MM2 if exactly_once else {}),
         **EXTRA_MM2,
     }
 
 
 def herder_configs(a: EmbeddedKafkaCluster, b: EmbeddedKafkaCluster, topic: str,
-                   name: str) -> tuple[dict[str, str], dict[str, str]]:
+                   name: str, exactly_once: bool = False) -> tuple[dict[str, str], dict[str, str]]:
     """(worker props, connector config) exactly as mm2 derives them."""
-    mm2 = MirrorMakerConfig(mm2_properties(a, b, topic))
+    mm2 = MirrorMakerConfig(mm2_properties(a, b, topic, exactly_once))
     pair = SourceAndTarget(SOURCE, TARGET)
     worker = mm2.worker_config(pair)
     connector = mm2.connector_base_config(pair, SOURCE_CONNECTOR)
@@ -173,14 +186,15 @@ def herder_configs(a: EmbeddedKafkaCluster, b: EmbeddedKafkaCluster, topic: str,
 
 
 def run_mirror(a: EmbeddedKafkaCluster, b: EmbeddedKafkaCluster, topic: str, case: Case,
-               source_ends: dict[int, int], timeout_s: float) -> tuple[Rate, Rate, RssSampler]:
+               source_ends: dict[int, int], timeout_s: float,
+               exactly_once: bool = False) -> tuple[Rate, Rate, RssSampler]:
     """Mirror ``topic``; returns (first poll -> last ack, first ack -> last ack, the RSS sampler)."""
     CountingMirrorSourceTask.acks = acks = AckCounter(case.records)
     CountingMirrorSourceTask.first_poll_at = None
     CountingMirrorSourceTask.first_records_at = None
     sampler = RssSampler()
     name = unique_name("bench-mirror")
-    worker, connector = herder_configs(a, b, topic, name)
+    worker, connector = herder_configs(a, b, topic, name, exactly_once)
     sampler.start()
     try:
         with running_connector(worker, connector) as run:
@@ -192,6 +206,10 @@ def run_mirror(a: EmbeddedKafkaCluster, b: EmbeddedKafkaCluster, topic: str, cas
     assert started is not None
     remote = f"{SOURCE}.{topic}"
     target_ends = b.end_offsets(remote)
+    if exactly_once:  # each partition also holds a COMMIT marker per transaction: count the records instead
+        from connect_core.embedded.committed_reader import read_topic_committed
+
+        target_ends = {p: len(log.committed) for p, log in read_topic_committed(b, remote).items()}
     if target_ends != source_ends:
         raise RuntimeError(f"target {remote} end offsets {target_ends} differ from the source's {source_ends}")
     first = acks.first_at if acks.first_at is not None else done
@@ -203,13 +221,14 @@ def run_mirror(a: EmbeddedKafkaCluster, b: EmbeddedKafkaCluster, topic: str, cas
     return total, steady, sampler
 
 
-def run_case(case: Case, partitions: int, rounds: int, timeout_s: float) -> Result:
+def run_case(case: Case, partitions: int, rounds: int, timeout_s: float, exactly_once: bool = False) -> Result:
     print(f"== mirror A->B: {case}, {partitions} partitions, {rounds} round(s), tasks.max=1", flush=True)
     consumes: list[Rate] = []
     produces: list[Rate] = []
     mirrors: list[Rate] = []
     steadies: list[Rate] = []
     copies: list[Rate] = []
+    exactly: list[Rate] = []
     rss_before = rss_peak = 0.0
     with embedded_clusters("A") as (a,):
         for r in range(rounds):
@@ -246,8 +265,14 @@ def run_case(case: Case, partitions: int, rounds: int, timeout_s: float) -> Resu
             print(broker_rss, flush=True)
             if sampler.peak_mb >= rss_peak:
                 rss_before, rss_peak = sampler.baseline_mb, sampler.peak_mb
+            if exactly_once:
+                with embedded_clusters("B") as (b,), CpuMeter([a, b]) as cpu:
+                    rate, _steady, sampler = run_mirror(a, b, topic, case, source_ends, timeout_s, True)
+                exactly.append(rate)
+                print(f"{label} (e) mirror exactly-once: {rate}  peak RSS {sampler.peak_mb:.0f} MB\n      {cpu}",
+                      flush=True)
     result = Result(case, partitions, best(consumes), best(produces), best(mirrors), best(steadies), best(copies),
-                    rss_before, rss_peak)
+                    rss_before, rss_peak, best(exactly) if exactly else None)
     print(Line("(a) raw consume A", result.consume))
     print(Line("(b) raw produce B", result.produce))
     print(Line("(c) mirror A->B", result.mirror))
@@ -256,6 +281,9 @@ def run_case(case: Case, partitions: int, rounds: int, timeout_s: float) -> Resu
     print(ratio_line("ratio mirror/min(a,b)", result.mirror, result.slower))
     print(ratio_line("ratio mirror'/min(a,b)", result.mirror_steady, result.slower))
     print(ratio_line("ratio mirror/naive copy", result.mirror, result.copy))
+    if result.exactly_once is not None:
+        print(Line("(e) mirror exactly-once", result.exactly_once))
+        print(ratio_line("ratio exactly-once/at-least-once", result.exactly_once, result.mirror))
     print(f"{'peak RSS mirroring':<28}: {rss_peak:.0f} MB (+{rss_peak - rss_before:.0f} MB over "
           f"{rss_before:.0f} MB before)", flush=True)
     return result
@@ -268,6 +296,11 @@ def verdicts(results: list[Result]) -> list[str]:
         if r.case.size >= 1024:
             ok = "met" if r.ratio >= RATIO_TARGET else "MISSED"
             lines.append(f"target ratio >= {RATIO_TARGET} ({r.case}, {r.partitions} p): {r.ratio:.2f} {ok}")
+        if r.exactly_once is not None:
+            eos = r.exactly_once.records_per_s / r.mirror.records_per_s if r.mirror.records_per_s else 0.0
+            ok = "met" if eos >= EXACTLY_ONCE_RATIO_TARGET else "MISSED"
+            lines.append(f"target exactly-once/at-least-once >= {EXACTLY_ONCE_RATIO_TARGET} ({r.case}, "
+                         f"{r.partitions} p): {eos:.2f} {ok}")
         if r.partitions >= 64:
             ok = "met" if r.rss_peak_mb < RSS_TARGET_MB else "MISSED"
             lines.append(f"target RSS < {RSS_TARGET_MB:.0f} MB ({r.case}, {r.partitions} p): "
@@ -283,6 +316,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--partitions", type=int, default=4, help="partitions of the mirrored topic (64: memory check)")
     p.add_argument("--rounds", type=int, default=1, help="repeat a/b/c; the best round of each is compared")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for the mirror to finish")
+    p.add_argument("--exactly-once", action="store_true",
+                   help="also mirror with B.exactly.once.source.support=enabled and print the ratio to at-least-once")
     p.add_argument("--mm2", action="append", default=[], metavar="KEY=VALUE",
                    help="extra mm2.properties line (repeatable), e.g. A.consumer.fetch.queue.backoff.ms=20")
     return p.parse_args(argv)
@@ -297,7 +332,7 @@ def cases_from(args: argparse.Namespace) -> list[Case]:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     EXTRA_MM2.update(parse_pairs(args.mm2))
-    results = [run_case(c, args.partitions, args.rounds, args.timeout) for c in cases_from(args)]
+    results = [run_case(c, args.partitions, args.rounds, args.timeout, args.exactly_once) for c in cases_from(args)]
     for line in verdicts(results):
         print(line)
     return 0

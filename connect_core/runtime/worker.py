@@ -42,7 +42,13 @@ from connect_core.runtime.source_task_collaborators import ProducerLike, TaskMet
 from connect_core.runtime.status import ConnectorStatusListener, TaskStatusListener
 from connect_core.runtime.task_plugins import build_task_plugins
 from connect_core.runtime.transactional_ids import source_task_transactional_id
-from connect_core.runtime.worker_config import WorkerConfig, admin_props, keeps_partition_order, producer_props
+from connect_core.runtime.worker_config import (
+    SOURCE_PRODUCER_DEFAULTS,
+    WorkerConfig,
+    admin_props,
+    keeps_partition_order,
+    producer_props,
+)
 from connect_core.runtime.worker_connector import HerderHooks, StateCallback, WorkerConnector
 from connect_core.runtime.worker_sink_task import WorkerSinkTask
 from connect_core.runtime.worker_source_task import WorkerSourceTask
@@ -129,7 +135,8 @@ def exactly_once_producer_props(props: Mapping[str, Any], transactional_id: str)
     out = dict(props)
     for key, value in (("enable.idempotence", "true"), ("transactional.id", transactional_id)):
         given = out.get(key)
-        if given is not None and str(given).strip().lower() != value.lower():
+        default = SOURCE_PRODUCER_DEFAULTS.get(key)
+        if given is not None and str(given).strip().lower() not in (value.lower(), default):
             log.warning("Overriding producer property %s=%s with %s: exactly-once source support is enabled",
                         key, given, value)  # fmt: skip
         out[key] = value

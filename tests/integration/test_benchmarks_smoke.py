@@ -59,9 +59,13 @@ def test_source_task_loop_prints_rates_and_ratio() -> None:
 
 
 def test_mirror_throughput_prints_rates_ratio_and_rss() -> None:
-    out = run_bench("bench.mirror_throughput", "--records", "3000", "--size", "1024", "--partitions", "2")
-    for label in ("(a) raw consume A", "(b) raw produce B", "(c) mirror A->B"):
+    out = run_bench("bench.mirror_throughput", "--records", "3000", "--size", "1024", "--partitions", "2",
+                    "--exactly-once")
+    for label in ("(a) raw consume A", "(b) raw produce B", "(c) mirror A->B", "(e) mirror exactly-once"):
         figure(out, label, RATE)
+    assert float(figure(out, "ratio exactly-once/at-least-once", r"([\d.]+)").group(1)) > 0
+    assert re.search(r"^target exactly-once/at-least-once >= 0\.8 \(3000 x 1024 B, 2 p\): [\d.]+ (met|MISSED)$", out,
+                     re.MULTILINE), out
     ratio = figure(out, "ratio mirror/min(a,b)", r"([\d.]+)")
     assert float(ratio.group(1)) > 0
     rss = figure(out, "peak RSS mirroring", r"(\d+) MB \(\+(-?\d+) MB over (\d+) MB before\)")
