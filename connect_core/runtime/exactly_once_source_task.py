@@ -280,6 +280,17 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
             code = kafka_error.code() if kafka_error is not None else None
         else:
             code = getattr(error, "code", None)
+        if code not in _FENCED_CODES and self._txn_open:
+            # A fatal producer error purges what was queued: the delivery reports then only say "purged".
+            # The transaction says why (fenced or not); the task fails either way and aborts what it can.
+            self._txn_open = False
+            try:
+                self.producer.abort_transaction(ABORT_TIMEOUT_S)  # type: ignore[attr-defined]
+            except KafkaException as e:
+                if is_fenced(_kafka_error(e)):
+                    raise self._transaction_error("deliver the records of", e) from error
+            except Exception:
+                pass
         if code in _FENCED_CODES:
             raise ConnectError(
                 f"Task {self.id} was fenced out: a newer instance of it initialized transactional.id "

@@ -1,4 +1,4 @@
-"""``mm2 run`` with ``B.exactly.once.source.support = enabled`` through SIGKILLs of the driver.
+"""``mm2 run`` with ``B.exactly.once.source.support = enabled`` through SIGKILLs of the driver, and a zombie.
 
 Two flows run side by side on the same clusters, each its own topic, group and internal topics, with a
 producer writing to each source topic without pause: one exactly-once, one with the default
@@ -8,12 +8,21 @@ Tansu shows aborted records to read_committed consumers): the exactly-once copy 
 exactly once, in order; the at-least-once copy, under the same faults, shows duplicates (the default
 ``offset.flush.interval.ms`` of 60 s: a restarted driver re-copies what it copied since the last
 flush), so the test can tell the two apart.
+
+Then a zombie: two ``mm2 run`` nodes share an exactly-once flow; the node running the source task is
+frozen (SIGSTOP) past its session timeout, the other takes the task over (its producer re-initialises the
+task's transactional id, which fences the frozen one), and the frozen node is thawed: its task fails as
+fenced instead of writing on, and B still holds every record exactly once, in order.
 """
 
 from __future__ import annotations
 
+import re
+import signal
 import subprocess
 import sys
+import urllib.error
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -152,3 +161,81 @@ def test_exactly_once_without_internal_rest_is_one_line_and_a_nonzero_exit(tmp_p
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
     assert "B.exactly.once.source.support" in lines[0] and "dedicated.mode.enable.internal.rest = true" in lines[0]
+
+
+def _accepted(request: urllib.request.Request) -> bool:
+    """True once the REST API accepts the request (409 while a rebalance is in progress)."""
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status in (200, 202, 204)
+    except urllib.error.HTTPError as e:
+        if e.code == 409:
+            return False
+        raise
+
+
+def _source_task_owner(procs: list[Mm2Process]) -> Mm2Process | None:
+    """The node whose latest assignment holds MirrorSourceConnector-0 (its herder logs each assignment)."""
+    owners = []
+    for proc in procs:
+        lines = [ln for ln in proc.output().splitlines() if "got assignment:" in ln]
+        if lines and "MirrorSourceConnector-0" in lines[-1].split("revoked=")[0]:
+            owners.append(proc)
+    return owners[0] if len(owners) == 1 else None
+
+
+def test_a_thawed_zombie_is_fenced_and_the_copy_stays_exactly_once(
+    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path
+) -> None:
+    a, b = two_clusters
+    topic = "orders-zombie"
+    a.create_topic(topic, PARTITIONS)
+    props = mm2_properties({"A": a, "B": b}, ["A->B"], **{
+        "topics": topic, "tasks.max": "1",
+        "B.exactly.once.source.support": "enabled", "dedicated.mode.enable.internal.rest": "true",
+        # a departed node's tasks wait this long for it (Java default 5 min), then move to the other node
+        "B.scheduled.rebalance.max.delay.ms": "8000"})
+    urls = [f"http://127.0.0.1:{free_port()}" for _ in (1, 2)]
+    configs = [write_properties(tmp_path / f"mm2-{i}.properties", {**props, "listeners": url})
+               for i, url in enumerate(urls, 1)]
+    producer = SequencedProducer(a, topic, PARTITIONS, burst=5, interval=0.2)
+    flow = Flow("zombie", topic, configs[0], producer)
+    nodes = [Mm2Process(c, log_dir=tmp_path, name=f"mm2-node{i}") for i, c in enumerate(configs, 1)]
+    zombie: Mm2Process | None = None
+    try:
+        producer.start()
+        owner = eventually(lambda: _source_task_owner(nodes), 120, "one node running the source task", nodes[0])
+        marks = producer.next_seqs()
+        eventually(lambda: _reached(b, flow, marks), 120, "records copied", owner)
+        zombie, survivor = owner, next(n for n in nodes if n is not owner)
+        zombie.proc.send_signal(signal.SIGSTOP)  # frozen: no heartbeat, no commit, its producer still open
+        eventually(lambda: _source_task_owner([survivor]) is survivor, 120, "the other node taking the task over",
+                   survivor)
+        marks = producer.next_seqs()
+        eventually(lambda: _reached(b, flow, marks), 120, "records copied by the other node", survivor)
+        zombie.proc.send_signal(signal.SIGCONT)  # thawed: it still believes it runs the task
+        assert zombie is not None
+        eventually(lambda: re.search(r"was fenced out", zombie.output()) is not None, 120,
+                   "the thawed node's task failing as fenced", zombie)
+        # The task stays FAILED where it failed (as any failed task); the operator restarts it, and it
+        # resumes from what its committed transactions recorded.
+        restart = urllib.request.Request(
+            f"{urls[nodes.index(survivor)]}/A/B/connectors/MirrorSourceConnector/tasks/0/restart", method="POST")
+        eventually(lambda: _accepted(restart), 120, "the task restarted over REST", survivor)
+        marks = producer.next_seqs()
+        eventually(lambda: _reached(b, flow, marks), 120, "records still copied after the thaw", survivor)
+        producer.finish()
+        eventually(lambda: _complete(a, b, flow), 180, "every record on B", survivor)
+        report = compare(sequences(a, topic), _copied_seqs(b, flow))
+        assert not report.lost and not report.out_of_order, report.summary()
+        assert sum(report.duplicates.values()) == 0, report.summary()
+        assert all(log.open == 0 for log in read_topic_committed(b, flow.remote).values())
+        for node in nodes:
+            assert node.terminate(60) == 0, node.output()[-3000:]
+    finally:
+        if zombie is not None and zombie.alive():
+            zombie.proc.send_signal(signal.SIGCONT)
+        if producer.is_alive():
+            producer.finish()
+        for node in nodes:
+            node.close()

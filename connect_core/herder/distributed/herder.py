@@ -208,6 +208,10 @@ class DistributedHerder:
             log.info("Herder starting")
             self._start_services()
             self._config_state = self.config_store.snapshot()
+            if self._config_state.session_key is not None:
+                # read while replaying the config topic, which notifies no listener: a follower that
+                # started after the leader wrote the key would otherwise sign nothing until the next one
+                self._on_session_key_update(self._config_state.session_key)
             self._ready.set()
             while not self._stopping.is_set():
                 self._tick()
