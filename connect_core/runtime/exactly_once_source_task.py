@@ -6,8 +6,9 @@ but the task's producer is transactional (``transactional.id`` = ``<group.id>-<c
 source offsets of those records, written through the same producer to the offsets topic::
 
     begin (lazily, at the first dispatch) -> records ... -> boundary:
-        flush (every record acknowledged) -> offsets to the offsets topic -> commit
-        -> task.commit_record(...) per record / route.acknowledged(run) per copied run -> task.commit()
+        offsets of every record dispatched -> commit (delivers records and offsets, all or nothing)
+        -> delivery reports served -> task.commit_record(...) per record / route.acknowledged(run) per
+           copied run -> task.commit()
 
 Boundaries: ``poll`` commits once the batch ``poll`` returned was dispatched, ``interval`` every
 ``transaction.boundary.interval.ms``, ``connector`` when the task asks through its
@@ -30,7 +31,7 @@ import logging
 import threading
 from typing import Any
 
-from connect_core.api.errors import ConnectError
+from connect_core.api.errors import ConnectError, RetriableError
 from connect_core.api.records import RecordMetadata, SourceRecord
 from connect_core.kafka.types import KafkaError, KafkaException
 from connect_core.runtime.exactly_once_config import ExactlyOnceSettings, TransactionBoundary
@@ -46,6 +47,9 @@ TRANSACTION_CALL_TIMEOUT_S = 60.0
 #: How long a failing task waits for its abort (it is on its way out).
 ABORT_TIMEOUT_S = 5.0
 _FLUSH_TICK_S = 1.0
+_FENCED_MARK = "was fenced out"
+#: A batch at least this big means a backlog: the next one is polled before the commit (see _poll_ahead).
+POLL_AHEAD_MIN_BATCH = 500
 
 #: librdkafka's codes of a producer that another instance fenced out (its own, and the broker's two).
 _FENCED_CODES = {getattr(KafkaError, "_FENCED", -144), getattr(KafkaError, "PRODUCER_FENCED", 90),
@@ -104,6 +108,8 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         self._interval_s = settings.interval_s
         self._requests = _TransactionRequests() if settings.boundary is TransactionBoundary.CONNECTOR else None
         self._txn_open = False
+        self._polled_ahead: tuple[int, float] | None = None  # (records, poll start) of a batch polled ahead
+        self._last_batch = 0  # records of the last batch polled
         self._next_interval_commit = 0.0
         self._task_wants_records = self._task_commit_record is not None
         # What the task hears of records and copied runs waits for their transaction's commit.
@@ -132,8 +138,13 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
     def _execute(self) -> None:
         try:
             self._copy_records()
-        except BaseException:
+        except BaseException as e:
+            # Whatever surfaced first (a purged delivery, a refused produce, "fatal error"), a producer
+            # that was fenced says so when asked to abort: the task then fails saying it was fenced.
+            fenced = None if _FENCED_MARK in str(e) else self._probe_fenced()
             self._abort_quietly()
+            if fenced is not None:
+                raise self._fenced_error(fenced) from e
             raise
         if not self._cancelled and self._txn_open:
             self._commit_transaction()  # Java commits what was dispatched when stopped gracefully
@@ -143,7 +154,33 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
     def _send_records(self) -> tuple[int, bool]:
         if not self._txn_open:
             self._begin()
-        return super()._send_records()
+        nbytes, complete = super()._send_records()
+        ahead, self._polled_ahead = self._polled_ahead, None
+        if ahead is not None:  # the batch polled before the last commit: its metrics now (the loop saw none)
+            self.metrics.record_batch(ahead[0], nbytes, self._clock() - ahead[1])
+        return nbytes, complete
+
+    def _poll_task(self) -> list[Any] | None:
+        batch = super()._poll_task()
+        self._last_batch = len(batch) if batch else 0
+        return batch
+
+    def _poll_ahead(self) -> None:
+        """Poll the next batch before committing this one: the records still travelling to the broker (which
+        the commit waits for) travel meanwhile, as they would behind the next poll without transactions.
+
+        Only behind a big batch (a backlog: the next poll returns at once); behind a small one the poll
+        could wait for new records while the transaction, and the copies in it, stay unreadable."""
+        if self._stopping or self._target_paused() or self._last_batch < POLL_AHEAD_MIN_BATCH:
+            return
+        started = self._clock()
+        try:
+            batch = self._poll_task()
+        except RetriableError as e:
+            log.warning("Task %s failed to poll records (will retry): %s", self.id, e)
+            return
+        if batch:
+            self._polled_ahead = (len(batch), started)
 
     def _begin(self) -> None:
         try:
@@ -158,6 +195,7 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
             return  # part of the batch still waits to be dispatched
         if self.boundary is TransactionBoundary.POLL:
             if self._txn_open:
+                self._poll_ahead()
                 self._commit_transaction()
             return
         if self.boundary is TransactionBoundary.INTERVAL:
@@ -193,15 +231,18 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
             if self._cancelled:
                 raise ConnectError(f"Task {self.id} was cancelled while waiting for its records to be acknowledged")
 
-    def _take_offsets(self) -> CommittableOffsets:
+    def _transaction_offsets(self) -> list[tuple[dict[str, Any] | None, dict[str, Any] | None]]:
+        """Every source offset of the transaction: of the records dispatched in it, acknowledged or not."""
         self._flusher.update_committable()
-        offsets, self._flusher.committable = self._flusher.committable, CommittableOffsets.empty()
-        return offsets
+        offsets = dict(self._flusher.committable.offsets)
+        offsets.update(self.submitted.dispatched_offsets())
+        self._flusher.committable = CommittableOffsets.empty()
+        return list(offsets.values())
 
-    def _write_offsets(self, offsets: CommittableOffsets) -> int:
+    def _write_offsets(self, offsets: list[tuple[dict[str, Any] | None, dict[str, Any] | None]]) -> int:
         """The transaction's source offsets, to the offsets topic through the transactional producer."""
         written = 0
-        for partition, offset in offsets.offset_map():
+        for partition, offset in offsets:
             if partition is None:
                 continue
             key = serialize_offset_key(self.id.connector, partition)
@@ -221,34 +262,55 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
             self._producer_error = KafkaException(err)
 
     def _commit_transaction(self) -> None:
+        """Offsets of everything dispatched, then the commit, which delivers records and offsets together
+        (no wait for the records' acknowledgements first: one round trip less per transaction)."""
         started = self._clock()
-        self._drain()
-        self._write_offsets(self._take_offsets())
+        if self._producer_error is not None:
+            self._raise_producer_error()
+        self._write_offsets(self._transaction_offsets())
         try:
             self.producer.commit_transaction(TRANSACTION_CALL_TIMEOUT_S)  # type: ignore[attr-defined]
         except KafkaException as e:
-            self._txn_open = False
             self.metrics.record_commit(False, self._clock() - started)
-            raise self._transaction_error("commit the transaction of", e) from e
+            error = self._transaction_error("commit the transaction of", e)  # aborts what it can
+            self._txn_open = False
+            raise error from e
         self._txn_open = False
+        self._serve_reports()
         self.metrics.record_commit(True, self._clock() - started)
         self._release_held()
         self._commit_task()
 
+    def _serve_reports(self) -> None:
+        """After a commit every record is delivered: serve the reports (what the task hears is held)."""
+        deadline = self._clock() + TRANSACTION_CALL_TIMEOUT_S
+        while True:
+            self.producer.poll(0)
+            if len(self.producer) == 0 or self._clock() > deadline:  # type: ignore[arg-type]
+                break
+            self.producer.poll(0.01)
+        self._after_callbacks()
+        if self._producer_error is not None:
+            self._raise_producer_error()
+        self._flusher.update_committable()  # acknowledged now, and already committed
+        self._flusher.committable = CommittableOffsets.empty()
+
     def _abort_transaction(self) -> None:
         """Connector-requested abort: the records are discarded, their offsets committed on their own."""
-        self._drain()
-        offsets = self._take_offsets()
+        self._drain()  # delivered first: an abort would purge what is in flight, failing the task
+        offsets = self._transaction_offsets()
         try:
             self.producer.abort_transaction(TRANSACTION_CALL_TIMEOUT_S)  # type: ignore[attr-defined]
         except KafkaException as e:
+            error = self._transaction_error("abort the transaction of", e)
             self._txn_open = False
-            raise self._transaction_error("abort the transaction of", e) from e
+            raise error from e
         self._txn_open = False
         self._held_records.clear()
         self._held_runs.clear()
-        if not offsets.is_empty:
+        if offsets:
             self._begin()
+            self._write_offsets(offsets)
             self._commit_transaction()
 
     def _abort_quietly(self) -> None:
@@ -263,15 +325,33 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         except Exception as e:  # fenced, fatal or timed out: the broker or the next instance aborts it
             log.warning("Task %s could not abort its open transaction: %s", self.id, e)
 
+    def _probe_fenced(self) -> KafkaError | None:
+        """Abort the open transaction (the task is failing); the fenced error if that is why it cannot."""
+        if not self._txn_open:
+            return None
+        self._txn_open = False
+        try:
+            self.producer.abort_transaction(ABORT_TIMEOUT_S)  # type: ignore[attr-defined]
+        except KafkaException as e:
+            error = _kafka_error(e)
+            return error if is_fenced(error) else None
+        except Exception:
+            return None
+        return None
+
+    def _fenced_error(self, cause: Any) -> ConnectError:
+        return ConnectError(f"Task {self.id} {_FENCED_MARK}: a newer instance of it initialized transactional.id "
+                            f"'{self.transactional_id}' ({cause}); this instance stops")  # fmt: skip
+
     def _transaction_error(self, what: str, e: KafkaException) -> ConnectError:
         error = _kafka_error(e)
-        if is_fenced(error):
-            return ConnectError(
-                f"Task {self.id} was fenced out: a newer instance of it initialized transactional.id "
-                f"'{self.transactional_id}' ({error.str() if error else e}); this instance stops"
-            )
-        return ConnectError(f"Failed to {what} task {self.id} (transactional.id '{self.transactional_id}'): "
-                            f"{error.str() if error else e}")  # fmt: skip
+        if not is_fenced(error):
+            probed = self._probe_fenced()
+            if probed is not None:
+                return self._fenced_error(probed.str())
+            return ConnectError(f"Failed to {what} task {self.id} (transactional.id '{self.transactional_id}'): "
+                                f"{error.str() if error else e}")  # fmt: skip
+        return self._fenced_error(error.str() if error else e)
 
     def _raise_producer_error(self) -> None:
         error = self._producer_error
@@ -280,22 +360,12 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
             code = kafka_error.code() if kafka_error is not None else None
         else:
             code = getattr(error, "code", None)
-        if code not in _FENCED_CODES and self._txn_open:
-            # A fatal producer error purges what was queued: the delivery reports then only say "purged".
-            # The transaction says why (fenced or not); the task fails either way and aborts what it can.
-            self._txn_open = False
-            try:
-                self.producer.abort_transaction(ABORT_TIMEOUT_S)  # type: ignore[attr-defined]
-            except KafkaException as e:
-                if is_fenced(_kafka_error(e)):
-                    raise self._transaction_error("deliver the records of", e) from error
-            except Exception:
-                pass
         if code in _FENCED_CODES:
-            raise ConnectError(
-                f"Task {self.id} was fenced out: a newer instance of it initialized transactional.id "
-                f"'{self.transactional_id}' ({error}); this instance stops"
-            ) from error
+            raise self._fenced_error(error) from error
+        # A fatal producer error purges what was queued: the delivery reports then only say "purged".
+        probed = self._probe_fenced()
+        if probed is not None:
+            raise self._fenced_error(probed.str()) from error
         super()._raise_producer_error()
 
     # ------------------------------------------------------------------ held callbacks

@@ -300,6 +300,11 @@ class SubmittedRecords:
             offsets, committable, uncommittable, len(self._records), largest_size, largest_partition
         )
 
+    def dispatched_offsets(self) -> dict[PartitionKey, tuple[dict[str, Any] | None, dict[str, Any] | None]]:
+        """The newest offset submitted per partition, acknowledged or not (an exactly-once task commits them
+        in the transaction of their records: none of them counts unless every record does)."""
+        return {key: (dq[-1].partition, dq[-1].offset) for key, dq in self._records.items() if dq}
+
     def _drained(self) -> int:
         return self._acked_total + self._dropped_total
 

@@ -27,6 +27,14 @@ BYTE_ARRAY_CONVERTER = "org.apache.kafka.connect.converters.ByteArrayConverter"
 ENABLE_INTERNAL_REST = "dedicated.mode.enable.internal.rest"
 EXACTLY_ONCE_SOURCE_SUPPORT = "exactly.once.source.support"
 SOURCE_CONSUMER_ISOLATION = "source.consumer.isolation.level"
+SOURCE_CONSUMER_MAX_POLL_RECORDS = "source.consumer.max.poll.records"
+#: Records per poll of an exactly-once flow's replication consumer (at-least-once: 1000). Each poll batch is
+#: one transaction, and its commit waits for the batch's delivery, which at-least-once overlaps with the next
+#: polls; the task takes only what is already fetched (it never waits to fill a batch, and the prefetch
+#: queue's 32 MB cap bounds a batch's memory), so bigger batches cost no latency and amortise the commit.
+#: Measured (``bench.mirror_throughput --exactly-once`` phase, 300k x 1 KB, 4 partitions): 99k rec/s at
+#: 1000, 126k at 4000, 151k at 10000, against about 200k at-least-once.
+EXACTLY_ONCE_MAX_POLL_RECORDS = "10000"
 #: What ``mm2 status`` and the REST status call each ``exactly.once.source.support`` setting.
 DELIVERY_MODES = {"enabled": "exactly-once", "preparing": "at-least-once (preparing exactly-once)",
                   "disabled": "at-least-once"}
@@ -62,9 +70,9 @@ def is_client_security_key(key: str) -> bool:
     return key in ("bootstrap.servers", "security.protocol") or key.startswith(("ssl.", "sasl."))
 
 
-def _isolation_set(connector_props: dict[str, str]) -> bool:
-    """Whether the connector's source consumer names its isolation level (``consumer.``/``source.consumer.``)."""
-    return any(k in connector_props for k in ("consumer.isolation.level", SOURCE_CONSUMER_ISOLATION))
+def _consumer_key_set(connector_props: dict[str, str], key: str) -> bool:
+    """Whether the connector's source consumer has ``key`` set (``consumer.``/``source.consumer.``)."""
+    return any(f"{prefix}{key}" in connector_props for prefix in ("consumer.", "source.consumer."))
 
 
 def _parse_bool(value: str | None) -> bool:
@@ -218,9 +226,12 @@ class MirrorMakerConfig:
         props.setdefault("target.cluster.alias", pair.target)
         props.update(self._with_prefix_stripped(f"{pair}."))
         props.setdefault("enabled", "false")
-        if self.exactly_once_enabled(pair.target) and not _isolation_set(props):
-            # An exactly-once copy of an aborted source transaction is still a wrong copy: read committed only.
-            props[SOURCE_CONSUMER_ISOLATION] = "read_committed"
+        if self.exactly_once_enabled(pair.target):
+            if not _consumer_key_set(props, "isolation.level"):
+                # An exactly-once copy of an aborted source transaction is still a wrong copy: committed only.
+                props[SOURCE_CONSUMER_ISOLATION] = "read_committed"
+            if not _consumer_key_set(props, "max.poll.records"):
+                props[SOURCE_CONSUMER_MAX_POLL_RECORDS] = EXACTLY_ONCE_MAX_POLL_RECORDS
         return props
 
     # --- validation ------------------------------------------------------------------------

@@ -189,7 +189,11 @@ def test_exactly_once_per_target_reaches_the_worker_reads_committed_and_needs_in
     assert cfg.delivery_mode(ab) == "exactly-once" and cfg.delivery_mode(ba) == "at-least-once"
     source = cfg.connector_base_config(ab, "MirrorSourceConnector")
     assert source["source.consumer.isolation.level"] == "read_committed"
+    assert source["source.consumer.max.poll.records"] == "10000"  # a transaction per poll: bigger polls
     assert "source.consumer.isolation.level" not in cfg.connector_base_config(ba, "MirrorSourceConnector")
+    assert "source.consumer.max.poll.records" not in cfg.connector_base_config(ba, "MirrorSourceConnector")
+    own = make({**base, "dedicated.mode.enable.internal.rest": "true", "A.consumer.max.poll.records": "700"})
+    assert own.connector_base_config(ab, "MirrorSourceConnector")["source.consumer.max.poll.records"] == "700"
     mine = make({**base, "dedicated.mode.enable.internal.rest": "true",
                  "A->B.source.consumer.isolation.level": "read_uncommitted"})
     assert mine.connector_base_config(ab, "MirrorSourceConnector")["source.consumer.isolation.level"] == \
