@@ -239,3 +239,53 @@ def test_a_thawed_zombie_is_fenced_and_the_copy_stays_exactly_once(
             producer.finish()
         for node in nodes:
             node.close()
+
+
+def test_preparing_then_enabled_rolling_upgrade_of_two_nodes_loses_and_duplicates_nothing(
+    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path
+) -> None:
+    """Java's two-step upgrade: both nodes run ``preparing`` (at-least-once), then each in turn is stopped
+    (SIGTERM) and started again with ``enabled``, while the producer writes without pause."""
+    a, b = two_clusters
+    topic = "orders-upgrade"
+    a.create_topic(topic, PARTITIONS)
+    props = mm2_properties({"A": a, "B": b}, ["A->B"], **{
+        "topics": topic, "tasks.max": "1", "dedicated.mode.enable.internal.rest": "true",
+        "B.exactly.once.source.support": "preparing"})
+    urls = [f"http://127.0.0.1:{free_port()}" for _ in (1, 2)]
+    configs = [write_properties(tmp_path / f"mm2-{i}.properties", {**props, "listeners": url})
+               for i, url in enumerate(urls, 1)]
+    producer = SequencedProducer(a, topic, PARTITIONS, burst=5, interval=0.2)
+    flow = Flow("upgrade", topic, configs[0], producer)
+    nodes = [Mm2Process(c, log_dir=tmp_path, name=f"mm2-node{i}-preparing") for i, c in enumerate(configs, 1)]
+    try:
+        producer.start()
+        marks = producer.next_seqs()
+        eventually(lambda: _reached(b, flow, marks), 120, "records copied while preparing", nodes[0])
+        assert next(f for f in status_json(configs[0])["flows"] if f["flow"] == "A->B")["delivery"] == \
+            "at-least-once (preparing exactly-once)"
+        for i, config in enumerate(configs):
+            assert nodes[i].terminate(60) == 0, nodes[i].output()[-3000:]
+            nodes[i].close()
+            write_properties(config, {**props, "listeners": urls[i], "B.exactly.once.source.support": "enabled"})
+            nodes[i] = Mm2Process(config, log_dir=tmp_path, name=f"mm2-node{i + 1}-enabled")
+            # a rolling upgrade moves on once the restarted node is back in the group
+            eventually(lambda n=nodes[i]: "got assignment" in n.output(), 120, f"node {i + 1} rejoining", nodes[i])
+            marks = producer.next_seqs()
+            eventually(lambda m=marks: _reached(b, flow, m), 120, f"records copied after node {i + 1} upgraded",
+                       nodes[i])
+        assert next(f for f in status_json(configs[0])["flows"] if f["flow"] == "A->B")["delivery"] == \
+            "exactly-once"
+        producer.finish()
+        eventually(lambda: _complete(a, b, flow), 180, "every record on B", nodes[0])
+        report = compare(sequences(a, topic), _copied_seqs(b, flow))
+        assert not report.lost and not report.out_of_order, report.summary()
+        assert sum(report.duplicates.values()) == 0, report.summary()
+        for node in nodes:
+            assert node.terminate(60) == 0, node.output()[-3000:]
+        assert any("Exactly-once source task MirrorSourceConnector-0" in n.output() for n in nodes)
+    finally:
+        if producer.is_alive():
+            producer.finish()
+        for node in nodes:
+            node.close()
