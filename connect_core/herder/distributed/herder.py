@@ -103,6 +103,8 @@ RECONFIGURE_BACKOFF_MAX_S = 60.0
 BACKOFF_RETRIES = 5
 MAX_POLL_WAIT_S = 1.0  # upper bound of one poll when the member cannot be woken up
 ENSURE_ACTIVE_WAIT_S = 5.0  # one attempt to (re)join; the loop retries (stop() wakes it up)
+FENCING_ATTEMPTS = 5  # a task's round of fencing is retried (leader busy, no session key yet), then it FAILS
+FENCING_BACKOFF_INITIAL_S = 0.5
 
 EXACTLY_ONCE_DISABLED_MESSAGE = (
     "Zombie fencing is only available when exactly-once source support is turned on for the cluster "
@@ -190,7 +192,7 @@ class DistributedHerder:
         self._backoff_retries = BACKOFF_RETRIES
         self._was_leader = False
         self._pending_restarts: dict[str, RestartRequest] = {}
-        self._tasks_awaiting_fencing: set[ConnectorTaskId] = set()
+        self._tasks_awaiting_fencing: dict[ConnectorTaskId, int | None] = {}  # task -> its config generation
 
         # shared with the config store's listener thread (guarded by _lock)
         self._lock = threading.RLock()
@@ -582,16 +584,33 @@ class DistributedHerder:
 
     # ------------------------------------------------------------------- zombie fencing (KIP-618)
 
-    def _start_after_fencing(self, task: ConnectorTaskId) -> None:
-        """Start ``task`` once a round of fencing covers its connector's task configs (Java's preflight)."""
-        if task in self._tasks_awaiting_fencing:
-            return
+    def _start_after_fencing(self, task: ConnectorTaskId, attempt: int = 0) -> None:
+        """Start ``task`` once a round of fencing covers its connector's task configs (Java's preflight).
+
+        One round in flight per task and task-config generation; a round for an older generation
+        that completes later finds the generation changed and starts nothing.
+        """
         generation = self._config_state.task_config_generation(task.connector)
-        self._tasks_awaiting_fencing.add(task)
-        log.info("Task %s waits for a round of zombie fencing before it starts", task)
+        if attempt == 0:
+            if task in self._tasks_awaiting_fencing and self._tasks_awaiting_fencing[task] == generation:
+                return
+            log.info("Task %s waits for a round of zombie fencing before it starts", task)
+        self._tasks_awaiting_fencing[task] = generation
 
         def done(error: BaseException | None) -> None:  # herder thread
-            self._tasks_awaiting_fencing.discard(task)
+            if self._tasks_awaiting_fencing.get(task, -2) != generation:
+                return  # superseded by a round for a newer generation
+            if not self._still_ours(task, generation):
+                # Revoked, or new task configs: the rebalance they cause starts the task again if it is ours.
+                del self._tasks_awaiting_fencing[task]
+                log.info("Not starting task %s: revoked or reconfigured during its round of zombie fencing", task)
+                return
+            if error is not None and attempt + 1 < FENCING_ATTEMPTS:
+                delay = FENCING_BACKOFF_INITIAL_S * (2**attempt)
+                log.warning("Zombie fencing for task %s failed (%s); retrying in %.1fs", task, error, delay)
+                self._add_request(lambda: self._start_after_fencing(task, attempt + 1), delay)
+                return
+            del self._tasks_awaiting_fencing[task]
             self._start_fenced_task(task, generation, error)
 
         def report(error: BaseException | None) -> None:  # any thread
@@ -642,6 +661,10 @@ class DistributedHerder:
             headers = signature_headers(key, self.config.signature_algorithm, b"")
         target = f"{url.rstrip('/')}{namespace_path(self._namespace)}/connectors/{quote_segment(connector)}/fence"
         return target, headers
+
+    def _still_ours(self, task: ConnectorTaskId, generation: int | None) -> bool:
+        assigned = self._assignment is not None and task in set(self._assignment.tasks)
+        return assigned and self._config_state.task_config_generation(task.connector) == generation
 
     def _start_fenced_task(self, task: ConnectorTaskId, generation: int | None, error: BaseException | None) -> None:
         """After the round of fencing: start the task if it is still ours and its configs unchanged (Java)."""
