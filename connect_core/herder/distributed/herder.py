@@ -103,7 +103,7 @@ RECONFIGURE_BACKOFF_MAX_S = 60.0
 BACKOFF_RETRIES = 5
 MAX_POLL_WAIT_S = 1.0  # upper bound of one poll when the member cannot be woken up
 ENSURE_ACTIVE_WAIT_S = 5.0  # one attempt to (re)join; the loop retries (stop() wakes it up)
-FENCING_ATTEMPTS = 5  # a task's round of fencing is retried (leader busy, no session key yet), then it FAILS
+FENCING_ATTEMPTS = 6  # a task's round of fencing is retried (leader busy, no session key yet), then it FAILS
 FENCING_BACKOFF_INITIAL_S = 0.5
 
 EXACTLY_ONCE_DISABLED_MESSAGE = (
@@ -497,6 +497,17 @@ class DistributedHerder:
         log.info("Finished reading the config topic; config offset %d", self._config_state.offset)
         return True
 
+    def _refresh_config_snapshot(self, timeout_s: float) -> bool:
+        """Read the config topic to its end without the rebalance back-off (Java ``refreshConfigSnapshot``)."""
+        try:
+            self.config_store.refresh(timeout_s)
+        except (TimeoutError, FutureTimeout, ConnectError) as e:
+            log.warning("Didn't reach the end of the config topic quickly enough: %s", e)
+            self._can_read_configs = False
+            return False
+        self._config_state = self.config_store.snapshot()
+        return True
+
     def _backoff(self) -> None:
         """Cooperative protocols back off in fractions of the max delay, then give up their work (Java)."""
         if self._protocol is ConnectProtocol.EAGER:
@@ -600,6 +611,8 @@ class DistributedHerder:
         def done(error: BaseException | None) -> None:  # herder thread
             if self._tasks_awaiting_fencing.get(task, -2) != generation:
                 return  # superseded by a round for a newer generation
+            if error is None and not self._refresh_config_snapshot(self._sync_timeout_s):
+                error = ConnectError("Failed to read to end of config topic")
             if not self._still_ours(task, generation):
                 # Revoked, or new task configs: the rebalance they cause starts the task again if it is ours.
                 del self._tasks_awaiting_fencing[task]
@@ -667,7 +680,7 @@ class DistributedHerder:
         return assigned and self._config_state.task_config_generation(task.connector) == generation
 
     def _start_fenced_task(self, task: ConnectorTaskId, generation: int | None, error: BaseException | None) -> None:
-        """After the round of fencing: start the task if it is still ours and its configs unchanged (Java)."""
+        """After the round of fencing (and a read of the config topic): start the task, or report the error."""
         assigned = self._assignment is not None and task in set(self._assignment.tasks)
         if not assigned or task in self.worker.task_ids():
             log.info("Not starting task %s after zombie fencing: it is no longer assigned here or already running",
@@ -678,14 +691,6 @@ class DistributedHerder:
             message = f"Failed to perform zombie fencing: {error}"
             wrapped = error if isinstance(error, ConnectError) else ConnectError(message)
             self.status.on_task_failure(task, wrapped)
-            return
-        if not self._read_config_to_end(self._sync_timeout_s):
-            self.status.on_task_failure(task, ConnectError("Failed to read to end of config topic"))
-            return
-        if self._config_state.task_config_generation(task.connector) != generation:
-            # The new generation's tasks are restarted after the rebalance its configs cause.
-            log.info("Not starting source task %s with exactly-once support: the connector has already generated a new "
-                     "set of task configs", task)  # fmt: skip
             return
         conn_props = self._config_state.connector_configs.get(task.connector)
         task_props = self._config_state.task_config(task)
@@ -703,7 +708,7 @@ class DistributedHerder:
             raise NotFoundError(f"Connector {connector} not found")
         if common.connector_type(props) != "source":
             raise BadRequestError(f"Connector {connector} is not a source connector")
-        if not self._read_config_to_end(self._sync_timeout_s):
+        if not self._refresh_config_snapshot(self._sync_timeout_s):
             raise ConnectError("Failed to read to end of config topic before performing zombie fencing")
         plan = plan_fencing(self._config_state, connector)
         if plan.fence > 0:
@@ -741,7 +746,7 @@ class DistributedHerder:
             return  # cancelled by newer task configs
         error: BaseException | None = None
         try:
-            if not self._read_config_to_end(self._sync_timeout_s):
+            if not self._refresh_config_snapshot(self._sync_timeout_s):
                 raise ConnectError("Failed to read to end of config topic")
             if (self._config_state.task_config_generation(connector) or -1) > (generation or -1):
                 raise RestError(409, "Fencing failed because new task configurations were generated for the connector")
@@ -1304,6 +1309,18 @@ class DistributedHerder:
             return dict(props)
 
         props = self._call(check)
+        if self._exactly_once and common.connector_type(props) == "source":
+            # As Java: no task of an older generation may commit offsets after they were modified.
+            log.info("Performing a round of zombie fencing before modifying offsets for source connector %s", name)
+            try:
+                fencing: Future[None] = self._call(lambda: self._fence_as_leader(name))
+                fencing.result(timeout=REQUEST_TIMEOUT_S)
+            except (RestError, NotLeaderError, NotFoundError, BadRequestError):
+                raise
+            except Exception as e:
+                raise ConnectError("Failed to perform zombie fencing for source connector prior to modifying offsets: "
+                                   f"{e}") from e  # fmt: skip
+            props = self._call(check)  # the fencing ran apart from the checks: conditions may have changed
         return self.worker.modify_connector_offsets(name, props, offsets)
 
     def alter_connector_offsets(self, name: str, offsets: list[tuple[dict[str, Any], dict[str, Any] | None]]) -> str:

@@ -110,7 +110,7 @@ class Zombies:
         assert not [r.value for r in log.committed if (r.value or b"").startswith(b"zombie-")], log
         for p in self.producers:
             with pytest.raises(KafkaException):
-                p.commit_transaction(5)
+                p.commit_transaction(2)
 
 
 def config_records(cluster: KafkaCluster, prefix: str) -> list[tuple[str, bytes | None]]:
@@ -173,6 +173,14 @@ def test_a_new_generation_of_tasks_fences_the_previous_ones_transactional_ids(
     # Tasks ran on both workers, so the follower's went through the leader's fence endpoint.
     code, st = http("GET", f"{leader_url}/connectors/z/status")
     assert {t["worker_id"] for t in st["tasks"]} == {leader.worker_id(), follower.worker_id()}
+
+    # Modifying offsets fences first (Java), so no task of the stopped generation commits after the reset.
+    zombies = Zombies(kafka_cluster, prefix, "z", 3, topic)
+    assert http("PUT", f"{leader_url}/connectors/z/stop")[0] == 204
+    code, body = http("DELETE", f"{leader_url}/connectors/z/offsets")
+    assert code == 200, body
+    assert task_count_record_after_commit(kafka_cluster, prefix, "z") == b'{"task-count":0}'
+    zombies.assert_fenced()
 
 
 def test_fence_endpoint_on_follower_and_leader(kafka_cluster: KafkaCluster, eos_workers: tuple[str, Workers]) -> None:
