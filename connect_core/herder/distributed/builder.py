@@ -65,6 +65,7 @@ def build_distributed_herder(
     on_task_created: Callable[[Any], None] | None = None,
     task_config_forwarder: TaskConfigForwarder | None = None,
     fence_forwarder: FenceForwarder | None = None,
+    internal_rest: bool = True,
 ) -> DistributedHerder:
     """A DistributedHerder for these worker properties (raises ConfigError listing every bad key).
 
@@ -103,6 +104,10 @@ def build_distributed_herder(
         forwarders["task_config_forwarder"] = task_config_forwarder
     if fence_forwarder is not None:  # zombie-fencing requests of exactly-once source tasks (KIP-618)
         forwarders["fence_forwarder"] = fence_forwarder
+    elif not internal_rest:  # MirrorMaker dedicated mode without KIP-710's internal REST: Java's error
+        from connect_core.herder.distributed.leader_forwarding import no_internal_rest
+
+        forwarders["fence_forwarder"] = no_internal_rest
     return DistributedHerder(
         config,
         worker,

@@ -50,6 +50,18 @@ def _send(method: str, url: str, body: bytes, headers: Mapping[str, str], ssl_co
         raise ConnectError(f"IO error {what} leader {url}: {e}") from e
 
 
+NO_INTERNAL_REST_MESSAGE = (
+    "This worker is not able to communicate with the leader of the cluster, which is required for exactly-once "
+    "source tasks. If running MirrorMaker 2 in dedicated mode, consider enabling inter-worker communication via "
+    "the 'dedicated.mode.enable.internal.rest' property."
+)
+
+
+def no_internal_rest(url: str, headers: Mapping[str, str]) -> None:
+    """The fence forwarder of a worker without a REST server (Java's error, word for word)."""
+    raise ConnectError(NO_INTERNAL_REST_MESSAGE)
+
+
 def quote_segment(s: str) -> str:
     """One URL path segment (a connector name may hold '/' or spaces)."""
     return quote(s, safe="")

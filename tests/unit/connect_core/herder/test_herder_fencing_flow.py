@@ -205,3 +205,58 @@ def test_fencing_that_fails_once_is_retried_and_the_task_starts(log: ConfigLog) 
     tick(h, fencer)
     tick(h)
     assert worker.started == [T0] and log.written[-1] == ("tasks-fencing-z", b'{"task-count":2}')
+
+
+def follower(log: ConfigLog, forwarder: Any) -> tuple[DistributedHerder, Worker, MemoryStatusBackingStore, Clock]:
+    from connect_core.herder.distributed.session_key import SessionKey
+
+    worker, status, clock = Worker(), MemoryStatusBackingStore(), Clock()
+    h = DistributedHerder(DistributedConfig(dict(PROPS)), worker, "w2", "http://w2/", log, status,  # type: ignore[arg-type]
+                          lambda *a: None, zombie_fencer=Fencer(), fence_forwarder=forwarder,  # type: ignore[arg-type]
+                          rest_namespace=("A", "B"))  # fmt: skip
+    h._requests = RequestQueue(clock=clock)
+    h._member_id = "w2"
+    h._assignment = SimpleNamespace(leader="w1", leader_url="http://w1:8083/", tasks=[T0, T1], connectors=[],
+                                    offset=0)  # fmt: skip
+    h._session_key = SessionKey.generate("HmacSHA256", 256, 0)
+    h._config_state = log.snapshot()
+    return h, worker, status, clock
+
+
+def run_forwards(h: DistributedHerder) -> None:
+    h._forward_pool.shutdown(wait=True)
+    h._forward_pool = type(h._forward_pool)(max_workers=1)
+    tick(h)
+
+
+def test_follower_asks_the_leader_with_a_signed_request_then_starts(log: ConfigLog) -> None:
+    from connect_core.herder.distributed.session_key import InternalRequestSignature, check_signature
+
+    log.tasks(2)
+    sent: list[tuple[str, Any]] = []
+
+    def forward(url: str, headers: Any) -> None:
+        sent.append((url, headers))
+        log.put_task_count_record("z", 2)  # what the leader does
+
+    h, worker, _, _ = follower(log, forward)
+    h._start_task(T1)
+    run_forwards(h)
+    assert [url for url, _ in sent] == ["http://w1:8083/A/B/connectors/z/fence"]
+    check_signature(InternalRequestSignature.from_headers(b"", sent[0][1]), ["HmacSHA256"], h._session_key)
+    assert worker.started == [T1]
+
+
+def test_follower_without_internal_rest_fails_the_task_with_javas_message(log: ConfigLog) -> None:
+    from connect_core.herder.distributed.leader_forwarding import NO_INTERNAL_REST_MESSAGE, no_internal_rest
+
+    log.tasks(2)
+    h, worker, status, clock = follower(log, no_internal_rest)
+    h._start_task(T1)
+    for _ in range(FENCING_ATTEMPTS):
+        run_forwards(h)
+        clock.now += 60
+        tick(h)
+    st = status.get_task(T1)
+    assert worker.started == [] and st is not None and st.state is State.FAILED
+    assert NO_INTERNAL_REST_MESSAGE in (st.trace or "")
