@@ -748,7 +748,8 @@ class DistributedHerder:
         try:
             if not self._refresh_config_snapshot(self._sync_timeout_s):
                 raise ConnectError("Failed to read to end of config topic")
-            if (self._config_state.task_config_generation(connector) or -1) > (generation or -1):
+            current = self._config_state.task_config_generation(connector)
+            if current is not None and (generation is None or current > generation):
                 raise RestError(409, "Fencing failed because new task configurations were generated for the connector")
             if not active.done() and record is not None:
                 self.config_store.put_task_count_record(connector, record)

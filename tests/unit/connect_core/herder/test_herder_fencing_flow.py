@@ -260,3 +260,18 @@ def test_follower_without_internal_rest_fails_the_task_with_javas_message(log: C
     st = status.get_task(T1)
     assert worker.started == [] and st is not None and st.state is State.FAILED
     assert NO_INTERNAL_REST_MESSAGE in (st.trace or "")
+
+
+def test_no_record_when_new_task_configs_arrive_between_fencing_and_recording(log: ConfigLog) -> None:
+    log.tasks(2)
+    log.put_task_count_record("z", 2)
+    log.tasks(2)
+    h, _, _, _ = make(log, fencer := Fencer())
+    h._config_state = log.snapshot()
+    fencing = h._fence_as_leader("z")
+    assert fencer.done.wait(10)
+    log.tasks(3)  # read by the herder only when it refreshes before writing the record
+    tick(h, fencer)
+    with pytest.raises(Exception, match="new task configurations were generated"):
+        fencing.result(0)
+    assert log.written[-1][0] == "commit-z" and h._active_fencings == {}
