@@ -23,7 +23,7 @@ from connect_core.herder.distributed.session_key import signature_headers
 from mirror.cli.distributed_cmd import DistributedWorker
 from tests.integration.connect_core.test_distributed_herder import CONNECTOR, http, leader_and_follower, wait_for
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
 Workers = list[tuple[DistributedWorker, str]]
 
