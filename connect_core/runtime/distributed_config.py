@@ -10,10 +10,9 @@ the ``inter.worker.*`` request-signing keys, and ``exactly.once.source.support``
 Signing algorithms are the JVM names (``HmacSHA256``...) mapped to :mod:`hashlib` digests, so
 workers of one cluster can name the same algorithm in the same words as Java does.
 
-``exactly.once.source.support=enabled`` (KIP-618) is accepted by the parser but refused by
-:meth:`DistributedConfig.check_supported`: transactional per-task producers and zombie fencing
-are a later step; ``preparing`` behaves as ``disabled`` here (it only changes the leader's
-config-topic producer in Java, which mm2 does not yet make transactional).
+``exactly.once.source.support=enabled`` (KIP-618) turns on zombie fencing in the distributed
+herder; ``preparing`` behaves as ``disabled`` here (it only changes the leader's config-topic
+producer in Java, which mm2 does not yet make transactional).
 """
 
 from __future__ import annotations
@@ -277,10 +276,4 @@ class DistributedConfig(WorkerConfig):
         return ExactlyOnceSourceSupport(str(self.get_string(EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG)).strip().lower())
 
     def check_supported(self) -> None:
-        """Refuse settings this build parses but cannot honour yet (one clear message)."""
-        if self.exactly_once_source_support is ExactlyOnceSourceSupport.ENABLED:
-            raise ConfigError(
-                f"{EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG}=enabled is not supported by mm2 yet (KIP-618 transactional "
-                "source tasks are a later step); use 'disabled' or 'preparing'",
-                key=EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG,
-            )
+        """Refuse settings this build parses but cannot honour yet (one clear message); none at present."""

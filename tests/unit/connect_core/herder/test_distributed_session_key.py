@@ -77,8 +77,9 @@ def test_distributed_config_defaults_and_errors() -> None:
     with pytest.raises(ConfigError, match="verification"):
         DistributedConfig({**BASE, "inter.worker.signature.algorithm": "HmacSHA512"})
     DistributedConfig({**BASE, "exactly.once.source.support": "preparing"}).check_supported()
-    with pytest.raises(ConfigError, match="not supported"):
-        DistributedConfig({**BASE, "exactly.once.source.support": "enabled"}).check_supported()
+    enabled = DistributedConfig({**BASE, "exactly.once.source.support": "enabled"})
+    enabled.check_supported()  # zombie fencing (KIP-618) is there
+    assert enabled.exactly_once_source_support.value == "enabled"
 
 
 def test_request_queue_orders_by_due_time_then_arrival() -> None:
