@@ -31,6 +31,10 @@ def render_json(report: BackfillReport) -> dict[str, Any]:
         totals["longest_transaction_seconds"] = round(report.longest_transaction_seconds, 3)
         totals["transaction_seconds_bound"] = round(report.transaction_seconds_bound, 3)
         totals["transaction_timeout_ms"] = report.transaction_timeout_ms
+        totals["task_slots"] = report.task_slots
+        totals["tasks"] = report.tasks
+        totals["max_concurrent_tasks"] = report.max_concurrent_tasks
+        totals["tasks_retried"] = report.tasks_retried
     return {"source": report.plan.source, "target": report.plan.target, "dry_run": report.dry_run,
             "handed_off_from_live": report.handed_off, "partitions": partitions, "totals": totals,
             "foreign_partitions": [{"topic": t, "partition": p} for t, p in sorted(report.foreign)],
