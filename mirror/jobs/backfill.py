@@ -71,10 +71,14 @@ class BackfillReport:
         return len({r.task for r in self.results if r.attempt > 0})
 
     @property
+    def task_spans(self) -> dict[int, tuple[float, float]]:
+        """Each task's start and end (epoch seconds, its last attempt)."""
+        return {r.task: (r.task_started_at, r.task_finished_at) for r in self.results if r.task_finished_at > 0}
+
+    @property
     def max_concurrent_tasks(self) -> int:
         """The most tasks that ran at once, from their start and end times."""
-        spans = {r.task: (r.task_started_at, r.task_finished_at) for r in self.results if r.task_finished_at > 0}
-        return max_concurrency(spans.values())
+        return max_concurrency(self.task_spans.values())
 
     @property
     def longest_transaction_seconds(self) -> float:
