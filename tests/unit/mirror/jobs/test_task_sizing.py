@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import logging
+
+import pytest
+
+from mirror.jobs.backfill_copy import UnitResult
 from mirror.jobs.backfill_plan import BackfillPlan, WorkUnit
-from mirror.jobs.backfill_tasks import unit_tasks
+from mirror.jobs.backfill_tasks import unit_tasks, warn_retried
 from mirror.jobs.spark_cluster import granted_cores, master_ui_urls
 from mirror.jobs.task_sizing import max_concurrency, sized_tasks, task_count
 
@@ -55,3 +60,13 @@ def test_the_master_ui_of_a_standalone_url_and_the_cores_it_granted_the_job() ->
     assert granted_cores(state, "app-1") == 4
     assert granted_cores(state, "app-3") is None
     assert granted_cores({}, "app-1") is None
+
+
+def test_a_retried_task_is_one_warning_line(caplog: pytest.LogCaptureFixture) -> None:
+    def result(task: int, partition: int, attempt: int) -> UnitResult:
+        return UnitResult("t", partition, 0, 10, 0, 10, 100, 1, attempt, task=task)
+
+    with caplog.at_level(logging.WARNING, logger="mirror.jobs.backfill_tasks"):
+        warn_retried([result(0, 0, 0), result(1, 1, 2), result(1, 2, 2), result(1, 3, 2)])
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 1 and "task 1 (t-1 and 2 other partition(s)) was retried: attempt 3" in lines[0]
