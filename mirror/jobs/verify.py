@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from connect_core.api.errors import ConnectError
 from connect_core.kafka.types import KafkaException
 from mirror.driver.maker_config import MirrorMakerConfig
+from mirror.jobs.spark import executor_logging
 from mirror.jobs.spark_cluster import cluster_slots
 from mirror.jobs.translate_offsets import job_error
 from mirror.jobs.verify_logic import DEFAULT_CHUNK_RECORDS, ChunkResult, ChunkSpec, Verification, compare_chunk, merge
@@ -125,6 +126,7 @@ def run_spark(spark: SparkSession, plan: VerifyPlan, progress: Progress | None =
     done = sc.accumulator(0)
 
     def task(part: Iterable[ChunkSpec]) -> Iterator[ChunkResult]:
+        executor_logging()  # a local executor's log lines go to the job's Spark log, not the terminal
         for result in execute_chunks(part, shared.value):
             done.add(1)
             yield result
