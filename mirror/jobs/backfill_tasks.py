@@ -2,22 +2,24 @@
 
 Tasks are sized by estimated bytes, largest first, for as many slots as the cluster really has once
 its executors registered (:mod:`mirror.jobs.spark_cluster`), so every core of a standalone cluster
-copies. Each result carries its task's index and start and end times, so the job's report says how
-many tasks ran at once; a task that succeeded only on a later attempt is one warning line here (why
-the earlier attempt failed is in Spark's log file, not on the operator's terminal).
+copies. Each result carries its task's index and its start and end (Spark's scheduler's times where
+its status store answers, else the task's own), so the job's report says how many tasks ran at once.
+A task that succeeded only on a later attempt is one warning line here (why the earlier attempt
+failed is in Spark's log file, not on the operator's terminal).
 """
 
 from __future__ import annotations
 
 import logging
 import time
+import uuid
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from mirror.jobs.backfill_copy import BackfillClients, UnitResult, copy_units
 from mirror.jobs.backfill_plan import BackfillPlan, WorkUnit
 from mirror.jobs.spark import executor_logging, run_slices, spark_log_file
-from mirror.jobs.spark_cluster import cluster_slots
+from mirror.jobs.spark_cluster import cluster_slots, stage_task_spans
 from mirror.jobs.task_sizing import sized_tasks
 
 if TYPE_CHECKING:
@@ -53,10 +55,18 @@ def run_tasks(spark: SparkSession, plan: BackfillPlan, units: list[WorkUnit],
                 result.task, result.task_started_at, result.task_finished_at = index, began, ended
             yield from results
 
+    group = f"mm2-backfill-{uuid.uuid4().hex[:12]}"
+    sc.setJobGroup(group, f"mm2 backfill {plan.source}->{plan.target}")
     try:
         results = run_slices(spark, unit_tasks(plan, units, slots), task, "backfill")
     finally:
         shared.unpersist()
+    # Spark's own launch and end times where its status store answers: they count a task from when the
+    # scheduler launched it, its Python worker's start-up included, as "tasks at once" means
+    for index, (began, ended) in stage_task_spans(sc, group).items():
+        for result in results:
+            if result.task == index:
+                result.task_started_at, result.task_finished_at = began, ended
     warn_retried(results)
     return sorted(results, key=lambda r: (r.topic, r.partition)), slots
 

@@ -110,4 +110,32 @@ def cluster_slots(sc: SparkContext, poll_s: float = 0.2) -> int:
     return max(1, slots)
 
 
-__all__ = ["cluster_slots", "expected_slots", "granted_cores", "master_ui_urls", "task_slots"]
+
+
+
+def stage_task_spans(sc: SparkContext, job_group: str) -> dict[int, tuple[float, float]]:
+    """Launch and end (epoch seconds) of each task's successful attempt in the jobs of ``job_group``, by
+    task index, as Spark's scheduler recorded them; empty where Spark's status store is not reachable."""
+    spans: dict[int, tuple[float, float]] = {}
+    try:
+        tracker = sc.statusTracker()
+        store = sc._jsc.sc().statusStore()  # type: ignore[union-attr]
+        for job_id in tracker.getJobIdsForGroup(job_group):
+            job = tracker.getJobInfo(job_id)
+            for stage_id in job.stageIds if job is not None else []:
+                stage = tracker.getStageInfo(stage_id)
+                attempt = stage.currentAttemptId if stage is not None else 0
+                tasks = store.taskList(stage_id, attempt, 1_000_000)
+                for i in range(tasks.size()):
+                    task = tasks.apply(i)
+                    duration = task.duration()
+                    if task.status() == "SUCCESS" and duration.isDefined():
+                        start = task.launchTime().getTime() / 1000.0
+                        spans[int(task.index())] = (start, start + int(duration.get()) / 1000.0)
+    except Exception as e:  # an internal API of Spark: the job's own timings stand in
+        log.debug("Spark's task times are not available: %s", e)
+        return {}
+    return spans
+
+
+__all__ = ["cluster_slots", "expected_slots", "granted_cores", "master_ui_urls", "stage_task_spans", "task_slots"]
