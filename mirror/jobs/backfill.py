@@ -13,7 +13,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -22,7 +22,7 @@ from connect_core.kafka.clients import consumer_config, create_consumer
 from connect_core.kafka.types import ClientPartition
 from mirror.driver.maker_config import MirrorMakerConfig
 from mirror.jobs.backfill_bounds import TIMEOUT_KEY
-from mirror.jobs.backfill_copy import BackfillClients, UnitResult, copy_units, decode_progress, fence_partitions
+from mirror.jobs.backfill_copy import BackfillClients, UnitResult, decode_progress, fence_partitions
 from mirror.jobs.backfill_flow import (
     DEFAULT_TIMEOUT_S,
     PreparedBackfill,
@@ -33,7 +33,8 @@ from mirror.jobs.backfill_flow import (
 from mirror.jobs.backfill_foreign import describe, foreign_partitions
 from mirror.jobs.backfill_handoff import LiveHandoff
 from mirror.jobs.backfill_plan import DEFAULT_CHUNK_RECORDS, BackfillPlan, WorkUnit
-from mirror.jobs.spark import run_slices
+from mirror.jobs.backfill_tasks import run_tasks
+from mirror.jobs.task_sizing import max_concurrency
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -57,6 +58,27 @@ class BackfillReport:
     #: the transactions' bounds this run copied with (age in seconds, the producer's timeout)
     transaction_seconds_bound: float = 0.0
     transaction_timeout_ms: int = 0
+    #: tasks the Spark cluster ran at once when the job sized its tasks (its executors registered)
+    task_slots: int = 0
+
+    @property
+    def tasks(self) -> int:
+        return len({r.task for r in self.results})
+
+    @property
+    def tasks_retried(self) -> int:
+        """Tasks that succeeded only on a later attempt (an earlier one failed)."""
+        return len({r.task for r in self.results if r.attempt > 0})
+
+    @property
+    def task_spans(self) -> dict[int, tuple[float, float]]:
+        """Each task's start and end (epoch seconds, its last attempt)."""
+        return {r.task: (r.task_started_at, r.task_finished_at) for r in self.results if r.task_finished_at > 0}
+
+    @property
+    def max_concurrent_tasks(self) -> int:
+        """The most tasks that ran at once, from their start and end times."""
+        return max_concurrency(self.task_spans.values())
 
     @property
     def longest_transaction_seconds(self) -> float:
@@ -183,46 +205,20 @@ def _copy(prepared: PreparedBackfill, clients: BackfillClients, master: str | No
         watcher.start()
     try:
         if spark is not None:
-            results = _run(spark, units, clients)
+            results, report.task_slots = run_tasks(spark, prepared.plan, units, clients)
         else:
             from mirror.jobs.spark import spark_session
 
             t0 = time.perf_counter()
             with spark_session(f"mm2 backfill {prepared.plan.source}->{prepared.plan.target}", master) as session:
                 report.spark_startup_seconds = time.perf_counter() - t0
-                results = _run(session, units, clients)
+                results, report.task_slots = run_tasks(session, prepared.plan, units, clients)
     finally:
         if watcher is not None:
             watcher.stop()
     if progress is not None and watcher is not None:
         progress(watcher.total, watcher.total)  # every unit committed its end: the bar ends full
     return results
-
-
-def unit_groups(units: list[WorkUnit], slots: int) -> list[list[WorkUnit]]:
-    """One Spark task per executor slot, the units dealt round-robin (a unit never spans two tasks)."""
-    count = max(1, min(len(units), slots))
-    return [units[i::count] for i in range(count)]
-
-
-def _run(spark: SparkSession, units: list[WorkUnit], clients: BackfillClients) -> list[UnitResult]:
-    sc = spark.sparkContext
-    shared = sc.broadcast(clients)
-
-    def task(part: Iterable[list[WorkUnit]]) -> Iterator[UnitResult]:
-        from pyspark import TaskContext
-
-        context = TaskContext.get()
-        attempt = context.attemptNumber() if context is not None else 0
-        for group in part:
-            yield from copy_units(shared.value, group, attempt)
-
-    groups = unit_groups(units, sc.defaultParallelism)
-    try:
-        results = run_slices(spark, groups, task, "backfill")
-    finally:
-        shared.unpersist()
-    return sorted(results, key=lambda r: (r.topic, r.partition))
 
 
 __all__ = ["BackfillReport", "ProgressWatcher", "run_job"]

@@ -111,6 +111,10 @@ class UnitResult:
     finished_at: float = 0.0
     #: seconds from begin to committed of the longest transaction that held a chunk of this unit
     longest_transaction_s: float = 0.0
+    #: the Spark task (partition index) that copied the unit, and that task's start and end (epoch seconds)
+    task: int = -1
+    task_started_at: float = 0.0
+    task_finished_at: float = 0.0
 
 
 def offset_key(clients: BackfillClients, unit: WorkUnit) -> bytes:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 #: Records per transaction: large enough that commits cost little, small enough that a retry redoes little.
 DEFAULT_CHUNK_RECORDS = 50_000
@@ -38,12 +38,18 @@ class WorkUnit:
 
 @dataclass(frozen=True)
 class BackfillPlan:
-    """Every unit of one run, plus the average record size used to estimate bytes."""
+    """Every unit of one run, plus the average record size used to estimate bytes (overall, and per
+    topic where the sample reached it)."""
 
     source: str
     target: str
     units: tuple[WorkUnit, ...]
     avg_record_bytes: float
+    topic_record_bytes: Mapping[str, float] = field(default_factory=dict)
+
+    def unit_bytes(self, unit: WorkUnit) -> float:
+        """A unit's estimated size: its offsets times its topic's sampled record size (else the average)."""
+        return unit.records * (self.topic_record_bytes.get(unit.topic) or self.avg_record_bytes or 1.0)
 
     @property
     def records(self) -> int:
