@@ -22,7 +22,7 @@ from connect_core.kafka.clients import consumer_config, create_consumer
 from connect_core.kafka.types import ClientPartition
 from mirror.driver.maker_config import MirrorMakerConfig
 from mirror.jobs.backfill_bounds import TIMEOUT_KEY
-from mirror.jobs.backfill_copy import BackfillClients, UnitResult, decode_progress, fence_partitions
+from mirror.jobs.backfill_copy import BackfillClients, UnitResult, decode_progress
 from mirror.jobs.backfill_flow import (
     DEFAULT_TIMEOUT_S,
     PreparedBackfill,
@@ -33,6 +33,7 @@ from mirror.jobs.backfill_flow import (
 from mirror.jobs.backfill_foreign import describe, foreign_partitions
 from mirror.jobs.backfill_handoff import LiveHandoff
 from mirror.jobs.backfill_plan import DEFAULT_CHUNK_RECORDS, BackfillPlan, WorkUnit
+from mirror.jobs.backfill_task_ids import fence_earlier_runs
 from mirror.jobs.backfill_tasks import run_tasks
 from mirror.jobs.task_sizing import max_concurrency
 
@@ -187,7 +188,7 @@ def run_job(config: MirrorMakerConfig, source: str, target: str, pattern: str | 
         clients = replace(prepared.clients, fail_first_attempt=fail_first_attempt)
         report.transaction_seconds_bound = clients.chunk_seconds
         report.transaction_timeout_ms = int(clients.target_producer[TIMEOUT_KEY])
-        fence_partitions(clients, prepared.partitions)
+        fence_earlier_runs(clients)
         report.results = _copy(prepared, clients, master, spark, progress, report)
     finally:
         handoff.give_back()

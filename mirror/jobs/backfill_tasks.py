@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from mirror.jobs.backfill_copy import BackfillClients, UnitResult, copy_units
 from mirror.jobs.backfill_plan import BackfillPlan, WorkUnit
+from mirror.jobs.backfill_task_ids import record_ids, task_ids
 from mirror.jobs.spark import executor_logging, run_slices, spark_log_file
 from mirror.jobs.spark_cluster import cluster_slots, stage_task_spans
 from mirror.jobs.task_sizing import sized_tasks
@@ -58,7 +59,9 @@ def run_tasks(spark: SparkSession, plan: BackfillPlan, units: list[WorkUnit],
     group = f"mm2-backfill-{uuid.uuid4().hex[:12]}"
     sc.setJobGroup(group, f"mm2 backfill {plan.source}->{plan.target}")
     try:
-        results = run_slices(spark, unit_tasks(plan, units, slots), task, "backfill")
+        tasks = unit_tasks(plan, units, slots)
+        record_ids(clients, task_ids(clients, tasks))  # before any task can use one: the next run fences them
+        results = run_slices(spark, tasks, task, "backfill")
     finally:
         shared.unpersist()
     # Spark's own launch and end times where its status store answers: they count a task from when the
