@@ -1,0 +1,323 @@
+"""``mm2 backfill`` beside what operators do: its lease on the topics survives ``mm2 run`` stopping, starting
+and restarting; a killed job's lease expires or is released, and a re-run resumes from what committed.
+
+Every case ends with the target read by the read_committed test reader (it applies the transaction
+markers itself): per partition exactly the source's records, in order, each once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from connect_core.embedded import KafkaCluster
+from connect_core.embedded.committed_reader import committed_values
+from connect_core.kafka.client_logging import RDKAFKA_LOG
+from mirror.driver.backfill_leases import Lease, decode_lease, leases_topic
+from mirror.driver.driver import make_config
+from mirror.jobs.backfill_flow import committed_offsets, resolve_flow
+from mirror.jobs.backfill_handoff import ConfigTopicView, excludes, read_config_topic
+from mirror.jobs.backfill_plan import assigned_partitions
+from tests.e2e.mm2_helpers import Mm2Process, eventually, mm2_command, mm2_properties, write_properties
+
+PARTITIONS = 3
+TOPIC, REMOTE = "big", "A.big"
+
+
+def produce(cluster: KafkaCluster, topic: str, first: int, count: int) -> None:
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "linger.ms": 20, "logger": RDKAFKA_LOG})
+    for i in range(first, first + count):
+        producer.produce(topic, f"{topic}-{i}".encode(), f"k{i}".encode(), partition=i % PARTITIONS)
+        if i % 1000 == 0:
+            producer.poll(0)
+    assert producer.flush(60) == 0
+
+
+def exactly_once(source: KafkaCluster, target: KafkaCluster, topic: str, remote: str, total: int) -> bool:
+    """The target's committed records are the source's, per partition, in order, each once (and all ``total``)."""
+    if remote not in target.topic_names():
+        return False
+    src = {p: [m.value() for m in msgs] for p, msgs in source.read_all(topic).items()}
+    if sum(len(v) for v in src.values()) < total:
+        return False
+    dst = committed_values(target, remote)
+    for p, values in src.items():
+        got = dst.get(p, [])
+        assert len(set(got)) == len(got), f"partition {p}: a committed duplicate"
+        if got != values:
+            return False
+    return True
+
+
+class Backfill:
+    """``mm2 backfill`` in its own process group (the Spark JVM and Python workers with it), output to files."""
+
+    def __init__(self, config: Path, tmp: Path, *args: str, name: str = "backfill") -> None:
+        self.out, self.err = tmp / f"{name}.out", tmp / f"{name}.err"
+        env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1", "TERM": "dumb", "MM2_LOG_LEVEL": "INFO"}
+        with self.out.open("wb") as out, self.err.open("wb") as err:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "mirror", "backfill", str(config), "--source", "A", "--target", "B",
+                 "--topics", TOPIC, "--master", "local[2]", "--json", *args],
+                stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+
+    def signal(self, sig: signal.Signals) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, sig)
+
+    def kill(self) -> None:
+        """SIGKILL to the job and everything it started (a lost driver host)."""
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.proc.wait(30)
+
+    def finish(self, timeout: float = 300) -> dict[str, Any]:
+        code = self.proc.wait(timeout)
+        assert code == 0, self.err.read_text()[-4000:]
+        doc: dict[str, Any] = json.loads(self.out.read_text())
+        return doc
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.signal(signal.SIGCONT)
+            self.kill()
+
+
+def lease_of(b: KafkaCluster) -> Lease | None:
+    if leases_topic("A") not in b.topic_names():
+        return None
+    lease = None
+    for msgs in b.read_all(leases_topic("A")).values():
+        for m in msgs:
+            lease = decode_lease(m.key(), m.value())
+    return lease
+
+
+def config_view(props: dict[str, str]) -> ConfigTopicView:
+    flow = resolve_flow(make_config(props), "A", "B")
+    from connect_core.storage.internal_topics import store_client_props
+
+    return read_config_topic(flow, store_client_props(flow.worker_props))
+
+
+def tasks_hold(view: ConfigTopicView, topic: str) -> bool:
+    return any(t == topic for props in view.tasks.values()
+               for t, _ in assigned_partitions(props.get("task.assigned.partitions")))
+
+
+def committed_positions(props: dict[str, str], b: KafkaCluster) -> dict[tuple[str, int], int]:
+    return committed_offsets(resolve_flow(make_config(props), "A", "B"), b.topic_names())
+
+
+def flow_props(a: KafkaCluster, b: KafkaCluster) -> dict[str, str]:
+    return mm2_properties({"A": a, "B": b}, ["A->B"], topics=f"{TOPIC}, other")
+
+
+@pytest.mark.spark
+def test_backfill_while_mm2_run_is_stopped_then_mm2_run_continues_exactly(
+        two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path) -> None:
+    a, b = two_clusters
+    for topic in (TOPIC, "other"):
+        a.create_topic(topic, PARTITIONS)
+    produce(a, TOPIC, 0, 300)
+    props = flow_props(a, b)
+    config = write_properties(tmp_path / "mm2.properties", props)
+    first = Mm2Process(config, log_dir=tmp_path, name="mm2-first")
+    try:
+        eventually(lambda: exactly_once(a, b, TOPIC, REMOTE, 300), 120, "the flow ran", first)
+        assert first.terminate(60) == 0, first.output()[-3000:]
+    finally:
+        first.close()
+
+    produce(a, TOPIC, 300, 30_000)  # the backlog piled up while the mirror was stopped
+    run = mm2_command("backfill", str(config), "--source", "A", "--target", "B", "--topics", TOPIC,
+                      "--master", "local[2]", "--json", timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    summary = json.loads(run.stdout)
+    assert summary["handed_off_from_live"] is False
+    assert summary["totals"]["records_copied"] == 30_000, "from the position the stopped mirror flushed"
+    assert lease_of(b) is None, "released at the end"
+    assert exactly_once(a, b, TOPIC, REMOTE, 30_300)
+
+    produce(a, TOPIC, 40_000, 300)
+    second = Mm2Process(config, log_dir=tmp_path, name="mm2-second")
+    try:
+        eventually(lambda: exactly_once(a, b, TOPIC, REMOTE, 30_600), 180,
+                   "mm2 run continues from the backfill's committed end", second)
+        assert second.terminate(60) == 0, second.output()[-3000:]
+    finally:
+        second.close()
+
+
+@pytest.mark.spark
+def test_mm2_run_started_during_a_backfill_leaves_the_leased_topic_alone(
+        two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path) -> None:
+    a, b = two_clusters
+    for topic in (TOPIC, "other"):
+        a.create_topic(topic, PARTITIONS)
+    produce(a, TOPIC, 0, 60_000)
+    produce(a, "other", 0, 300)
+    props = flow_props(a, b)
+    config = write_properties(tmp_path / "mm2.properties", props)
+    # the job is paused while mm2 run starts: a long lease, so the pause cannot outlive it
+    job = Backfill(config, tmp_path, "--lease-ttl", "600")
+    mm2: Mm2Process | None = None
+    try:
+        eventually(lambda: lease_of(b) is not None, 180, "the job's lease")
+        job.signal(signal.SIGSTOP)
+        mm2 = Mm2Process(config, log_dir=tmp_path)
+        eventually(lambda: exactly_once(a, b, "other", "A.other", 300), 180, "mm2 run mirrors the other topic", mm2)
+        view = config_view(props)
+        assert excludes(view.connector_config, {TOPIC}) and view.tasks and not tasks_hold(view, TOPIC)
+        job.signal(signal.SIGCONT)
+        summary = job.finish()
+        assert summary["totals"]["records_copied"] == 60_000, "the job copied it all; a duplicate would show below"
+        produce(a, TOPIC, 100_000, 300)
+        eventually(lambda: exactly_once(a, b, TOPIC, REMOTE, 60_300), 180,
+                   "live tailing owns the topic after the job, exactly", mm2)
+        assert tasks_hold(config_view(props), TOPIC)
+        assert mm2.terminate(60) == 0, mm2.output()[-3000:]
+    finally:
+        job.close()
+        if mm2 is not None:
+            mm2.close()
+
+
+@pytest.mark.spark
+def test_restarting_mm2_run_during_a_backfill_keeps_the_exclusion(
+        two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path) -> None:
+    a, b = two_clusters
+    for topic in (TOPIC, "other"):
+        a.create_topic(topic, PARTITIONS)
+    produce(a, TOPIC, 0, 300)
+    produce(a, "other", 0, 300)
+    props = flow_props(a, b)
+    config = write_properties(tmp_path / "mm2.properties", props)
+    mm2 = Mm2Process(config, log_dir=tmp_path, name="mm2-first")
+    job: Backfill | None = None
+    restarted: Mm2Process | None = None
+    try:
+        eventually(lambda: exactly_once(a, b, TOPIC, REMOTE, 300), 120, "the flow runs", mm2)
+        produce(a, TOPIC, 300, 60_000)
+        job = Backfill(config, tmp_path, "--lease-ttl", "600")
+
+        def taken() -> bool:
+            view = config_view(props)
+            return excludes(view.connector_config, {TOPIC}) and not tasks_hold(view, TOPIC)
+
+        eventually(taken, 180, "the live tasks released the leased topic", mm2)
+        job.signal(signal.SIGSTOP)  # the restart happens while the job holds the topic
+        assert mm2.terminate(60) == 0, mm2.output()[-3000:]
+        restarted = Mm2Process(config, log_dir=tmp_path, name="mm2-restarted")
+        produce(a, "other", 300, 300)
+        eventually(lambda: exactly_once(a, b, "other", "A.other", 600), 180, "the restarted mm2 run mirrors",
+                   restarted)
+        assert taken(), "the new leader derived the same exclusion"
+        job.signal(signal.SIGCONT)
+        job.finish()
+        produce(a, TOPIC, 100_000, 300)
+        eventually(lambda: exactly_once(a, b, TOPIC, REMOTE, 60_600), 180,
+                   "live tailing owns the topic after the job, exactly", restarted)
+        assert restarted.terminate(60) == 0, restarted.output()[-3000:]
+    finally:
+        if job is not None:
+            job.close()
+        mm2.close()
+        if restarted is not None:
+            restarted.close()
+
+
+@pytest.mark.spark
+def test_a_killed_backfills_lease_expires_and_live_tailing_takes_over_exactly(
+        two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path) -> None:
+    a, b = two_clusters
+    for topic in (TOPIC, "other"):
+        a.create_topic(topic, PARTITIONS)
+    produce(a, TOPIC, 0, 300)
+    props = flow_props(a, b)
+    config = write_properties(tmp_path / "mm2.properties", props)
+    mm2 = Mm2Process(config, log_dir=tmp_path)
+    job: Backfill | None = None
+    try:
+        eventually(lambda: exactly_once(a, b, TOPIC, REMOTE, 300), 120, "the flow runs", mm2)
+        produce(a, TOPIC, 300, 300_000)
+        job = Backfill(config, tmp_path, "--lease-ttl", "6")  # the test is about expiry: a short lease
+        # killed once it copied and committed part of the backlog
+        eventually(lambda: sum(committed_positions(props, b).values()) > 2 * 300, 240, "the job commits", mm2)
+        job.kill()
+        assert lease_of(b) is not None, "a killed job leaves its lease behind"
+        eventually(lambda: "expired" in mm2.output(), 120, "mm2 run sees the lease expire", mm2)
+        produce(a, TOPIC, 400_000, 300)
+        eventually(lambda: exactly_once(a, b, TOPIC, REMOTE, 300_600), 240,
+                   "live tailing takes over from what the job committed, exactly", mm2)
+        assert mm2.terminate(60) == 0, mm2.output()[-3000:]
+    finally:
+        if job is not None:
+            job.close()
+        mm2.close()
+
+
+@pytest.mark.spark
+def test_a_rerun_after_a_killed_backfill_resumes_from_what_committed_and_release_frees_a_lease(
+        two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path) -> None:
+    a, b = two_clusters
+    for topic in (TOPIC, "other"):
+        a.create_topic(topic, PARTITIONS)
+    produce(a, TOPIC, 0, 300_000)
+    props = flow_props(a, b)
+    config = write_properties(tmp_path / "mm2.properties", props)
+
+    first = Backfill(config, tmp_path, name="first")
+    try:
+        eventually(lambda: sum(committed_positions(props, b).values()) > 0, 240, "the first job commits")
+        first.kill()
+    finally:
+        first.close()
+    held = lease_of(b)
+    assert held is not None
+    done = committed_positions(props, b)
+
+    rerun = Backfill(config, tmp_path, name="rerun")  # takes over the killed job's lease, fencing its transactions
+    try:
+        summary = rerun.finish()
+    finally:
+        rerun.close()
+    starts = {p["partition"]: p["from"] for p in summary["partitions"]}
+    assert any(starts[p] > 0 for p in starts), "resumed from the committed chunks"
+    for (topic, p), position in done.items():
+        assert topic == TOPIC and starts.get(p, position + 1) >= position + 1
+    assert f"backfill lease of job {held.job_id}" in rerun.err.read_text(), "the re-run took the lease over"
+    assert lease_of(b) is None and exactly_once(a, b, TOPIC, REMOTE, 300_000)
+
+    nothing = mm2_command("backfill", str(config), "--source", "A", "--target", "B", "--release")
+    assert nothing.returncode == 0 and "No backfill lease on A->B" in nothing.stdout, nothing.stderr
+
+    # a job killed before it copied anything: --release fences it and frees the topic for mm2 run at once
+    produce(a, TOPIC, 300_000, 300)
+    third = Backfill(config, tmp_path, "--lease-ttl", "600", name="third")
+    try:
+        eventually(lambda: lease_of(b) is not None, 180, "the third job's lease")
+        third.kill()
+    finally:
+        third.close()
+    released = mm2_command("backfill", str(config), "--source", "A", "--target", "B", "--release")
+    assert released.returncode == 0, released.stderr
+    assert released.stdout.startswith("Released the backfill lease of job ") and "(big)" in released.stdout
+    assert lease_of(b) is None
+    mm2 = Mm2Process(config, log_dir=tmp_path)
+    try:
+        eventually(lambda: exactly_once(a, b, TOPIC, REMOTE, 300_300), 180, "mm2 run takes the topic at once", mm2)
+        assert mm2.terminate(60) == 0, mm2.output()[-3000:]
+    finally:
+        mm2.close()
