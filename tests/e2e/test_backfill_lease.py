@@ -58,6 +58,14 @@ def exactly_once(source: KafkaCluster, target: KafkaCluster, topic: str, remote:
     return True
 
 
+def until_exactly_once(source: KafkaCluster, target: KafkaCluster, topic: str, remote: str, total: int, what: str,
+                       proc: Mm2Process | None = None, timeout: float = 240) -> None:
+    """Waits on the cheap sign first (the target's end offsets reach ``total``), then on the full check."""
+    eventually(lambda: remote in target.topic_names() and sum(target.end_offsets(remote).values()) >= total,
+               timeout, f"{what}: {total} records on the target", proc)
+    eventually(lambda: exactly_once(source, target, topic, remote, total), timeout, what, proc)
+
+
 class Backfill:
     """``mm2 backfill`` in its own process group (the Spark JVM and Python workers with it), output to files."""
 
@@ -120,8 +128,14 @@ def committed_positions(props: dict[str, str], b: KafkaCluster) -> dict[tuple[st
     return committed_offsets(resolve_flow(make_config(props), "A", "B"), b.topic_names())
 
 
-def flow_props(a: KafkaCluster, b: KafkaCluster) -> dict[str, str]:
-    return mm2_properties({"A": a, "B": b}, ["A->B"], topics=f"{TOPIC}, other")
+def flow_props(a: KafkaCluster, b: KafkaCluster, **extra: str) -> dict[str, str]:
+    return mm2_properties({"A": a, "B": b}, ["A->B"], topics=f"{TOPIC}, other", **extra)
+
+
+#: For the tests that kill a job half-way: its transactions commit every second (a third of this), so the
+#: kill lands after some commits and well before the last
+SHORT_TRANSACTIONS = {"B.producer.transaction.timeout.ms": "3000"}
+KILLED_BACKLOG = 600_000
 
 
 @pytest.mark.spark
@@ -135,7 +149,7 @@ def test_backfill_while_mm2_run_is_stopped_then_mm2_run_continues_exactly(
     config = write_properties(tmp_path / "mm2.properties", props)
     first = Mm2Process(config, log_dir=tmp_path, name="mm2-first")
     try:
-        eventually(lambda: exactly_once(a, b, TOPIC, REMOTE, 300), 120, "the flow ran", first)
+        until_exactly_once(a, b, TOPIC, REMOTE, 300, "the flow ran", first, timeout=120)
         assert first.terminate(60) == 0, first.output()[-3000:]
     finally:
         first.close()
@@ -153,8 +167,8 @@ def test_backfill_while_mm2_run_is_stopped_then_mm2_run_continues_exactly(
     produce(a, TOPIC, 40_000, 300)
     second = Mm2Process(config, log_dir=tmp_path, name="mm2-second")
     try:
-        eventually(lambda: exactly_once(a, b, TOPIC, REMOTE, 30_600), 180,
-                   "mm2 run continues from the backfill's committed end", second)
+        until_exactly_once(a, b, TOPIC, REMOTE, 30_600,
+                           "mm2 run continues from the backfill's committed end", second, timeout=180)
         assert second.terminate(60) == 0, second.output()[-3000:]
     finally:
         second.close()
@@ -177,15 +191,15 @@ def test_mm2_run_started_during_a_backfill_leaves_the_leased_topic_alone(
         eventually(lambda: lease_of(b) is not None, 180, "the job's lease")
         job.signal(signal.SIGSTOP)
         mm2 = Mm2Process(config, log_dir=tmp_path)
-        eventually(lambda: exactly_once(a, b, "other", "A.other", 300), 180, "mm2 run mirrors the other topic", mm2)
+        until_exactly_once(a, b, "other", "A.other", 300, "mm2 run mirrors the other topic", mm2, timeout=180)
         view = config_view(props)
         assert excludes(view.connector_config, {TOPIC}) and view.tasks and not tasks_hold(view, TOPIC)
         job.signal(signal.SIGCONT)
         summary = job.finish()
         assert summary["totals"]["records_copied"] == 60_000, "the job copied it all; a duplicate would show below"
         produce(a, TOPIC, 100_000, 300)
-        eventually(lambda: exactly_once(a, b, TOPIC, REMOTE, 60_300), 180,
-                   "live tailing owns the topic after the job, exactly", mm2)
+        until_exactly_once(a, b, TOPIC, REMOTE, 60_300,
+                           "live tailing owns the topic after the job, exactly", mm2, timeout=180)
         assert tasks_hold(config_view(props), TOPIC)
         assert mm2.terminate(60) == 0, mm2.output()[-3000:]
     finally:
@@ -208,7 +222,7 @@ def test_restarting_mm2_run_during_a_backfill_keeps_the_exclusion(
     job: Backfill | None = None
     restarted: Mm2Process | None = None
     try:
-        eventually(lambda: exactly_once(a, b, TOPIC, REMOTE, 300), 120, "the flow runs", mm2)
+        until_exactly_once(a, b, TOPIC, REMOTE, 300, "the flow runs", mm2, timeout=120)
         produce(a, TOPIC, 300, 60_000)
         job = Backfill(config, tmp_path, "--lease-ttl", "600")
 
@@ -221,14 +235,13 @@ def test_restarting_mm2_run_during_a_backfill_keeps_the_exclusion(
         assert mm2.terminate(60) == 0, mm2.output()[-3000:]
         restarted = Mm2Process(config, log_dir=tmp_path, name="mm2-restarted")
         produce(a, "other", 300, 300)
-        eventually(lambda: exactly_once(a, b, "other", "A.other", 600), 180, "the restarted mm2 run mirrors",
-                   restarted)
+        until_exactly_once(a, b, "other", "A.other", 600, "the restarted mm2 run mirrors", restarted, timeout=180)
         assert taken(), "the new leader derived the same exclusion"
         job.signal(signal.SIGCONT)
         job.finish()
         produce(a, TOPIC, 100_000, 300)
-        eventually(lambda: exactly_once(a, b, TOPIC, REMOTE, 60_600), 180,
-                   "live tailing owns the topic after the job, exactly", restarted)
+        until_exactly_once(a, b, TOPIC, REMOTE, 60_600,
+                           "live tailing owns the topic after the job, exactly", restarted, timeout=180)
         assert restarted.terminate(60) == 0, restarted.output()[-3000:]
     finally:
         if job is not None:
@@ -245,22 +258,22 @@ def test_a_killed_backfills_lease_expires_and_live_tailing_takes_over_exactly(
     for topic in (TOPIC, "other"):
         a.create_topic(topic, PARTITIONS)
     produce(a, TOPIC, 0, 300)
-    props = flow_props(a, b)
+    props = flow_props(a, b, **SHORT_TRANSACTIONS)
     config = write_properties(tmp_path / "mm2.properties", props)
     mm2 = Mm2Process(config, log_dir=tmp_path)
     job: Backfill | None = None
     try:
-        eventually(lambda: exactly_once(a, b, TOPIC, REMOTE, 300), 120, "the flow runs", mm2)
-        produce(a, TOPIC, 300, 300_000)
+        until_exactly_once(a, b, TOPIC, REMOTE, 300, "the flow runs", mm2, timeout=120)
+        produce(a, TOPIC, 300, KILLED_BACKLOG)
         job = Backfill(config, tmp_path, "--lease-ttl", "6")  # the test is about expiry: a short lease
         # killed once it copied and committed part of the backlog
         eventually(lambda: sum(committed_positions(props, b).values()) > 2 * 300, 240, "the job commits", mm2)
         job.kill()
         assert lease_of(b) is not None, "a killed job leaves its lease behind"
         eventually(lambda: "expired" in mm2.output(), 120, "mm2 run sees the lease expire", mm2)
-        produce(a, TOPIC, 400_000, 300)
-        eventually(lambda: exactly_once(a, b, TOPIC, REMOTE, 300_600), 240,
-                   "live tailing takes over from what the job committed, exactly", mm2)
+        produce(a, TOPIC, 1_000_000, 300)
+        until_exactly_once(a, b, TOPIC, REMOTE, KILLED_BACKLOG + 600,
+                           "live tailing takes over from what the job committed, exactly", mm2, timeout=240)
         assert mm2.terminate(60) == 0, mm2.output()[-3000:]
     finally:
         if job is not None:
@@ -274,8 +287,8 @@ def test_a_rerun_after_a_killed_backfill_resumes_from_what_committed_and_release
     a, b = two_clusters
     for topic in (TOPIC, "other"):
         a.create_topic(topic, PARTITIONS)
-    produce(a, TOPIC, 0, 300_000)
-    props = flow_props(a, b)
+    produce(a, TOPIC, 0, KILLED_BACKLOG)
+    props = flow_props(a, b, **SHORT_TRANSACTIONS)
     config = write_properties(tmp_path / "mm2.properties", props)
 
     first = Backfill(config, tmp_path, name="first")
@@ -285,8 +298,9 @@ def test_a_rerun_after_a_killed_backfill_resumes_from_what_committed_and_release
     finally:
         first.close()
     held = lease_of(b)
-    assert held is not None
+    assert held is not None, "killed while it held its lease, half-way"
     done = committed_positions(props, b)
+    assert 0 < sum(position + 1 for position in done.values()) < KILLED_BACKLOG
 
     rerun = Backfill(config, tmp_path, name="rerun")  # takes over the killed job's lease, fencing its transactions
     try:
@@ -294,17 +308,18 @@ def test_a_rerun_after_a_killed_backfill_resumes_from_what_committed_and_release
     finally:
         rerun.close()
     starts = {p["partition"]: p["from"] for p in summary["partitions"]}
-    assert any(starts[p] > 0 for p in starts), "resumed from the committed chunks"
     for (topic, p), position in done.items():
         assert topic == TOPIC and starts.get(p, position + 1) >= position + 1
     assert f"backfill lease of job {held.job_id}" in rerun.err.read_text(), "the re-run took the lease over"
-    assert lease_of(b) is None and exactly_once(a, b, TOPIC, REMOTE, 300_000)
+    # resumed from the committed chunks: only what the killed job had not committed is copied again
+    assert summary["totals"]["records_planned"] == KILLED_BACKLOG - sum(position + 1 for position in done.values())
+    assert lease_of(b) is None and exactly_once(a, b, TOPIC, REMOTE, KILLED_BACKLOG)
 
     nothing = mm2_command("backfill", str(config), "--source", "A", "--target", "B", "--release")
     assert nothing.returncode == 0 and "No backfill lease on A->B" in nothing.stdout, nothing.stderr
 
     # a job killed before it copied anything: --release fences it and frees the topic for mm2 run at once
-    produce(a, TOPIC, 300_000, 300)
+    produce(a, TOPIC, KILLED_BACKLOG, 300)
     third = Backfill(config, tmp_path, "--lease-ttl", "600", name="third")
     try:
         eventually(lambda: lease_of(b) is not None, 180, "the third job's lease")
@@ -317,7 +332,8 @@ def test_a_rerun_after_a_killed_backfill_resumes_from_what_committed_and_release
     assert lease_of(b) is None
     mm2 = Mm2Process(config, log_dir=tmp_path)
     try:
-        eventually(lambda: exactly_once(a, b, TOPIC, REMOTE, 300_300), 180, "mm2 run takes the topic at once", mm2)
+        until_exactly_once(a, b, TOPIC, REMOTE, KILLED_BACKLOG + 300,
+                           "mm2 run takes the topic at once", mm2, timeout=180)
         assert mm2.terminate(60) == 0, mm2.output()[-3000:]
     finally:
         mm2.close()
