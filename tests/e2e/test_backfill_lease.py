@@ -36,7 +36,12 @@ def produce(cluster: KafkaCluster, topic: str, first: int, count: int) -> None:
 
     producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "linger.ms": 20, "logger": RDKAFKA_LOG})
     for i in range(first, first + count):
-        producer.produce(topic, f"{topic}-{i}".encode(), f"k{i}".encode(), partition=i % PARTITIONS)
+        while True:
+            try:
+                producer.produce(topic, f"{topic}-{i}".encode(), f"k{i}".encode(), partition=i % PARTITIONS)
+                break
+            except BufferError:  # the local queue is full: let the broker take some first
+                producer.poll(0.1)
         if i % 1000 == 0:
             producer.poll(0)
     assert producer.flush(60) == 0
