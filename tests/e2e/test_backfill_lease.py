@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from connect_core.embedded import KafkaCluster
-from connect_core.embedded.committed_reader import committed_values
+from connect_core.embedded.committed_reader import read_topic_committed
 from connect_core.kafka.client_logging import RDKAFKA_LOG
 from mirror.driver.backfill_leases import Lease, decode_lease, leases_topic
 from mirror.driver.driver import make_config
@@ -47,6 +47,30 @@ def produce(cluster: KafkaCluster, topic: str, first: int, count: int) -> None:
     assert producer.flush(60) == 0
 
 
+class CommittedDuplicate(Exception):
+    """Not an AssertionError: a wait on ``exactly_once`` fails at once instead of polling on."""
+
+
+def batches_between(cluster: KafkaCluster, topic: str, partition: int, low: int, high: int) -> str:
+    """The log's batches in [low, high]: who wrote them, transactional or not (to explain a duplicate)."""
+    from connect_core.embedded.committed_reader import _raw_batches, leaders
+
+    batches, _ = _raw_batches(leaders(cluster, topic)[partition], topic, partition, 30.0)
+    lines = []
+    for batch in batches:
+        if batch.next_offset >= low and batch.base_offset <= high:
+            records = list(batch)
+            lines.append(f"{batch.base_offset}-{batch.next_offset - 1} pid={batch.producer_id} "
+                         f"txn={batch.is_transactional} control={batch.is_control_batch} "
+                         f"{records[0].value if records and not batch.is_control_batch else ''!r}..."
+                         f"{records[-1].value if records and not batch.is_control_batch else ''!r}")
+    return "\n".join(lines)
+
+
+#: why the last ``exactly_once`` said no (shown when a wait for it times out)
+LAST_DIFFERENCE: list[str] = [""]
+
+
 def exactly_once(source: KafkaCluster, target: KafkaCluster, topic: str, remote: str, total: int) -> bool:
     """The target's committed records are the source's, per partition, in order, each once (and all ``total``)."""
     if remote not in target.topic_names():
@@ -54,11 +78,23 @@ def exactly_once(source: KafkaCluster, target: KafkaCluster, topic: str, remote:
     src = {p: [m.value() for m in msgs] for p, msgs in source.read_all(topic).items()}
     if sum(len(v) for v in src.values()) < total:
         return False
-    dst = committed_values(target, remote)
+    logs = read_topic_committed(target, remote)
     for p, values in src.items():
-        got = dst.get(p, [])
-        assert len(set(got)) == len(got), f"partition {p}: a committed duplicate"
+        log = logs.get(p)
+        got = [r.value for r in log.committed] if log is not None else []
+        if len(set(got)) != len(got):
+            seen: dict[bytes | None, int] = {}
+            dup = next(r for r in log.committed if r.value in seen or seen.setdefault(r.value, r.offset) is None)
+            markers = [m for m in log.markers if seen[dup.value] - 5 <= m[0] <= dup.offset + 5][:20]
+            raise CommittedDuplicate(f"{remote}-{p}: a committed duplicate: {dup.value!r} at offsets "
+                                     f"{seen[dup.value]} and {dup.offset}; markers near: {markers}; "
+                                     f"{len(got)} committed of {len(values)} source records; batches:\n"
+                                     + batches_between(target, remote, p, seen[dup.value] - 200, dup.offset + 200))
         if got != values:
+            first = next((i for i, (x, y) in enumerate(zip(got, values, strict=False)) if x != y), min(len(got),
+                                                                                                   len(values)))
+            LAST_DIFFERENCE[0] = (f"{remote}-{p}: {len(got)} committed of {len(values)}, first difference at {first}, "
+                                  f"{log.open if log else 0} in open transactions, {log.aborted if log else 0} aborted")
             return False
     return True
 
@@ -68,7 +104,33 @@ def until_exactly_once(source: KafkaCluster, target: KafkaCluster, topic: str, r
     """Waits on the cheap sign first (the target's end offsets reach ``total``), then on the full check."""
     eventually(lambda: remote in target.topic_names() and sum(target.end_offsets(remote).values()) >= total,
                timeout, f"{what}: {total} records on the target", proc)
-    eventually(lambda: exactly_once(source, target, topic, remote, total), timeout, what, proc)
+    try:
+        eventually(lambda: exactly_once(source, target, topic, remote, total), timeout, what, proc)
+    except AssertionError as e:
+        raise AssertionError(f"{LAST_DIFFERENCE[0]}\n{e}") from None
+
+
+def _parent(pid: int) -> int | None:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def descendants(root: int) -> list[int]:
+    """Every process below ``root`` (Spark's Python daemon leaves the job's process group, so killpg misses it)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            parent = _parent(int(entry))
+            if parent is not None:
+                children.setdefault(parent, []).append(int(entry))
+    out, todo = [], [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
 
 
 class Backfill:
@@ -84,11 +146,23 @@ class Backfill:
                 stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env, start_new_session=True)
 
     def signal(self, sig: signal.Signals) -> None:
+        """To the job's process group and the processes that left it (Spark's Python daemon and workers)."""
         if self.proc.poll() is None:
             os.killpg(self.proc.pid, sig)
+            for pid in descendants(self.proc.pid):
+                try:
+                    os.kill(pid, sig)
+                except ProcessLookupError:
+                    pass
 
     def kill(self) -> None:
         """SIGKILL to the job and everything it started (a lost driver host)."""
+        below = descendants(self.proc.pid)
+        for pid in [self.proc.pid, *below]:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except ProcessLookupError:
