@@ -18,7 +18,7 @@ from connect_core.kafka.clients import create_producer, producer_config
 from connect_core.kafka.log import KafkaBasedLog
 from connect_core.kafka.types import KafkaError, KafkaException, Message
 from connect_core.storage.internal_topics import CONFIG_STORAGE, internal_topic_spec, store_client_props
-from mirror.driver.backfill_leases import Lease, LeaseTable, encode_lease, lease_key, leases_topic
+from mirror.driver.backfill_leases import Lease, LeaseTable, decode_lease, encode_lease, lease_key, leases_topic
 from mirror.driver.maker_config import SourceAndTarget
 from mirror.driver.status import read_topic
 
@@ -59,20 +59,42 @@ def read_leases(worker_props: Mapping[str, Any], source: str) -> LeaseTable:
     return table
 
 
-def write_lease(worker_props: Mapping[str, Any], pair: SourceAndTarget, lease: Lease | None) -> None:
-    """Write (renew) ``lease``, or release the flow's lease when it is None (a tombstone)."""
+def lease_history(worker_props: Mapping[str, Any], pair: SourceAndTarget) -> list[tuple[int, Lease | None]]:
+    """Every record of the flow's lease still in the topic, in order: (offset, lease or None for a release)."""
+    client_props = store_client_props(worker_props)
+    key = lease_key(pair.source, pair.target)
+    out: list[tuple[int, Lease | None]] = []
+
+    def consume(msg: Message) -> None:
+        if msg.key() == key:
+            out.append((int(msg.offset() or 0), decode_lease(msg.key(), msg.value())))
+
+    reader = KafkaBasedLog(leases_topic(pair.source), client_props, client_props, consume, read_only=True)
+    try:
+        reader.start()
+    finally:
+        reader.stop()
+    return out
+
+
+def write_lease(worker_props: Mapping[str, Any], pair: SourceAndTarget, lease: Lease | None) -> int:
+    """Write (renew) ``lease``, or release the flow's lease when it is None (a tombstone); returns its offset."""
     key, value = encode_lease(lease) if lease is not None else (lease_key(pair.source, pair.target), None)
     producer = create_producer(producer_config(store_client_props(worker_props), {"enable.idempotence": True}))
     errors: list[KafkaError] = []
+    offsets: list[int] = []
 
-    def on_delivery(err: KafkaError | None, _msg: Message) -> None:
+    def on_delivery(err: KafkaError | None, msg: Message) -> None:
         if err is not None:
             errors.append(err)
+        else:
+            offsets.append(int(msg.offset() or 0))
 
     producer.produce(leases_topic(pair.source), value, key, partition=0, on_delivery=on_delivery)
-    if producer.flush(30) or errors:
+    if producer.flush(30) or errors or not offsets:
         raise ConnectError(f"cannot write the backfill lease of {pair} to {leases_topic(pair.source)}: "
                            f"{errors[0].str() if errors else 'timed out'}")
+    return offsets[0]
 
 
 def fence_transactional_ids(worker_props: Mapping[str, Any], ids: Iterable[str]) -> None:
@@ -185,4 +207,5 @@ def _holding(lease: Lease | None) -> tuple[str, tuple[str, ...]] | None:
     return None if lease is None else (lease.job_id, lease.topics)
 
 
-__all__ = ["LeaseWatcher", "create_leases_topic", "fence_transactional_ids", "read_leases", "write_lease"]
+__all__ = ["LeaseWatcher", "create_leases_topic", "fence_transactional_ids", "lease_history", "read_leases",
+           "write_lease"]

@@ -33,6 +33,7 @@ from mirror.jobs.backfill_flow import (
 )
 from mirror.jobs.backfill_foreign import describe, foreign_partitions
 from mirror.jobs.backfill_handoff import LiveHandoff
+from mirror.jobs.backfill_lease import cancel_spark_jobs
 from mirror.jobs.backfill_plan import DEFAULT_CHUNK_RECORDS, BackfillPlan, WorkUnit, partition_transactional_id
 from mirror.jobs.spark import run_slices
 
@@ -157,7 +158,7 @@ def run_job(config: MirrorMakerConfig, source: str, target: str, pattern: str | 
     started = time.perf_counter()
     create_target_topics(prepared.flow, prepared.missing_topics, prepared.source_counts)
     create_internal_topics(prepared.flow)
-    handoff = LiveHandoff(prepared.flow, lease_ttl_s=lease_ttl_s)
+    handoff = LiveHandoff(prepared.flow, lease_ttl_s=lease_ttl_s, on_lost=cancel_spark_jobs)
     try:
         ids = [partition_transactional_id(source, target, *tp) for tp in prepared.partitions]
         report.handed_off = handoff.take(prepared.plan.topics, ids)
@@ -171,6 +172,10 @@ def run_job(config: MirrorMakerConfig, source: str, target: str, pattern: str | 
         report.transaction_timeout_ms = int(clients.target_producer[TIMEOUT_KEY])
         fence_partitions(clients, prepared.partitions)
         report.results = _copy(prepared, clients, master, spark, progress, report)
+    except Exception as e:
+        if handoff.lost is None:
+            raise
+        log.debug("The copy stopped once the lease was lost: %s", e)  # the one line is the lost lease's, below
     finally:
         handoff.give_back()
     if handoff.lost is not None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -136,11 +137,11 @@ class LiveHandoff:
     """``take(topics, ids)`` before the copy, ``give_back()`` after it (also after a failure)."""
 
     def __init__(self, flow: Flow, timeout_s: float = RELEASE_TIMEOUT_S,
-                 lease_ttl_s: float = DEFAULT_LEASE_TTL_S) -> None:
+                 lease_ttl_s: float = DEFAULT_LEASE_TTL_S, on_lost: Callable[[], None] | None = None) -> None:
         self.flow = flow
         self.timeout_s = timeout_s
         self.client_props = store_client_props(flow.worker_props)
-        self.holder = LeaseHolder(flow, lease_ttl_s)
+        self.holder = LeaseHolder(flow, lease_ttl_s, on_lost=on_lost)
 
     @property
     def lost(self) -> str | None:
