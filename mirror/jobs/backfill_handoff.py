@@ -165,17 +165,27 @@ class LiveHandoff:
     def take(self, topics: list[str], transactional_ids: list[str]) -> bool:
         """Lease ``topics`` and wait until no live task runs them; True if running tasks released them."""
         lease = self.holder.take(topics, transactional_ids)
-        view = read_config_topic(self.flow, self.client_props)
+        deadline = time.monotonic() + self.timeout_s
+        view = self._read(deadline)
         if view.connector_config is None:
             return False
-        return self._await_released(set(topics), set(view.tasks), lease)
+        return self._await_released(set(topics), set(view.tasks), lease, deadline)
 
-    def _await_released(self, topics: set[str], old_tasks: set[int], lease: Lease) -> bool:
+    def _read(self, deadline: float) -> ConfigTopicView:
+        """The config topic's view; a read that fails (a slow broker, this process paused) is tried again."""
+        while True:
+            try:
+                return read_config_topic(self.flow, self.client_props)
+            except ConnectError as e:
+                if time.monotonic() > deadline:
+                    raise
+                log.warning("Reading the config topic of %s failed, trying again: %s", self.flow.pair, e)
+
+    def _await_released(self, topics: set[str], old_tasks: set[int], lease: Lease, deadline: float) -> bool:
         """Until the config topic excludes ``topics``, a task-config commit without them is in and every old and
         new task reported after it (True); or until no worker is up, when the job writes the exclusion (False)."""
-        deadline = time.monotonic() + self.timeout_s
         while True:
-            view = read_config_topic(self.flow, self.client_props)
+            view = self._read(deadline)
             owned = {tp for props in view.tasks.values()
                      for tp in assigned_partitions(props.get(TASK_TOPIC_PARTITIONS))}
             unowned = not any(t in topics for t, _ in owned)

@@ -82,7 +82,7 @@ def exactly_once(source: KafkaCluster, target: KafkaCluster, topic: str, remote:
     for p, values in src.items():
         log = logs.get(p)
         got = [r.value for r in log.committed] if log is not None else []
-        if len(set(got)) != len(got):
+        if len(set(got)) != len(got) and log is not None:
             seen: dict[bytes | None, int] = {}
             dup = next(r for r in log.committed if r.value in seen or seen.setdefault(r.value, r.offset) is None)
             markers = [m for m in log.markers if seen[dup.value] - 5 <= m[0] <= dup.offset + 5][:20]
@@ -110,6 +110,24 @@ def until_exactly_once(source: KafkaCluster, target: KafkaCluster, topic: str, r
         raise AssertionError(f"{LAST_DIFFERENCE[0]}\n{e}") from None
 
 
+class Progress:
+    """How far the target topic's log has grown: one kept consumer asking for watermarks (milliseconds a
+    look, where reading the offsets topic takes a second or more). Counts aborted records too: a trigger only."""
+
+    def __init__(self, cluster: KafkaCluster, topic: str, partitions: int) -> None:
+        from confluent_kafka import Consumer, TopicPartition
+
+        self.consumer = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": "story-progress",
+                                  "allow.auto.create.topics": False})
+        self.partitions = [TopicPartition(topic, p) for p in range(partitions)]
+
+    def __call__(self) -> int:
+        return sum(self.consumer.get_watermark_offsets(tp, timeout=10)[1] for tp in self.partitions)
+
+    def close(self) -> None:
+        self.consumer.close()
+
+
 def _parent(pid: int) -> int | None:
     try:
         return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
@@ -133,6 +151,31 @@ def descendants(root: int) -> list[int]:
     return out
 
 
+def spark_python_processes(job: int) -> list[int]:
+    """The job's Spark Python daemon and the workers it forked (they share its command line)."""
+    return [pid for pid in descendants(job) if b"pyspark.daemon" in _cmdline(pid)]
+
+
+def spark_python_workers(job: int) -> list[int]:
+    """Python workers of the job's Spark: processes below it forked by the pyspark daemon."""
+    pyspark = set(spark_python_processes(job))
+    return [pid for pid in pyspark if _parent_of(pid) in pyspark]  # forks share the daemon's command line
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def _parent_of(pid: int) -> int | None:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 class Backfill:
     """``mm2 backfill`` in its own process group (the Spark JVM and Python workers with it), output to files."""
 
@@ -145,15 +188,20 @@ class Backfill:
                  "--topics", TOPIC, "--master", "local[2]", "--json", *args],
                 stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env, start_new_session=True)
 
-    def signal(self, sig: signal.Signals) -> None:
-        """To the job's process group and the processes that left it (Spark's Python daemon and workers)."""
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, sig)
-            for pid in descendants(self.proc.pid):
-                try:
-                    os.kill(pid, sig)
-                except ProcessLookupError:
-                    pass
+    def pause_copy(self) -> None:
+        """SIGSTOP the Spark Python processes once the copy runs: the job holds its lease, its copy waits
+        (the job's own process keeps renewing the lease and answering; a pause there could outlast a read)."""
+        workers = eventually(lambda: spark_python_workers(self.proc.pid), 180, "the job's Spark tasks copying")
+        self._paused = spark_python_processes(self.proc.pid) or workers
+        for pid in self._paused:
+            os.kill(pid, signal.SIGSTOP)
+
+    def resume_copy(self) -> None:
+        for pid in getattr(self, "_paused", []):
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except ProcessLookupError:
+                pass
 
     def kill(self) -> None:
         """SIGKILL to the job and everything it started (a lost driver host)."""
@@ -176,8 +224,8 @@ class Backfill:
         return doc
 
     def close(self) -> None:
+        self.resume_copy()
         if self.proc.poll() is None:
-            self.signal(signal.SIGCONT)
             self.kill()
 
 
@@ -215,6 +263,8 @@ def flow_props(a: KafkaCluster, b: KafkaCluster, **extra: str) -> dict[str, str]
 #: kill lands after some commits and well before the last
 SHORT_TRANSACTIONS = {"B.producer.transaction.timeout.ms": "3000"}
 KILLED_BACKLOG = 600_000
+#: For the tests that pause a job's copy: long enough that the copy is caught running
+PAUSED_BACKLOG = 600_000
 
 
 @pytest.mark.spark
@@ -259,25 +309,24 @@ def test_mm2_run_started_during_a_backfill_leaves_the_leased_topic_alone(
     a, b = two_clusters
     for topic in (TOPIC, "other"):
         a.create_topic(topic, PARTITIONS)
-    produce(a, TOPIC, 0, 60_000)
+    produce(a, TOPIC, 0, PAUSED_BACKLOG)
     produce(a, "other", 0, 300)
     props = flow_props(a, b)
     config = write_properties(tmp_path / "mm2.properties", props)
-    # the job is paused while mm2 run starts: a long lease, so the pause cannot outlive it
-    job = Backfill(config, tmp_path, "--lease-ttl", "600")
+    job = Backfill(config, tmp_path)
     mm2: Mm2Process | None = None
     try:
-        eventually(lambda: lease_of(b) is not None, 180, "the job's lease")
-        job.signal(signal.SIGSTOP)
+        job.pause_copy()  # the copy waits while mm2 run starts
+        assert lease_of(b) is not None
         mm2 = Mm2Process(config, log_dir=tmp_path)
         until_exactly_once(a, b, "other", "A.other", 300, "mm2 run mirrors the other topic", mm2, timeout=180)
         view = config_view(props)
         assert excludes(view.connector_config, {TOPIC}) and view.tasks and not tasks_hold(view, TOPIC)
-        job.signal(signal.SIGCONT)
+        job.resume_copy()
         summary = job.finish()
-        assert summary["totals"]["records_copied"] == 60_000, "the job copied it all; a duplicate would show below"
-        produce(a, TOPIC, 100_000, 300)
-        until_exactly_once(a, b, TOPIC, REMOTE, 60_300,
+        assert summary["totals"]["records_copied"] == PAUSED_BACKLOG, "the job copied it all (a duplicate shows below)"
+        produce(a, TOPIC, 1_000_000, 300)
+        until_exactly_once(a, b, TOPIC, REMOTE, PAUSED_BACKLOG + 300,
                            "live tailing owns the topic after the job, exactly", mm2, timeout=180)
         assert tasks_hold(config_view(props), TOPIC)
         assert mm2.terminate(60) == 0, mm2.output()[-3000:]
@@ -297,35 +346,44 @@ def test_restarting_mm2_run_during_a_backfill_keeps_the_exclusion(
     produce(a, "other", 0, 300)
     props = flow_props(a, b)
     config = write_properties(tmp_path / "mm2.properties", props)
-    mm2 = Mm2Process(config, log_dir=tmp_path, name="mm2-first")
-    job: Backfill | None = None
-    restarted: Mm2Process | None = None
+    before = Mm2Process(config, log_dir=tmp_path, name="mm2-before")
     try:
-        until_exactly_once(a, b, TOPIC, REMOTE, 300, "the flow runs", mm2, timeout=120)
-        produce(a, TOPIC, 300, 60_000)
-        job = Backfill(config, tmp_path, "--lease-ttl", "600")
+        until_exactly_once(a, b, TOPIC, REMOTE, 300, "the flow ran", before, timeout=120)
+        assert before.terminate(60) == 0, before.output()[-3000:]
+    finally:
+        before.close()
+    # the backlog piles up while the mirror is stopped (a running one would copy it before the job starts)
+    produce(a, TOPIC, 300, PAUSED_BACKLOG)
+    job = Backfill(config, tmp_path)
+    mm2: Mm2Process | None = None
+    restarted: Mm2Process | None = None
 
-        def taken() -> bool:
-            view = config_view(props)
-            return excludes(view.connector_config, {TOPIC}) and not tasks_hold(view, TOPIC)
+    def taken() -> bool:
+        view = config_view(props)
+        return excludes(view.connector_config, {TOPIC}) and bool(view.tasks) and not tasks_hold(view, TOPIC)
 
-        eventually(taken, 180, "the live tasks released the leased topic", mm2)
-        job.signal(signal.SIGSTOP)  # the restart happens while the job holds the topic
+    try:
+        job.pause_copy()  # mm2 run starts and restarts while the job holds the topic and copies
+        mm2 = Mm2Process(config, log_dir=tmp_path, name="mm2-first")
+        produce(a, "other", 300, 300)
+        until_exactly_once(a, b, "other", "A.other", 600, "mm2 run mirrors", mm2, timeout=180)
+        assert taken(), "mm2 run leaves the leased topic alone"
         assert mm2.terminate(60) == 0, mm2.output()[-3000:]
         restarted = Mm2Process(config, log_dir=tmp_path, name="mm2-restarted")
-        produce(a, "other", 300, 300)
-        until_exactly_once(a, b, "other", "A.other", 600, "the restarted mm2 run mirrors", restarted, timeout=180)
+        produce(a, "other", 600, 300)
+        until_exactly_once(a, b, "other", "A.other", 900, "the restarted mm2 run mirrors", restarted, timeout=180)
         assert taken(), "the new leader derived the same exclusion"
-        job.signal(signal.SIGCONT)
-        job.finish()
-        produce(a, TOPIC, 100_000, 300)
-        until_exactly_once(a, b, TOPIC, REMOTE, 60_600,
+        job.resume_copy()
+        summary = job.finish()
+        assert summary["totals"]["records_copied"] == PAUSED_BACKLOG
+        produce(a, TOPIC, 1_000_000, 300)
+        until_exactly_once(a, b, TOPIC, REMOTE, PAUSED_BACKLOG + 600,
                            "live tailing owns the topic after the job, exactly", restarted, timeout=180)
         assert restarted.terminate(60) == 0, restarted.output()[-3000:]
     finally:
-        if job is not None:
-            job.close()
-        mm2.close()
+        job.close()
+        if mm2 is not None:
+            mm2.close()
         if restarted is not None:
             restarted.close()
 
@@ -339,14 +397,24 @@ def test_a_killed_backfills_lease_expires_and_live_tailing_takes_over_exactly(
     produce(a, TOPIC, 0, 300)
     props = flow_props(a, b, **SHORT_TRANSACTIONS)
     config = write_properties(tmp_path / "mm2.properties", props)
-    mm2 = Mm2Process(config, log_dir=tmp_path)
-    job: Backfill | None = None
+    before = Mm2Process(config, log_dir=tmp_path, name="mm2-before")
     try:
-        until_exactly_once(a, b, TOPIC, REMOTE, 300, "the flow runs", mm2, timeout=120)
-        produce(a, TOPIC, 300, KILLED_BACKLOG)
+        until_exactly_once(a, b, TOPIC, REMOTE, 300, "the flow ran", before, timeout=120)
+        assert before.terminate(60) == 0, before.output()[-3000:]
+    finally:
+        before.close()
+    produce(a, TOPIC, 300, KILLED_BACKLOG)  # piled up while the mirror was stopped
+    job: Backfill | None = None
+    mm2: Mm2Process | None = None
+    try:
+        progress = Progress(b, REMOTE, PARTITIONS)
         job = Backfill(config, tmp_path, "--lease-ttl", "6")  # the test is about expiry: a short lease
-        # killed once it copied and committed part of the backlog
-        eventually(lambda: sum(committed_positions(props, b).values()) > 2 * 300, 240, "the job commits", mm2)
+        eventually(lambda: lease_of(b) is not None, 180, "the job's lease")
+        mm2 = Mm2Process(config, log_dir=tmp_path)  # started during the job: it must wait for the lease
+        try:  # killed once it copied a third of the backlog (several transactions of at most 50,000 records)
+            eventually(lambda: progress() >= 300 + KILLED_BACKLOG // 3, 240, "the job copies", mm2)
+        finally:
+            progress.close()
         job.kill()
         assert lease_of(b) is not None, "a killed job leaves its lease behind"
         eventually(lambda: "expired" in mm2.output(), 120, "mm2 run sees the lease expire", mm2)
@@ -357,7 +425,8 @@ def test_a_killed_backfills_lease_expires_and_live_tailing_takes_over_exactly(
     finally:
         if job is not None:
             job.close()
-        mm2.close()
+        if mm2 is not None:
+            mm2.close()
 
 
 @pytest.mark.spark
@@ -370,12 +439,14 @@ def test_a_rerun_after_a_killed_backfill_resumes_from_what_committed_and_release
     props = flow_props(a, b, **SHORT_TRANSACTIONS)
     config = write_properties(tmp_path / "mm2.properties", props)
 
+    progress = Progress(b, REMOTE, PARTITIONS)
     first = Backfill(config, tmp_path, name="first")
-    try:
-        eventually(lambda: sum(committed_positions(props, b).values()) > 0, 240, "the first job commits")
+    try:  # killed once it copied a third of the backlog (several transactions of at most 50,000 records)
+        eventually(lambda: REMOTE in b.topic_names() and progress() >= KILLED_BACKLOG // 3, 240, "the first job copies")
         first.kill()
     finally:
         first.close()
+        progress.close()
     held = lease_of(b)
     assert held is not None, "killed while it held its lease, half-way"
     done = committed_positions(props, b)

@@ -23,53 +23,16 @@ from tests.e2e.test_backfill_lease import (
     SHORT_TRANSACTIONS,
     TOPIC,
     Backfill,
+    Progress,
     committed_positions,
-    descendants,
     flow_props,
     lease_of,
     produce,
+    spark_python_workers,
     until_exactly_once,
 )
 
 BACKLOG = 1_000_000
-
-
-class Progress:
-    """How far the target topic's log has grown: one kept consumer asking for watermarks (milliseconds a
-    look, where reading the offsets topic takes a second or more). Counts aborted records too: a trigger only."""
-
-    def __init__(self, cluster: KafkaCluster, topic: str, partitions: int) -> None:
-        from confluent_kafka import Consumer, TopicPartition
-
-        self.consumer = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": "story-progress",
-                                  "allow.auto.create.topics": False})
-        self.partitions = [TopicPartition(topic, p) for p in range(partitions)]
-
-    def __call__(self) -> int:
-        return sum(self.consumer.get_watermark_offsets(tp, timeout=10)[1] for tp in self.partitions)
-
-    def close(self) -> None:
-        self.consumer.close()
-
-
-def spark_python_workers(job: int) -> list[int]:
-    """Python workers of the job's Spark: processes below it forked by the pyspark daemon."""
-    pyspark = {pid for pid in descendants(job) if b"pyspark.daemon" in _cmdline(pid)}
-    return [pid for pid in pyspark if _parent_of(pid) in pyspark]  # forks share the daemon's command line
-
-
-def _cmdline(pid: int) -> bytes:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return b""
-
-
-def _parent_of(pid: int) -> int | None:
-    try:
-        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-    except (OSError, IndexError, ValueError):
-        return None
 
 
 @pytest.mark.spark
