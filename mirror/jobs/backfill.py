@@ -17,9 +17,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from connect_core.api.errors import ConfigError
+from connect_core.api.errors import ConfigError, ConnectError
 from connect_core.kafka.clients import consumer_config, create_consumer
 from connect_core.kafka.types import ClientPartition
+from mirror.driver.backfill_leases import DEFAULT_LEASE_TTL_S
 from mirror.driver.maker_config import MirrorMakerConfig
 from mirror.jobs.backfill_bounds import TIMEOUT_KEY
 from mirror.jobs.backfill_copy import BackfillClients, UnitResult, decode_progress
@@ -32,7 +33,8 @@ from mirror.jobs.backfill_flow import (
 )
 from mirror.jobs.backfill_foreign import describe, foreign_partitions
 from mirror.jobs.backfill_handoff import LiveHandoff
-from mirror.jobs.backfill_plan import DEFAULT_CHUNK_RECORDS, BackfillPlan, WorkUnit
+from mirror.jobs.backfill_lease import cancel_spark_jobs
+from mirror.jobs.backfill_plan import DEFAULT_CHUNK_RECORDS, BackfillPlan, WorkUnit, partition_transactional_id
 from mirror.jobs.backfill_task_ids import fence_earlier_runs
 from mirror.jobs.backfill_tasks import run_tasks
 from mirror.jobs.task_sizing import max_concurrency
@@ -155,9 +157,11 @@ def run_job(config: MirrorMakerConfig, source: str, target: str, pattern: str | 
             master: str | None = None, dry_run: bool = False, chunk_records: int = DEFAULT_CHUNK_RECORDS,
             progress: Progress | None = None, spark: SparkSession | None = None,
             timeout_s: float = DEFAULT_TIMEOUT_S, fail_first_attempt: tuple[str, int] | None = None,
-            on_plan: Callable[[BackfillPlan], None] | None = None, force: bool = False) -> BackfillReport:
+            on_plan: Callable[[BackfillPlan], None] | None = None, force: bool = False,
+            lease_ttl_s: float = DEFAULT_LEASE_TTL_S) -> BackfillReport:
     """Plan, check and (unless ``dry_run``) copy; ``fail_first_attempt`` is a test seam (unit name, chunks).
-    ``force`` copies into target partitions that hold records the flow did not copy (else a ConfigError)."""
+    ``force`` copies into target partitions that hold records the flow did not copy (else a ConfigError).
+    ``lease_ttl_s``: how long the topics stay excluded from live tailing after the job stops renewing its lease."""
     prepared = prepare(config, source, target, pattern, chunk_records, timeout_s)
     foreign = foreign_partitions(prepared)
     if foreign and not dry_run and not force:
@@ -177,9 +181,10 @@ def run_job(config: MirrorMakerConfig, source: str, target: str, pattern: str | 
     started = time.perf_counter()
     create_target_topics(prepared.flow, prepared.missing_topics, prepared.source_counts)
     create_internal_topics(prepared.flow)
-    handoff = LiveHandoff(prepared.flow)
+    handoff = LiveHandoff(prepared.flow, lease_ttl_s=lease_ttl_s, on_lost=cancel_spark_jobs)
     try:
-        report.handed_off = prepared.flow_has_run and handoff.take(prepared.plan.topics)
+        ids = [partition_transactional_id(source, target, *tp) for tp in prepared.partitions]
+        report.handed_off = handoff.take(prepared.plan.topics, ids)
         if report.handed_off:
             # the live tasks flushed their last positions on release: plan again from them
             prepared = replace(prepared, plan=prepare(config, source, target, pattern, chunk_records,
@@ -190,8 +195,15 @@ def run_job(config: MirrorMakerConfig, source: str, target: str, pattern: str | 
         report.transaction_timeout_ms = int(clients.target_producer[TIMEOUT_KEY])
         fence_earlier_runs(clients)
         report.results = _copy(prepared, clients, master, spark, progress, report)
+    except Exception as e:
+        if handoff.lost is None:
+            raise
+        log.debug("The copy stopped once the lease was lost: %s", e)  # the one line is the lost lease's, below
     finally:
         handoff.give_back()
+    if handoff.lost is not None:
+        raise ConnectError(f"the backfill lease of {prepared.flow.pair} was {handoff.lost} while the job ran: "
+                           "live tailing may have taken its topics back; run the backfill again")
     report.seconds = time.perf_counter() - started
     return report
 
