@@ -25,7 +25,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, Self, TypeVar
 
-from connect_core.embedded.children import die_with_parent
+from connect_core.embedded.children import DURABLE_STORAGE_BOOST, child_preexec
 from connect_core.embedded.engine import Engine
 from connect_core.embedded.errors import BrokerStartError
 from connect_core.embedded.object_store import MotoS3Server, bucket_name
@@ -596,7 +596,7 @@ class EmbeddedKafkaCluster(KafkaCluster):
                     stderr=subprocess.STDOUT,
                     env=env,
                     # PDEATHSIG fires when the spawning THREAD exits, so only use it from the main thread.
-                    preexec_fn=die_with_parent(),
+                    preexec_fn=child_preexec(DURABLE_STORAGE_BOOST if self._storage == "s3" else 0),
                 )
         except OSError as exc:
             raise BrokerStartError(f"cluster {self.name!r}: cannot run {binary!r}: {exc}") from exc

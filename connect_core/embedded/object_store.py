@@ -21,7 +21,7 @@ import uuid
 from pathlib import Path
 from typing import Self
 
-from connect_core.embedded.children import die_with_parent
+from connect_core.embedded.children import DURABLE_STORAGE_BOOST, child_preexec
 from connect_core.embedded.errors import BrokerStartError
 from connect_core.embedded.ports import LOOPBACK, free_port
 
@@ -84,7 +84,7 @@ class MotoS3Server:
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                preexec_fn=die_with_parent(),
+                preexec_fn=child_preexec(DURABLE_STORAGE_BOOST),
             )
         self._port = port
         try:

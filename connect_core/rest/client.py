@@ -15,7 +15,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Mapping
 
-from connect_core.herder.distributed.leader_forwarding import http_post_task_configs
+from connect_core.herder.distributed.leader_forwarding import http_post_task_configs, http_put_fence
 from connect_core.rest.errors import error_body
 from connect_core.rest.tls import SslSettings
 
@@ -73,3 +73,7 @@ class RestClient:
     def post_task_configs(self, url: str, body: bytes, headers: Mapping[str, str]) -> None:
         """A follower's signed task configs to the leader (the herder's TaskConfigForwarder)."""
         http_post_task_configs(url, body, headers, ssl_context=self.ssl_context(url))
+
+    def put_fence(self, url: str, headers: Mapping[str, str]) -> None:
+        """A follower's signed zombie-fencing request to the leader (the herder's FenceForwarder)."""
+        http_put_fence(url, headers, ssl_context=self.ssl_context(url))

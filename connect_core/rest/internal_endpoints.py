@@ -1,10 +1,12 @@
 """The distributed herder's internal REST endpoints (Java's ``InternalClusterResource``).
 
 ``POST /connectors/{connector}/tasks`` takes a follower's task configs (a JSON list of string
-maps) and ``PUT /connectors/{connector}/fence`` asks for zombie fencing (KIP-618 seam). Both verify
-the request signature against the exact body bytes received. They are not forwarded: a follower
-that receives one answers 409 with the leader's URL, and the sender retries on the new leader
-once it knows it (a forwarded copy could not carry a valid signature anyway).
+maps) and ``PUT /connectors/{connector}/fence`` runs a round of zombie fencing (KIP-618). Both verify
+the request signature against the exact body bytes received. Task configs are not forwarded: a
+follower that receives them answers 409 with the leader's URL, and the sender retries on the new
+leader once it knows it. A fencing request is forwarded to the leader like Java's
+(``completeOrForwardRequest``), with its signature: it signs the body under the session key all
+workers share, so the leader can verify it too.
 """
 
 from __future__ import annotations
@@ -58,5 +60,6 @@ def install_internal_routes(app: RestApp) -> RestApp:
                        doc=Doc("A follower hands its task configs to the leader (signed)", {204: None},
                                request="TaskConfigs", params=_SIGNATURE))
         app.router.add("PUT", "/connectors/{connector}/fence", fence_zombies, internal=True, body=True,
+                       forwardable=True,
                        doc=Doc("Fence a connector's zombie tasks (signed)", {204: None}, params=_SIGNATURE))
     return app

@@ -19,6 +19,7 @@ from connect_core.api.errors import BadRequestError, NotFoundError, NotLeaderErr
 from connect_core.config.config_info import config_key_info
 from connect_core.config.configdef import HIDDEN
 from connect_core.herder.api import Herder
+from connect_core.herder.distributed.session_key import SIGNATURE_ALGORITHM_HEADER, SIGNATURE_HEADER
 from connect_core.model import ConfigInfoKey, ConnectorTaskId, RestartRequest
 from connect_core.rest import entities
 from connect_core.rest.errors import (
@@ -441,6 +442,7 @@ class Forwarder(Protocol):
     ) -> tuple[int, bytes, Mapping[str, str]]: ...
 
 
+_SIGNATURE_HEADERS = (SIGNATURE_HEADER.lower(), SIGNATURE_ALGORITHM_HEADER.lower())
 NO_LEADER_MESSAGE = (
     "Cannot complete request momentarily due to no known leader URL, likely because a rebalance was underway."
 )
@@ -500,7 +502,7 @@ class RestApp:
             except NotLeaderError as e:
                 if not match.route.forwardable:
                     raise
-                return self._forward(req, namespace, e)
+                return self._forward(req, namespace, e, signed=match.route.internal)
         except Exception as exc:  # the error table: every failure becomes Java's ErrorMessage
             status, err = error_response(exc)
             if status >= 500:
@@ -514,7 +516,7 @@ class RestApp:
         return Response(200, build_document(self.router, self.selector.depth, self.selector.keys(),
                                             self.settings.version))
 
-    def _forward(self, req: Request, namespace: str, exc: NotLeaderError) -> Response:
+    def _forward(self, req: Request, namespace: str, exc: NotLeaderError, signed: bool = False) -> Response:
         forward = req.query_one("forward")
         if forward is not None and forward.strip().lower() != "true":
             raise RestError(409, TOO_MANY_HOPS_MESSAGE)
@@ -526,7 +528,9 @@ class RestApp:
         params.append(("forward", "true" if forward is None else "false"))
         url = f"{exc.leader_url.rstrip('/')}{namespace}{req.path}?{urlencode(params)}"
         log.debug("Forwarding request %s %s", req.method, url)
-        fwd_headers = {k: v for k, v in req.headers.items() if k.lower() in ("content-type", "authorization")}
+        # An internal request keeps its signature: it signs the body, under the key every worker shares.
+        keep = ("content-type", "authorization", *(_SIGNATURE_HEADERS if signed else ()))
+        fwd_headers = {k: v for k, v in req.headers.items() if k.lower() in keep}
         status, body, headers = self.forwarder(url, req.method, req.body or None, fwd_headers)
         out_headers = {k: v for k, v in headers.items() if k.lower() == "location"}
         return Response(status, raw=body, headers=out_headers)

@@ -12,8 +12,9 @@ workers of one cluster can name the same algorithm in the same words as Java doe
 
 ``exactly.once.source.support`` (KIP-618): ``enabled`` runs every source task as an exactly-once
 task (:mod:`connect_core.runtime.exactly_once_source_task`: records and source offsets in one
-transaction per task). ``preparing`` is the first step of Java's two-step rolling upgrade: the
-worker still runs at-least-once tasks, but understands a cluster where others are enabled.
+transaction per task) and turns on zombie fencing in the distributed herder. ``preparing`` is the
+first step of Java's two-step rolling upgrade: the worker still runs at-least-once tasks (in Java it
+only changes the leader's config-topic producer, which mm2 does not make transactional).
 """
 
 from __future__ import annotations

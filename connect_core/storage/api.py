@@ -102,6 +102,10 @@ class ClusterConfigState:
     task_counts: dict[str, int] = field(default_factory=dict)
     inconsistent: set[str] = field(default_factory=set)
     session_key: dict[str, Any] | None = None
+    # KIP-618 zombie fencing (Java keeps these after a connector is deleted: a re-created one fences them).
+    task_count_records: dict[str, int] = field(default_factory=dict)
+    task_config_generations: dict[str, int] = field(default_factory=dict)
+    connectors_pending_fencing: set[str] = field(default_factory=set)
 
     def connectors(self) -> list[str]:
         return sorted(self.connector_configs)
@@ -118,6 +122,18 @@ class ClusterConfigState:
         if connector not in self.connector_configs:
             return None
         return self.target_states.get(connector, TargetState.STARTED)
+
+    def pending_fencing(self, connector: str) -> bool:
+        """Task configs were committed after the connector's latest ``tasks-fencing-`` record."""
+        return connector in self.connectors_pending_fencing
+
+    def task_count_record(self, connector: str) -> int | None:
+        """The task count of the latest ``tasks-fencing-`` record (None: none written yet)."""
+        return self.task_count_records.get(connector)
+
+    def task_config_generation(self, connector: str) -> int | None:
+        """Bumped by every commit that applies new task configs (None: none applied yet)."""
+        return self.task_config_generations.get(connector)
 
 
 class ConfigUpdateListener(Protocol):

@@ -177,6 +177,9 @@ class ConfigState:
             task_counts=dict(self.task_counts),
             inconsistent=set(self.inconsistent),
             session_key=copy.deepcopy(self.session_key),
+            task_count_records=dict(self.task_count_records),
+            task_config_generations=dict(self.task_config_generations),
+            connectors_pending_fencing=set(self.pending_fencing),
         )
 
     def pending_task_configs(self, connector: str) -> dict[ConnectorTaskId, dict[str, str]]:

@@ -15,6 +15,7 @@ import typer
 from connect_core import __version__
 from mirror.cli.errors import excepthook_to_stderr, fail, guarded
 from mirror.cli.logging_setup import configure_logging
+from mirror.driver.backfill_leases import DEFAULT_LEASE_TTL_S
 
 app = typer.Typer(
     name="mm2",
@@ -120,12 +121,23 @@ def backfill(
     force: Annotated[
         bool, typer.Option("--force", help="Copy into target partitions that hold records the flow did not copy.")
     ] = False,
+    release: Annotated[
+        bool, typer.Option("--release", help="Release the flow's backfill lease now (fencing its job): live tailing "
+                           "takes the topics back. Copies nothing.")
+    ] = False,
+    lease_ttl: Annotated[
+        float, typer.Option("--lease-ttl", min=3.0, help="Seconds the topics stay excluded from live tailing after "
+                            "the job stops renewing its lease (killed job).")
+    ] = DEFAULT_LEASE_TTL_S,
 ) -> None:
     """Bulk-copy a flow's existing partition backlogs with Spark, exactly once, handing over to live tailing."""
     require_file(config, "MirrorMaker config file")
     from mirror.cli import backfill_cmd
 
-    backfill_cmd.backfill(config, source, target, topics, master, dry_run, json_output, force)
+    if release:
+        backfill_cmd.release(config, source, target)
+        return
+    backfill_cmd.backfill(config, source, target, topics, master, dry_run, json_output, force, lease_ttl)
 
 
 @app.command("translate-offsets")

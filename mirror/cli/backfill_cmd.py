@@ -16,7 +16,9 @@ import typer
 from connect_core.config.providers import resolve_config_providers
 from mirror.cli.logging_setup import quiet_broker_warnings
 from mirror.cli.run_cmd import load_mm2_config
+from mirror.driver.backfill_leases import DEFAULT_LEASE_TTL_S
 from mirror.driver.driver import make_config
+from mirror.driver.maker_config import MirrorMakerConfig
 from mirror.jobs.backfill_plan import BackfillPlan
 
 _MB = 1024 * 1024
@@ -62,18 +64,37 @@ class ProgressBar:
             self._progress.stop()
 
 
+def _config(config_path: Path) -> MirrorMakerConfig:
+    raw = load_mm2_config(config_path)
+    return make_config({k: str(v) for k, v in resolve_config_providers(raw.raw).items()})
+
+
+def release(config_path: Path, source: str, target: str) -> None:
+    """``--release``: the flow's lease deleted after its holder's transactions are fenced; one line says which."""
+    from mirror.jobs.backfill_flow import resolve_flow
+    from mirror.jobs.backfill_lease import release_lease
+
+    quiet_broker_warnings()
+    flow = resolve_flow(_config(config_path), source, target)
+    lease = release_lease(flow)
+    if lease is None:
+        typer.echo(f"No backfill lease on {flow.pair}: nothing to release.")
+    else:
+        typer.echo(f"Released the backfill lease of job {lease.job_id} on {flow.pair} ({', '.join(lease.topics)}): "
+                   "live tailing takes the topics back from what the job committed.")
+
+
 def backfill(config_path: Path, source: str, target: str, topics: str | None, master: str | None, dry_run: bool,
-             json_output: bool, force: bool = False) -> None:
+             json_output: bool, force: bool = False, lease_ttl_s: float = DEFAULT_LEASE_TTL_S) -> None:
     from mirror.jobs.backfill import run_job
     from mirror.jobs.backfill_report import render_json, render_table
 
     quiet_broker_warnings()  # an unreachable cluster is the job's one error line, not log lines before it
-    raw = load_mm2_config(config_path)
-    config = make_config({k: str(v) for k, v in resolve_config_providers(raw.raw).items()})
+    config = _config(config_path)
     bar = ProgressBar()
     try:
         report = run_job(config, source, target, topics, master=master, dry_run=dry_run, progress=bar,
-                         on_plan=None if dry_run else bar.on_plan, force=force)
+                         on_plan=None if dry_run else bar.on_plan, force=force, lease_ttl_s=lease_ttl_s)
     finally:
         bar.close()
     if json_output:

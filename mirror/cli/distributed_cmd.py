@@ -54,7 +54,7 @@ class DistributedWorker:
             client = self.rest.rest_client()  # https peers verified with this worker's truststore
             self.herder = build_distributed_herder(
                 self.worker_props, worker_id=self.rest.worker_id(), advertised_url=self.rest.advertised_url(),
-                task_config_forwarder=client.post_task_configs,
+                task_config_forwarder=client.post_task_configs, fence_forwarder=client.put_fence,
             )
             app = install_internal_routes(RestApp.for_herder(self.herder, self.settings, forwarder=client.forward))
             self.rest.attach(app)

@@ -222,6 +222,7 @@ def run(config_path: Path, clusters: list[str] | None, metrics_port: int | None,
     """The whole ``mm2 run``; returns normally after a clean stop (exit 0)."""
     from mirror.driver.driver import MirrorMaker
     from mirror.driver.herder_factory import default_factory
+    from mirror.driver.lease_store import LeaseWatcher
 
     config, pairs = prepare(config_path, clusters)
     metrics = Mm2Metrics()
@@ -229,7 +230,8 @@ def run(config_path: Path, clusters: list[str] | None, metrics_port: int | None,
     signals.install()
     if metrics_port is not None:
         start_metrics_server(metrics_port, metrics)
-    driver = MirrorMaker(config, default_factory(herder), clusters=clusters or None, metrics=metrics)
+    driver = MirrorMaker(config, default_factory(herder), clusters=clusters or None, metrics=metrics,
+                         leases=LeaseWatcher)
     from mirror.jobs.verify_schedule import ScheduledVerification
 
     verification = ScheduledVerification(config, pairs, metrics)

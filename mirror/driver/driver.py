@@ -34,6 +34,7 @@ from connect_core.api.errors import ConfigError, ConflictError, ConnectError, No
 from connect_core.config.providers import resolve_config_providers
 from connect_core.herder.api import Herder
 from connect_core.model import ConnectorInfo, TargetState
+from mirror.driver.backfill_leases import Lease, with_lease
 from mirror.driver.herder_factory import FlowHerder, HerderFactory, HerderSpec
 from mirror.driver.maker_config import (
     CHECKPOINT_CONNECTOR,
@@ -71,14 +72,19 @@ def differs(desired: Mapping[str, str], current: Mapping[str, str] | None) -> bo
     return current is None or dict(desired) != dict(current)
 
 
-def desired_connector_configs(config: MirrorMakerConfig, pair: SourceAndTarget) -> dict[str, dict[str, str]]:
+def desired_connector_configs(config: MirrorMakerConfig, pair: SourceAndTarget,
+                              lease: Lease | None = None) -> dict[str, dict[str, str]]:
     """The three connector configs the leader of ``pair`` keeps in the config topic (unresolved ``${...}``).
 
     With a source file, literal secrets become ``${mm2:KEY}`` references (see :mod:`mirror.driver.secret_refs`).
+    A backfill's ``lease`` excludes its topics from the MirrorSourceConnector: every node derives the same
+    exclusion from the flow's leases topic, so no leader change or restart undoes it.
     """
     if config.source is not None:
         config = config.with_raw(with_secret_references(config.raw))
-    return {name: config.connector_base_config(pair, name) for name in CONNECTOR_NAMES}
+    desired = {name: config.connector_base_config(pair, name) for name in CONNECTOR_NAMES}
+    desired[SOURCE_CONNECTOR] = with_lease(desired[SOURCE_CONNECTOR], lease)
+    return desired
 
 
 def rest_namespace(pair: SourceAndTarget) -> tuple[str, str]:
@@ -148,6 +154,20 @@ def configure_connectors(herder: ConnectorConfigs, desired: Mapping[str, Mapping
     return [n for n, written in zip(names, results, strict=True) if written]
 
 
+class LeaseView(Protocol):
+    """A flow's backfill lease as this node sees it (:class:`mirror.driver.lease_store.LeaseWatcher`)."""
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def excluding(self) -> Lease | None: ...
+
+
+#: ``(pair, worker_props, on_change) -> LeaseView``: how the driver follows a flow's backfill lease
+LeaseViews = Callable[[SourceAndTarget, dict[str, str], Callable[[], None]], LeaseView]
+
+
 class MirrorMaker:
     """Runs the herders of one mm2 process. ``start()`` then ``stop()``; both from one thread."""
 
@@ -159,12 +179,15 @@ class MirrorMaker:
         clusters: Iterable[str] | None = None,
         metrics: Mm2Metrics | None = None,
         resolve: Callable[[Mapping[str, Any]], dict[str, Any]] = resolve_config_providers,
+        leases: LeaseViews | None = None,
     ) -> None:
         self.config = config
         self.pairs = config.herder_pairs(list(clusters) if clusters else None)
         self._factory = factory
         self._metrics = metrics
         self._resolve = resolve
+        self._lease_views = leases
+        self._leases: dict[SourceAndTarget, LeaseView] = {}
         self._herders: dict[SourceAndTarget, FlowHerder] = {}
         self._started: list[SourceAndTarget] = []
         self._lock = threading.Lock()
@@ -198,9 +221,16 @@ class MirrorMaker:
             if interrupted() or self._stopping.is_set():
                 log.info("Interrupted while starting; %d of %d herders started", len(self._started), len(self.pairs))
                 return
+            worker_props = self._worker_props(pair)
+            if self._lease_views is not None:
+                # read before the herder starts, so this node's first configuration already sees a backfill's lease
+                view = self._lease_views(pair, worker_props, lambda p=pair: self._requests.put(p))  # type: ignore[misc]
+                view.start()
+                with self._lock:
+                    self._leases[pair] = view
             spec = HerderSpec(
                 pair=pair,
-                worker_props=self._worker_props(pair),
+                worker_props=worker_props,
                 worker_id=str(pair),
                 on_became_leader=lambda p=pair: self._requests.put(p),  # type: ignore[misc]
                 metrics=self._metrics,
@@ -276,6 +306,11 @@ class MirrorMaker:
                 log.exception("Stopping the REST server failed")
         if self._configurer is not None:
             self._configurer.join(timeout=5)
+        for view in list(self._leases.values()):
+            try:
+                view.stop()
+            except Exception:
+                log.exception("Stopping a backfill lease watcher failed")
         if not clean:
             log.error("MirrorMaker did not stop cleanly within %.0fs", timeout_s)
         else:
@@ -302,7 +337,8 @@ class MirrorMaker:
             if self._stopping.is_set():
                 return
             try:
-                desired = desired_connector_configs(self.config, pair)
+                view = self._leases.get(pair)
+                desired = desired_connector_configs(self.config, pair, view.excluding() if view else None)
                 written = configure_connectors(flow.herder, desired, pair, lambda: not self._stopping.is_set())
                 self.configured.setdefault(pair, []).extend(written)
             except Exception:

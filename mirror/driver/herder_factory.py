@@ -144,6 +144,8 @@ def distributed_factory(spec: HerderSpec) -> FlowHerder:
         runtime_metrics=flow,
         on_task_created=flow.attach if flow is not None else None,
         task_config_forwarder=spec.rest_client.post_task_configs if spec.rest_client is not None else None,
+        fence_forwarder=spec.rest_client.put_fence if spec.rest_client is not None else None,
+        internal_rest=spec.rest_client is not None,
     )
     return _Adapter(herder, spec)
 

@@ -13,16 +13,17 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from connect_core.api.errors import ConfigError
+from connect_core.api.errors import ConfigError, ConnectError
 from connect_core.kafka.clients import consumer_config, create_consumer
 from connect_core.kafka.types import ClientPartition
+from mirror.driver.backfill_leases import DEFAULT_LEASE_TTL_S
 from mirror.driver.maker_config import MirrorMakerConfig
 from mirror.jobs.backfill_bounds import TIMEOUT_KEY
-from mirror.jobs.backfill_copy import BackfillClients, UnitResult, copy_units, decode_progress, fence_partitions
+from mirror.jobs.backfill_copy import BackfillClients, UnitResult, decode_progress
 from mirror.jobs.backfill_flow import (
     DEFAULT_TIMEOUT_S,
     PreparedBackfill,
@@ -32,8 +33,11 @@ from mirror.jobs.backfill_flow import (
 )
 from mirror.jobs.backfill_foreign import describe, foreign_partitions
 from mirror.jobs.backfill_handoff import LiveHandoff
-from mirror.jobs.backfill_plan import DEFAULT_CHUNK_RECORDS, BackfillPlan, WorkUnit
-from mirror.jobs.spark import run_slices
+from mirror.jobs.backfill_lease import cancel_spark_jobs
+from mirror.jobs.backfill_plan import DEFAULT_CHUNK_RECORDS, BackfillPlan, WorkUnit, partition_transactional_id
+from mirror.jobs.backfill_task_ids import fence_earlier_runs
+from mirror.jobs.backfill_tasks import run_tasks
+from mirror.jobs.task_sizing import max_concurrency
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -57,6 +61,27 @@ class BackfillReport:
     #: the transactions' bounds this run copied with (age in seconds, the producer's timeout)
     transaction_seconds_bound: float = 0.0
     transaction_timeout_ms: int = 0
+    #: tasks the Spark cluster ran at once when the job sized its tasks (its executors registered)
+    task_slots: int = 0
+
+    @property
+    def tasks(self) -> int:
+        return len({r.task for r in self.results})
+
+    @property
+    def tasks_retried(self) -> int:
+        """Tasks that succeeded only on a later attempt (an earlier one failed)."""
+        return len({r.task for r in self.results if r.attempt > 0})
+
+    @property
+    def task_spans(self) -> dict[int, tuple[float, float]]:
+        """Each task's start and end (epoch seconds, its last attempt)."""
+        return {r.task: (r.task_started_at, r.task_finished_at) for r in self.results if r.task_finished_at > 0}
+
+    @property
+    def max_concurrent_tasks(self) -> int:
+        """The most tasks that ran at once, from their start and end times."""
+        return max_concurrency(self.task_spans.values())
 
     @property
     def longest_transaction_seconds(self) -> float:
@@ -132,9 +157,11 @@ def run_job(config: MirrorMakerConfig, source: str, target: str, pattern: str | 
             master: str | None = None, dry_run: bool = False, chunk_records: int = DEFAULT_CHUNK_RECORDS,
             progress: Progress | None = None, spark: SparkSession | None = None,
             timeout_s: float = DEFAULT_TIMEOUT_S, fail_first_attempt: tuple[str, int] | None = None,
-            on_plan: Callable[[BackfillPlan], None] | None = None, force: bool = False) -> BackfillReport:
+            on_plan: Callable[[BackfillPlan], None] | None = None, force: bool = False,
+            lease_ttl_s: float = DEFAULT_LEASE_TTL_S) -> BackfillReport:
     """Plan, check and (unless ``dry_run``) copy; ``fail_first_attempt`` is a test seam (unit name, chunks).
-    ``force`` copies into target partitions that hold records the flow did not copy (else a ConfigError)."""
+    ``force`` copies into target partitions that hold records the flow did not copy (else a ConfigError).
+    ``lease_ttl_s``: how long the topics stay excluded from live tailing after the job stops renewing its lease."""
     prepared = prepare(config, source, target, pattern, chunk_records, timeout_s)
     foreign = foreign_partitions(prepared)
     if foreign and not dry_run and not force:
@@ -154,9 +181,10 @@ def run_job(config: MirrorMakerConfig, source: str, target: str, pattern: str | 
     started = time.perf_counter()
     create_target_topics(prepared.flow, prepared.missing_topics, prepared.source_counts)
     create_internal_topics(prepared.flow)
-    handoff = LiveHandoff(prepared.flow)
+    handoff = LiveHandoff(prepared.flow, lease_ttl_s=lease_ttl_s, on_lost=cancel_spark_jobs)
     try:
-        report.handed_off = prepared.flow_has_run and handoff.take(prepared.plan.topics)
+        ids = [partition_transactional_id(source, target, *tp) for tp in prepared.partitions]
+        report.handed_off = handoff.take(prepared.plan.topics, ids)
         if report.handed_off:
             # the live tasks flushed their last positions on release: plan again from them
             prepared = replace(prepared, plan=prepare(config, source, target, pattern, chunk_records,
@@ -165,10 +193,17 @@ def run_job(config: MirrorMakerConfig, source: str, target: str, pattern: str | 
         clients = replace(prepared.clients, fail_first_attempt=fail_first_attempt)
         report.transaction_seconds_bound = clients.chunk_seconds
         report.transaction_timeout_ms = int(clients.target_producer[TIMEOUT_KEY])
-        fence_partitions(clients, prepared.partitions)
+        fence_earlier_runs(clients)
         report.results = _copy(prepared, clients, master, spark, progress, report)
+    except Exception as e:
+        if handoff.lost is None:
+            raise
+        log.debug("The copy stopped once the lease was lost: %s", e)  # the one line is the lost lease's, below
     finally:
         handoff.give_back()
+    if handoff.lost is not None:
+        raise ConnectError(f"the backfill lease of {prepared.flow.pair} was {handoff.lost} while the job ran: "
+                           "live tailing may have taken its topics back; run the backfill again")
     report.seconds = time.perf_counter() - started
     return report
 
@@ -183,46 +218,20 @@ def _copy(prepared: PreparedBackfill, clients: BackfillClients, master: str | No
         watcher.start()
     try:
         if spark is not None:
-            results = _run(spark, units, clients)
+            results, report.task_slots = run_tasks(spark, prepared.plan, units, clients)
         else:
             from mirror.jobs.spark import spark_session
 
             t0 = time.perf_counter()
             with spark_session(f"mm2 backfill {prepared.plan.source}->{prepared.plan.target}", master) as session:
                 report.spark_startup_seconds = time.perf_counter() - t0
-                results = _run(session, units, clients)
+                results, report.task_slots = run_tasks(session, prepared.plan, units, clients)
     finally:
         if watcher is not None:
             watcher.stop()
     if progress is not None and watcher is not None:
         progress(watcher.total, watcher.total)  # every unit committed its end: the bar ends full
     return results
-
-
-def unit_groups(units: list[WorkUnit], slots: int) -> list[list[WorkUnit]]:
-    """One Spark task per executor slot, the units dealt round-robin (a unit never spans two tasks)."""
-    count = max(1, min(len(units), slots))
-    return [units[i::count] for i in range(count)]
-
-
-def _run(spark: SparkSession, units: list[WorkUnit], clients: BackfillClients) -> list[UnitResult]:
-    sc = spark.sparkContext
-    shared = sc.broadcast(clients)
-
-    def task(part: Iterable[list[WorkUnit]]) -> Iterator[UnitResult]:
-        from pyspark import TaskContext
-
-        context = TaskContext.get()
-        attempt = context.attemptNumber() if context is not None else 0
-        for group in part:
-            yield from copy_units(shared.value, group, attempt)
-
-    groups = unit_groups(units, sc.defaultParallelism)
-    try:
-        results = run_slices(spark, groups, task, "backfill")
-    finally:
-        shared.unpersist()
-    return sorted(results, key=lambda r: (r.topic, r.partition))
 
 
 __all__ = ["BackfillReport", "ProgressWatcher", "run_job"]

@@ -8,8 +8,8 @@ topic: the live task and a retried attempt both resume from what was committed, 
 merely sent. The transactional.id is that of the task's first unit, the same for every attempt of the
 task, so starting an attempt fences (and aborts the open transaction of) any earlier attempt; a retried
 attempt fences *before* it reads its committed position, so no earlier attempt can commit after that
-read. Before the tasks start, the Spark driver fences every partition's id (:func:`fence_partitions`),
-which covers an earlier run that grouped the units otherwise. After each commit the chunk's offset
+read. Before the tasks start, the Spark driver fences the ids an earlier run's tasks used, which covers a
+run that grouped the units otherwise (:mod:`backfill_task_ids`). After each commit the chunk's offset
 syncs and offset mapping are sent (they live on another cluster by default, so they cannot join the
 transaction; syncs are idempotent points and a lost one only costs translation precision).
 """
@@ -36,7 +36,7 @@ from connect_core.storage.offset_storage import (
 from mirror.client.formats import OffsetSync, TopicPartition, unwrap_offset, wrap_offset, wrap_partition
 from mirror.client.offset_mappings import mapping_for_copied_range
 from mirror.jobs.backfill_bounds import DEFAULT_BYTES, DEFAULT_SECONDS
-from mirror.jobs.backfill_plan import WorkUnit, partition_transactional_id, transactional_id
+from mirror.jobs.backfill_plan import WorkUnit, transactional_id
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +111,10 @@ class UnitResult:
     finished_at: float = 0.0
     #: seconds from begin to committed of the longest transaction that held a chunk of this unit
     longest_transaction_s: float = 0.0
+    #: the Spark task (partition index) that copied the unit, and that task's start and end (epoch seconds)
+    task: int = -1
+    task_started_at: float = 0.0
+    task_finished_at: float = 0.0
 
 
 def offset_key(clients: BackfillClients, unit: WorkUnit) -> bytes:
@@ -216,21 +220,24 @@ def init_transactions(producer: Producer, clients: BackfillClients, topic: str, 
         raise ConnectError(f"Cannot start a transaction on cluster '{clients.target}' for {what}: {e}") from e
 
 
-def fence_partitions(clients: BackfillClients, partitions: Iterable[tuple[str, int]]) -> None:
-    """Fence whatever an earlier run left of these partitions' transactional ids (on the Spark driver).
-
-    A task's id is that of its first unit, and an earlier run may have grouped the units otherwise:
-    re-initialising every partition's id aborts an abandoned transaction (on some brokers it holds
-    the last stable offset back until then) and fences a stray executor of that run."""
-    def fence(tp: tuple[str, int]) -> None:
-        producer = transactional_producer(clients, partition_transactional_id(clients.source, clients.target, *tp))
+def fence_ids(clients: BackfillClients, ids: Iterable[str]) -> None:
+    """Re-initialise transactional ids an earlier run used (on the Spark driver): aborts what it left open
+    (on some brokers an open transaction holds the last stable offset back) and fences its stray executors.
+    Which ids: :mod:`mirror.jobs.backfill_task_ids`."""
+    def fence(transactional_id: str) -> None:
+        producer = transactional_producer(clients, transactional_id)
         try:
-            init_transactions(producer, clients, clients.offsets_topic, f"{tp[0]}-{tp[1]}")
+            init_transactions(producer, clients, clients.offsets_topic, transactional_id)
         finally:
             producer.flush(0)
 
     with ThreadPoolExecutor(max_workers=8, thread_name_prefix="mm2-backfill-fence") as pool:
-        list(pool.map(fence, partitions))
+        list(pool.map(fence, ids))
+
+
+def plain_producer_config(clients: BackfillClients) -> dict[str, Any]:
+    """The target producer without a transactional id, for the driver's own bookkeeping records."""
+    return {**_CLIENT_DEFAULTS, **producer_config(clients.target_producer)}
 
 
 class UnitCopy:

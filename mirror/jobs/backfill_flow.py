@@ -211,15 +211,17 @@ def target_consumer_props(flow: Flow) -> dict[str, Any]:
 
 
 def average_record_bytes(flow: Flow, starts: Mapping[tuple[str, int], int],
-                         ends: Mapping[tuple[str, int], int]) -> float:
-    """Key + value bytes per record over a small sample from the partitions' starts (for the estimate)."""
+                         ends: Mapping[tuple[str, int], int]) -> tuple[float, dict[str, float]]:
+    """Key + value bytes per record over a small sample from the partitions' starts (for the estimate),
+    overall and per sampled topic (tasks are sized by bytes)."""
     wanted = {tp: s for tp, s in starts.items() if ends.get(tp, 0) > s}
     if not wanted:
-        return 0.0
+        return 0.0, {}
     conf = consumer_config(flow.source_config.source_consumer_config(_ROLE), {
         "group.id": "mm2-backfill-sample", "enable.auto.commit": False, "enable.partition.eof": True})
     consumer = create_consumer(conf)
     sizes: list[int] = []
+    by_topic: dict[str, list[int]] = {}
     eof: set[tuple[str, int]] = set()
     try:
         consumer.assign([ClientPartition(t, p, o) for (t, p), o in wanted.items()])
@@ -232,10 +234,12 @@ def average_record_bytes(flow: Flow, starts: Mapping[tuple[str, int], int],
                         eof.add((str(msg.topic()), int(msg.partition() or 0)))
                     continue
                 value, key = msg.value(), msg.key()
-                sizes.append((len(value) if value else 0) + (len(key) if key else 0))
+                size = (len(value) if value else 0) + (len(key) if key else 0)
+                sizes.append(size)
+                by_topic.setdefault(str(msg.topic()), []).append(size)
     finally:
         consumer.close()
-    return sum(sizes) / len(sizes) if sizes else 0.0
+    return (sum(sizes) / len(sizes) if sizes else 0.0), {t: sum(v) / len(v) for t, v in by_topic.items()}
 
 
 @dataclass(frozen=True)
@@ -271,7 +275,8 @@ def prepare(config: MirrorMakerConfig, source: str, target: str, pattern: str | 
         raise ConnectError(f"cannot read the end offsets of '{source}': {e}") from None
     committed = committed_offsets(flow, target_counts)
     units = plan_units(partitions, starts, ends, committed, {t: flow.remote_topic(t) for t in topics})
-    plan = BackfillPlan(source, target, tuple(units), average_record_bytes(flow, starts, ends))
+    average, per_topic = average_record_bytes(flow, starts, ends)
+    plan = BackfillPlan(source, target, tuple(units), average, per_topic)
     return PreparedBackfill(flow, plan, backfill_clients(flow, chunk_records, timeout_s), missing, source_counts,
                             flow.configs_topic in target_counts, tuple(partitions), committed)
 

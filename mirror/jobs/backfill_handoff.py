@@ -1,21 +1,27 @@
-"""Taking backfilled topics from a running flow's live tailing, and giving them back.
+"""Taking backfilled topics from a flow's live tailing, and giving them back, whatever either process does.
 
-Kafka's rule for a connector's offsets: they may change only while no task runs them. The job keeps
-it per topic, through Connect's own config topic (the same records a REST ``PUT .../config`` leads
-to): it writes the MirrorSourceConnector's config with the topics added to ``topics.exclude``; the
-leader regenerates the task configs without their partitions, every worker stops the connector's
-tasks (each flushing its offsets) and restarts them. Once a task-config commit without the partitions
-is in the config topic and every task has reported a status after it, no task runs them: the job
-copies and commits their offsets (a stopped task reports UNASSIGNED only after its final offset
-commit; record timestamps order the two topics, so the workers' clocks are assumed roughly in step).
-Afterwards it writes the original config back and the tasks resume from the offsets the job committed.
-A flow that never ran (no connector config yet) needs neither.
+Kafka's rule for a connector's offsets: they may change only while no task runs them. The job takes a
+lease on its topics in the flow's leases topic (:mod:`mirror.jobs.backfill_lease`); every ``mm2 run``
+node derives the MirrorSourceConnector config with the leased topics in ``topics.exclude``, so the leader
+(whichever node, before or after any restart) regenerates the task configs without their partitions and
+every worker stops the connector's tasks (each flushing its offsets) and restarts them. Once the config
+topic holds an excluding connector config, a task-config commit without the partitions, and every task
+reported a status after that commit, no task runs them: the job copies and commits their offsets (a
+stopped task reports UNASSIGNED only after its final offset commit; record timestamps order the two
+topics, so the workers' clocks are assumed roughly in step).
+
+With no ``mm2 run`` up (the flow's Connect group has no member), nobody would answer: the job writes the
+excluding connector config and the task configs without the partitions itself, as the leader would, so a
+``mm2 run`` started during the copy starts its tasks without them. Releasing the lease hands the topics
+back: the leader derives the config without them and the tasks resume from the offsets the job committed.
+A flow that never ran has no tasks to stop; its first leader already derives the exclusion.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,18 +30,25 @@ from connect_core.kafka.clients import create_producer, producer_config
 from connect_core.kafka.types import KafkaError, Message
 from connect_core.model import ConnectorTaskId
 from connect_core.storage.formats import (
+    commit_key,
     connector_key,
     decode_config_record,
     decode_status_key,
     encode_connector_config,
+    encode_task_commit,
+    encode_task_config,
+    task_key,
 )
 from connect_core.storage.internal_topics import store_client_props
-from mirror.client.filters import TOPICS_EXCLUDE_ALIAS_CONFIG, TOPICS_EXCLUDE_CONFIG, TOPICS_EXCLUDE_DEFAULT
+from mirror.client.filters import TOPICS_EXCLUDE_ALIAS_CONFIG, TOPICS_EXCLUDE_CONFIG
 from mirror.connectors.config import TASK_TOPIC_PARTITIONS
+from mirror.connectors.mirror_admin import MirrorAdmin
+from mirror.driver.backfill_leases import DEFAULT_LEASE_TTL_S, Lease, with_lease, with_topics_excluded
 from mirror.driver.status import read_topic
 from mirror.jobs.backfill_copy import SOURCE_CONNECTOR
 from mirror.jobs.backfill_flow import Flow
-from mirror.jobs.backfill_plan import assigned_partitions, with_topics_excluded
+from mirror.jobs.backfill_lease import LeaseHolder
+from mirror.jobs.backfill_plan import assigned_partitions
 
 log = logging.getLogger(__name__)
 
@@ -91,17 +104,51 @@ def _latest_status_ts(flow: Flow, client_props: dict[str, Any]) -> dict[int, int
     return out
 
 
-class LiveHandoff:
-    """``take(topics)`` before the copy, ``give_back()`` after it (also after a failure)."""
+def excludes(connector_config: dict[str, str] | None, topics: set[str]) -> bool:
+    """True if the connector config's ``topics.exclude`` names each of ``topics`` exactly (as a lease adds them)."""
+    if connector_config is None:
+        return False
+    current = connector_config.get(TOPICS_EXCLUDE_CONFIG, connector_config.get(TOPICS_EXCLUDE_ALIAS_CONFIG))
+    return current is not None and with_topics_excluded(current, topics) == with_topics_excluded(current, ())
 
-    def __init__(self, flow: Flow, timeout_s: float = RELEASE_TIMEOUT_S) -> None:
+
+def without_partitions(tasks: dict[int, dict[str, str]], topics: set[str]) -> dict[int, dict[str, str]]:
+    """The tasks' configs with the partitions of ``topics`` taken out of their assignments."""
+    out: dict[int, dict[str, str]] = {}
+    for task, props in tasks.items():
+        kept = [item.strip() for item in (props.get(TASK_TOPIC_PARTITIONS) or "").split(",")
+                if item.strip() and not any(t in topics for t, _ in assigned_partitions(item))]
+        out[task] = {**props, TASK_TOPIC_PARTITIONS: ",".join(kept)}
+    return out
+
+
+def live_workers(flow: Flow) -> bool:
+    """Whether any ``mm2 run`` worker is a member of the flow's Connect group (an unknown answer counts as yes)."""
+    group = str(flow.worker_props.get("group.id") or f"{flow.pair.source}-mm2")
+    admin = MirrorAdmin(store_client_props(flow.worker_props), flow.pair.target, 30.0)
+    try:
+        state = admin.consumer_group_states([group]).get(group)
+    finally:
+        admin.close()
+    return state not in ("EMPTY", "DEAD")
+
+
+class LiveHandoff:
+    """``take(topics, ids)`` before the copy, ``give_back()`` after it (also after a failure)."""
+
+    def __init__(self, flow: Flow, timeout_s: float = RELEASE_TIMEOUT_S,
+                 lease_ttl_s: float = DEFAULT_LEASE_TTL_S, on_lost: Callable[[], None] | None = None) -> None:
         self.flow = flow
         self.timeout_s = timeout_s
         self.client_props = store_client_props(flow.worker_props)
-        self.original: dict[str, str] | None = None
-        self.excluded: dict[str, str] | None = None
+        self.holder = LeaseHolder(flow, lease_ttl_s, on_lost=on_lost)
 
-    def _write(self, props: dict[str, str]) -> None:
+    @property
+    def lost(self) -> str | None:
+        """Why the lease stopped being this job's while it ran (None: it held throughout)."""
+        return self.holder.lost
+
+    def _write(self, records: list[tuple[str, bytes]]) -> None:
         producer = create_producer(producer_config(self.client_props, {"enable.idempotence": True}))
         errors: list[KafkaError] = []
 
@@ -109,57 +156,74 @@ class LiveHandoff:
             if err is not None:
                 errors.append(err)
 
-        producer.produce(self.flow.configs_topic, encode_connector_config(props), connector_key(SOURCE_CONNECTOR),
-                         partition=0, on_delivery=on_delivery)
+        for key, value in records:
+            producer.produce(self.flow.configs_topic, value, key, partition=0, on_delivery=on_delivery)
         if producer.flush(30) or errors:
             raise ConnectError(f"cannot write the {SOURCE_CONNECTOR} config to {self.flow.configs_topic}: "
                                f"{errors[0].str() if errors else 'timed out'}")
 
-    def take(self, topics: list[str]) -> bool:
-        """Exclude ``topics`` from live tailing and wait until no task runs them; False if the flow never ran."""
-        view = read_config_topic(self.flow, self.client_props)
+    def take(self, topics: list[str], transactional_ids: list[str]) -> bool:
+        """Lease ``topics`` and wait until no live task runs them; True if running tasks released them."""
+        lease = self.holder.take(topics, transactional_ids)
+        deadline = time.monotonic() + self.timeout_s
+        view = self._read(deadline)
         if view.connector_config is None:
             return False
-        self.original = dict(view.connector_config)
-        current = self.original.get(TOPICS_EXCLUDE_CONFIG, self.original.get(TOPICS_EXCLUDE_ALIAS_CONFIG,
-                                                                               TOPICS_EXCLUDE_DEFAULT))
-        excluded = dict(self.original)
-        excluded.pop(TOPICS_EXCLUDE_ALIAS_CONFIG, None)
-        excluded[TOPICS_EXCLUDE_CONFIG] = with_topics_excluded(current, topics)
-        self.excluded = excluded
-        self._write(excluded)
-        log.info("Took %s from live tailing of %s", ", ".join(topics), self.flow.pair)
-        self._await_released(set(topics), view.commit_position, set(view.tasks))
-        return True
+        return self._await_released(set(topics), set(view.tasks), lease, deadline)
 
-    def _await_released(self, topics: set[str], before: int, old_tasks: set[int]) -> None:
-        """Until a task-config commit without ``topics`` is in and every old and new task reported after it:
-        a stopped task reports UNASSIGNED after its final offset commit, a restarted one RUNNING."""
-        deadline = time.monotonic() + self.timeout_s
+    def _read(self, deadline: float) -> ConfigTopicView:
+        """The config topic's view; a read that fails (a slow broker, this process paused) is tried again."""
         while True:
-            view = read_config_topic(self.flow, self.client_props)
+            try:
+                return read_config_topic(self.flow, self.client_props)
+            except ConnectError as e:
+                if time.monotonic() > deadline:
+                    raise
+                log.warning("Reading the config topic of %s failed, trying again: %s", self.flow.pair, e)
+
+    def _await_released(self, topics: set[str], old_tasks: set[int], lease: Lease, deadline: float) -> bool:
+        """Until the config topic excludes ``topics``, a task-config commit without them is in and every old and
+        new task reported after it (True); or until no worker is up, when the job writes the exclusion (False)."""
+        while True:
+            view = self._read(deadline)
             owned = {tp for props in view.tasks.values()
                      for tp in assigned_partitions(props.get(TASK_TOPIC_PARTITIONS))}
-            if view.commit_position > before and not any(t in topics for t, _ in owned) and view.commit_ts:
+            unowned = not any(t in topics for t, _ in owned)
+            if excludes(view.connector_config, topics) and unowned and view.commit_ts:
                 statuses = _latest_status_ts(self.flow, self.client_props)
                 if all(statuses.get(task, 0) >= view.commit_ts for task in old_tasks | set(view.tasks)):
-                    return
+                    log.info("Took %s from live tailing of %s", ", ".join(sorted(topics)), self.flow.pair)
+                    return True
+            if not live_workers(self.flow):
+                self._exclude_offline(view, topics, lease)
+                if not live_workers(self.flow):
+                    log.info("No 'mm2 run' runs %s: excluded %s in its config for the job", self.flow.pair,
+                             ", ".join(sorted(topics)))
+                    return False
             if time.monotonic() > deadline:
                 raise ConnectError(f"the live tasks of {self.flow.pair} did not release the backfilled topics "
                                    f"within {self.timeout_s:g}s (is 'mm2 run' healthy?)")
             time.sleep(_POLL_S)
 
+    def _exclude_offline(self, view: ConfigTopicView, topics: set[str], lease: Lease) -> None:
+        """As the leader would on the lease: the excluding connector config and task configs without the topics."""
+        if view.connector_config is None:
+            return
+        records: list[tuple[str, bytes]] = []
+        if not excludes(view.connector_config, topics):
+            records.append((connector_key(SOURCE_CONNECTOR), encode_connector_config(
+                with_lease(view.connector_config, lease))))
+        if any(t in topics for props in view.tasks.values()
+               for t, _ in assigned_partitions(props.get(TASK_TOPIC_PARTITIONS))):
+            for task, props in without_partitions(view.tasks, topics).items():
+                records.append((task_key(SOURCE_CONNECTOR, task), encode_task_config(props)))
+            records.append((commit_key(SOURCE_CONNECTOR), encode_task_commit(len(view.tasks))))
+        if records:
+            self._write(records)
+
     def give_back(self) -> None:
-        """Write the original config back, unless someone changed the config meanwhile."""
-        if self.original is None or self.excluded is None:
-            return
-        view = read_config_topic(self.flow, self.client_props)
-        if view.connector_config != self.excluded:
-            log.warning("The %s config of %s changed during the backfill; leaving it as it is now",
-                        SOURCE_CONNECTOR, self.flow.pair)
-            return
-        self._write(self.original)
-        log.info("Gave the backfilled topics back to live tailing of %s", self.flow.pair)
+        """Release the lease: live tailing takes the topics back from the offsets the job committed."""
+        self.holder.release()
 
 
-__all__ = ["LiveHandoff", "read_config_topic"]
+__all__ = ["LiveHandoff", "excludes", "live_workers", "read_config_topic", "without_partitions"]

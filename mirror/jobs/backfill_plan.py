@@ -8,9 +8,10 @@ plan was made. A unit is copied in chunks, one transaction each, each carrying t
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from mirror.driver.backfill_leases import with_topics_excluded  # re-exported: the lease merge owns it
 
 #: Records per transaction: large enough that commits cost little, small enough that a retry redoes little.
 DEFAULT_CHUNK_RECORDS = 50_000
@@ -38,12 +39,18 @@ class WorkUnit:
 
 @dataclass(frozen=True)
 class BackfillPlan:
-    """Every unit of one run, plus the average record size used to estimate bytes."""
+    """Every unit of one run, plus the average record size used to estimate bytes (overall, and per
+    topic where the sample reached it)."""
 
     source: str
     target: str
     units: tuple[WorkUnit, ...]
     avg_record_bytes: float
+    topic_record_bytes: Mapping[str, float] = field(default_factory=dict)
+
+    def unit_bytes(self, unit: WorkUnit) -> float:
+        """A unit's estimated size: its offsets times its topic's sampled record size (else the average)."""
+        return unit.records * (self.topic_record_bytes.get(unit.topic) or self.avg_record_bytes or 1.0)
 
     @property
     def records(self) -> int:
@@ -90,16 +97,6 @@ def partition_transactional_id(source: str, target: str, topic: str, partition: 
 def transactional_id(source: str, target: str, unit: WorkUnit) -> str:
     """Stable across attempts of one unit, so a retried or speculative attempt fences the previous one."""
     return partition_transactional_id(source, target, unit.topic, unit.partition)
-
-
-def with_topics_excluded(current_exclude: str | None, topics: Iterable[str]) -> str:
-    """``topics.exclude`` value that also excludes exactly ``topics`` (MirrorMaker's comma-separated regexes)."""
-    parts = [p.strip() for p in (current_exclude or "").split(",") if p.strip()]
-    for topic in sorted(set(topics)):
-        exact = re.escape(topic)
-        if exact not in parts:
-            parts.append(exact)
-    return ", ".join(parts)
 
 
 def assigned_partitions(task_partitions: str | None) -> set[tuple[str, int]]:

@@ -31,11 +31,30 @@ def render_json(report: BackfillReport) -> dict[str, Any]:
         totals["longest_transaction_seconds"] = round(report.longest_transaction_seconds, 3)
         totals["transaction_seconds_bound"] = round(report.transaction_seconds_bound, 3)
         totals["transaction_timeout_ms"] = report.transaction_timeout_ms
+        totals["task_slots"] = report.task_slots
+        totals["tasks"] = report.tasks
+        totals["max_concurrent_tasks"] = report.max_concurrent_tasks
+        totals["tasks_retried"] = report.tasks_retried
     return {"source": report.plan.source, "target": report.plan.target, "dry_run": report.dry_run,
             "handed_off_from_live": report.handed_off, "partitions": partitions, "totals": totals,
             "foreign_partitions": [{"topic": t, "partition": p} for t, p in sorted(report.foreign)],
+            "tasks": _task_rows(report),
             "seconds": round(report.seconds, 3), "spark_startup_seconds": round(report.spark_startup_seconds, 3),
             "copy_seconds": round(report.copy_seconds, 3)}
+
+
+def _task_rows(report: BackfillReport) -> list[dict[str, Any]]:
+    """One row per Spark task: partitions, attempt, and its start and end relative to the first task's start."""
+    spans = report.task_spans
+    if not spans:
+        return []
+    first = min(start for start, _ in spans.values())
+    rows = []
+    for task, (start, end) in sorted(spans.items()):
+        mine = [r for r in report.results if r.task == task]
+        rows.append({"task": task, "partitions": len(mine), "attempt": max(r.attempt for r in mine) + 1,
+                     "started": round(start - first, 3), "finished": round(end - first, 3)})
+    return rows
 
 
 def render_table(report: BackfillReport) -> str:

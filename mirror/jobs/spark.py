@@ -9,12 +9,14 @@ error when the master cannot be reached (Spark itself retries for a minute and t
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
 import re
 import shutil
 import socket
 import sys
 import tempfile
+import time
 import zipfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -27,14 +29,18 @@ from connect_core.api.errors import ConnectError
 if TYPE_CHECKING:  # pyspark is the 'spark' extra: imported only when a job really runs
     from pyspark.sql import SparkSession
 
+log = logging.getLogger(__name__)
 T = TypeVar("T")
 R = TypeVar("R")
 DEFAULT_MASTER = "local[*]"
 TASK_MAX_FAILURES = 4
 #: set by Spark when spark-submit launched this interpreter as an application's driver
 SUBMITTED_MARKER = "PYSPARK_GATEWAY_PORT"
+#: set (for local executors) to the file Spark's JVM logs go to: executor-side Python logs there too
+SPARK_LOG_ENV = "MM2_SPARK_LOG"
 _PACKAGES = ("connect_core", "mirror")
 _LOG4J = Path(__file__).with_name("log4j2.properties")
+_log_file: Path | None = None
 
 
 class SparkUnavailableError(ConnectError):
@@ -116,20 +122,58 @@ def with_task_retries(master: str, max_failures: int = TASK_MAX_FAILURES) -> str
     return f"local[{match.group(1) or 1},{max_failures}]"
 
 
-def session_conf(app_name: str, master: str, extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Spark settings every mm2 job runs with; ``extra`` (from the user) wins."""
+def executor_python(environ: Mapping[str, str] | None = None) -> str:
+    """The interpreter executors run: ``PYSPARK_PYTHON`` as Spark reads it, else this one."""
+    env = os.environ if environ is None else environ
+    return env.get("PYSPARK_PYTHON", "").strip() or sys.executable
+
+
+def spark_log_path(app_name: str, directory: str | None = None) -> Path:
+    """Where one job's Spark logs go: a file per run in the temp directory, named after the job."""
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", app_name).strip("-").lower() or "job"
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    return Path(directory or tempfile.gettempdir()) / f"{slug}-{stamp}-{os.getpid()}.spark.log"
+
+
+def spark_log_file() -> Path | None:
+    """The running job's Spark log file (None outside a job, or under spark-submit's own logging)."""
+    return _log_file
+
+
+def executor_logging() -> None:
+    """In a local executor's Python worker, log lines go to the job's Spark log file, not the terminal
+    (the worker's stderr is the operator's): called at the start of each task."""
+    path = os.environ.get(SPARK_LOG_ENV)
+    root = logging.getLogger()
+    if not path or any(getattr(h, "_mm2_spark_log", False) for h in root.handlers):
+        return
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler._mm2_spark_log = True  # type: ignore[attr-defined]
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    if root.level == logging.NOTSET or root.level > logging.WARNING:
+        root.setLevel(logging.WARNING)
+
+
+def session_conf(app_name: str, master: str, extra: Mapping[str, str] | None = None,
+                 log_file: Path | None = None) -> dict[str, str]:
+    """Spark settings every mm2 job runs with; ``extra`` (from the user) wins. The driver's JVM logs go to
+    ``log_file`` (executors on other hosts log to ``mm2-spark.log`` in their work directory)."""
     # The JVM only schedules mm2's jobs (their data moves in the executors' Python workers), so C1's
     # quick compiles are enough: C2's bursts took 0.4 CPU-s of a 2 s backfill from the copiers.
     java_opts = f"-Dlog4j2.configurationFile={_LOG4J.as_uri()} -XX:TieredStopAtLevel=1"
+    driver_opts = java_opts if log_file is None else f"{java_opts} -Dmm2.spark.log={log_file}"
     conf = {
         "spark.app.name": app_name,
         "spark.master": master,
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
-        "spark.pyspark.python": sys.executable,
+        "spark.pyspark.python": executor_python(),
         "spark.pyspark.driver.python": sys.executable,
         "spark.python.worker.reuse": "true",
-        "spark.driver.extraJavaOptions": java_opts,
+        "spark.driver.extraJavaOptions": driver_opts,
         "spark.executor.extraJavaOptions": java_opts,
         # A partition is one work unit; failed ones are retried by Spark (attempt number in the task context).
         "spark.task.maxFailures": str(TASK_MAX_FAILURES),
@@ -163,7 +207,8 @@ def run_slices(spark: SparkSession, slices: list[T], task: Callable[[Iterable[T]
     try:
         return sc.parallelize(slices, len(slices)).mapPartitions(task).collect()
     except Exception as e:  # a Spark failure carries the executor's traceback: keep its last error line
-        raise ConnectError(f"{job} job failed: {job_error(e)}") from None
+        where = f" (Spark's log: {_log_file})" if _log_file is not None else ""
+        raise ConnectError(f"{job} job failed: {job_error(e)}{where}") from None
 
 
 @contextmanager
@@ -179,21 +224,32 @@ def spark_session(
         from pyspark.sql import SparkSession
     except ImportError:
         raise SparkUnavailableError("PySpark is not installed: pip install 'mm2[spark]'") from None
+    global _log_file
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    # Under spark-submit the JVM (and its logging) is up already: its own log settings stay.
+    log_file = None if submitted else spark_log_path(app_name)
     builder = SparkSession.builder
-    for key, value in session_conf(app_name, master, extra_conf).items():
+    for key, value in session_conf(app_name, master, extra_conf, log_file).items():
         if submitted and key in ("spark.master", "spark.driver.host", "spark.driver.bindAddress"):
             continue  # spark-submit's own --master and addresses win
         builder = builder.config(key, value)
+    if log_file is not None:
+        os.environ[SPARK_LOG_ENV] = str(log_file)  # local executors' Python workers inherit it
+        log.info("Spark's logs for this job: %s", log_file)
     session = builder.getOrCreate()
+    _log_file = log_file
     try:
-        session.sparkContext.setLogLevel("ERROR")
-        if not _local_master(session.sparkContext.master or master):
+        session.sparkContext.setLogLevel("WARN")
+        local = _local_master(session.sparkContext.master or master)
+        if not local or executor_python() != sys.executable:
+            # executors on other hosts, or an interpreter without the project: ship it
             with tempfile.TemporaryDirectory(prefix="mm2-spark-") as tmp:
                 session.sparkContext.addPyFile(str(package_zip(Path(tmp))))
                 yield session
         else:
             yield session
     finally:
+        _log_file = None
+        os.environ.pop(SPARK_LOG_ENV, None)
         session.stop()

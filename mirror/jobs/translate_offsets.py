@@ -44,7 +44,7 @@ from mirror.connectors.offset_sync_store import OffsetSyncStore
 from mirror.driver.maker_config import MirrorMakerConfig
 from mirror.driver.status import read_topic
 from mirror.jobs.flows import checked_pair
-from mirror.jobs.spark import job_error, run_slices
+from mirror.jobs.spark import executor_logging, job_error, run_slices
 from mirror.jobs.translate_checkpoints import (
     Checkpointed,
     LatestCheckpoints,
@@ -434,6 +434,7 @@ def _run(spark: SparkSession, slices: list[TaskSlice], clients: FlowClients, app
     shared = sc.broadcast(clients)
 
     def task(part: Iterable[TaskSlice]) -> Iterator[GroupPlan]:
+        executor_logging()  # a local executor's log lines go to the job's Spark log, not the terminal
         flow = shared.value
         for chunk in part:
             yield from translate_groups(chunk.groups, flow, chunk.translator, apply, force, chunk.checkpoints,

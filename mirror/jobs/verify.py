@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 from connect_core.api.errors import ConnectError
 from connect_core.kafka.types import KafkaException
 from mirror.driver.maker_config import MirrorMakerConfig
+from mirror.jobs.spark import executor_logging
+from mirror.jobs.spark_cluster import cluster_slots
 from mirror.jobs.translate_offsets import job_error
 from mirror.jobs.verify_logic import DEFAULT_CHUNK_RECORDS, ChunkResult, ChunkSpec, Verification, compare_chunk, merge
 from mirror.jobs.verify_plan import DEFAULT_TIMEOUT_S, VerifyClients, VerifyPlan, plan_verification
@@ -124,6 +126,7 @@ def run_spark(spark: SparkSession, plan: VerifyPlan, progress: Progress | None =
     done = sc.accumulator(0)
 
     def task(part: Iterable[ChunkSpec]) -> Iterator[ChunkResult]:
+        executor_logging()  # a local executor's log lines go to the job's Spark log, not the terminal
         for result in execute_chunks(part, shared.value):
             done.add(1)
             yield result
@@ -142,7 +145,7 @@ def run_spark(spark: SparkSession, plan: VerifyPlan, progress: Progress | None =
         watcher.start()
     try:
         # Two tasks per core: a task reads its chunks one after the other with the next one prefetched.
-        slices = min(len(chunks), max(1, sc.defaultParallelism) * TASKS_PER_CORE)
+        slices = min(len(chunks), cluster_slots(sc) * TASKS_PER_CORE)
         results = sc.parallelize(chunks, slices).mapPartitions(task).collect()
     except Exception as e:  # a Spark failure carries the executor's traceback: keep its last error line
         raise ConnectError(f"verify job failed: {job_error(e)}") from None

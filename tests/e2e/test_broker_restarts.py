@@ -24,9 +24,7 @@ from tests.e2e.mm2_helpers import Mm2Process, eventually, mm2_properties, write_
 from tests.e2e.sequenced_producer import SequencedProducer, TailReader, compare, sequences
 
 Factory = Callable[[Sequence[str]], list[KafkaCluster]]
-# alone: two of these side by side with the rest of the suite starve Tansu's S3 engine and its moto server of
-# CPU (reads to the end of a topic took over 60 s); the waits add up past the suite's 300 s on a slowed machine.
-pytestmark = [pytest.mark.alone, pytest.mark.timeout(900)]
+pytestmark = pytest.mark.timeout(900)
 
 STARTUP_S = 90.0
 #: After a restart with the defaults the flow replays its whole topic (no offsets committed yet) through
@@ -146,7 +144,7 @@ def test_target_then_source_broker_crash_loses_nothing(
             producer.finish()
 
         phase("producer stopped")
-        source = sequences(a, topic)
+        source = sequences(a, topic, RECOVERY_S)
         phase("A read")
         for partition, acked in producer.acked.items():
             missing = acked - set(source[partition])
@@ -154,7 +152,7 @@ def test_target_then_source_broker_crash_loses_nothing(
         assert tail is not None
         eventually(lambda: not compare(source, tail.drain()).lost, RECOVERY_S, "every record of A on B", mm2)
         phase("every record of A on B")
-        report = compare(source, sequences(b, remote))  # a fresh read of everything B holds now
+        report = compare(source, sequences(b, remote, RECOVERY_S))  # a fresh read of everything B holds now
         phase("B read")
         print(f"\nbroker restarts, A->B: {report.summary()}; producer: "
               f"{sum(map(len, producer.acked.values()))} acknowledged, "

@@ -89,7 +89,8 @@ def test_failover_from_the_targets_checkpoints_when_the_source_is_gone(
         ours = [r for r in rows if r["group"] in positions]
         assert {(r["group"], int(r["partition"])): int(r["target_offset"]) for r in ours} == exact, dry.stdout
         assert all(r["status"] == "ok" and r["applied"] == "no" for r in ours), dry.stdout
-        assert all(re.fullmatch(r"\d+s", r["checkpoint_age"]) for r in ours), dry.stdout
+        # an age as the report writes it: in seconds, in minutes past two (a slow machine gets there)
+        assert all(re.fullmatch(r"\d+[sm]", r["checkpoint_age"]) for r in ours), dry.stdout
         assert all(group_offsets(b, g, remote, PARTITIONS) == {} for g in positions)  # a dry run writes nothing
 
         applied = mm2("translate-offsets", str(config), "--source", "A", "--target", "B", "--timeout", SOURCE_TIMEOUT,

@@ -11,7 +11,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from connect_core.herder.distributed.collaborators import RebalanceListener, TaskConfigForwarder
+from connect_core.herder.distributed.collaborators import FenceForwarder, RebalanceListener, TaskConfigForwarder
 from connect_core.herder.distributed.herder import DistributedHerder
 from connect_core.runtime.distributed_config import DistributedConfig
 from connect_core.runtime.metric_hooks import RebalanceMetrics
@@ -64,6 +64,8 @@ def build_distributed_herder(
     runtime_metrics: RebalanceMetrics | None = None,
     on_task_created: Callable[[Any], None] | None = None,
     task_config_forwarder: TaskConfigForwarder | None = None,
+    fence_forwarder: FenceForwarder | None = None,
+    internal_rest: bool = True,
 ) -> DistributedHerder:
     """A DistributedHerder for these worker properties (raises ConfigError listing every bad key).
 
@@ -97,6 +99,15 @@ def build_distributed_herder(
     worker = Worker(worker_id, config, offset_store, status_store=status_store, task_metrics=task_metrics,
                     on_task_created=on_task_created)
     client_id = str(props.get("client.id") or f"connect-{worker_id}")
+    forwarders: dict[str, Any] = {}
+    if task_config_forwarder is not None:
+        forwarders["task_config_forwarder"] = task_config_forwarder
+    if fence_forwarder is not None:  # zombie-fencing requests of exactly-once source tasks (KIP-618)
+        forwarders["fence_forwarder"] = fence_forwarder
+    elif not internal_rest:  # MirrorMaker dedicated mode without KIP-710's internal REST: Java's error
+        from connect_core.herder.distributed.leader_forwarding import no_internal_rest
+
+        forwarders["fence_forwarder"] = no_internal_rest
     return DistributedHerder(
         config,
         worker,
@@ -110,5 +121,5 @@ def build_distributed_herder(
         on_became_leader=on_became_leader,
         closers=[admin.close],
         runtime_metrics=runtime_metrics,
-        **({"task_config_forwarder": task_config_forwarder} if task_config_forwarder is not None else {}),
+        **forwarders,
     )

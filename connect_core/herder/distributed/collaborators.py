@@ -112,3 +112,8 @@ class WorkerLike(Protocol):
 
 
 TaskConfigForwarder = Callable[[str, bytes, Mapping[str, str]], None]
+FenceForwarder = Callable[[str, Mapping[str, str]], None]
+"""PUTs a signed zombie-fencing request (URL, signature headers) to the leader."""
+
+ZombieFencer = Callable[[str, list[str], Mapping[str, str]], None]
+"""Fences these transactional ids of a connector (connector, ids, connector config); blocks; raises on failure."""

@@ -22,9 +22,13 @@ and wakes the loop). The rules are Java's:
   a task cannot overwrite the new owner's status;
 * ``stop()`` stops this worker's work, flushes statuses and leaves the group at once.
 
-KIP-618 exactly-once source support is a seam only: ``fence_zombies`` (the ``PUT
-/connectors/{name}/fence`` endpoint) answers that it is unsupported and the config refuses
-``exactly.once.source.support=enabled``.
+KIP-618 zombie fencing (``exactly.once.source.support=enabled``), as Java's herder does it: a source
+task of a connector whose latest task configs are not yet covered by a ``tasks-fencing-`` record
+starts only after a round of fencing. The leader runs it (it fences the previous generation's
+transactional ids off the herder thread, then writes the record); a follower PUTs a signed request
+to the leader's ``/connectors/{name}/fence`` first. Before starting, the task is checked again:
+still assigned here, same task-config generation. The rules of a round are the pure
+:mod:`~connect_core.herder.distributed.zombie_fencing`.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,18 +54,30 @@ from connect_core.api.errors import (
 )
 from connect_core.herder import common
 from connect_core.herder.distributed.collaborators import (
+    FenceForwarder,
     GroupMember,
     MemberFactory,
     TaskConfigForwarder,
     WorkerLike,
+    ZombieFencer,
 )
 from connect_core.herder.distributed.herder_requests import RequestQueue
-from connect_core.herder.distributed.leader_forwarding import http_post_task_configs, namespace_path, quote_segment
+from connect_core.herder.distributed.leader_forwarding import (
+    http_post_task_configs,
+    http_put_fence,
+    namespace_path,
+    quote_segment,
+)
 from connect_core.herder.distributed.session_key import (
     InternalRequestSignature,
     SessionKey,
     check_signature,
     signature_headers,
+)
+from connect_core.herder.distributed.zombie_fencing import (
+    may_start_without_fencing,
+    plan_fencing,
+    transactional_ids_to_fence,
 )
 from connect_core.model import (
     AbstractStatus,
@@ -74,7 +90,7 @@ from connect_core.model import (
     TargetState,
     TaskInfo,
 )
-from connect_core.runtime.distributed_config import ConnectProtocol, DistributedConfig
+from connect_core.runtime.distributed_config import ConnectProtocol, DistributedConfig, ExactlyOnceSourceSupport
 from connect_core.runtime.metric_hooks import RebalanceMetrics
 from connect_core.runtime.status import StatusRecorder
 from connect_core.storage.api import ClusterConfigState, ConfigBackingStore, StatusBackingStore
@@ -87,6 +103,14 @@ RECONFIGURE_BACKOFF_MAX_S = 60.0
 BACKOFF_RETRIES = 5
 MAX_POLL_WAIT_S = 1.0  # upper bound of one poll when the member cannot be woken up
 ENSURE_ACTIVE_WAIT_S = 5.0  # one attempt to (re)join; the loop retries (stop() wakes it up)
+FENCING_ATTEMPTS = 6  # a task's round of fencing is retried (leader busy, no session key yet), then it FAILS
+FENCING_BACKOFF_INITIAL_S = 0.5
+
+EXACTLY_ONCE_DISABLED_MESSAGE = (
+    "Zombie fencing is only available when exactly-once source support is turned on for the cluster "
+    "(exactly.once.source.support=enabled, or preparing during an upgrade); this worker has it disabled"
+)
+
 
 @dataclass
 class _Running:
@@ -112,6 +136,8 @@ class DistributedHerder:
         rest_namespace: tuple[str, ...] = (),
         on_became_leader: Callable[[], None] | None = None,
         task_config_forwarder: TaskConfigForwarder = http_post_task_configs,
+        fence_forwarder: FenceForwarder = http_put_fence,
+        zombie_fencer: ZombieFencer | None = None,
         closers: Iterable[Callable[[], None]] = (),
         runtime_metrics: RebalanceMetrics | None = None,
     ) -> None:
@@ -126,6 +152,13 @@ class DistributedHerder:
         self._namespace = rest_namespace
         self._on_became_leader = on_became_leader
         self._forward_task_configs = task_config_forwarder
+        self._forward_fence = fence_forwarder
+        if zombie_fencer is None:
+            from connect_core.runtime.zombie_fencer import ProducerZombieFencer
+
+            zombie_fencer = ProducerZombieFencer(config.raw(), config.override_policy())
+        self._zombie_fencer = zombie_fencer
+        self._exactly_once = config.exactly_once_source_support is ExactlyOnceSourceSupport.ENABLED
         self._closers = list(closers)
         self._protocol = config.connect_protocol
         self._sync_timeout_s = config.worker_sync_timeout_s
@@ -140,6 +173,7 @@ class DistributedHerder:
         self._member: GroupMember | None = None
         self._thread: threading.Thread | None = None
         self._forward_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="herder-forward")
+        self._fencing_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="herder-fencing")
         self._stopping = threading.Event()
         self._ready = threading.Event()
         self._stopped = threading.Event()
@@ -158,6 +192,7 @@ class DistributedHerder:
         self._backoff_retries = BACKOFF_RETRIES
         self._was_leader = False
         self._pending_restarts: dict[str, RestartRequest] = {}
+        self._tasks_awaiting_fencing: dict[ConnectorTaskId, int | None] = {}  # task -> its config generation
 
         # shared with the config store's listener thread (guarded by _lock)
         self._lock = threading.RLock()
@@ -167,6 +202,7 @@ class DistributedHerder:
         self._target_state_changes: set[str] = set()
         self._session_key: SessionKey | None = None
         self._key_expiration = float("inf")  # wall-clock ms
+        self._active_fencings: dict[str, Future[None]] = {}  # leader: rounds in flight, one per connector
 
     # ============================================================================ lifecycle
 
@@ -191,6 +227,11 @@ class DistributedHerder:
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout_s)
         self._forward_pool.shutdown(wait=False, cancel_futures=True)
+        self._fencing_pool.shutdown(wait=False, cancel_futures=True)
+        with self._lock:
+            fencings, self._active_fencings = list(self._active_fencings.values()), {}
+        for fencing in fencings:
+            _complete(fencing, ConnectError("The herder is stopping; zombie fencing not completed"))
         for req in self._requests.drain():
             if not req.future.done():
                 req.future.set_exception(ConnectError("The herder is stopping; request not processed"))
@@ -460,6 +501,17 @@ class DistributedHerder:
         log.info("Finished reading the config topic; config offset %d", self._config_state.offset)
         return True
 
+    def _refresh_config_snapshot(self, timeout_s: float) -> bool:
+        """Read the config topic to its end without the rebalance back-off (Java ``refreshConfigSnapshot``)."""
+        try:
+            self.config_store.refresh(timeout_s)
+        except (TimeoutError, FutureTimeout, ConnectError) as e:
+            log.warning("Didn't reach the end of the config topic quickly enough: %s", e)
+            self._can_read_configs = False
+            return False
+        self._config_state = self.config_store.snapshot()
+        return True
+
     def _backoff(self) -> None:
         """Cooperative protocols back off in fractions of the max delay, then give up their work (Java)."""
         if self._protocol is ConnectProtocol.EAGER:
@@ -518,6 +570,16 @@ class DistributedHerder:
         if conn_props is None or task_props is None:
             log.warning("Not starting task %s: its configuration is gone", task)
             return
+        if (
+            self._exactly_once
+            and common.connector_type(conn_props) == "source"
+            and not may_start_without_fencing(self._config_state, task.connector)
+        ):
+            self._start_after_fencing(task)
+            return
+        self._start_task_now(task, conn_props, task_props)
+
+    def _start_task_now(self, task: ConnectorTaskId, conn_props: dict[str, str], task_props: dict[str, str]) -> None:
         target = self._config_state.target_state(task.connector) or TargetState.STARTED
         log.info("Starting task %s", task)
         try:
@@ -534,6 +596,176 @@ class DistributedHerder:
             self.worker.stop_and_await_connectors(sorted(connectors))
         self._running.connectors -= connectors
         self._running.tasks -= tasks
+
+    # ------------------------------------------------------------------- zombie fencing (KIP-618)
+
+    def _start_after_fencing(self, task: ConnectorTaskId, attempt: int = 0) -> None:
+        """Start ``task`` once a round of fencing covers its connector's task configs (Java's preflight).
+
+        One round in flight per task and task-config generation; a round for an older generation
+        that completes later finds the generation changed and starts nothing.
+        """
+        generation = self._config_state.task_config_generation(task.connector)
+        if attempt == 0:
+            if task in self._tasks_awaiting_fencing and self._tasks_awaiting_fencing[task] == generation:
+                return
+            log.info("Task %s waits for a round of zombie fencing before it starts", task)
+        self._tasks_awaiting_fencing[task] = generation
+
+        def done(error: BaseException | None) -> None:  # herder thread
+            if self._tasks_awaiting_fencing.get(task, -2) != generation:
+                return  # superseded by a round for a newer generation
+            if error is None and not self._refresh_config_snapshot(self._sync_timeout_s):
+                error = ConnectError("Failed to read to end of config topic")
+            if not self._still_ours(task, generation):
+                # Revoked, or new task configs: the rebalance they cause starts the task again if it is ours.
+                del self._tasks_awaiting_fencing[task]
+                log.info("Not starting task %s: revoked or reconfigured during its round of zombie fencing", task)
+                return
+            if error is not None and attempt + 1 < FENCING_ATTEMPTS:
+                delay = FENCING_BACKOFF_INITIAL_S * (2**attempt)
+                log.warning("Zombie fencing for task %s failed (%s); retrying in %.1fs", task, error, delay)
+                self._add_request(lambda: self._start_after_fencing(task, attempt + 1), delay)
+                return
+            del self._tasks_awaiting_fencing[task]
+            self._start_fenced_task(task, generation, error)
+
+        def report(error: BaseException | None) -> None:  # any thread
+            self._add_request(lambda: done(error))
+
+        if self.is_leader():
+            try:
+                fencing = self._fence_as_leader(task.connector)
+            except Exception as e:
+                done(e)
+                return
+            fencing.add_done_callback(lambda f: report(f.exception()))
+            return
+        try:
+            url, headers = self._fence_request_to_leader(task.connector)
+        except Exception as e:
+            done(e)
+            return
+
+        def forward() -> None:
+            try:
+                log.debug("Forwarding zombie fencing request for connector %s to the leader at %s", task.connector, url)
+                self._forward_fence(url, headers)
+            except Exception as e:
+                report(e)
+                return
+            report(None)
+
+        # Never block the herder thread on the leader (it may be waiting for this worker in a rebalance).
+        self._forwarding(forward)
+
+    def _forwarding(self, action: Callable[[], None]) -> None:
+        try:
+            self._forward_pool.submit(action)
+        except RuntimeError:  # the herder is stopping
+            log.debug("Not forwarding: the herder is stopping")
+
+    def _fence_request_to_leader(self, connector: str) -> tuple[str, dict[str, str]]:
+        url = self._leader_url()
+        if not url:
+            raise ConnectError("Request to leader to perform zombie fencing failed: no known leader URL")
+        headers: dict[str, str] = {}
+        if self._sessioned():
+            with self._lock:
+                key = self._session_key
+            if key is None:
+                raise ConnectError("No session key yet to sign the zombie fencing request sent to the leader")
+            headers = signature_headers(key, self.config.signature_algorithm, b"")
+        target = f"{url.rstrip('/')}{namespace_path(self._namespace)}/connectors/{quote_segment(connector)}/fence"
+        return target, headers
+
+    def _still_ours(self, task: ConnectorTaskId, generation: int | None) -> bool:
+        assigned = self._assignment is not None and task in set(self._assignment.tasks)
+        return assigned and self._config_state.task_config_generation(task.connector) == generation
+
+    def _start_fenced_task(self, task: ConnectorTaskId, generation: int | None, error: BaseException | None) -> None:
+        """After the round of fencing (and a read of the config topic): start the task, or report the error."""
+        assigned = self._assignment is not None and task in set(self._assignment.tasks)
+        if not assigned or task in self.worker.task_ids():
+            log.info("Not starting task %s after zombie fencing: it is no longer assigned here or already running",
+                     task)  # fmt: skip
+            return
+        if error is not None:
+            log.error("Failed to perform zombie fencing for task %s: %s", task, error)
+            message = f"Failed to perform zombie fencing: {error}"
+            wrapped = error if isinstance(error, ConnectError) else ConnectError(message)
+            self.status.on_task_failure(task, wrapped)
+            return
+        conn_props = self._config_state.connector_configs.get(task.connector)
+        task_props = self._config_state.task_config(task)
+        if conn_props is None or task_props is None:
+            log.warning("Not starting task %s: its configuration is gone", task)
+            return
+        self._start_task_now(task, conn_props, task_props)
+
+    def _fence_as_leader(self, connector: str) -> Future[None]:
+        """One round of fencing for ``connector`` (herder thread); the future completes after the record is written."""
+        if not self.is_leader():
+            raise NotLeaderError("Only the leader may perform zombie fencing.", self._leader_url())
+        props = self._config_state.connector_configs.get(connector)
+        if props is None:
+            raise NotFoundError(f"Connector {connector} not found")
+        if common.connector_type(props) != "source":
+            raise BadRequestError(f"Connector {connector} is not a source connector")
+        if not self._refresh_config_snapshot(self._sync_timeout_s):
+            raise ConnectError("Failed to read to end of config topic before performing zombie fencing")
+        plan = plan_fencing(self._config_state, connector)
+        if plan.fence > 0:
+            with self._lock:
+                active = self._active_fencings.get(connector)
+                if active is not None:
+                    return active
+                active = self._active_fencings[connector] = Future()
+            ids = transactional_ids_to_fence(self.config.group_id, connector, plan.fence)
+            self._fencing_pool.submit(self._run_fencing, connector, ids, dict(props), plan.record, plan.generation,
+                                      active)  # fmt: skip
+            return active
+        done: Future[None] = Future()
+        if plan.record is not None:
+            log.info("No zombies to fence for connector %s (first exactly-once generation, or one task before and "
+                     "after); writing its task count record", connector)  # fmt: skip
+            self.config_store.put_task_count_record(connector, plan.record)
+        done.set_result(None)
+        return done
+
+    def _run_fencing(self, connector: str, ids: list[str], props: dict[str, str], record: int | None,
+                     generation: int | None, active: Future[None]) -> None:  # fmt: skip
+        """Fencing pool: fence the ids, then write the record on the herder thread."""
+        try:
+            self._zombie_fencer(connector, ids, props)
+        except BaseException as e:
+            error: BaseException = e
+            self._add_request(lambda: self._finish_fencing(connector, active, error))
+            return
+        self._add_request(lambda: self._write_fencing_record(connector, record, generation, active))
+
+    def _write_fencing_record(self, connector: str, record: int | None, generation: int | None,
+                              active: Future[None]) -> None:  # fmt: skip
+        if active.done():
+            return  # cancelled by newer task configs
+        error: BaseException | None = None
+        try:
+            if not self._refresh_config_snapshot(self._sync_timeout_s):
+                raise ConnectError("Failed to read to end of config topic")
+            current = self._config_state.task_config_generation(connector)
+            if current is not None and (generation is None or current > generation):
+                raise RestError(409, "Fencing failed because new task configurations were generated for the connector")
+            if not active.done() and record is not None:
+                self.config_store.put_task_count_record(connector, record)
+        except BaseException as e:
+            error = e
+        self._finish_fencing(connector, active, error)
+
+    def _finish_fencing(self, connector: str, active: Future[None], error: BaseException | None) -> None:
+        with self._lock:
+            if self._active_fencings.get(connector) is active:
+                del self._active_fencings[connector]
+        _complete(active, error)
 
     # ------------------------------------------------------------------- rebalance callbacks (herder thread)
 
@@ -652,6 +884,11 @@ class DistributedHerder:
         with self._lock:
             self._needs_reconfig_rebalance = True
             self._task_config_updates.update(tasks)
+            connectors = {t.connector for t in tasks}
+            cancelled = [self._active_fencings.pop(c) for c in connectors if c in self._active_fencings]
+        for fencing in cancelled:
+            _complete(fencing, RestError(409, "Failed to complete zombie fencing because a new set of task configs was "
+                                              "generated"))  # fmt: skip
         self._wakeup()
 
     def _on_target_state_change(self, connector: str) -> None:
@@ -976,13 +1213,22 @@ class DistributedHerder:
         self._call(run)
 
     def fence_zombies(self, name: str, signature: InternalRequestSignature | None) -> None:
-        """KIP-618 seam: zombie fencing needs exactly-once source support, which mm2 does not have yet."""
+        """``PUT /connectors/{name}/fence``: one round of fencing on the leader (a follower names the leader)."""
+        if self.config.exactly_once_source_support is ExactlyOnceSourceSupport.DISABLED:
+            raise BadRequestError(EXACTLY_ONCE_DISABLED_MESSAGE)
         if self._sessioned():
             with self._lock:
                 key = self._session_key
             check_signature(signature, self.config.verification_algorithms, key)
-        raise BadRequestError("Zombie fencing is only supported with exactly.once.source.support=enabled, "
-                              "which mm2 does not support yet")  # fmt: skip
+        fencing: Future[None] = self._call(lambda: self._fence_as_leader(name))
+        try:
+            fencing.result(timeout=REQUEST_TIMEOUT_S)
+        except FutureTimeout:
+            raise RestError(500, "Request timed out") from None
+        except ConnectError:
+            raise
+        except Exception as e:
+            raise ConnectError(f"Failed to perform zombie fencing: {e}") from e
 
     def restart_connector_and_tasks(self, request: RestartRequest) -> ConnectorStateInfo | None:
         def run() -> ConnectorStateInfo | None:
@@ -1069,6 +1315,18 @@ class DistributedHerder:
             return dict(props)
 
         props = self._call(check)
+        if self._exactly_once and common.connector_type(props) == "source":
+            # As Java: no task of an older generation may commit offsets after they were modified.
+            log.info("Performing a round of zombie fencing before modifying offsets for source connector %s", name)
+            try:
+                fencing: Future[None] = self._call(lambda: self._fence_as_leader(name))
+                fencing.result(timeout=REQUEST_TIMEOUT_S)
+            except (RestError, NotLeaderError, NotFoundError, BadRequestError):
+                raise
+            except Exception as e:
+                raise ConnectError("Failed to perform zombie fencing for source connector prior to modifying offsets: "
+                                   f"{e}") from e  # fmt: skip
+            props = self._call(check)  # the fencing ran apart from the checks: conditions may have changed
         return self.worker.modify_connector_offsets(name, props, offsets)
 
     def alter_connector_offsets(self, name: str, offsets: list[tuple[dict[str, Any], dict[str, Any] | None]]) -> str:
@@ -1139,3 +1397,14 @@ def _without_revocations(a: Any) -> Any:
         return dataclasses.replace(a, revoked_connectors=(), revoked_tasks=())
     except TypeError:
         return a
+
+
+def _complete(future: Future[None], error: BaseException | None) -> None:
+    """Complete ``future`` unless someone (a cancellation) did already."""
+    try:
+        if error is None:
+            future.set_result(None)
+        else:
+            future.set_exception(error)
+    except InvalidStateError:
+        pass

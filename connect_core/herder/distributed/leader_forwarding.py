@@ -1,4 +1,4 @@
-"""Task configs a follower generated, POSTed to the leader's signed internal endpoint.
+"""Task configs a follower generated and its zombie-fencing requests, sent to the leader's signed internal endpoints.
 
 Kept apart from the herder's loop: plain HTTP with the standard library, one call, errors mapped to
 Connect's (the leader's status as a RestError, an I/O failure as a ConnectError).
@@ -25,7 +25,17 @@ def http_post_task_configs(
 
     ``ssl_context`` verifies an https leader (the REST client's truststore); None uses the system's CAs.
     """
-    req = urllib.request.Request(url, data=body, method="POST", headers={"Content-Type": "application/json", **headers})
+    _send("POST", url, body, headers, ssl_context, "sending task configs to")
+
+
+def http_put_fence(url: str, headers: Mapping[str, str], ssl_context: ssl.SSLContext | None = None) -> None:
+    """PUT a signed zombie-fencing request (empty body) to the leader's ``/connectors/{name}/fence``."""
+    _send("PUT", url, b"", headers, ssl_context, "sending a zombie fencing request to")
+
+
+def _send(method: str, url: str, body: bytes, headers: Mapping[str, str], ssl_context: ssl.SSLContext | None,
+          what: str) -> None:  # fmt: skip
+    req = urllib.request.Request(url, data=body, method=method, headers={"Content-Type": "application/json", **headers})
     try:
         with urllib.request.urlopen(req, timeout=FORWARD_TIMEOUT_S, context=ssl_context) as resp:
             resp.read()
@@ -37,7 +47,19 @@ def http_post_task_configs(
             message = text
         raise RestError(e.code, f"Request to leader {url} failed: {message}") from None
     except OSError as e:
-        raise ConnectError(f"IO error sending task configs to leader {url}: {e}") from e
+        raise ConnectError(f"IO error {what} leader {url}: {e}") from e
+
+
+NO_INTERNAL_REST_MESSAGE = (
+    "This worker is not able to communicate with the leader of the cluster, which is required for exactly-once "
+    "source tasks. If running MirrorMaker 2 in dedicated mode, consider enabling inter-worker communication via "
+    "the 'dedicated.mode.enable.internal.rest' property."
+)
+
+
+def no_internal_rest(url: str, headers: Mapping[str, str]) -> None:
+    """The fence forwarder of a worker without a REST server (Java's error, word for word)."""
+    raise ConnectError(NO_INTERNAL_REST_MESSAGE)
 
 
 def quote_segment(s: str) -> str:

@@ -27,6 +27,7 @@ from mirror.driver.maker_config import MirrorMakerConfig
 from mirror.jobs.backfill import run_job
 from mirror.jobs.backfill_flow import committed_offsets, resolve_flow
 from mirror.jobs.backfill_plan import partition_transactional_id
+from mirror.jobs.backfill_task_ids import decode_ids, encode_ids, record_key
 from mirror.jobs.spark import spark_session
 from mirror.jobs.translate_logic import Translated
 from mirror.jobs.translate_offsets import load_translator
@@ -172,17 +173,23 @@ def test_a_transaction_an_earlier_run_abandoned_is_aborted_and_its_producer_fenc
     two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: NameFn, spark: Any
 ) -> None:
     """An earlier run's task that copied partition 0 under partition 2's id (its first unit) died in a
-    transaction. This run's tasks take [0, 2] and [1] (ids of 0 and 1), yet the driver re-initialises
-    every partition's id before copying:
-    the transaction is aborted (read_committed reads reach the end: on Tansu an open one holds the
-    last stable offset back for ever) and the stray producer can no longer commit."""
+    transaction, after that run recorded its tasks' ids. This run's tasks may group the units otherwise,
+    yet the driver re-initialises the recorded ids before copying: the transaction is aborted
+    (read_committed reads reach the end: on Tansu an open one holds the last stable offset back for
+    ever) and the stray producer can no longer commit. This run then records its own tasks' ids."""
     a, b = two_clusters
     topic, partitions, per_partition = unique_name("abandoned"), 3, 2_000
     a.create_topic(topic, partitions=partitions)
     produce_backlog(a, topic, partitions, per_partition)
     b.create_topic(f"A.{topic}", partitions=partitions)
+    earlier_id = partition_transactional_id("A", "B", topic, 2)
+    b.create_topic("mm2-offsets.A.internal", partitions=25, config={"cleanup.policy": "compact"})
+    recorder = Producer({"bootstrap.servers": b.bootstrap_servers, "logger": RDKAFKA_LOG,
+                         "partitioner": "murmur2_random"})  # as every mm2 client, Java's partitioner
+    recorder.produce("mm2-offsets.A.internal", encode_ids([earlier_id]), record_key("A", "B"))
+    assert recorder.flush(30) == 0
     stray = Producer({"bootstrap.servers": b.bootstrap_servers, "logger": RDKAFKA_LOG,
-                      "transactional.id": partition_transactional_id("A", "B", topic, 2)})
+                      "transactional.id": earlier_id})
     stray.init_transactions(30)
     stray.begin_transaction()
     stray.produce(f"A.{topic}", b"stray", partition=0)
@@ -196,6 +203,10 @@ def test_a_transaction_an_earlier_run_abandoned_is_aborted_and_its_producer_fenc
     with pytest.raises(KafkaException):
         stray.commit_transaction(10)
     assert committed_partition(b, f"A.{topic}", 0) == source  # the stray record was aborted, not committed
+    recorded = [decode_ids(m.value()) for msgs in b.read_all("mm2-offsets.A.internal").values() for m in msgs
+                if m.key() == record_key("A", "B")]  # one partition (the same key): in the order written
+    assert len(recorded[-1]) == len({r.task for r in report.results}), recorded  # one id per task of this run
+    assert set(recorded[-1]) <= {partition_transactional_id("A", "B", topic, p) for p in range(partitions)}
 
 
 def test_bad_inputs_are_one_error_and_write_nothing(

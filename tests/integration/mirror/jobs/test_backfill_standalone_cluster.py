@@ -1,7 +1,10 @@
 """The same backfill on a real Spark standalone cluster: a master and one worker started from pyspark's
 own classes (``spark-class ...Master`` / ``...Worker``), the job given ``--master spark://127.0.0.1:PORT``.
-Executors are separate JVMs with their own Python workers: the project's code reaches them through the
-job's own ``addPyFile``, not through this test's interpreter.
+Executors are separate JVMs whose Python workers run an interpreter that has the project's dependencies
+but not the project (``python -S`` with only the environment's site-packages on its path, so the
+editable install's ``.pth`` hook is never read): the code reaches them only through the job's own
+``addPyFile``, and the test fails if that shipping breaks. The worker declares 4 cores: the job waits
+for them (not 2 tasks from a cluster whose executors had not registered yet) and runs 4 tasks at once.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import os
 import socket
 import subprocess
 import sys
+import sysconfig
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -38,14 +42,35 @@ def spark_home() -> Path:
     return Path(pyspark.__file__).parent
 
 
-class StandaloneCluster:
-    """One master and one worker, both on loopback, logs in ``log_dir``."""
+def python_without_the_project(directory: Path) -> Path:
+    """An interpreter with the test environment's packages (confluent-kafka, pyspark...) but not mm2 itself:
+    ``-S`` skips the site module, so no ``.pth`` file (the editable install's hook) is read, and only the
+    site-packages directory is put on the path. Checked both ways before it is used."""
+    site_packages = sysconfig.get_paths()["purelib"]
+    base = getattr(sys, "_base_executable", sys.executable)
+    script = directory / "bare-python"
+    script.write_text(f'#!/bin/sh\nPYTHONPATH="${{PYTHONPATH:+$PYTHONPATH:}}{site_packages}" exec {base} -S "$@"\n')
+    script.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    has_deps = subprocess.run([str(script), "-c", "import confluent_kafka, pyspark"], cwd=directory, env=env,
+                              capture_output=True, text=True, timeout=60)
+    assert has_deps.returncode == 0, has_deps.stderr
+    lacks_project = subprocess.run([str(script), "-c", "import mirror"], cwd=directory, env=env,
+                                   capture_output=True, text=True, timeout=60)
+    assert "No module named 'mirror'" in lacks_project.stderr, lacks_project.stderr
+    return script
 
-    def __init__(self, log_dir: Path) -> None:
+
+class StandaloneCluster:
+    """One master and one worker of ``cores`` cores, both on loopback, logs in ``log_dir``; executors run
+    ``python`` (their Python workers)."""
+
+    def __init__(self, log_dir: Path, python: Path, cores: int = 4) -> None:
         self.port, self.ui_port, self.worker_ui = free_port(), free_port(), free_port()
         self.url = f"spark://127.0.0.1:{self.port}"
-        env = {**os.environ, "SPARK_HOME": str(spark_home()), "SPARK_LOCAL_IP": "127.0.0.1",
-               "SPARK_LOG_DIR": str(log_dir), "PYSPARK_PYTHON": sys.executable}
+        self.python = python
+        env = {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, "SPARK_HOME": str(spark_home()),
+               "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_LOG_DIR": str(log_dir), "PYSPARK_PYTHON": str(python)}
         spark_class = str(spark_home() / "bin" / "spark-class")
         self.logs = [log_dir / "master.log", log_dir / "worker.log"]
         self.procs = [
@@ -57,7 +82,7 @@ class StandaloneCluster:
         wait_for(self._master_up, 90, 0.5, "the Spark master to listen")
         self.procs.append(
             subprocess.Popen([spark_class, "org.apache.spark.deploy.worker.Worker", self.url, "--host", "127.0.0.1",
-                              "--cores", "2", "--memory", "1g", "--webui-port", str(self.worker_ui)],
+                              "--cores", str(cores), "--memory", "1g", "--webui-port", str(self.worker_ui)],
                              env=env, stdout=self.logs[1].open("wb"), stderr=subprocess.STDOUT,
                              start_new_session=True))
         wait_for(self._worker_alive, 90, 0.5, "the Spark worker to register with the master")
@@ -93,7 +118,7 @@ class StandaloneCluster:
 
 @pytest.fixture
 def standalone(tmp_path: Path) -> Iterator[StandaloneCluster]:
-    cluster = StandaloneCluster(tmp_path)
+    cluster = StandaloneCluster(tmp_path, python_without_the_project(tmp_path))
     try:
         yield cluster
     finally:
@@ -104,14 +129,24 @@ def test_backfill_runs_on_a_standalone_spark_cluster(
     two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: NameFn, standalone: StandaloneCluster,
     tmp_path: Path
 ) -> None:
+    """8 partitions on a worker of 4 cores: 4 tasks, all running at once, with code shipped by the job."""
     a, b = two_clusters
     topic = unique_name("cluster-orders")
-    a.create_topic(topic, partitions=4)
-    produce_backlog(a, topic, 4, 5_000)
+    a.create_topic(topic, partitions=8)
+    produce_backlog(a, topic, 8, 10_000)
     config = write_properties(tmp_path / "mm2.properties", mm2_properties({"A": a, "B": b}, ["A->B"]))
+    conf_dir = tmp_path / "spark-conf"  # where the master's web UI is, as an operator's spark-defaults.conf says
+    conf_dir.mkdir()
+    (conf_dir / "spark-defaults.conf").write_text(f"spark.master.ui.port {standalone.ui_port}\n")
+    env = {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, "SPARK_CONF_DIR": str(conf_dir),
+           "PYSPARK_PYTHON": str(standalone.python)}
     run = subprocess.run([sys.executable, "-m", "mirror", "backfill", str(config), "--source", "A", "--target", "B",
                           "--topics", topic, "--master", standalone.url, "--json"],
-                         capture_output=True, text=True, timeout=300, cwd=tmp_path)
+                         capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
     assert run.returncode == 0, run.stderr[-3000:] + standalone.log_tail()
-    assert json.loads(run.stdout)["totals"]["records_copied"] == 20_000
+    report = json.loads(run.stdout)
+    totals = report["totals"]
+    assert totals["records_copied"] == 80_000
+    assert (totals["task_slots"], totals["tasks"], totals["tasks_retried"]) == (4, 4, 0), totals
+    assert totals["max_concurrent_tasks"] == 4, report["tasks"]
     assert mirrored_identically(a, topic, b, f"A.{topic}")

@@ -79,7 +79,7 @@ def test_distributed_config_defaults_and_errors() -> None:
     DistributedConfig({**BASE, "exactly.once.source.support": "preparing"}).check_supported()
     enabled = DistributedConfig({**BASE, "exactly.once.source.support": "enabled"})
     enabled.check_supported()
-    assert enabled.exactly_once_source_enabled
+    assert enabled.exactly_once_source_enabled and enabled.exactly_once_source_support.value == "enabled"
     assert not DistributedConfig({**BASE, "exactly.once.source.support": "preparing"}).exactly_once_source_enabled
     with pytest.raises(ConfigError, match="String must be one of: disabled, preparing, enabled"):
         DistributedConfig({**BASE, "exactly.once.source.support": "on"})

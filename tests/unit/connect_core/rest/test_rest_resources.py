@@ -383,3 +383,36 @@ def test_not_leader_without_known_leader_is_409(herder: FakeHerder) -> None:
     herder.leader_url = "http://leader:8083"
     status, body, _ = call(app, "DELETE", "/connectors/c1")
     assert (status, body) == (409, {"error_code": 409, "message": NO_LEADER_MESSAGE})
+
+
+def test_fencing_request_is_forwarded_to_the_leader_with_its_signature(herder: FakeHerder) -> None:
+    """Java forwards ``PUT /connectors/{name}/fence`` (completeOrForwardRequest); the signature travels along,
+    since it signs the body under the key all workers share. Task configs are still not forwarded."""
+    from connect_core.api.errors import NotLeaderError
+    from connect_core.herder.distributed.session_key import SIGNATURE_ALGORITHM_HEADER, SIGNATURE_HEADER
+    from connect_core.rest.internal_endpoints import install_internal_routes
+
+    seen: list[Any] = []
+
+    def not_leader(*args: Any) -> None:
+        seen.append(args)
+        raise NotLeaderError("Only the leader may perform zombie fencing.", "http://leader:8083/")
+
+    herder.fence_zombies = not_leader  # type: ignore[attr-defined]
+    herder.put_task_configs = not_leader  # type: ignore[attr-defined]
+    sent: list[tuple[str, str, bytes | None, dict[str, str]]] = []
+
+    def forwarder(url: str, method: str, body: bytes | None, headers: Any) -> tuple[int, bytes, dict[str, str]]:
+        sent.append((url, method, body, dict(headers)))
+        return 204, b"", {}
+
+    app = install_internal_routes(RestApp.for_herder(herder, forwarder=forwarder))
+    signed = {"Content-Type": "application/json", SIGNATURE_HEADER: "c2ln", SIGNATURE_ALGORITHM_HEADER: "HmacSHA256",
+              "X-Other": "dropped"}
+    status, _, _ = call(app, "PUT", "/connectors/c1/fence", raw=b"", headers=signed)
+    assert status == 204 and seen[0][0] == "c1"
+    url, method, body, headers = sent[0]
+    assert (url, method, body) == ("http://leader:8083/connectors/c1/fence?forward=true", "PUT", None)
+    assert headers == {k: v for k, v in signed.items() if k != "X-Other"}
+    status, _, _ = call(app, "POST", "/connectors/c1/tasks", raw=b"[]", headers=signed)
+    assert status == 409 and len(sent) == 1

@@ -94,6 +94,7 @@ def test_distributed_builder_gets_url_namespace_leadership_and_metrics(monkeypat
     assert seen["on_became_leader"] is led
     assert "runtime_metrics" not in seen or seen["runtime_metrics"] is None  # no metrics asked for
     assert "task_config_forwarder" not in seen or seen["task_config_forwarder"] is None
+    assert seen["internal_rest"] is False  # a follower's exactly-once task then fails with Java's message
 
     seen.clear()
     spec = HerderSpec(SourceAndTarget("A", "B"), {}, "A->B", on_became_leader=led, metrics=Mm2Metrics(),

@@ -1,0 +1,93 @@
+"""The Spark side of ``mm2 backfill``: units sized into tasks for the cluster's slots, run, timed.
+
+Tasks are sized by estimated bytes, largest first, for as many slots as the cluster really has once
+its executors registered (:mod:`mirror.jobs.spark_cluster`), so every core of a standalone cluster
+copies. Each result carries its task's index and its start and end (Spark's scheduler's times where
+its status store answers, else the task's own), so the job's report says how many tasks ran at once.
+A task that succeeded only on a later attempt is one warning line here (why the earlier attempt
+failed is in Spark's log file, not on the operator's terminal).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
+
+from mirror.jobs.backfill_copy import BackfillClients, UnitResult, copy_units
+from mirror.jobs.backfill_plan import BackfillPlan, WorkUnit
+from mirror.jobs.backfill_task_ids import record_ids, task_ids
+from mirror.jobs.spark import executor_logging, run_slices, spark_log_file
+from mirror.jobs.spark_cluster import cluster_slots, stage_task_spans
+from mirror.jobs.task_sizing import sized_tasks
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+log = logging.getLogger(__name__)
+
+
+def unit_tasks(plan: BackfillPlan, units: list[WorkUnit], slots: int) -> list[list[WorkUnit]]:
+    """The units in tasks of about equal estimated bytes for ``slots`` concurrent tasks, largest first."""
+    return sized_tasks(units, plan.unit_bytes, slots)
+
+
+def run_tasks(spark: SparkSession, plan: BackfillPlan, units: list[WorkUnit],
+              clients: BackfillClients) -> tuple[list[UnitResult], int]:
+    """Copy ``units`` in Spark tasks; their results sorted by partition, and the slots they were sized for."""
+    sc = spark.sparkContext
+    slots = cluster_slots(sc)
+    shared = sc.broadcast(clients)
+
+    def task(part: Iterable[list[WorkUnit]]) -> Iterator[UnitResult]:
+        from pyspark import TaskContext
+
+        executor_logging()
+        context = TaskContext.get()
+        attempt = context.attemptNumber() if context is not None else 0
+        index = context.partitionId() if context is not None else 0
+        for group in part:
+            began = time.time()
+            results = copy_units(shared.value, group, attempt)
+            ended = time.time()
+            for result in results:
+                result.task, result.task_started_at, result.task_finished_at = index, began, ended
+            yield from results
+
+    group = f"mm2-backfill-{uuid.uuid4().hex[:12]}"
+    sc.setJobGroup(group, f"mm2 backfill {plan.source}->{plan.target}")
+    try:
+        tasks = unit_tasks(plan, units, slots)
+        record_ids(clients, task_ids(clients, tasks))  # before any task can use one: the next run fences them
+        results = run_slices(spark, tasks, task, "backfill")
+    finally:
+        shared.unpersist()
+    # Spark's own launch and end times where its status store answers: they count a task from when the
+    # scheduler launched it, its Python worker's start-up included, as "tasks at once" means
+    for index, (began, ended) in stage_task_spans(sc, group).items():
+        for result in results:
+            if result.task == index:
+                result.task_started_at, result.task_finished_at = began, ended
+    warn_retried(results)
+    return sorted(results, key=lambda r: (r.topic, r.partition)), slots
+
+
+def warn_retried(results: list[UnitResult]) -> None:
+    """One warning line per task that succeeded only after a failed attempt."""
+    by_task: dict[int, list[UnitResult]] = {}
+    for result in results:
+        by_task.setdefault(result.task, []).append(result)
+    where = spark_log_file()
+    for index, rows in sorted(by_task.items()):
+        attempt = max(r.attempt for r in rows)
+        if attempt > 0:
+            first = min(rows, key=lambda r: (r.topic, r.partition))
+            others = f" and {len(rows) - 1} other partition(s)" if len(rows) > 1 else ""
+            log.warning("Backfill task %d (%s-%d%s) was retried: attempt %d succeeded, resuming from its last "
+                        "commit%s", index, first.topic, first.partition, others, attempt + 1,
+                        f"; why the earlier attempt failed is in {where}" if where else "")
+
+
+__all__ = ["run_tasks", "unit_tasks", "warn_retried"]

@@ -1,0 +1,83 @@
+"""The operator's story, end to end: catch up after an outage with ``mm2 backfill``, through everything.
+
+The mirror was stopped while a backlog piled up (1,000,000 records here, not the 2M of the story: sized for a
+2-core machine that also runs both brokers, Spark and ``mm2 run``); a backfill starts; ``mm2 run`` is
+started during it; a Spark Python worker is SIGKILLed (its task is retried); the backfill is SIGKILLed;
+it is run again to completion. Live tailing owns the topic afterwards, and the target holds every record
+exactly once, in order, read with the read_committed test reader (a committed duplicate fails; a retried
+chunk aborted by the fencing does not).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from connect_core.embedded import KafkaCluster
+from tests.e2e.mm2_helpers import Mm2Process, eventually, write_properties
+from tests.e2e.test_backfill_lease import (
+    REMOTE,
+    SHORT_TRANSACTIONS,
+    TOPIC,
+    Backfill,
+    Progress,
+    committed_positions,
+    flow_props,
+    lease_of,
+    produce,
+    spark_python_workers,
+    until_exactly_once,
+)
+
+BACKLOG = 1_000_000
+
+
+@pytest.mark.spark
+def test_catch_up_after_an_outage_through_restarts_and_kills_is_exactly_once(
+        two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path) -> None:
+    a, b = two_clusters
+    for topic in (TOPIC, "other"):
+        a.create_topic(topic, 3)
+    produce(a, TOPIC, 0, 300)
+    props = flow_props(a, b, **SHORT_TRANSACTIONS)
+    config = write_properties(tmp_path / "mm2.properties", props)
+    before = Mm2Process(config, log_dir=tmp_path, name="mm2-before")
+    try:
+        until_exactly_once(a, b, TOPIC, REMOTE, 300, "the flow ran", before, timeout=120)
+        assert before.terminate(60) == 0, before.output()[-3000:]
+    finally:
+        before.close()
+    produce(a, TOPIC, 300, BACKLOG)  # the outage's backlog
+
+    progress = Progress(b, REMOTE, 3)
+    job = Backfill(config, tmp_path, name="first")
+    mm2: Mm2Process | None = None
+    rerun: Backfill | None = None
+    try:
+        eventually(lambda: lease_of(b) is not None, 180, "the job's lease")
+        mm2 = Mm2Process(config, log_dir=tmp_path)  # started during the backfill
+        eventually(lambda: progress() >= 300 + BACKLOG // 10, 240, "the job copies", mm2)
+        workers = eventually(lambda: spark_python_workers(job.proc.pid), 60, "a Spark python worker")
+        os.kill(workers[0], signal.SIGKILL)  # its task fails and is retried
+        eventually(lambda: progress() >= 300 + BACKLOG // 2, 240, "the job copies on", mm2)
+        job.kill()  # the whole backfill, half-way
+        assert lease_of(b) is not None, "killed while it held its lease"
+        done = sum(position + 1 for position in committed_positions(props, b).values())
+        assert done < 300 + BACKLOG, "killed before it finished"
+
+        rerun = Backfill(config, tmp_path, name="rerun")
+        rerun.finish()
+        assert lease_of(b) is None
+        produce(a, TOPIC, 2 * BACKLOG, 300)  # live tailing owns the topic afterwards
+        until_exactly_once(a, b, TOPIC, REMOTE, BACKLOG + 600, "every record exactly once, in order", mm2)
+        assert mm2.terminate(60) == 0, mm2.output()[-3000:]
+    finally:
+        progress.close()
+        job.close()
+        if rerun is not None:
+            rerun.close()
+        if mm2 is not None:
+            mm2.close()

@@ -1,0 +1,78 @@
+"""``mm2 backfill`` at fleet width: 400 topics x 5 partitions with a small backlog each, on ``local[2]``.
+
+The job cuts the 2,000 partitions into tasks of at most 50 (a transaction spans its task's partitions),
+so none outlives the producer's timeout, no task is retried, and the operator's terminal shows the
+job's own output only: no Python traceback, no Java stack (Spark's logs go to their own file). The
+time is printed (README: about 2 minutes here, most of it the test broker's transaction handling).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+import pytest
+from confluent_kafka import Producer
+from confluent_kafka.admin import NewTopic
+
+from connect_core.embedded import KafkaCluster
+from connect_core.kafka.client_logging import RDKAFKA_LOG
+from tests.e2e.mm2_helpers import mirrored_identically, mm2_command, mm2_properties, write_properties
+
+TOPICS, PARTITIONS, PER_PARTITION = 400, 5, 40
+_JAVA_FRAME = re.compile(r"^\s+at [\w$.]+\(.*\)$|^Caused by: |^\s*\.\.\. \d+ more$", re.MULTILINE)
+
+
+def create_topics(cluster: KafkaCluster, names: list[str], partitions: int) -> None:
+    admin = cluster.admin()
+    futures = admin.create_topics([NewTopic(n, partitions, 1) for n in names], request_timeout=60)
+    for future in futures.values():
+        future.result(60)
+
+
+def produce_small_backlogs(cluster: KafkaCluster, names: list[str], partitions: int, per_partition: int) -> None:
+    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "linger.ms": 20, "logger": RDKAFKA_LOG,
+                         "allow.auto.create.topics": False})
+    for name in names:
+        for p in range(partitions):
+            for i in range(per_partition):
+                while True:
+                    try:
+                        producer.produce(name, f"{name}-{p}-{i}".encode(), f"k{i}".encode(), partition=p)
+                        break
+                    except BufferError:
+                        producer.poll(0.05)
+    assert producer.flush(60) == 0
+
+
+@pytest.mark.e2e
+@pytest.mark.spark
+@pytest.mark.timeout(600)  # about 2 minutes alone on 2 cores (README): room for a busy machine
+def test_two_thousand_partitions_on_two_cores_no_retry_no_stack_on_the_terminal(
+        two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path) -> None:
+    a, b = two_clusters
+    names = [f"fleet-{i:03d}" for i in range(TOPICS)]
+    create_topics(a, names, PARTITIONS)
+    produce_small_backlogs(a, names, PARTITIONS, PER_PARTITION)
+    config = write_properties(tmp_path / "mm2.properties",
+                              mm2_properties({"A": a, "B": b}, ["A->B"], topics="fleet-.*"))
+    started = time.monotonic()
+    run = mm2_command("backfill", str(config), "--source", "A", "--target", "B", "--master", "local[2]", "--json",
+                      timeout=540)
+    took = time.monotonic() - started
+    terminal = run.stdout + run.stderr
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "Traceback" not in terminal, run.stderr[-3000:]
+    assert not _JAVA_FRAME.search(terminal), run.stderr[-3000:]
+    report = json.loads(run.stdout)
+    totals = report["totals"]
+    assert totals["partitions"] == TOPICS * PARTITIONS
+    assert totals["records_copied"] == TOPICS * PARTITIONS * PER_PARTITION
+    assert totals["tasks_retried"] == 0, totals
+    print(f"\n{TOPICS * PARTITIONS} partitions backfilled in {took:.1f} s (job {report['seconds']} s, "
+          f"longest transaction {totals['longest_transaction_seconds']} s, "
+          f"copy {report['copy_seconds']} s, {totals['tasks']} tasks)")
+    for name in (names[0], names[-1]):
+        assert mirrored_identically(a, name, b, f"A.{name}")
