@@ -159,7 +159,7 @@ def spark_python_processes(job: int) -> list[int]:
 def spark_python_workers(job: int) -> list[int]:
     """Python workers of the job's Spark: processes below it forked by the pyspark daemon."""
     pyspark = set(spark_python_processes(job))
-    return [pid for pid in pyspark if _parent_of(pid) in pyspark]  # forks share the daemon's command line
+    return [pid for pid in pyspark if _parent(pid) in pyspark]  # forks share the daemon's command line
 
 
 def _cmdline(pid: int) -> bytes:
@@ -167,13 +167,6 @@ def _cmdline(pid: int) -> bytes:
         return Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return b""
-
-
-def _parent_of(pid: int) -> int | None:
-    try:
-        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-    except (OSError, IndexError, ValueError):
-        return None
 
 
 class Backfill:
@@ -253,6 +246,16 @@ def tasks_hold(view: ConfigTopicView, topic: str) -> bool:
 
 def committed_positions(props: dict[str, str], b: KafkaCluster) -> dict[tuple[str, int], int]:
     return committed_offsets(resolve_flow(make_config(props), "A", "B"), b.topic_names())
+
+
+def run_the_flow_then_stop(a: KafkaCluster, b: KafkaCluster, config: Path, tmp_path: Path) -> None:
+    """``mm2 run`` mirrors the first 300 records of TOPIC, then stops cleanly: a flow that ran."""
+    before = Mm2Process(config, log_dir=tmp_path, name="mm2-before")
+    try:
+        until_exactly_once(a, b, TOPIC, REMOTE, 300, "the flow ran", before, timeout=120)
+        assert before.terminate(60) == 0, before.output()[-3000:]
+    finally:
+        before.close()
 
 
 def flow_props(a: KafkaCluster, b: KafkaCluster, **extra: str) -> dict[str, str]:
@@ -346,12 +349,7 @@ def test_restarting_mm2_run_during_a_backfill_keeps_the_exclusion(
     produce(a, "other", 0, 300)
     props = flow_props(a, b)
     config = write_properties(tmp_path / "mm2.properties", props)
-    before = Mm2Process(config, log_dir=tmp_path, name="mm2-before")
-    try:
-        until_exactly_once(a, b, TOPIC, REMOTE, 300, "the flow ran", before, timeout=120)
-        assert before.terminate(60) == 0, before.output()[-3000:]
-    finally:
-        before.close()
+    run_the_flow_then_stop(a, b, config, tmp_path)
     # the backlog piles up while the mirror is stopped (a running one would copy it before the job starts)
     produce(a, TOPIC, 300, PAUSED_BACKLOG)
     job = Backfill(config, tmp_path)
@@ -397,12 +395,7 @@ def test_a_killed_backfills_lease_expires_and_live_tailing_takes_over_exactly(
     produce(a, TOPIC, 0, 300)
     props = flow_props(a, b, **SHORT_TRANSACTIONS)
     config = write_properties(tmp_path / "mm2.properties", props)
-    before = Mm2Process(config, log_dir=tmp_path, name="mm2-before")
-    try:
-        until_exactly_once(a, b, TOPIC, REMOTE, 300, "the flow ran", before, timeout=120)
-        assert before.terminate(60) == 0, before.output()[-3000:]
-    finally:
-        before.close()
+    run_the_flow_then_stop(a, b, config, tmp_path)
     produce(a, TOPIC, 300, KILLED_BACKLOG)  # piled up while the mirror was stopped
     job: Backfill | None = None
     mm2: Mm2Process | None = None

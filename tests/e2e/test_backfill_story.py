@@ -28,6 +28,7 @@ from tests.e2e.test_backfill_lease import (
     flow_props,
     lease_of,
     produce,
+    run_the_flow_then_stop,
     spark_python_workers,
     until_exactly_once,
 )
@@ -44,12 +45,7 @@ def test_catch_up_after_an_outage_through_restarts_and_kills_is_exactly_once(
     produce(a, TOPIC, 0, 300)
     props = flow_props(a, b, **SHORT_TRANSACTIONS)
     config = write_properties(tmp_path / "mm2.properties", props)
-    before = Mm2Process(config, log_dir=tmp_path, name="mm2-before")
-    try:
-        until_exactly_once(a, b, TOPIC, REMOTE, 300, "the flow ran", before, timeout=120)
-        assert before.terminate(60) == 0, before.output()[-3000:]
-    finally:
-        before.close()
+    run_the_flow_then_stop(a, b, config, tmp_path)
     produce(a, TOPIC, 300, BACKLOG)  # the outage's backlog
 
     progress = Progress(b, REMOTE, 3)
