@@ -51,6 +51,29 @@ def wait_for(what: str, predicate: Callable[[], Any], timeout: float = 30.0) -> 
     raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
 
 
+def distributed_props(cluster: KafkaCluster, prefix: str, port: int, **extra: str) -> dict[str, str]:
+    """A distributed worker of group ``prefix`` on the test bed (short session, small internal topics)."""
+    return {
+        "bootstrap.servers": cluster.bootstrap_servers,
+        "group.id": prefix,
+        "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+        "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+        "config.storage.topic": f"{prefix}-configs",
+        "offset.storage.topic": f"{prefix}-offsets",
+        "status.storage.topic": f"{prefix}-status",
+        "config.storage.replication.factor": "-1",
+        "offset.storage.replication.factor": "-1",
+        "status.storage.replication.factor": "-1",
+        "offset.storage.partitions": "2",
+        "status.storage.partitions": "2",
+        "session.timeout.ms": "6000",
+        "heartbeat.interval.ms": "1000",
+        "scheduled.rebalance.max.delay.ms": "10000",
+        "listeners": f"http://127.0.0.1:{port}",
+        **extra,
+    }
+
+
 @pytest.fixture
 def workers(kafka_cluster: KafkaCluster) -> Iterator[list[tuple[DistributedWorker, str]]]:
     prefix = unique_name("dh")
@@ -58,24 +81,7 @@ def workers(kafka_cluster: KafkaCluster) -> Iterator[list[tuple[DistributedWorke
     try:
         for _ in range(2):
             port = free_port()
-            props = {
-                "bootstrap.servers": kafka_cluster.bootstrap_servers,
-                "group.id": prefix,
-                "key.converter": "org.apache.kafka.connect.storage.StringConverter",
-                "value.converter": "org.apache.kafka.connect.storage.StringConverter",
-                "config.storage.topic": f"{prefix}-configs",
-                "offset.storage.topic": f"{prefix}-offsets",
-                "status.storage.topic": f"{prefix}-status",
-                "config.storage.replication.factor": "-1",
-                "offset.storage.replication.factor": "-1",
-                "status.storage.replication.factor": "-1",
-                "offset.storage.partitions": "2",
-                "status.storage.partitions": "2",
-                "session.timeout.ms": "6000",
-                "heartbeat.interval.ms": "1000",
-                "scheduled.rebalance.max.delay.ms": "10000",
-                "listeners": f"http://127.0.0.1:{port}",
-            }
+            props = distributed_props(kafka_cluster, prefix, port)
             w = DistributedWorker(props)
             w.start()
             out.append((w, f"http://127.0.0.1:{port}"))

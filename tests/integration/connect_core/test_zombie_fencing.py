@@ -21,7 +21,13 @@ from connect_core.embedded import KafkaCluster, free_port, unique_name
 from connect_core.embedded.committed_reader import PartitionLog, read_topic_committed
 from connect_core.herder.distributed.session_key import signature_headers
 from mirror.cli.distributed_cmd import DistributedWorker
-from tests.integration.connect_core.test_distributed_herder import CONNECTOR, http, leader_and_follower, wait_for
+from tests.integration.connect_core.test_distributed_herder import (
+    CONNECTOR,
+    distributed_props,
+    http,
+    leader_and_follower,
+    wait_for,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
@@ -34,25 +40,7 @@ def start_workers(cluster: KafkaCluster, count: int, exactly_once: str) -> tuple
     try:
         for _ in range(count):
             port = free_port()
-            props = {
-                "bootstrap.servers": cluster.bootstrap_servers,
-                "group.id": prefix,
-                "key.converter": "org.apache.kafka.connect.storage.StringConverter",
-                "value.converter": "org.apache.kafka.connect.storage.StringConverter",
-                "config.storage.topic": f"{prefix}-configs",
-                "offset.storage.topic": f"{prefix}-offsets",
-                "status.storage.topic": f"{prefix}-status",
-                "config.storage.replication.factor": "-1",
-                "offset.storage.replication.factor": "-1",
-                "status.storage.replication.factor": "-1",
-                "offset.storage.partitions": "2",
-                "status.storage.partitions": "2",
-                "session.timeout.ms": "6000",
-                "heartbeat.interval.ms": "1000",
-                "scheduled.rebalance.max.delay.ms": "10000",
-                "exactly.once.source.support": exactly_once,
-                "listeners": f"http://127.0.0.1:{port}",
-            }
+            props = distributed_props(cluster, prefix, port, **{"exactly.once.source.support": exactly_once})
             w = DistributedWorker(props)
             out.append((w, f"http://127.0.0.1:{port}"))
             w.start()
