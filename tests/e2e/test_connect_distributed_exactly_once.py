@@ -126,3 +126,42 @@ def test_interval_boundary_commits_a_run_of_polls_every_interval(
     offsets = [json.loads(r.value) for log_ in read_topic_committed(kafka_cluster, offsets_topic).values()
                for r in log_.committed if r.key and json.loads(r.key)[0] == "lines" and r.value]
     assert offsets and offsets[-1] == {"position": source.stat().st_size}
+
+
+def test_connector_boundaries_commit_and_abort_where_the_task_asks(
+        eos_worker: tuple[WorkerProc, str], kafka_cluster: KafkaCluster, tmp_workdir: Path) -> None:
+    """No connector of the product defines its own transaction boundaries (as in Apache Kafka: neither
+    FileStreamSource nor MirrorMaker's do), so a FileStreamSource asked for them is refused with Java's
+    message, and a test connector (``tests.distributed_plugins``) ends its own transactions: 100 records,
+    10 per poll, a commit asked for every 20 records, except the third transaction, which it aborts."""
+    worker, offsets_topic = eos_worker
+    topic = unique_name("numbers")
+    kafka_cluster.create_topic(topic, 1)
+    refused = {"connector.class": "FileStreamSource", "file": str(tmp_workdir / "in.txt"), "topic": topic,
+               "transaction.boundary": "connector"}
+    code, body = http("PUT", f"{worker.base}/connectors/lines/config", refused, timeout=60)
+    assert code == 400, body
+    assert "The connector does not support connector-defined transaction boundaries with the given " \
+           "configuration. Please reconfigure it to use a different transaction boundary definition." \
+           in body["message"], body
+
+    config = {"connector.class": "tests.distributed_plugins:BoundarySourceConnector", "topic": topic,
+              "tasks.max": "1", "records": "100", "batch": "10", "commit.every": "20", "abort.at": "3",
+              "exactly.once.support": "required", "transaction.boundary": "connector"}
+    code, body = http("PUT", f"{worker.base}/connectors/numbers/config", config, timeout=60)
+    assert code == 201, body
+
+    def last_offset() -> int | None:
+        found = [json.loads(r.value)["n"] for log_ in read_topic_committed(kafka_cluster, offsets_topic).values()
+                 for r in log_.committed if r.key and json.loads(r.key)[0] == "numbers" and r.value]
+        return found[-1] if found else None
+
+    wait_for("the last record's offset committed", lambda: last_offset() == 99, 90)
+    log = read_topic_committed(kafka_cluster, topic)[0]
+    assert log.open == 0
+    # transactions 1, 2, 4 and 5 committed (a COMMIT marker after each), the third aborted (its ABORT marker)
+    # with its offsets kept in a transaction of their own: its records are never produced again
+    assert [r.value for r in log.committed] == [f"v-{n}".encode() for n in [*range(40), *range(60, 100)]]
+    assert log.aborted == 20
+    assert [commit for _offset, _pid, commit in log.markers] == [True, True, False, True, True]
+    assert [offset for offset, _pid, _commit in log.markers] == [20, 41, 62, 83, 104]
