@@ -135,8 +135,10 @@ def group_positions(layouts: dict[tuple[str, int], Layout], txn_topic: str) -> d
         return lay.source[i]
 
     def mid_transaction(lay: Layout) -> int:
-        return next(lay.source[i] for i in range(len(lay.copies) // 2, len(lay.copies) - 1)
-                    if lay.copies[i] - 1 == lay.copies[i - 1] and lay.copies[i] + 1 == lay.copies[i + 1])
+        # a copy with copies right before and after it, the one nearest the middle
+        inside = [i for i in range(1, len(lay.copies) - 1)
+                  if lay.copies[i] - 1 == lay.copies[i - 1] and lay.copies[i] + 1 == lay.copies[i + 1]]
+        return lay.source[min(inside, key=lambda i: abs(i - len(lay.copies) // 2))]
 
     def on_source_marker(lay: Layout) -> int:
         gaps = [lay.source[i] + 1 for i in range(len(lay.source) - 1) if lay.source[i + 1] > lay.source[i] + 1]
