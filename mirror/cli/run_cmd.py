@@ -30,6 +30,7 @@ from connect_core.config.providers import resolve_config_providers
 from connect_core.kafka.clients import admin_config, client_props, create_admin, text_props
 from connect_core.kafka.security import check_security
 from mirror.cli.errors import StartupError
+from mirror.cli.stop_request import StopRequest
 from mirror.driver.driver import make_config
 from mirror.driver.maker_config import (
     CHECKPOINT_CONNECTOR,
@@ -197,7 +198,7 @@ class _Signals:
     """First SIGTERM/SIGINT asks for a graceful stop; a second one exits at once."""
 
     def __init__(self) -> None:
-        self.stop = threading.Event()
+        self.stop = StopRequest()  # set from the handler: no lock may be taken there
         self._previous: dict[int, Any] = {}
 
     def install(self) -> None:
@@ -207,6 +208,7 @@ class _Signals:
     def restore(self) -> None:
         for sig, handler in self._previous.items():
             signal.signal(sig, handler)
+        self.stop.close()
 
     def _handle(self, signum: int, _frame: FrameType | None) -> None:
         if self.stop.is_set():
