@@ -2,8 +2,8 @@
 while a producer keeps writing to the source. Nothing the source holds may be missing on the target
 (in particular nothing the producer got acknowledged), each partition keeps its order, and the
 at-least-once duplicates are counted and printed. A third case runs the flow exactly-once
-(``B.exactly.once.source.support = enabled``): what a read_committed consumer of B reads holds no
-duplicate at all (the suite's reader applies the transaction markers, since Tansu shows aborted records).
+(``B.exactly.once.source.support = enabled``): B read as a read_committed consumer reads it (the suite's
+reader applies the transaction markers, since Tansu shows aborted records) holds no duplicate at all.
 
 The clusters are embedded Tansu brokers on durable storage (S3 on a local moto server), so a restarted
 broker has its topics, records and group offsets back, as a real one does. ``mm2 run`` runs with the
