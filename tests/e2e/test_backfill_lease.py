@@ -408,8 +408,7 @@ def test_a_killed_backfills_lease_expires_and_live_tailing_takes_over_exactly(
             eventually(lambda: progress() >= 300 + KILLED_BACKLOG // 3, 240, "the job copies", mm2)
         finally:
             progress.close()
-        job.kill()
-        assert lease_of(b) is not None, "a killed job leaves its lease behind"
+        job.kill()  # its lease stays behind until it expires (on a starved machine it may have expired already)
         eventually(lambda: "expired" in mm2.output(), 120, "mm2 run sees the lease expire", mm2)
         produce(a, TOPIC, 1_000_000, 300)
         until_exactly_once(a, b, TOPIC, REMOTE, KILLED_BACKLOG + 600,
