@@ -8,11 +8,13 @@ keystores (the JKS one with a key password of its own).
 
 from __future__ import annotations
 
+import fcntl
 import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 import trustme
 from cryptography import x509
 from cryptography.hazmat.primitives.serialization import (
@@ -53,8 +55,37 @@ def keytool() -> str:
     return found
 
 
+#: keytool's JVM only starts, converts a store and exits: C1 and one GC thread halve its CPU.
+_QUICK_JVM = ("-J-XX:TieredStopAtLevel=1", "-J-XX:+UseSerialGC")
+
+
 def _run(*args: str) -> None:
-    subprocess.run([keytool(), *args], check=True, capture_output=True, timeout=120)
+    subprocess.run([keytool(), *_QUICK_JVM, *args], check=True, capture_output=True, timeout=120)
+
+
+def _layout(root: Path) -> Pki:
+    return Pki(
+        dir=root, ca_pem=root / "ca.pem", server_cert=root / "server.pem", wrong_host_cert=root / "wrong-host.pem",
+        client_cert_pem=root / "client-cert.pem", client_key_pem=root / "client-key.pem",
+        client_key_encrypted_pem=root / "client-key-enc.pem", truststore_jks=root / "truststore.jks",
+        truststore_p12=root / "truststore.p12", keystore_p12=root / "keystore.p12", keystore_jks=root / "keystore.jks",
+        other_ca_pem=root / "other-ca.pem",
+    )
+
+
+def shared_pki(factory: pytest.TempPathFactory) -> Pki:
+    """One PKI for the whole run, made by the first test worker that needs it (the others wait on a file
+    lock and reuse it): five JVM starts per module and worker were a tenth of the unit tests' CPU.
+    Tests only read it; a test that needs a CA of its own calls :func:`make_pki`."""
+    base = factory.getbasetemp()
+    root = (base.parent if base.name.startswith("popen-gw") else base) / "shared-pki"
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (root / ".done").exists():
+            make_pki(root)
+            (root / ".done").touch()
+    return _layout(root)
 
 
 def make_pki(root: Path) -> Pki:
@@ -62,13 +93,7 @@ def make_pki(root: Path) -> Pki:
     root.mkdir(parents=True, exist_ok=True)
     ca = trustme.CA()
     other = trustme.CA()
-    p = Pki(
-        dir=root, ca_pem=root / "ca.pem", server_cert=root / "server.pem", wrong_host_cert=root / "wrong-host.pem",
-        client_cert_pem=root / "client-cert.pem", client_key_pem=root / "client-key.pem",
-        client_key_encrypted_pem=root / "client-key-enc.pem", truststore_jks=root / "truststore.jks",
-        truststore_p12=root / "truststore.p12", keystore_p12=root / "keystore.p12", keystore_jks=root / "keystore.jks",
-        other_ca_pem=root / "other-ca.pem",
-    )
+    p = _layout(root)
     ca.cert_pem.write_to_path(str(p.ca_pem))
     other.cert_pem.write_to_path(str(p.other_ca_pem))
     ca.issue_cert("127.0.0.1", "localhost").private_key_and_cert_chain_pem.write_to_path(str(p.server_cert))

@@ -107,8 +107,12 @@ class Mm2Process:
         self._log.close()
 
 
-def eventually(predicate: Callable[[], T], timeout: float, what: str, proc: Mm2Process | None = None) -> T:
-    """wait_for that shows the mm2 log tail when it times out (or when mm2 died)."""
+def eventually(predicate: Callable[[], T], timeout: float, what: str, proc: Mm2Process | None = None,
+               interval: float = 0.5) -> T:
+    """wait_for that shows the mm2 log tail when it times out (or when mm2 died).
+
+    ``interval``: seconds between looks; longer for a look that reads whole topics (CPU the others need).
+    """
 
     def check() -> T:
         if proc is not None and not proc.alive():
@@ -120,7 +124,7 @@ def eventually(predicate: Callable[[], T], timeout: float, what: str, proc: Mm2P
             return None  # type: ignore[return-value]
 
     try:
-        return wait_for(check, timeout, 0.5, what)
+        return wait_for(check, timeout, interval, what)
     except TimeoutError:
         tail = proc.output()[-4000:] if proc is not None else ""
         raise AssertionError(f"timed out after {timeout}s waiting for {what}\n{tail}") from None

@@ -71,11 +71,21 @@ def batches_between(cluster: KafkaCluster, topic: str, partition: int, low: int,
 LAST_DIFFERENCE: list[str] = [""]
 
 
-def exactly_once(source: KafkaCluster, target: KafkaCluster, topic: str, remote: str, total: int) -> bool:
-    """The target's committed records are the source's, per partition, in order, each once (and all ``total``)."""
+def source_values(source: KafkaCluster, topic: str) -> dict[int, list[bytes | None]]:
+    """Up to 600,000 records: a minute or more on a starved machine."""
+    return {p: [m.value() for m in msgs] for p, msgs in source.read_all(topic, timeout=180).items()}
+
+
+def exactly_once(source: KafkaCluster, target: KafkaCluster, topic: str, remote: str, total: int,
+                 src: dict[int, list[bytes | None]] | None = None) -> bool:
+    """The target's committed records are the source's, per partition, in order, each once (and all ``total``).
+
+    ``src``: the source's values when the caller already read them (a source no longer written to).
+    """
     if remote not in target.topic_names():
         return False
-    src = {p: [m.value() for m in msgs] for p, msgs in source.read_all(topic).items()}
+    if src is None:
+        src = source_values(source, topic)
     if sum(len(v) for v in src.values()) < total:
         return False
     logs = read_topic_committed(target, remote)
@@ -101,11 +111,16 @@ def exactly_once(source: KafkaCluster, target: KafkaCluster, topic: str, remote:
 
 def until_exactly_once(source: KafkaCluster, target: KafkaCluster, topic: str, remote: str, total: int, what: str,
                        proc: Mm2Process | None = None, timeout: float = 240) -> None:
-    """Waits on the cheap sign first (the target's end offsets reach ``total``), then on the full check."""
+    """Waits on the cheap sign first (the target's end offsets reach ``total``), then on the full check.
+
+    The source is no longer written to: it is read once; the target (up to a million records, parsed in
+    Python) is read every few seconds, not twice a second, so the copy it waits for gets the CPU.
+    """
     eventually(lambda: remote in target.topic_names() and sum(target.end_offsets(remote).values()) >= total,
                timeout, f"{what}: {total} records on the target", proc)
+    src = source_values(source, topic)
     try:
-        eventually(lambda: exactly_once(source, target, topic, remote, total), timeout, what, proc)
+        eventually(lambda: exactly_once(source, target, topic, remote, total, src), timeout, what, proc, interval=3.0)
     except AssertionError as e:
         raise AssertionError(f"{LAST_DIFFERENCE[0]}\n{e}") from None
 

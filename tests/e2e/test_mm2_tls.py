@@ -31,7 +31,7 @@ from tests.e2e.mm2_helpers import (
     write_properties,
 )
 from tests.tls_brokers import TlsCluster
-from tests.tls_pki import KEYSTORE_PASSWORD, TRUST_PASSWORD, Pki, make_pki
+from tests.tls_pki import KEYSTORE_PASSWORD, TRUST_PASSWORD, Pki, shared_pki
 
 pytestmark = pytest.mark.e2e
 
@@ -44,7 +44,7 @@ STARTUP_S = 90.0
 
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
-    return make_pki(tmp_path_factory.mktemp("pki"))
+    return shared_pki(tmp_path_factory)
 
 
 @pytest.fixture

@@ -13,15 +13,16 @@ from pathlib import Path
 
 import pytest
 
-# benchmarks: each starts its own brokers and times raw clients against the product; beside other tests
-# their timeouts (and their figures) would measure the neighbours, so they have the machine to themselves
-pytestmark = [pytest.mark.integration, pytest.mark.alone]
+# Smoke runs, not measurements: they check the harness and the lines it prints, never a figure's size, so
+# they run beside the other tests (their timeouts allow for a loaded machine). Real measurements are taken
+# with the benchmarks themselves on a quiet machine (bench/README).
+pytestmark = [pytest.mark.integration]
 
 ROOT = Path(__file__).resolve().parents[2]
 RATE = r"\s+[\d,]+ rec/s\s+[\d.]+ MB/s \(\d+ in [\d.]+ s\)"
 
 
-def run_bench(module: str, *args: str, timeout: float = 60.0) -> str:
+def run_bench(module: str, *args: str, timeout: float = 180.0) -> str:
     result = subprocess.run(
         [sys.executable, "-m", module, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
     )

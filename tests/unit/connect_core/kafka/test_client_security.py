@@ -22,14 +22,14 @@ from cryptography.hazmat.primitives import serialization
 from connect_core.api.errors import ConfigError
 from connect_core.kafka import jaas, security
 from connect_core.kafka.clients import admin_config, consumer_config, create_consumer, create_producer, producer_config
-from tests.tls_pki import KEY_PASSWORD, KEYSTORE_PASSWORD, PEM_KEY_PASSWORD, TRUST_PASSWORD, Pki, make_pki
+from tests.tls_pki import KEY_PASSWORD, KEYSTORE_PASSWORD, PEM_KEY_PASSWORD, TRUST_PASSWORD, Pki, shared_pki
 
 SSL = {"bootstrap.servers": "127.0.0.1:1", "security.protocol": "SSL"}
 
 
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
-    return make_pki(tmp_path_factory.mktemp("pki"))
+    return shared_pki(tmp_path_factory)
 
 
 @pytest.fixture(autouse=True)
