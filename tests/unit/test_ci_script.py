@@ -100,6 +100,7 @@ def test_without_promtool_it_installs_prometheus_then_the_test_extra_then_runs_p
         "python3 -m venv .venv",
         "venv-python -m pip install -q --upgrade pip",
         "venv-python -m pip install -q -e .[test]",
+        "venv-python -m pytest -p no:cacheprovider -q --collect-only",  # writes the bytecode caches once
         f"{PYTEST} tests/unit -x",
     ]
     assert (repo / ".venv" / "bin" / "python").exists()  # it ran in the repository, wherever it was called from
