@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS = ("bash", "dirname", "env", "cat", "chmod", "mkdir")
 PYTEST = "venv-python -m pytest -p no:cacheprovider -q -ra --durations=15 -n 10 --dist worksteal"
+ARCHIVE = ".ci/spark_class_archive.py"
 
 STUB = """#!/bin/bash
 echo "{name} $*" >> "$CALLS"
@@ -31,6 +33,7 @@ exit "${APT_EXIT:-0}"
 """
 VENV_PYTHON = """#!/bin/bash
 echo "venv-python $*" >> "$CALLS"
+echo "venv-python $* opts=$SPARK_SUBMIT_OPTS" >> "$CALLS.opts"
 exit 0
 """
 PYTHON3 = """if [ "$1 $2" = "-m venv" ]; then
@@ -80,7 +83,8 @@ def _run(repo: Path, env: dict[str, str], *args: str) -> tuple[subprocess.Comple
                          text=True, timeout=60, env=env, cwd="/")
     calls_file = Path(env["CALLS"])
     calls = calls_file.read_text().splitlines() if calls_file.exists() else []
-    return run, [c for c in calls if not c.startswith("id ")]
+    # the Spark class archive is written in the background: when its call lands is not the script's order
+    return run, [c for c in calls if not c.startswith("id ") and ARCHIVE not in c]
 
 
 def test_sandbox_path_really_lacks_promtool(tmp_path: Path) -> None:
@@ -104,6 +108,23 @@ def test_without_promtool_it_installs_prometheus_then_the_test_extra_then_runs_p
         f"{PYTEST} tests/unit -x",
     ]
     assert (repo / ".venv" / "bin" / "python").exists()  # it ran in the repository, wherever it was called from
+
+
+def test_spark_jvms_are_pointed_at_the_class_archive_that_is_written_in_the_background(tmp_path: Path) -> None:
+    repo, env = _sandbox(tmp_path, prometheus=True)
+    run, _ = _run(repo, env)
+    assert run.returncode == 0, run.stderr
+    archive = repo / ".venv" / "spark-classes.jsa"
+
+    def calls() -> list[str]:
+        return Path(env["CALLS"] + ".opts").read_text().splitlines()  # each call with the JVM options it had
+
+    deadline = time.monotonic() + 30
+    while not any(ARCHIVE in c for c in calls()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert f"venv-python {ARCHIVE} {archive} opts=" in "\n".join(calls())
+    run_line = next(c for c in calls() if c.startswith(PYTEST))
+    assert run_line.endswith(f"opts=-XX:SharedArchiveFile={archive} -Xlog:cds=off -Xlog:cds+dynamic=off")
 
 
 def test_with_prometheus_present_only_a_missing_stunnel4_is_installed(tmp_path: Path) -> None:
