@@ -33,6 +33,14 @@ _OFFSET_OUT_OF_RANGE = 1
 _STALE_LEADER = {3, 6, 74, 75, 100}  # unknown partition, not leader, fenced/unknown leader epoch, unknown topic id
 
 
+#: Tries of one exchange: a connection closed while idle or a moved leader costs one more.
+_ATTEMPTS = 3
+
+
+class _ExchangeFailed(ConnectError):
+    """A request got no answer (connection lost, timeout): worth one more try on a fresh connection."""
+
+
 @dataclass(frozen=True)
 class FetchedBatches:
     """One Fetch answer for one partition: the batches at or after the asked offset, in log order."""
@@ -59,22 +67,36 @@ class RawFetcher:
             client = KafkaNetClient(**self._configs)
             try:
                 client._manager.bootstrap(timeout_ms=self._timeout_ms)
-            except Exception:
+            except Exception as e:
                 client.close()
-                raise
+                raise ConnectError(f"Cannot reach the Kafka cluster at {self._configs['bootstrap_servers']}: "
+                                   f"{e}") from e
             self._client = client
         return self._client
 
     def _send(self, node_id: int, request: Any) -> Any:
+        """The answer; a failed exchange drops the client, so the next attempt connects afresh."""
         client = self._connected()
         try:
             return client.send_and_receive(node_id, request, timeout_ms=self._timeout_ms)
         except kafka_errors.KafkaError as e:
-            raise ConnectError(f"Request to broker {node_id} failed: {e}") from e
+            self._reset()
+            raise _ExchangeFailed(f"Request to broker {node_id} failed: {e}") from e
+
+    def _reset(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+        self._leaders.clear()
 
     def partitions(self, topic: str) -> list[int]:
         """The topic's partitions (their leaders are remembered for :meth:`fetch`)."""
         with self._lock:
+            for _attempt in range(_ATTEMPTS - 1):
+                try:
+                    return sorted(self._refresh(topic))
+                except _ExchangeFailed:
+                    continue  # a connection the broker closed while idle, a broker restarting
             return sorted(self._refresh(topic))
 
     def _refresh(self, topic: str) -> dict[int, int]:
@@ -98,13 +120,18 @@ class RawFetcher:
     def fetch(self, topic: str, partition: int, offset: int) -> FetchedBatches:
         """One Fetch from ``offset`` (the log start instead, should ``offset`` precede it)."""
         with self._lock:
-            for _attempt in range(3):
-                if (topic, partition) not in self._leaders:
-                    self._refresh(topic)
-                leader = self._leaders.get((topic, partition))
-                if leader is None or leader < 0:
-                    raise ConnectError(f"Partition {topic}-{partition} has no leader")
-                answer = self._send(leader, _fetch_request(topic, partition, offset))
+            last: Exception | None = None
+            for _attempt in range(_ATTEMPTS):
+                try:
+                    if (topic, partition) not in self._leaders:
+                        self._refresh(topic)
+                    leader = self._leaders.get((topic, partition))
+                    if leader is None or leader < 0:
+                        raise ConnectError(f"Partition {topic}-{partition} has no leader")
+                    answer = self._send(leader, _fetch_request(topic, partition, offset))
+                except _ExchangeFailed as e:
+                    last = e
+                    continue
                 data = answer.responses[0].partitions[0]
                 if data.error_code in _STALE_LEADER:
                     self._leaders.pop((topic, partition), None)
@@ -116,13 +143,11 @@ class RawFetcher:
                     raise ConnectError(f"Fetch of {topic}-{partition} at {offset} failed with error code "
                                        f"{data.error_code}")
                 return FetchedBatches(_batches(data.records, offset), data.high_watermark, data.log_start_offset)
-            raise ConnectError(f"Fetch of {topic}-{partition} at {offset} kept failing (leader moving?)")
+            raise ConnectError(f"Fetch of {topic}-{partition} at {offset} kept failing: {last or 'leader moving'}")
 
     def close(self) -> None:
         with self._lock:
-            if self._client is not None:
-                self._client.close()
-                self._client = None
+            self._reset()
 
 
 def _fetch_request(topic: str, partition: int, offset: int) -> Any:
