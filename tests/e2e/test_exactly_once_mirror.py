@@ -36,7 +36,11 @@ from tests.e2e.sequenced_producer import MirrorReport, SequencedProducer, compar
 
 PARTITIONS = 2
 RESTARTS = 2
-_FENCED = re.compile(r"MirrorSourceConnector-0 was fenced out")
+#: How an instance of the source task ends when a newer one took its transactional id: fenced; or, frozen
+#: inside its commit, with that commit failing (Tansu answers the fenced EndTxn with an error librdkafka
+#: retries until the call times out), never with it going through.
+_FENCED = re.compile(r"MirrorSourceConnector-0 was fenced out|"
+                     r"Failed to commit the transaction of task MirrorSourceConnector-0")
 #: B's Connect offsets topic for flows from A (MirrorMaker's default name), and the source task's keys in it.
 OFFSETS_TOPIC = "mm2-offsets.A.internal"
 _SOURCE_OFFSET_KEY = b'["MirrorSourceConnector",'
@@ -223,8 +227,8 @@ def test_a_thawed_zombie_is_fenced_and_the_copy_stays_exactly_once(
         zombie.proc.send_signal(signal.SIGCONT)  # thawed: it still believes it runs the task
         assert zombie is not None
         # Two instances of the task now hold the same transactional id: one of them fails as fenced (the
-        # thawed one, as soon as it writes; or, should its herder restart it first, the other one).
-        fenced = eventually(lambda: next((n for n in (zombie, survivor) if _FENCED.search(n.output())), None), 120,
+        # thawed one, whose commit cannot go through; or, should its herder restart it first, the other one).
+        fenced = eventually(lambda: next((n for n in (zombie, survivor) if _FENCED.search(n.output())), None), 180,
                             "a task instance failing as fenced", survivor)
         # A failed task stays FAILED where it failed; the operator takes that node out, and the other node
         # runs the task again from what its committed transactions recorded.
