@@ -437,6 +437,7 @@ def test_a_killed_backfills_lease_expires_and_live_tailing_takes_over_exactly(
 
 
 @pytest.mark.spark
+@pytest.mark.timeout(600)  # two jobs over 600,000 records and an mm2 run: over 3 minutes beside the suite
 def test_a_rerun_after_a_killed_backfill_resumes_from_what_committed_and_release_frees_a_lease(
         two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path) -> None:
     a, b = two_clusters

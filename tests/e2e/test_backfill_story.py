@@ -37,6 +37,7 @@ BACKLOG = 1_000_000
 
 
 @pytest.mark.spark
+@pytest.mark.timeout(600)  # a million records through two jobs and three mm2 runs: 3 minutes beside the suite
 def test_catch_up_after_an_outage_through_restarts_and_kills_is_exactly_once(
         two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path) -> None:
     a, b = two_clusters
