@@ -11,51 +11,32 @@ a Kafka broker and client do together:
 * nothing at or after the first record of a still-open transaction is readable (the last stable offset).
 
 The same answer holds on Apache Kafka, so tests that use it need no capability gate. Batches are parsed
-by kafka-python's record classes (compression included); only the Fetch exchange is ours.
+by kafka-python's record classes (compression included); the rule is the product's
+(:mod:`connect_core.kafka.transaction_markers`, which the exactly-once offset store applies too); only the
+Fetch exchange over a plain socket is the test reader's own.
 """
 
 from __future__ import annotations
 
 import socket
 import struct
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from kafka.record import MemoryRecords  # type: ignore[import-untyped]
 
-if TYPE_CHECKING:
-    from connect_core.embedded.cluster import KafkaCluster
+from connect_core.kafka.transaction_markers import CommittedRecord, PartitionLog, apply_read_committed
 
 if TYPE_CHECKING:
     from connect_core.embedded.cluster import KafkaCluster
+
+__all__ = ["CommittedRecord", "FetchError", "PartitionLog", "apply_read_committed", "committed_values", "leaders",
+           "read_committed", "read_topic_committed"]
 
 _FETCH_KEY, _FETCH_VERSION = 1, 4
 _READ_UNCOMMITTED = 0
 _MAX_BYTES = 16 * 1024 * 1024
 _MAX_WAIT_MS = 500  # Tansu answers a short wait late or not at all on partitions of many batches
-
-
-@dataclass(frozen=True)
-class CommittedRecord:
-    """A record a read_committed consumer would see (headers as (key, value) pairs)."""
-
-    offset: int
-    key: bytes | None
-    value: bytes | None
-    headers: tuple[tuple[str, bytes | None], ...]
-    timestamp: int
-
-
-@dataclass
-class PartitionLog:
-    """What one partition holds, split by the transaction rule."""
-
-    committed: list[CommittedRecord] = field(default_factory=list)
-    aborted: int = 0  # records dropped because an ABORT marker of their producer follows them
-    open: int = 0  # records of transactions with no marker yet (past the last stable offset)
-    markers: list[tuple[int, int, bool]] = field(default_factory=list)  # (offset, producer id, commit?)
-    high_watermark: int = 0
 
 
 class FetchError(RuntimeError):
@@ -133,39 +114,6 @@ def _raw_batches(bootstrap: str, topic: str, partition: int, timeout_s: float) -
             if not advanced:
                 raise TimeoutError(f"Fetch of {topic}-{partition} at {offset} returned nothing below the high "
                                    f"watermark {high_watermark}")
-
-
-def apply_read_committed(batches: Iterable[Any]) -> PartitionLog:
-    """Kafka's read_committed rule over batches in log order (pure: no I/O)."""
-    log = PartitionLog()
-    pending: dict[int, list[tuple[int, Any]]] = {}  # producer id -> (batch position, batch) awaiting a marker
-    fate: dict[int, bool] = {}  # batch position -> committed?
-    ordered: list[Any] = []
-    for batch in batches:
-        position = len(ordered)
-        ordered.append(batch)
-        if batch.is_control_batch:
-            for marker in batch:
-                commit = bool(marker.commit)
-                log.markers.append((marker.offset, batch.producer_id, commit))
-                for waiting, _ in pending.pop(batch.producer_id, []):
-                    fate[waiting] = commit
-        elif batch.is_transactional:
-            pending.setdefault(batch.producer_id, []).append((position, batch))
-    first_open = min((pos for waiting in pending.values() for pos, _ in waiting), default=len(ordered))
-    for position, batch in enumerate(ordered):
-        if batch.is_control_batch:
-            continue
-        records = list(batch)
-        if position >= first_open:
-            log.open += len(records)
-        elif batch.is_transactional and not fate[position]:
-            log.aborted += len(records)
-        else:
-            log.committed.extend(
-                CommittedRecord(r.offset, r.key, r.value, tuple(r.headers), r.timestamp) for r in records
-            )
-    return log
 
 
 def read_committed(bootstrap: str, topic: str, partition: int, timeout_s: float = 30.0) -> PartitionLog:

@@ -92,7 +92,8 @@ def build_distributed_herder(
             kafka_cluster_id = admin.cluster_id()
         except Exception as e:  # REST reports null, as Java does when the lookup fails
             log.warning("Could not look up the Kafka cluster id: %s", e)
-    offset_store = KafkaOffsetBackingStore.from_worker_config(props, admin=admin)
+    offset_store = KafkaOffsetBackingStore.from_worker_config(props, admin=admin,
+                                                              exactly_once=config.exactly_once_source_enabled)
     status_store = KafkaStatusBackingStore.from_worker_config(props, admin=admin)
     config_store = KafkaConfigBackingStore.from_worker_config(props, admin=admin)
     task_metrics = runtime_metrics.for_task if runtime_metrics is not None else None

@@ -1,0 +1,147 @@
+"""Raw record batches of a partition, control batches included, through kafka-python's network client.
+
+librdkafka hides transaction markers from applications; reading them takes a Fetch request of our own
+(isolation level read_uncommitted) to the partition's leader. kafka-python's client carries the
+worker's security settings (TLS, SASL: :func:`connect_core.kafka.security.kafka_python_security`), so
+this works on secured clusters as the rest of the worker does. The client is driven on the caller's
+thread (no I/O thread) and serialised by a lock: reads are rare (offset lookups), never per record.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kafka import errors as kafka_errors
+from kafka.net.compat import KafkaNetClient
+from kafka.protocol.consumer import FetchRequest
+from kafka.protocol.metadata import MetadataRequest
+from kafka.record import MemoryRecords  # type: ignore[import-untyped]
+
+from connect_core.api.errors import ConnectError
+
+_READ_UNCOMMITTED = 0
+_MAX_BYTES = 8 * 1024 * 1024
+#: Tansu answers a short fetch wait late or not at all on partitions of many batches (broker-notes.md).
+_MAX_WAIT_MS = 500
+#: The last Fetch version that names topics (v13 on carries topic ids only).
+_FETCH_MAX_VERSION = 12
+_OFFSET_OUT_OF_RANGE = 1
+#: Errors after which the partition's leader is looked up again.
+_STALE_LEADER = {3, 6, 74, 75, 100}  # unknown partition, not leader, fenced/unknown leader epoch, unknown topic id
+
+
+@dataclass(frozen=True)
+class FetchedBatches:
+    """One Fetch answer for one partition: the batches at or after the asked offset, in log order."""
+
+    batches: list[Any]  # kafka-python record batches (``DefaultRecordBatch``)
+    high_watermark: int
+    log_start_offset: int
+
+
+class RawFetcher:
+    """Fetches raw batches (read_uncommitted) of one topic's partitions from their leaders."""
+
+    def __init__(self, bootstrap_servers: str, client_configs: Mapping[str, Any], client_id: str,
+                 request_timeout_s: float = 30.0) -> None:
+        self._configs = {"bootstrap_servers": bootstrap_servers, "client_id": client_id,
+                         "request_timeout_ms": int(request_timeout_s * 1000), **dict(client_configs)}
+        self._timeout_ms = int(request_timeout_s * 1000)
+        self._client: KafkaNetClient | None = None
+        self._leaders: dict[tuple[str, int], int] = {}
+        self._lock = threading.Lock()
+
+    def _connected(self) -> KafkaNetClient:
+        if self._client is None:
+            client = KafkaNetClient(**self._configs)
+            try:
+                client._manager.bootstrap(timeout_ms=self._timeout_ms)
+            except Exception:
+                client.close()
+                raise
+            self._client = client
+        return self._client
+
+    def _send(self, node_id: int, request: Any) -> Any:
+        client = self._connected()
+        try:
+            return client.send_and_receive(node_id, request, timeout_ms=self._timeout_ms)
+        except kafka_errors.KafkaError as e:
+            raise ConnectError(f"Request to broker {node_id} failed: {e}") from e
+
+    def partitions(self, topic: str) -> list[int]:
+        """The topic's partitions (their leaders are remembered for :meth:`fetch`)."""
+        with self._lock:
+            return sorted(self._refresh(topic))
+
+    def _refresh(self, topic: str) -> dict[int, int]:
+        client = self._connected()
+        node = client.least_loaded_node(bootstrap_fallback=True)
+        # allow_auto_topic_creation=False: Tansu creates a topic a metadata request names otherwise
+        request = MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=topic)],
+                                  allow_auto_topic_creation=False, include_cluster_authorized_operations=False,
+                                  include_topic_authorized_operations=False)
+        response = self._send(node, request)
+        client.cluster.update_metadata(response)
+        found = {t.name: t for t in response.topics}
+        if topic not in found or found[topic].error_code:
+            code = found[topic].error_code if topic in found else "none"
+            raise ConnectError(f"No metadata for topic {topic} (error code {code})")
+        leaders = {p.partition_index: p.leader_id for p in found[topic].partitions}
+        for partition, leader in leaders.items():
+            self._leaders[(topic, partition)] = leader
+        return leaders
+
+    def fetch(self, topic: str, partition: int, offset: int) -> FetchedBatches:
+        """One Fetch from ``offset`` (the log start instead, should ``offset`` precede it)."""
+        with self._lock:
+            for _attempt in range(3):
+                if (topic, partition) not in self._leaders:
+                    self._refresh(topic)
+                leader = self._leaders.get((topic, partition))
+                if leader is None or leader < 0:
+                    raise ConnectError(f"Partition {topic}-{partition} has no leader")
+                answer = self._send(leader, _fetch_request(topic, partition, offset))
+                data = answer.responses[0].partitions[0]
+                if data.error_code in _STALE_LEADER:
+                    self._leaders.pop((topic, partition), None)
+                    continue
+                if data.error_code == _OFFSET_OUT_OF_RANGE and data.log_start_offset > offset:
+                    offset = data.log_start_offset
+                    continue
+                if data.error_code:
+                    raise ConnectError(f"Fetch of {topic}-{partition} at {offset} failed with error code "
+                                       f"{data.error_code}")
+                return FetchedBatches(_batches(data.records, offset), data.high_watermark, data.log_start_offset)
+            raise ConnectError(f"Fetch of {topic}-{partition} at {offset} kept failing (leader moving?)")
+
+    def close(self) -> None:
+        with self._lock:
+            if self._client is not None:
+                self._client.close()
+                self._client = None
+
+
+def _fetch_request(topic: str, partition: int, offset: int) -> Any:
+    part = FetchRequest.FetchTopic.FetchPartition(partition=partition, current_leader_epoch=-1, fetch_offset=offset,
+                                                  last_fetched_epoch=-1, log_start_offset=-1,
+                                                  partition_max_bytes=_MAX_BYTES)
+    return FetchRequest(replica_id=-1, max_wait_ms=_MAX_WAIT_MS, min_bytes=1, max_bytes=_MAX_BYTES,
+                        isolation_level=_READ_UNCOMMITTED, session_id=0, session_epoch=-1,
+                        topics=[FetchRequest.FetchTopic(topic=topic, partitions=[part])], forgotten_topics_data=[],
+                        rack_id="", max_version=_FETCH_MAX_VERSION)
+
+
+def _batches(records: bytes | None, offset: int) -> list[Any]:
+    """The whole batches of a Fetch answer past ``offset`` (a broker may repeat one from before it)."""
+    if not records:
+        return []
+    memory = MemoryRecords(records)
+    batches: list[Any] = []
+    while (batch := memory.next_batch()) is not None:
+        if batch.next_offset > offset:
+            batches.append(batch)
+    return batches

@@ -1,0 +1,85 @@
+"""The offsets topic as a read_committed consumer sees it, decided from the transaction markers in the log.
+
+An exactly-once worker's source offsets are written inside the tasks' transactions. The worker's
+offset store reads them with ``isolation.level=read_committed`` (as Java's), which hides an aborted
+offset record only if the broker lists aborted transactions in its fetch answers; Tansu does not. A
+task that took over from a frozen instance (a zombie whose open transaction its
+``init_transactions`` just aborted) would then resume from the zombie's aborted offset and skip the
+aborted records: lost on the target. This view applies the rule itself
+(:mod:`connect_core.kafka.transaction_markers`) over raw batches, so its answer is Kafka's on any
+broker. It is incremental: per partition a position and the batches still waiting for a marker; each
+lookup catches up from there to the high watermark.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any, Self
+
+from connect_core.api.errors import ConnectError
+from connect_core.kafka.clients import text_props
+from connect_core.kafka.raw_fetch import RawFetcher
+from connect_core.kafka.security import kafka_python_security
+from connect_core.kafka.transaction_markers import ReadCommittedFilter
+from connect_core.storage.memory import OffsetTable
+
+
+class _PartitionState:
+    def __init__(self) -> None:
+        self.position = 0
+        self.rule = ReadCommittedFilter()
+
+
+class CommittedOffsetView:
+    """Last committed value per offset key of one offsets topic (see the module docstring)."""
+
+    def __init__(self, topic: str, fetcher: RawFetcher, timeout_s: float) -> None:
+        self.topic = topic
+        self._fetcher = fetcher
+        self._timeout_s = timeout_s
+        self._table = OffsetTable()
+        self._partitions: dict[int, _PartitionState] = {}
+        self._lock = threading.Lock()
+
+    @classmethod
+    def for_client_props(cls, topic: str, client_props: Mapping[str, Any], timeout_s: float) -> Self:
+        """A view reading through a kafka-python client with the store's bootstrap servers and security."""
+        props = text_props(client_props)
+        fetcher = RawFetcher(props.get("bootstrap.servers", ""), kafka_python_security(props),
+                             client_id=str(props.get("client.id") or f"connect-offsets-{topic}"),
+                             request_timeout_s=timeout_s)
+        return cls(topic, fetcher, timeout_s)
+
+    def get(self, keys: list[bytes]) -> dict[bytes, bytes | None]:
+        with self._lock:
+            self._catch_up()
+            return self._table.get(keys)
+
+    def connector_partitions(self, connector: str) -> list[dict[str, Any]]:
+        with self._lock:
+            self._catch_up()
+            return self._table.connector_partitions(connector)
+
+    def close(self) -> None:
+        self._fetcher.close()
+
+    def _catch_up(self) -> None:
+        """Read every partition to its current high watermark, applying what became readable."""
+        deadline = time.monotonic() + self._timeout_s
+        if not self._partitions:
+            self._partitions = {p: _PartitionState() for p in self._fetcher.partitions(self.topic)}
+        for partition, state in self._partitions.items():
+            while True:
+                answer = self._fetcher.fetch(self.topic, partition, state.position)
+                state.position = max(state.position, answer.log_start_offset)
+                for batch in answer.batches:
+                    for record in state.rule.add(batch):
+                        self._table.apply(record.key, record.value)
+                    state.position = batch.next_offset
+                if state.position >= answer.high_watermark:
+                    break
+                if time.monotonic() >= deadline:
+                    raise ConnectError(f"Timed out reading offsets topic {self.topic} to its end (partition "
+                                       f"{partition} at {state.position} of {answer.high_watermark})")
