@@ -66,11 +66,26 @@ class RawFetcher:
         return self._client
 
     def _send(self, node_id: int, request: Any) -> Any:
-        client = self._connected()
-        try:
-            return client.send_and_receive(node_id, request, timeout_ms=self._timeout_ms)
-        except kafka_errors.KafkaError as e:
-            raise ConnectError(f"Request to broker {node_id} failed: {e}") from e
+        for attempt in range(2):
+            client = self._connected()
+            try:
+                return client.send_and_receive(node_id, request, timeout_ms=self._timeout_ms)
+            except kafka_errors.KafkaConnectionError as e:
+                # A broker restarted since the last read leaves a dead connection behind: connect anew, once.
+                self._drop_client()
+                if attempt:
+                    raise ConnectError(f"Request to broker {node_id} failed: {e}") from e
+            except kafka_errors.KafkaError as e:
+                raise ConnectError(f"Request to broker {node_id} failed: {e}") from e
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _drop_client(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            try:
+                client.close()
+            except Exception:  # a dead connection may not close cleanly: it is being replaced anyway
+                pass
 
     def partitions(self, topic: str) -> list[int]:
         """The topic's partitions (their leaders are remembered for :meth:`fetch`)."""
