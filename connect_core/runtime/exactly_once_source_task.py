@@ -461,6 +461,14 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
 
     def _close_clients(self) -> None:
         self._abort_quietly()
+        if self._failed or self.restart_cause is not None:
+            # Nothing of this producer's epoch may reach the broker once it gave up: a record it kept
+            # retrying would land after the successor's init_transactions aborted the transaction, as an
+            # open transaction nobody ends (Tansu then holds read_committed readers before it for good).
+            try:
+                self.producer.purge()
+            except Exception as e:
+                log.debug("Task %s could not purge its producer: %s", self.id, e)
         super()._close_clients()
 
     def __repr__(self) -> str:
