@@ -23,14 +23,23 @@ from kafka.record import MemoryRecords  # type: ignore[import-untyped]
 from connect_core.api.errors import ConnectError
 
 _READ_UNCOMMITTED = 0
-_MAX_BYTES = 8 * 1024 * 1024
-#: Tansu answers a short fetch wait late or not at all on partitions of many batches (broker-notes.md).
-_MAX_WAIT_MS = 500
+_MAX_BYTES = 16 * 1024 * 1024
+_PARTITION_MAX_BYTES = 1024 * 1024
+#: kafka-python refuses answers above 1 MB by default; a broker may exceed the asked size by a batch or more.
+_MAX_FRAME = 128 * 1024 * 1024
 #: The last Fetch version that names topics (v13 on carries topic ids only).
 _FETCH_MAX_VERSION = 12
 _OFFSET_OUT_OF_RANGE = 1
 #: Errors after which the partition's leader is looked up again.
 _STALE_LEADER = {3, 6, 74, 75, 100}  # unknown partition, not leader, fenced/unknown leader epoch, unknown topic id
+
+
+#: Tries of one exchange: a connection closed while idle or a moved leader costs one more.
+_ATTEMPTS = 3
+
+
+class _ExchangeFailed(ConnectError):
+    """A request got no answer (connection lost, timeout): worth one more try on a fresh connection."""
 
 
 @dataclass(frozen=True)
@@ -48,7 +57,8 @@ class RawFetcher:
     def __init__(self, bootstrap_servers: str, client_configs: Mapping[str, Any], client_id: str,
                  request_timeout_s: float = 30.0) -> None:
         self._configs = {"bootstrap_servers": bootstrap_servers, "client_id": client_id,
-                         "request_timeout_ms": int(request_timeout_s * 1000), **dict(client_configs)}
+                         "request_timeout_ms": int(request_timeout_s * 1000), "receive_message_max_bytes": _MAX_FRAME,
+                         **dict(client_configs)}
         self._timeout_ms = int(request_timeout_s * 1000)
         self._client: KafkaNetClient | None = None
         self._leaders: dict[tuple[str, int], int] = {}
@@ -59,37 +69,36 @@ class RawFetcher:
             client = KafkaNetClient(**self._configs)
             try:
                 client._manager.bootstrap(timeout_ms=self._timeout_ms)
-            except Exception:
+            except Exception as e:
                 client.close()
-                raise
+                raise ConnectError(f"Cannot reach the Kafka cluster at {self._configs['bootstrap_servers']}: "
+                                   f"{e}") from e
             self._client = client
         return self._client
 
     def _send(self, node_id: int, request: Any) -> Any:
-        for attempt in range(2):
-            client = self._connected()
-            try:
-                return client.send_and_receive(node_id, request, timeout_ms=self._timeout_ms)
-            except kafka_errors.KafkaConnectionError as e:
-                # A broker restarted since the last read leaves a dead connection behind: connect anew, once.
-                self._drop_client()
-                if attempt:
-                    raise ConnectError(f"Request to broker {node_id} failed: {e}") from e
-            except kafka_errors.KafkaError as e:
-                raise ConnectError(f"Request to broker {node_id} failed: {e}") from e
-        raise AssertionError("unreachable")  # pragma: no cover
+        """The answer; a failed exchange drops the client, so the next attempt connects afresh."""
+        client = self._connected()
+        try:
+            return client.send_and_receive(node_id, request, timeout_ms=self._timeout_ms)
+        except kafka_errors.KafkaError as e:
+            self._reset()
+            raise _ExchangeFailed(f"Request to broker {node_id} failed: {e}") from e
 
-    def _drop_client(self) -> None:
-        client, self._client = self._client, None
-        if client is not None:
-            try:
-                client.close()
-            except Exception:  # a dead connection may not close cleanly: it is being replaced anyway
-                pass
+    def _reset(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+        self._leaders.clear()
 
     def partitions(self, topic: str) -> list[int]:
         """The topic's partitions (their leaders are remembered for :meth:`fetch`)."""
         with self._lock:
+            for _attempt in range(_ATTEMPTS - 1):
+                try:
+                    return sorted(self._refresh(topic))
+                except _ExchangeFailed:
+                    continue  # a connection the broker closed while idle, a broker restarting
             return sorted(self._refresh(topic))
 
     def _refresh(self, topic: str) -> dict[int, int]:
@@ -110,43 +119,67 @@ class RawFetcher:
             self._leaders[(topic, partition)] = leader
         return leaders
 
-    def fetch(self, topic: str, partition: int, offset: int) -> FetchedBatches:
-        """One Fetch from ``offset`` (the log start instead, should ``offset`` precede it)."""
+    def fetch(self, topic: str, positions: Mapping[int, int], max_wait_ms: int) -> dict[int, FetchedBatches]:
+        """One Fetch per leader for every partition in ``positions`` (partition -> offset).
+
+        A partition whose offset precedes the log start is read from the log start. ``max_wait_ms``
+        bounds the broker's wait when there is nothing new; Tansu also stops scanning a partition of
+        many batches when it runs out, so a caller that got nothing below the high watermark asks
+        again with a longer wait.
+        """
         with self._lock:
-            for _attempt in range(3):
-                if (topic, partition) not in self._leaders:
-                    self._refresh(topic)
-                leader = self._leaders.get((topic, partition))
-                if leader is None or leader < 0:
-                    raise ConnectError(f"Partition {topic}-{partition} has no leader")
-                answer = self._send(leader, _fetch_request(topic, partition, offset))
-                data = answer.responses[0].partitions[0]
-                if data.error_code in _STALE_LEADER:
-                    self._leaders.pop((topic, partition), None)
+            wanted = dict(positions)
+            out: dict[int, FetchedBatches] = {}
+            last: Exception | None = None
+            for _attempt in range(_ATTEMPTS):
+                if not wanted:
+                    return out
+                try:
+                    missing = [p for p in wanted if (topic, p) not in self._leaders]
+                    if missing:
+                        self._refresh(topic)
+                    by_leader: dict[int, dict[int, int]] = {}
+                    for partition, offset in wanted.items():
+                        leader = self._leaders.get((topic, partition))
+                        if leader is None or leader < 0:
+                            raise ConnectError(f"Partition {topic}-{partition} has no leader")
+                        by_leader.setdefault(leader, {})[partition] = offset
+                    answers = [self._send(leader, _fetch_request(topic, parts, max_wait_ms))
+                               for leader, parts in by_leader.items()]
+                except _ExchangeFailed as e:
+                    last = e
                     continue
-                if data.error_code == _OFFSET_OUT_OF_RANGE and data.log_start_offset > offset:
-                    offset = data.log_start_offset
-                    continue
-                if data.error_code:
-                    raise ConnectError(f"Fetch of {topic}-{partition} at {offset} failed with error code "
-                                       f"{data.error_code}")
-                return FetchedBatches(_batches(data.records, offset), data.high_watermark, data.log_start_offset)
-            raise ConnectError(f"Fetch of {topic}-{partition} at {offset} kept failing (leader moving?)")
+                for answer in answers:
+                    for data in (d for t in answer.responses for d in t.partitions):
+                        partition, offset = data.partition_index, wanted[data.partition_index]
+                        if data.error_code in _STALE_LEADER:
+                            self._leaders.pop((topic, partition), None)
+                        elif data.error_code == _OFFSET_OUT_OF_RANGE and data.log_start_offset > offset:
+                            wanted[partition] = data.log_start_offset
+                        elif data.error_code:
+                            raise ConnectError(f"Fetch of {topic}-{partition} at {offset} failed with error code "
+                                               f"{data.error_code}")
+                        else:
+                            out[partition] = FetchedBatches(_batches(data.records, offset), data.high_watermark,
+                                                            data.log_start_offset)
+                            del wanted[partition]
+            if not wanted:
+                return out
+            raise ConnectError(f"Fetch of {topic} partitions {sorted(wanted)} kept failing: {last or 'leader moving'}")
 
     def close(self) -> None:
         with self._lock:
-            if self._client is not None:
-                self._client.close()
-                self._client = None
+            self._reset()
 
 
-def _fetch_request(topic: str, partition: int, offset: int) -> Any:
-    part = FetchRequest.FetchTopic.FetchPartition(partition=partition, current_leader_epoch=-1, fetch_offset=offset,
-                                                  last_fetched_epoch=-1, log_start_offset=-1,
-                                                  partition_max_bytes=_MAX_BYTES)
-    return FetchRequest(replica_id=-1, max_wait_ms=_MAX_WAIT_MS, min_bytes=1, max_bytes=_MAX_BYTES,
+def _fetch_request(topic: str, positions: Mapping[int, int], max_wait_ms: int) -> Any:
+    parts = [FetchRequest.FetchTopic.FetchPartition(partition=partition, current_leader_epoch=-1, fetch_offset=offset,
+                                                    last_fetched_epoch=-1, log_start_offset=-1,
+                                                    partition_max_bytes=_PARTITION_MAX_BYTES)
+             for partition, offset in positions.items()]
+    return FetchRequest(replica_id=-1, max_wait_ms=max_wait_ms, min_bytes=1, max_bytes=_MAX_BYTES,
                         isolation_level=_READ_UNCOMMITTED, session_id=0, session_epoch=-1,
-                        topics=[FetchRequest.FetchTopic(topic=topic, partitions=[part])], forgotten_topics_data=[],
+                        topics=[FetchRequest.FetchTopic(topic=topic, partitions=parts)], forgotten_topics_data=[],
                         rack_id="", max_version=_FETCH_MAX_VERSION)
 
 

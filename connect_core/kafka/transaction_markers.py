@@ -65,6 +65,7 @@ class PartitionLog:
     committed: list[CommittedRecord] = field(default_factory=list)
     aborted: int = 0  # records dropped because an ABORT marker of their producer follows them
     open: int = 0  # records of transactions with no marker yet, and every record after the first of them
+    undecided: list[CommittedRecord] = field(default_factory=list)  # the records of transactions still open
     markers: list[tuple[int, int, bool]] = field(default_factory=list)  # (offset, producer id, commit?)
     high_watermark: int = 0
 
@@ -95,6 +96,10 @@ class ReadCommittedFilter:
     def open(self) -> int:
         """Records not readable yet (past the last stable offset)."""
         return sum(len(h.records) for h in self._held)
+
+    def undecided(self) -> list[CommittedRecord]:
+        """The records of transactions with no marker yet, in offset order."""
+        return [r for held in self._held if held.fate is None for r in held.records]
 
     def add(self, batch: BatchLike) -> list[CommittedRecord]:
         """Take the next batch of the log; the records this makes readable."""
@@ -131,5 +136,5 @@ def apply_read_committed(batches: Iterable[BatchLike]) -> PartitionLog:
     log = PartitionLog()
     for batch in batches:
         log.committed.extend(rule.add(batch))
-    log.aborted, log.open, log.markers = rule.aborted, rule.open, rule.markers
+    log.aborted, log.open, log.markers, log.undecided = rule.aborted, rule.open, rule.markers, rule.undecided()
     return log

@@ -25,6 +25,11 @@ from connect_core.kafka.security import kafka_python_security
 from connect_core.kafka.transaction_markers import ReadCommittedFilter
 from connect_core.storage.memory import OffsetTable
 
+#: The broker's wait for a partition with nothing new: every lookup pays it once when all is read (Tansu
+#: waits it out even then); a partition of many batches that answered nothing gets a longer one.
+FIRST_WAIT_MS = 20
+LONGEST_WAIT_MS = 5000
+
 
 class _PartitionState:
     def __init__(self) -> None:
@@ -70,16 +75,25 @@ class CommittedOffsetView:
         deadline = time.monotonic() + self._timeout_s
         if not self._partitions:
             self._partitions = {p: _PartitionState() for p in self._fetcher.partitions(self.topic)}
-        for partition, state in self._partitions.items():
-            while True:
-                answer = self._fetcher.fetch(self.topic, partition, state.position)
+        behind = dict(self._partitions)
+        wait_ms = FIRST_WAIT_MS
+        while behind:
+            answers = self._fetcher.fetch(self.topic, {p: state.position for p, state in behind.items()}, wait_ms)
+            progressed = False
+            for partition, answer in answers.items():
+                state = behind[partition]
                 state.position = max(state.position, answer.log_start_offset)
                 for batch in answer.batches:
                     for record in state.rule.add(batch):
                         self._table.apply(record.key, record.value)
                     state.position = batch.next_offset
+                    progressed = True
                 if state.position >= answer.high_watermark:
-                    break
-                if time.monotonic() >= deadline:
-                    raise ConnectError(f"Timed out reading offsets topic {self.topic} to its end (partition "
-                                       f"{partition} at {state.position} of {answer.high_watermark})")
+                    del behind[partition]
+            if not behind:
+                return
+            if time.monotonic() >= deadline:
+                raise ConnectError(f"Timed out reading offsets topic {self.topic} to its end (partitions "
+                                   f"{sorted(behind)} behind)")
+            if not progressed:  # nothing below the high watermark: a broker that ran out of its wait (Tansu)
+                wait_ms = min(wait_ms * 4, LONGEST_WAIT_MS)

@@ -1,4 +1,4 @@
-"""``mm2 run`` with ``B.exactly.once.source.support = enabled`` through SIGKILLs of the driver.
+"""``mm2 run`` with ``B.exactly.once.source.support = enabled`` through SIGKILLs of the driver, and a zombie.
 
 Two flows run side by side on the same clusters, each its own topic, group and internal topics, with a
 producer writing to each source topic without pause: one exactly-once, one with the default
@@ -9,15 +9,23 @@ exactly once, in order; the at-least-once copy, under the same faults, shows dup
 ``offset.flush.interval.ms`` of 60 s: a restarted driver re-copies what it copied since the last
 flush), so the test can tell the two apart.
 
-The zombie case (a node frozen past its session timeout, then thawed) is not here: on Tansu, whose
-read_committed consumers see aborted records, the node taking the task over can resume from the offset
-record of the frozen node's aborted transaction and skip that transaction's records (issue 27's note).
+Then a zombie: two ``mm2 run`` nodes share an exactly-once flow; the node running the source task is
+frozen (SIGSTOP) past its session timeout, the other takes the task over (its producer re-initialises the
+task's transactional id, which fences the frozen one and aborts the transaction it left open, records
+and source offset alike), and the frozen node is thawed: its task fails as fenced instead of writing
+on, and B still holds every record exactly once, in order. That the taking-over task resumes from the
+last committed offset, not from the aborted one, is the worker's offset store's doing: it reads
+read_committed from the transaction markers (Tansu shows aborted records to read_committed consumers).
 """
 
 from __future__ import annotations
 
+import random
+import re
+import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +36,14 @@ from tests.e2e.sequenced_producer import MirrorReport, SequencedProducer, compar
 
 PARTITIONS = 2
 RESTARTS = 2
+#: How an instance of the source task ends when a newer one took its transactional id: fenced; or, frozen
+#: inside its commit, with that commit failing (Tansu answers the fenced EndTxn with an error librdkafka
+#: retries until the call times out), never with it going through.
+_FENCED = re.compile(r"MirrorSourceConnector-0 was fenced out|"
+                     r"Failed to commit the transaction of task MirrorSourceConnector-0")
+#: B's Connect offsets topic for flows from A (MirrorMaker's default name), and the source task's keys in it.
+OFFSETS_TOPIC = "mm2-offsets.A.internal"
+_SOURCE_OFFSET_KEY = b'["MirrorSourceConnector",'
 
 
 @dataclass
@@ -144,6 +160,100 @@ def test_exactly_once_mirror_survives_driver_sigkills_without_duplicates(
                 flow.producer.finish()
             if flow.proc is not None:
                 flow.proc.close()
+
+
+def _source_offset_partitions(b: KafkaCluster) -> list[int]:
+    """The partitions of B's offsets topic that hold the source task's committed offsets.
+
+    Read once: the test reader waits on each empty partition of the topic's 25, so a full read is slow.
+    """
+    return sorted(p for p, log in read_topic_committed(b, OFFSETS_TOPIC).items()
+                  if any((record.key or b"").startswith(_SOURCE_OFFSET_KEY) for record in log.committed))
+
+
+def _open_source_offsets(b: KafkaCluster, partitions: list[int]) -> int:
+    """Offset records of the source task in transactions with no marker yet, on B's offsets topic."""
+    return sum(1 for log in read_topic_committed(b, OFFSETS_TOPIC, partitions).values() for record in log.undecided
+               if (record.key or b"").startswith(_SOURCE_OFFSET_KEY))
+
+
+def _freeze_inside_a_commit(node: Mm2Process, b: KafkaCluster, partitions: list[int], attempts: int = 600) -> None:
+    """SIGSTOP ``node`` at a moment its source task's open transaction already holds the task's offset record
+    (between writing the offsets and the commit): the case where the task's next instance must not resume
+    from that offset. Freezes and thaws again until one lands there; the second look, a second later,
+    makes sure a commit already on its way to the broker did not close the transaction after all."""
+    for _ in range(attempts):
+        node.proc.send_signal(signal.SIGSTOP)
+        if _open_source_offsets(b, partitions):
+            time.sleep(1.0)
+            if _open_source_offsets(b, partitions):
+                return
+        node.proc.send_signal(signal.SIGCONT)
+        time.sleep(random.uniform(0.0, 0.1))  # another phase of the task's poll/commit cycle next time
+    raise AssertionError(f"no freeze in {attempts} landed inside a commit of the source task")
+
+
+def test_a_thawed_zombie_is_fenced_and_the_copy_stays_exactly_once(
+    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path
+) -> None:
+    a, b = two_clusters
+    topic = "orders-zombie"
+    a.create_topic(topic, PARTITIONS)
+    props = mm2_properties({"A": a, "B": b}, ["A->B"], **{
+        "topics": topic, "tasks.max": "1",
+        "B.exactly.once.source.support": "enabled", "dedicated.mode.enable.internal.rest": "true",
+        # a departed node's tasks wait this long for it (Java default 5 min), then move to the other node
+        "B.scheduled.rebalance.max.delay.ms": "8000"})
+    configs = [write_properties(tmp_path / f"mm2-{i}.properties", {**props, "listeners": f"http://127.0.0.1:{free_port()}"})
+               for i in (1, 2)]
+    producer = SequencedProducer(a, topic, PARTITIONS, burst=5, interval=0.2)
+    flow = Flow("zombie", topic, configs[0], producer)
+    nodes = [Mm2Process(c, log_dir=tmp_path, name=f"mm2-node{i}") for i, c in enumerate(configs, 1)]
+    zombie: Mm2Process | None = None
+    try:
+        producer.start()
+        owner = eventually(lambda: _source_task_owner(nodes), 120, "one node running the source task", nodes[0])
+        marks = producer.next_seqs()
+        eventually(lambda: _reached(b, flow, marks), 120, "records copied", owner)
+        zombie, survivor = owner, next(n for n in nodes if n is not owner)
+        offset_partitions = eventually(lambda: _source_offset_partitions(b) or None, 120,
+                                       "the source task's offsets committed", owner)
+        # frozen with a transaction open that holds records and the offset after them: no heartbeat, no commit
+        _freeze_inside_a_commit(zombie, b, offset_partitions)
+        eventually(lambda: _source_task_owner([survivor]) is survivor, 120, "the other node taking the task over",
+                   survivor)
+        marks = producer.next_seqs()
+        eventually(lambda: _reached(b, flow, marks), 120, "records copied by the other node", survivor)
+        zombie.proc.send_signal(signal.SIGCONT)  # thawed: it still believes it runs the task
+        assert zombie is not None
+        # Two instances of the task now hold the same transactional id: one of them fails as fenced (the
+        # thawed one, whose commit cannot go through; or, should its herder restart it first, the other one).
+        fenced = eventually(lambda: next((n for n in (zombie, survivor) if _FENCED.search(n.output())), None), 180,
+                            "a task instance failing as fenced", survivor)
+        # A failed task stays FAILED where it failed; the operator takes that node out, and the other node
+        # runs the task again from what its committed transactions recorded.
+        runner = survivor if fenced is zombie else zombie
+        fenced.terminate(60)
+        marks = producer.next_seqs()
+        eventually(lambda: _reached(b, flow, marks), 120, "records still copied after the thaw", runner)
+        producer.finish()
+        eventually(lambda: _complete(a, b, flow), 180, "every record on B", runner)
+        report = compare(sequences(a, topic), _copied_seqs(b, flow))
+        assert not report.lost and not report.out_of_order, report.summary()
+        assert sum(report.duplicates.values()) == 0, report.summary()
+        assert all(log.open == 0 for log in read_topic_committed(b, flow.remote).values())
+        # the frozen transaction's offset record was aborted (the other node's producer fenced it), and the
+        # task resumed from the offset before it: nothing lost above, nothing copied twice
+        assert _open_source_offsets(b, offset_partitions) == 0
+        assert sum(log.aborted for log in read_topic_committed(b, OFFSETS_TOPIC, offset_partitions).values()) >= 1
+        assert runner.terminate(60) == 0, runner.output()[-3000:]
+    finally:
+        if zombie is not None and zombie.alive():
+            zombie.proc.send_signal(signal.SIGCONT)
+        if producer.is_alive():
+            producer.finish()
+        for node in nodes:
+            node.close()
 
 
 def test_exactly_once_without_internal_rest_is_one_line_and_a_nonzero_exit(tmp_path: Path) -> None:

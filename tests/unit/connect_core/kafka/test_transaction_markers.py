@@ -59,6 +59,7 @@ def test_nothing_at_or_after_an_open_transaction_is_readable() -> None:
     log = apply_read_committed(batches)
     assert [r.value for r in log.committed] == [b"v0"]  # producer 2's transaction holds the stable offset at 2
     assert log.open == 3  # v2, v3 and v4 wait behind it, even those whose own fate is known
+    assert [r.value for r in log.undecided] == [b"v2"]  # only producer 2's own record is still undecided
 
 
 def test_a_marker_decides_only_the_batches_before_it() -> None:

@@ -46,22 +46,30 @@ class Log:
         self.batches: list[Batch] = []
         self.per_fetch = per_fetch
         self.fetched_from: list[int] = []
+        self.waits: list[int] = []
+        self.starve = 0
 
-    def append(self, value: bytes | None = None, pid: int = 1, marker: bool | None = None) -> None:
+    def append(self, value: bytes | None = None, pid: int = 1, marker: bool | None = None, txn: bool = True) -> None:
         at = self.batches[-1].next_offset if self.batches else 0
         if marker is None:
-            self.batches.append(Batch([Rec(at, value)], pid))
+            self.batches.append(Batch([Rec(at, value)], pid, txn))
         else:
             self.batches.append(Batch([Rec(at, commit=marker)], pid, True, True))
 
     def partitions(self, topic: str) -> list[int]:
         return [0]
 
-    def fetch(self, topic: str, partition: int, offset: int) -> FetchedBatches:
+    def fetch(self, topic: str, positions: dict[int, int], max_wait_ms: int) -> dict[int, FetchedBatches]:
+        self.waits.append(max_wait_ms)
+        offset = positions[0]
         self.fetched_from.append(offset)
-        after = [b for b in self.batches if b.next_offset > offset][: self.per_fetch]
+        if self.starve:  # a broker that ran out of its wait before reaching anything (Tansu)
+            self.starve -= 1
+            after: list[Batch] = []
+        else:
+            after = [b for b in self.batches if b.next_offset > offset][: self.per_fetch]
         end = self.batches[-1].next_offset if self.batches else 0
-        return FetchedBatches(list(after), end, 0)
+        return {0: FetchedBatches(list(after), end, 0)}
 
     def close(self) -> None:
         pass
@@ -101,3 +109,14 @@ def test_an_open_transaction_holds_back_what_follows_it_until_its_marker() -> No
     assert committed.connector_partitions("src") == [{"p": 0}]
     log.append(marker=False, pid=7)  # the task's new instance fenced it
     assert committed.get([KEY]) == {KEY: b'{"o":2}'}
+
+
+def test_a_broker_that_answers_nothing_below_its_high_watermark_is_asked_again_with_longer_waits() -> None:
+    log = Log()
+    committed = view(log)
+    log.append(b'{"o":1}', pid=-1, txn=False)  # the worker's own plain write
+    log.starve = 2
+    assert committed.get([KEY]) == {KEY: b'{"o":1}'}
+    assert log.waits == [20, 80, 320]
+    assert committed.get([KEY]) == {KEY: b'{"o":1}'}
+    assert log.waits[3:] == [20]  # at the end: one short wait
