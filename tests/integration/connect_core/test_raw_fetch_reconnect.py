@@ -20,8 +20,8 @@ def test_a_read_after_the_broker_restarted_connects_anew(
     cluster.produce(topic, [b"v"])
     fetcher = RawFetcher(cluster.bootstrap_servers, {}, "raw-fetch-test")
     try:
-        assert fetcher.fetch(topic, 0, 0).high_watermark == 1
+        assert fetcher.fetch(topic, {0: 0}, 500)[0].high_watermark == 1
         cluster.restart()  # type: ignore[attr-defined]
-        assert fetcher.fetch(topic, 0, 0).high_watermark == 1
+        assert fetcher.fetch(topic, {0: 0}, 500)[0].high_watermark == 1
     finally:
         fetcher.close()
