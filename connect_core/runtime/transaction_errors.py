@@ -10,7 +10,10 @@ harmless. So the task classifies what its producer reports:
 * ``FENCED``: another instance initialized the same transactional.id (PRODUCER_FENCED,
   INVALID_PRODUCER_EPOCH, librdkafka's _FENCED). This instance is a zombie: it fails, always.
 * ``PERMANENT``: a new producer would meet it again (authorization, an unsupported broker, a record
-  too large): the task fails at once, with the error.
+  too large), or it is ambiguous: a time-out (of records or of a transactional call) is also what a
+  zombie meets, a task instance frozen past its session whose transactional id a newer instance took
+  over (Tansu answers its EndTxn with an error librdkafka retries until the call times out). Restarting
+  such an instance would fence the live one, so the task fails at once, with the error, as before.
 * ``RECOVERABLE``: everything else the producer reports. The task aborts, drops its producer and is
   restarted in place from its last committed offsets (see :class:`RecoveryBudget` for the bound).
 """
@@ -52,6 +55,12 @@ PERMANENT_CODES = frozenset({
     _code("INVALID_RECORD", 87),
     _code("_INVALID_ARG", -186),
     _code("_AUTHENTICATION", -169),
+    # ambiguous: a zombie's end too (see the module docstring)
+    _code("_MSG_TIMED_OUT", -192),
+    _code("_TIMED_OUT", -185),
+    _code("_TIMED_OUT_QUEUE", -166),
+    _code("REQUEST_TIMED_OUT", 7),
+    _code("_TRANSPORT", -195),
 })
 
 

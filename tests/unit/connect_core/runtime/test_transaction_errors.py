@@ -18,8 +18,6 @@ def test_fencing_is_never_recovered_from(code: int) -> None:
     KafkaError.OUT_OF_ORDER_SEQUENCE_NUMBER,  # a broker restarted without its producer state
     KafkaError.UNKNOWN_PRODUCER_ID,
     KafkaError._PURGE_QUEUE,  # what the delivery reports say once the producer failed fatally
-    KafkaError._MSG_TIMED_OUT,
-    KafkaError._TIMED_OUT,  # a commit against a broker that is down
     KafkaError.INVALID_TXN_STATE,
     KafkaError._FATAL,
     None,  # no code at all (an unexpected exception of the producer)
@@ -33,6 +31,10 @@ def test_what_a_fresh_producer_would_not_meet_again_is_recoverable(code: int | N
     KafkaError.TOPIC_AUTHORIZATION_FAILED,
     KafkaError.MSG_SIZE_TOO_LARGE,
     KafkaError.UNSUPPORTED_VERSION,
+    # time-outs are what a thawed zombie meets too: restarting it would fence the live instance
+    KafkaError._MSG_TIMED_OUT,
+    KafkaError._TIMED_OUT,
+    KafkaError.REQUEST_TIMED_OUT,
 ])
 def test_what_a_fresh_producer_would_meet_again_fails_the_task(code: int) -> None:
     assert classify_code(code) is ProducerErrorKind.PERMANENT
