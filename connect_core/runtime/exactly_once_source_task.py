@@ -20,15 +20,25 @@ those callbacks (MirrorMaker's offset syncs and mappings) ever describes an abor
 ``init_transactions`` runs before the task reads its offsets: it fences an older instance of the
 same task (a zombie) and aborts the transaction that one left open, so the offsets read (with
 read_committed) are those of committed transactions only. A task fenced later on (its producer
-reports PRODUCER_FENCED / INVALID_PRODUCER_EPOCH / any fatal error) fails, with a message saying
-so; it never carries on. On failure the open transaction is aborted (best effort) so that
-read_committed consumers are not held at it.
+reports PRODUCER_FENCED / INVALID_PRODUCER_EPOCH) fails, with a message saying so; it never
+carries on. On failure the open transaction is aborted (best effort) so that read_committed
+consumers are not held at it.
+
+Any other producer failure (:mod:`connect_core.runtime.transaction_errors` sorts them) is
+recovered from, as an operator's restart would: the open transaction is aborted (best effort),
+this instance closes with its producer and everything dispatched in the aborted transaction, and
+the worker starts a fresh instance, whose ``init_transactions`` (same transactional.id, a new
+epoch) fences nothing but this one and whose task resumes from the last committed offsets. A
+broker restarted without its producer state (OUT_OF_ORDER_SEQUENCE_NUMBER, UNKNOWN_PRODUCER_ID)
+costs one such restart. A :class:`~connect_core.runtime.transaction_errors.RecoveryBudget` bounds
+them: a task that keeps failing fails as before, saying how often it failed.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from connect_core.api.errors import ConnectError, RetriableError
@@ -37,7 +47,16 @@ from connect_core.kafka.types import KafkaError, KafkaException
 from connect_core.runtime.exactly_once_config import ExactlyOnceSettings, TransactionBoundary
 from connect_core.runtime.source_task_collaborators import WorkerSourceTaskContext
 from connect_core.runtime.submitted_records import CommittableOffsets
+from connect_core.runtime.transaction_errors import (
+    FENCED_CODES,
+    ProducerErrorKind,
+    RecoveryBudget,
+    TransactionalProducerError,
+    classify_code,
+    error_code,
+)
 from connect_core.runtime.worker_source_task import WorkerSourceTask
+from connect_core.runtime.worker_task import TaskRestartRequested
 from connect_core.storage.offset_storage import serialize_offset_key, serialize_offset_value
 
 log = logging.getLogger(__name__)
@@ -48,12 +67,14 @@ TRANSACTION_CALL_TIMEOUT_S = 60.0
 ABORT_TIMEOUT_S = 5.0
 _FLUSH_TICK_S = 1.0
 _FENCED_MARK = "was fenced out"
+#: How many producer failures a task recovers from within RECOVERY_WINDOW_S before it fails (a broker
+#: restart costs one or two).
+MAX_RECOVERIES = 5
+RECOVERY_WINDOW_S = 600.0
 #: A batch at least this big means a backlog: the next one is polled before the commit (see _poll_ahead).
 POLL_AHEAD_MIN_BATCH = 500
 
-#: librdkafka's codes of a producer that another instance fenced out (its own, and the broker's two).
-_FENCED_CODES = {getattr(KafkaError, "_FENCED", -144), getattr(KafkaError, "PRODUCER_FENCED", 90),
-                 getattr(KafkaError, "INVALID_PRODUCER_EPOCH", 47)}
+_FENCED_CODES = FENCED_CODES
 
 
 def _kafka_error(e: BaseException) -> KafkaError | None:
@@ -99,9 +120,13 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         transactional_id: str,
         offsets_topic: str,
         settings: ExactlyOnceSettings,
+        recovery: RecoveryBudget | None = None,
+        restarter: Callable[[ExactlyOnceWorkerSourceTask], bool] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
+        self._recovery = recovery
+        self._restarter = restarter
         self.transactional_id = transactional_id
         self.offsets_topic = offsets_topic
         self.boundary = settings.boundary
@@ -126,7 +151,7 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         try:
             self.producer.init_transactions(TRANSACTION_CALL_TIMEOUT_S)  # type: ignore[attr-defined]
         except KafkaException as e:
-            raise self._transaction_error("initialize transactions for", e) from e
+            raise self._recover_or_fail(self._transaction_error("initialize transactions for", e)) from e
         log.info("Task %s initialized its transactional producer (transactional.id %s)", self.id,
                  self.transactional_id)  # fmt: skip
         self.task.initialize(WorkerSourceTaskContext(self.offset_reader, self.task_props, self._requests))
@@ -145,7 +170,10 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
             self._abort_quietly()
             if fenced is not None:
                 raise self._fenced_error(fenced) from e
-            raise
+            outcome = self._recover_or_fail(e)
+            if outcome is e:
+                raise
+            raise outcome from e
         if not self._cancelled and self._txn_open:
             self._commit_transaction()  # Java commits what was dispatched when stopped gracefully
 
@@ -222,7 +250,8 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
                 # A fenced or fatally failed producer; its delivery reports usually said why.
                 if self._producer_error is not None:
                     self._raise_producer_error()
-                raise ConnectError(f"Task {self.id} could not flush its transactional producer: {e}") from e
+                raise TransactionalProducerError(f"Task {self.id} could not flush its transactional producer: {e}",
+                                                 classify_code(error_code(e))) from e
             self._after_callbacks()
             if self._producer_error is not None:
                 self._raise_producer_error()
@@ -349,9 +378,36 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
             probed = self._probe_fenced()
             if probed is not None:
                 return self._fenced_error(probed.str())
-            return ConnectError(f"Failed to {what} task {self.id} (transactional.id '{self.transactional_id}'): "
-                                f"{error.str() if error else e}")  # fmt: skip
+            return TransactionalProducerError(
+                f"Failed to {what} task {self.id} (transactional.id '{self.transactional_id}'): "
+                f"{error.str() if error else e}", classify_code(error_code(e)))  # fmt: skip
         return self._fenced_error(error.str() if error else e)
+
+    def _send_error(self, topic: str, e: KafkaException) -> ConnectError:
+        return TransactionalProducerError(f"Task {self.id} could not send to topic '{topic}': {e}",
+                                          classify_code(error_code(e)))  # fmt: skip
+
+    # ------------------------------------------------------------------ recovery
+
+    def _recover_or_fail(self, error: BaseException) -> BaseException:
+        """A recoverable producer failure becomes a restart request while the budget lasts; anything
+        else, and a failure past the budget, is what the task fails with."""
+        if not isinstance(error, TransactionalProducerError) or error.kind is not ProducerErrorKind.RECOVERABLE:
+            return error
+        if self._stopping or self._cancelled or self._restarter is None or self._recovery is None:
+            return error
+        if self._recovery.try_spend(self._clock()):
+            return TaskRestartRequested(error)
+        return ConnectError(f"Task {self.id} stops: its transactional producer failed more often than the "
+                            f"{self._recovery.describe()} it recovers from; the last failure: {error}")  # fmt: skip
+
+    @property
+    def recovery(self) -> RecoveryBudget | None:
+        """The recovery budget this instance's successors share (the task's, not the instance's)."""
+        return self._recovery
+
+    def _request_restart(self) -> bool:
+        return self._restarter is not None and self._restarter(self)
 
     def _raise_producer_error(self) -> None:
         error = self._producer_error
@@ -366,7 +422,8 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         probed = self._probe_fenced()
         if probed is not None:
             raise self._fenced_error(probed.str()) from error
-        super()._raise_producer_error()
+        raise TransactionalProducerError(f"Task {self.id}'s transactional producer failed to deliver: {error}",
+                                         classify_code(code)) from error
 
     # ------------------------------------------------------------------ held callbacks
 
@@ -404,10 +461,18 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
 
     def _close_clients(self) -> None:
         self._abort_quietly()
+        if self._failed or self.restart_cause is not None:
+            # Nothing of this producer's epoch may reach the broker once it gave up: a record it kept
+            # retrying would land after the successor's init_transactions aborted the transaction, as an
+            # open transaction nobody ends (Tansu then holds read_committed readers before it for good).
+            try:
+                self.producer.purge()
+            except Exception as e:
+                log.debug("Task %s could not purge its producer: %s", self.id, e)
         super()._close_clients()
 
     def __repr__(self) -> str:
         return f"ExactlyOnceWorkerSourceTask{{id={self.id}}}"
 
 
-__all__ = ["ExactlyOnceWorkerSourceTask", "is_fenced"]
+__all__ = ["MAX_RECOVERIES", "RECOVERY_WINDOW_S", "ExactlyOnceWorkerSourceTask", "is_fenced"]

@@ -19,6 +19,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
+from functools import partial
 from typing import Any
 
 from connect_core.api.connector import SinkConnector, SourceConnector
@@ -37,10 +38,15 @@ from connect_core.runtime.connector_config import (
 )
 from connect_core.runtime.distributed_config import DistributedConfig
 from connect_core.runtime.exactly_once_config import ExactlyOnceSettings
-from connect_core.runtime.exactly_once_source_task import ExactlyOnceWorkerSourceTask
+from connect_core.runtime.exactly_once_source_task import (
+    MAX_RECOVERIES,
+    RECOVERY_WINDOW_S,
+    ExactlyOnceWorkerSourceTask,
+)
 from connect_core.runtime.source_task_collaborators import ProducerLike, TaskMetrics
 from connect_core.runtime.status import ConnectorStatusListener, TaskStatusListener
 from connect_core.runtime.task_plugins import build_task_plugins
+from connect_core.runtime.transaction_errors import RecoveryBudget
 from connect_core.runtime.transactional_ids import source_task_transactional_id
 from connect_core.runtime.worker_config import (
     SOURCE_PRODUCER_DEFAULTS,
@@ -349,7 +355,10 @@ class Worker:
         listener: TaskStatusListener,
         target_state: TargetState,
         num_tasks: int | None,
+        recovery: RecoveryBudget | None = None,
     ) -> WorkerSourceTask | WorkerSinkTask:
+        restarter = partial(self._restart_task, conn_props=conn_props, task_props=task_props, listener=listener,
+                            num_tasks=num_tasks)  # the untransformed configs: a restart resolves them anew
         conn_props = self.config_transformer.transform(conn_props, f"config of connector {task_id.connector}")
         task_props = self.config_transformer.transform(task_props, f"config of task {task_id}")
         if issubclass(Plugins.load(conn_props.get(CONNECTOR_CLASS_CONFIG, ""), key=CONNECTOR_CLASS_CONFIG),
@@ -377,7 +386,8 @@ class Worker:
         if transactional_id is not None:
             task_cls = ExactlyOnceWorkerSourceTask
             eos = {"transactional_id": transactional_id, "offsets_topic": self._offsets_topic(conn_props),
-                   "settings": ExactlyOnceSettings.from_props(conn_props, self.config.offset_flush_interval_s)}
+                   "settings": ExactlyOnceSettings.from_props(conn_props, self.config.offset_flush_interval_s),
+                   "recovery": recovery or RecoveryBudget(MAX_RECOVERIES, RECOVERY_WINDOW_S), "restarter": restarter}
         return task_cls(
             task_id,
             plugins.task,
@@ -402,6 +412,27 @@ class Worker:
             ordered_delivery=keeps_partition_order(java_producer),
             **eos,
         )
+
+    def _restart_task(
+        self,
+        old: ExactlyOnceWorkerSourceTask,
+        *,
+        conn_props: Mapping[str, str],
+        task_props: Mapping[str, str],
+        listener: TaskStatusListener,
+        num_tasks: int | None,
+    ) -> bool:
+        """Replace a closed exactly-once task instance with a fresh one (its recovery from a producer
+        failure); False when the instance is no longer this worker's task (it was being stopped)."""
+        with self._lock:
+            if self._tasks.get(old.id) is not old or old.is_stopping:
+                return False
+            log.info("Creating task %s again", old.id)
+            task = self._build_task(old.id, conn_props, task_props, listener, old.target_state, num_tasks,
+                                    old.recovery)  # fmt: skip
+            self._tasks[old.id] = task
+        task.start()
+        return True
 
     @property
     def exactly_once_source_enabled(self) -> bool:
@@ -503,6 +534,7 @@ class Worker:
                 task = self._tasks.pop(tid, None)
             if task is None:
                 continue
+            task.stop()  # again: a recovering task may have been replaced by its successor meanwhile
             if not task.await_stop(deadline - time.monotonic()):
                 log.error("Graceful stop of task %s failed.", tid)
                 task.cancel()

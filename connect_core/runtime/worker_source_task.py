@@ -549,7 +549,7 @@ class WorkerSourceTask(WorkerTask[SourceTask]):
                                 self.id, topic, mapped)  # fmt: skip
                     self._to_send = batch[i:]
                     return nbytes, False
-                raise ConnectError(f"Unrecoverable exception trying to send to topic '{topic}': {e}") from e
+                raise self._send_error(topic, e) from e
             if value is not None:
                 nbytes += len(value)
             i += 1
@@ -637,6 +637,10 @@ class WorkerSourceTask(WorkerTask[SourceTask]):
             self._commit_record(record, None)
         elif self._producer_error is None:
             self._producer_error = from_kafka_error(err, f"Failed to send record to topic '{record.topic}'")
+
+    def _send_error(self, topic: str, e: KafkaException) -> ConnectError:
+        """What a produce the producer refused (not with a retriable error) fails the task with."""
+        return ConnectError(f"Unrecoverable exception trying to send to topic '{topic}': {e}")
 
     def _raise_producer_error(self) -> None:
         raise ConnectError(f"Unrecoverable exception from producer send callback: {self._producer_error}") from (

@@ -48,6 +48,17 @@ class TaskState(enum.Enum):
     STOPPED = "STOPPED"
 
 
+class TaskRestartRequested(Exception):
+    """Raised by a task loop that wants this instance replaced by a fresh one: not a failure.
+
+    The instance closes as on a stop, then asks :meth:`WorkerTask._request_restart` (the worker) to
+    start its successor, which reports the task's status from then on."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
 class WorkerTask(ABC, Generic[TaskT]):
     """One task on its own thread: the control the herder uses and the status it reports."""
 
@@ -100,6 +111,7 @@ class WorkerTask(ABC, Generic[TaskT]):
         self._failed = False
         self._started = False
         self._task_stopped = False
+        self.restart_cause: BaseException | None = None  # set when the loop asked for a fresh instance
         self._stop_lock = threading.Lock()
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"task-{task_id}", daemon=True)
@@ -141,6 +153,15 @@ class WorkerTask(ABC, Generic[TaskT]):
     @property
     def is_cancelled(self) -> bool:
         return self._cancelled
+
+    @property
+    def is_stopping(self) -> bool:
+        """Asked to stop (or cancelled): such an instance is never restarted."""
+        return self._stopping
+
+    @property
+    def target_state(self) -> TargetState:
+        return self._target
 
     @property
     def is_failed(self) -> bool:
@@ -189,6 +210,9 @@ class WorkerTask(ABC, Generic[TaskT]):
         try:
             try:
                 self._do_run()
+            except TaskRestartRequested as e:
+                self.restart_cause = e.cause
+                log.warning("Task %s is restarted from its last committed offsets after: %s", self.id, e.cause)
             except BaseException as e:
                 self._failed = True
                 if self._cancelled:
@@ -202,7 +226,7 @@ class WorkerTask(ABC, Generic[TaskT]):
                     self._report("", e)
             finally:
                 self._close()
-            if not self._failed:
+            if not self._failed and (self.restart_cause is None or not self._restart_successor()):
                 self._report("on_task_shutdown")
         finally:
             self._state = TaskState.STOPPED
@@ -236,6 +260,22 @@ class WorkerTask(ABC, Generic[TaskT]):
 
     def _exited(self) -> None:
         """Called on the task thread once it is done (after STOPPED and the done event)."""
+
+    def _restart_successor(self) -> bool:
+        """Start a fresh instance in this one's place (closed by now); False when none was started."""
+        if self._cancelled:
+            return False
+        try:
+            return self._request_restart()
+        except Exception as e:
+            log.error("Task %s could not be restarted", self.id, exc_info=True)
+            self._failed = True
+            self._report("", e)
+            return True
+
+    def _request_restart(self) -> bool:
+        """The worker's part of a restart (see :class:`TaskRestartRequested`); no restart by default."""
+        return False
 
     # ------------------------------------------------------------------ close
 

@@ -1,7 +1,9 @@
 """``mm2 run`` through broker crashes: the target broker, then the source broker, SIGKILLed and restarted
 while a producer keeps writing to the source. Nothing the source holds may be missing on the target
 (in particular nothing the producer got acknowledged), each partition keeps its order, and the
-at-least-once duplicates are counted and printed.
+at-least-once duplicates are counted and printed. A third case runs the flow exactly-once
+(``B.exactly.once.source.support = enabled``): what a read_committed consumer of B reads holds no
+duplicate at all (the suite's reader applies the transaction markers, since Tansu shows aborted records).
 
 The clusters are embedded Tansu brokers on durable storage (S3 on a local moto server), so a restarted
 broker has its topics, records and group offsets back, as a real one does. ``mm2 run`` runs with the
@@ -19,9 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from connect_core.embedded import EmbeddedKafkaCluster, KafkaCluster, unique_name
+from connect_core.embedded import EmbeddedKafkaCluster, KafkaCluster, free_port, unique_name
+from connect_core.embedded.committed_reader import read_topic_committed
 from tests.e2e.mm2_helpers import Mm2Process, eventually, mm2_properties, write_properties
-from tests.e2e.sequenced_producer import SequencedProducer, TailReader, compare, sequences
+from tests.e2e.sequenced_producer import SequencedProducer, TailReader, compare, decode, sequences
 
 Factory = Callable[[Sequence[str]], list[KafkaCluster]]
 pytestmark = pytest.mark.timeout(900)
@@ -37,6 +40,13 @@ PARTITIONS = 3
 #: bed (6 s), so mm2's connections, in-flight requests and group membership all run into the outage.
 OUTAGE_RECORDS = 160
 OFFSETS_TOPIC = "mm2-offsets.A.internal"
+EXACTLY_ONCE = "exactly-once"
+
+
+def committed_sequences(cluster: KafkaCluster, topic: str) -> dict[int, list[int]]:
+    """Per partition, the sequence numbers a read_committed consumer of ``topic`` sees, in order."""
+    return {partition: [decode(record.value)[1] for record in log.committed]
+            for partition, log in read_topic_committed(cluster, topic, timeout_s=RECOVERY_S).items()}
 
 
 def _quiesce(producer: SequencedProducer) -> None:
@@ -75,6 +85,8 @@ def _source_offsets_committed(target: KafkaCluster) -> bool:
         # the setting this case is about: offsets committed before the crash must be behind what B had
         # acknowledged, or the restarted task skips records (the classic replicator loss)
         pytest.param("2000", id="offsets-committed-before-the-crash"),
+        # exactly-once (KIP-618): B, read as read_committed, holds every record once despite both crashes
+        pytest.param(EXACTLY_ONCE, id="exactly-once"),
     ],
 )
 def test_target_then_source_broker_crash_loses_nothing(
@@ -85,9 +97,13 @@ def test_target_then_source_broker_crash_loses_nothing(
     topic = unique_name("events")
     remote = f"A.{topic}"
     a.create_topic(topic, PARTITIONS)
-    flush = {} if flush_ms is None else {"B.offset.flush.interval.ms": flush_ms}  # worker settings: per target
+    if flush_ms == EXACTLY_ONCE:  # Apache's dedicated mode fences zombies over the internal REST API (KIP-710)
+        settings = {"B.exactly.once.source.support": "enabled", "dedicated.mode.enable.internal.rest": "true",
+                    "listeners": f"http://127.0.0.1:{free_port()}"}
+    else:
+        settings = {} if flush_ms is None else {"B.offset.flush.interval.ms": flush_ms}  # worker settings: per target
     config = write_properties(tmp_path / "mm2.properties",
-                              mm2_properties({"A": a, "B": b}, ["A->B"], topics=topic, **flush))
+                              mm2_properties({"A": a, "B": b}, ["A->B"], topics=topic, **settings))
     producer = SequencedProducer(a, topic, PARTITIONS)
     producer.start()
     mm2 = Mm2Process(config, log_dir=tmp_path)
@@ -107,7 +123,7 @@ def test_target_then_source_broker_crash_loses_nothing(
                 eventually(lambda: tail.reached(marks), timeout, what, mm2)
 
             copied(dict.fromkeys(range(PARTITIONS), 0), "the first records on B", STARTUP_S)
-            if flush_ms is not None:
+            if flush_ms not in (None, EXACTLY_ONCE):  # exactly-once commits offsets with every transaction
                 eventually(lambda: _source_offsets_committed(b), STARTUP_S, "source offsets committed on B", mm2)
 
             # The target crashes: mm2's producer, its internal topics and its group coordinator are gone.
@@ -159,6 +175,11 @@ def test_target_then_source_broker_crash_loses_nothing(
               f"{sum(map(len, producer.failed.values()))} unacknowledged, fatal errors: {producer.fatal_errors}")
         assert not report.lost, report.summary()
         assert not report.out_of_order, f"order broken on B: {report.out_of_order}"
+        if flush_ms == EXACTLY_ONCE:  # what a read_committed consumer of B sees (Tansu shows aborted records)
+            committed = compare(source, committed_sequences(b, remote))
+            print(f"read_committed: {committed.summary()}")
+            assert not committed.lost and not committed.out_of_order, committed.summary()
+            assert not any(committed.duplicates.values()), committed.summary()
         # a broker restart is routine: no stack trace in the operator's log
         assert "Traceback" not in mm2.output(), mm2.output()[-6000:]
     finally:
