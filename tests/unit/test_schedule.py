@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tests.schedule import spread
+from tests.schedule import slice_sizes, spread
 
 
 @dataclass
@@ -16,17 +16,26 @@ class FakeItem:
         return name if name in self.markers else None
 
 
-def test_long_tests_are_dealt_one_per_slice_before_any_slice_gets_a_second() -> None:
+def test_long_tests_start_every_slice_and_the_slices_expected_times_are_balanced() -> None:
     known = {f"t{i}": float(i) for i in range(12)}
     items = [FakeItem(f"t{i}") for i in range(12)]
     ordered = [i.nodeid for i in spread(items, 3, known)]  # type: ignore[arg-type]
     slices = [ordered[0:4], ordered[4:8], ordered[8:12]]
     assert [s[0] for s in slices] == ["t11", "t10", "t9"]
-    assert sorted(sum(known[n] for n in s) for s in slices) == [18.0, 22.0, 26.0]
+    assert [sum(known[n] for n in s) for s in slices] == [22.0, 22.0, 22.0]  # round-robin made 18, 22 and 26
+    assert all(s == sorted(s, key=lambda n: -known[n]) for s in slices)  # long first: stealing takes short ones
     assert sorted(ordered) == sorted(known)  # nothing lost or doubled
+
+
+def test_piles_have_the_sizes_of_the_slices_xdist_hands_out() -> None:
+    assert slice_sizes(7, 3) == [2, 2, 3]  # worksteal: len(pending) // nodes_remaining, node by node
+    assert slice_sizes(2070, 10) == [207] * 10
+    known = {f"t{i}": float(i) for i in range(7)}
+    ordered = [i.nodeid for i in spread([FakeItem(n) for n in known], 3, known)]  # type: ignore[arg-type]
+    assert [ordered[0], ordered[2], ordered[4]] == ["t6", "t5", "t4"]  # each slice starts with a long test
 
 
 def test_unknown_tests_are_guessed_from_their_tier() -> None:
     items = [FakeItem("unit"), FakeItem("e2e", {"e2e"}), FakeItem("int", {"integration"}),
              FakeItem("spark", {"spark", "integration"})]
-    assert [i.nodeid for i in spread(items, 2, {})] == ["e2e", "int", "spark", "unit"]  # type: ignore[arg-type]
+    assert [i.nodeid for i in spread(items, 2, {})] == ["e2e", "unit", "spark", "int"]  # type: ignore[arg-type]
