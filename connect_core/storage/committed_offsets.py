@@ -67,6 +67,12 @@ class CommittedOffsetView:
             self._catch_up()
             return self._table.connector_partitions(connector)
 
+    def items(self) -> list[tuple[bytes, bytes | None]]:
+        """Every key's last committed value (None for a tombstone), after reading to the end."""
+        with self._lock:
+            self._catch_up()
+            return self._table.items()
+
     def close(self) -> None:
         self._fetcher.close()
 
@@ -97,3 +103,14 @@ class CommittedOffsetView:
                                    f"{sorted(behind)} behind)")
             if not progressed:  # nothing below the high watermark: a broker that ran out of its wait (Tansu)
                 wait_ms = min(wait_ms * 4, LONGEST_WAIT_MS)
+
+
+def read_committed_offsets(topic: str, client_props: Mapping[str, Any],
+                           timeout_s: float) -> list[tuple[bytes, bytes | None]]:
+    """One read of an offsets topic to its end, each key's last committed value: for a reader that must
+    not resume from an aborted transaction's offset record (a backfill resuming after a killed attempt)."""
+    view = CommittedOffsetView.for_client_props(topic, client_props, timeout_s)
+    try:
+        return view.items()
+    finally:
+        view.close()

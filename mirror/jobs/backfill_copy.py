@@ -124,16 +124,14 @@ def offset_key(clients: BackfillClients, unit: WorkUnit) -> bytes:
 
 def committed_offsets(clients: BackfillClients, units: list[WorkUnit]) -> dict[bytes, int]:
     """The flow's committed source offsets (last copied record) of the units' partitions, by offset key."""
-    from mirror.driver.status import read_topic
+    from connect_core.storage.committed_offsets import read_committed_offsets
 
     wanted = {offset_key(clients, unit) for unit in units}
     found: dict[bytes, int] = {}
-
-    def apply(key: bytes | None, value: bytes | None, _ts: int | None) -> None:
+    # decided from the transaction markers: an earlier attempt's aborted offset record is not a position
+    for key, value in read_committed_offsets(clients.offsets_topic, clients.target_consumer, clients.timeout_s):
         if key in wanted:
             found[key] = unwrap_offset(deserialize_offset_value(value)) if value is not None else -1
-
-    read_topic(clients.target_consumer, clients.offsets_topic, apply, clients.timeout_s)
     return found
 
 

@@ -19,6 +19,7 @@ from connect_core.kafka.admin import TopicAdmin
 from connect_core.kafka.clients import admin_config, consumer_config, create_admin, create_consumer
 from connect_core.kafka.types import ClientPartition, KafkaError, KafkaException, OffsetSpec
 from connect_core.kafka.watermarks import high_watermarks
+from connect_core.storage.committed_offsets import read_committed_offsets
 from connect_core.storage.internal_topics import (
     CONFIG_STORAGE,
     OFFSET_STORAGE,
@@ -31,7 +32,6 @@ from mirror.connectors.config import MirrorSourceConfig
 from mirror.connectors.mirror_admin import MirrorAdmin
 from mirror.connectors.source_logic import create_configs, target_config_entries
 from mirror.driver.maker_config import MirrorMakerConfig, SourceAndTarget
-from mirror.driver.status import read_topic
 from mirror.jobs.backfill_bounds import transaction_bounds, with_transaction_timeout
 from mirror.jobs.backfill_copy import BackfillClients, decode_progress
 from mirror.jobs.backfill_plan import DEFAULT_CHUNK_RECORDS, BackfillPlan, plan_units
@@ -188,12 +188,13 @@ def committed_offsets(flow: Flow, target_topics: Iterable[str]) -> dict[tuple[st
     out: dict[tuple[str, int], int] = {}
     source = flow.pair.source
 
-    def apply(key: bytes | None, value: bytes | None, _ts: int | None) -> None:
+    # read_committed applied from the transaction markers: a killed attempt's aborted offset record must
+    # not move the resume point past records that were never committed (brokers that list no aborted
+    # transactions, like Tansu, show it to read_committed consumers)
+    for key, value in read_committed_offsets(flow.offsets_topic, target_consumer_props(flow), DEFAULT_TIMEOUT_S):
         decoded = decode_progress(key, value)
         if decoded is not None and _cluster_of(key) == source:
             out[decoded[0]] = decoded[1]
-
-    read_topic(target_consumer_props(flow), flow.offsets_topic, apply, DEFAULT_TIMEOUT_S)
     return out
 
 

@@ -19,6 +19,7 @@ from confluent_kafka import Producer
 from connect_core.embedded import KafkaCluster, unique_name
 from connect_core.embedded.committed_reader import read_topic_committed
 from connect_core.kafka.admin import NewTopicSpec
+from connect_core.storage.committed_offsets import read_committed_offsets
 from connect_core.storage.kafka_offsets import KafkaOffsetBackingStore
 from connect_core.storage.offset_storage import (
     deserialize_offset_value,
@@ -111,3 +112,18 @@ def test_an_explicit_abort_and_the_workers_own_plain_writes(
     store.set({KEY: None}).result(30)  # a tombstone resets the partition
     assert store.get([KEY]) == {KEY: None}
     assert store.connector_partitions(CONNECTOR) == []
+
+
+def test_a_one_shot_read_as_a_resuming_backfill_makes_skips_an_abandoned_transactions_offset(
+    kafka_cluster: KafkaCluster, offsets_topic: str
+) -> None:
+    """``mm2 backfill`` resumes from the offsets topic (a rerun, a retried Spark task): an attempt killed
+    between writing its offset record and committing leaves an aborted record it must not resume from."""
+    transactional_id = unique_name("backfill-orders-0")
+    killed = task_producer(kafka_cluster, transactional_id)
+    write_offset(killed, offsets_topic, 40, commit=True)
+    write_offset(killed, offsets_topic, 90, commit=None)  # killed here: the transaction stays open
+    task_producer(kafka_cluster, transactional_id)  # the next attempt fences it: ABORT marker
+    props = {"bootstrap.servers": kafka_cluster.bootstrap_servers, "isolation.level": "read_committed"}
+    assert [(key, deserialize_offset_value(value)) for key, value in
+            read_committed_offsets(offsets_topic, props, 30)] == [(KEY, {"offset": 40})]
