@@ -21,7 +21,7 @@ import threading
 import time
 from pathlib import Path
 
-from connect_core.embedded import EmbeddedKafkaCluster, RecordSpec
+from embedded_kafka import EmbeddedKafkaCluster, RecordSpec
 
 TOPIC = "orders"
 REMOTE = f"A.{TOPIC}"

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.raw_clients import Rate
-from connect_core.embedded import EmbeddedKafkaCluster, unique_name
 from connect_core.model import ConnectorTaskId, State, TargetState
+from embedded_kafka import EmbeddedKafkaCluster, unique_name
 
 _PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")

@@ -34,9 +34,9 @@ from bench import raw_clients
 from bench._harness import Line, embedded_clusters, ratio_line
 from bench.mirror_throughput import Case, run_mirror
 from bench.raw_clients import Rate
-from connect_core.embedded import EmbeddedKafkaCluster, unique_name
+from embedded_kafka import EmbeddedKafkaCluster, unique_name
 from mirror.driver.driver import make_config
-from mirror.jobs.backfill import run_job
+from mirror.jobs.backfill.job import run_job
 from mirror.jobs.spark import spark_session
 
 RATIO_TARGET = 1.0
@@ -94,7 +94,7 @@ def mm2_config(a: EmbeddedKafkaCluster, b: EmbeddedKafkaCluster, topic: str) -> 
 
 
 def _import_copier(items: Iterable[int]) -> Iterator[int]:
-    import mirror.jobs.backfill_copy  # noqa: F401
+    import mirror.jobs.backfill.copy  # noqa: F401
 
     return iter(items)
 

@@ -55,7 +55,7 @@ from bench._harness import (
 from bench.raw_clients import Rate
 from connect_core.api.records import SourceRecord
 from connect_core.api.task import Task
-from connect_core.embedded import EmbeddedKafkaCluster, unique_name
+from embedded_kafka import EmbeddedKafkaCluster, unique_name
 from mirror.connectors.source_connector import MirrorSourceConnector
 from mirror.connectors.source_task import MirrorSourceTask
 from mirror.driver.maker_config import SOURCE_CONNECTOR, MirrorMakerConfig, SourceAndTarget
@@ -207,7 +207,7 @@ def run_mirror(a: EmbeddedKafkaCluster, b: EmbeddedKafkaCluster, topic: str, cas
     remote = f"{SOURCE}.{topic}"
     target_ends = b.end_offsets(remote)
     if exactly_once:  # each partition also holds a COMMIT marker per transaction: count the records instead
-        from connect_core.embedded.committed_reader import read_topic_committed
+        from embedded_kafka.committed_reader import read_topic_committed
 
         target_ends = {p: len(log.committed) for p, log in read_topic_committed(b, remote).items()}
     if target_ends != source_ends:

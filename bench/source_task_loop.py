@@ -37,7 +37,7 @@ from connect_core.api.connector import SourceConnector
 from connect_core.api.records import RecordMetadata, SourceRecord
 from connect_core.api.task import SourceTask, Task
 from connect_core.config.configdef import ConfigDef, Importance, Range, Type
-from connect_core.embedded import EmbeddedKafkaCluster, unique_name
+from embedded_kafka import EmbeddedKafkaCluster, unique_name
 
 BYTE_ARRAY = "org.apache.kafka.connect.converters.ByteArrayConverter"
 CONNECTOR_CLASS = "bench.source_task_loop:BenchSourceConnector"

@@ -8,7 +8,7 @@ with the remote topic shifted by records written before mirroring, the offset ma
 task writes for a contiguous copy, every group committed on A at a random position, and the
 checkpoints the checkpoint task would have emitted for them on B (``A.checkpoints.internal``).
 
-(a) the Spark job (:func:`mirror.jobs.translate_offsets.run_job`, dry run) on ``local[2]``: lists the
+(a) the Spark job (:func:`mirror.jobs.translate.job.run_job`, dry run) on ``local[2]``: lists the
     groups and their offsets on A, reads the translation data, describes the groups on B and plans
     every partition; timed with the SparkSession start, and without it.
 (b) Kafka's ``RemoteClusterUtils.translateOffsets`` loop, done as Java does it: per group a new
@@ -34,14 +34,14 @@ from confluent_kafka.admin import AdminClient
 
 from bench import raw_clients
 from bench._harness import broker_rss_line, embedded_clusters
-from connect_core.embedded import EmbeddedKafkaCluster, unique_name
 from connect_core.kafka.types import ClientPartition
+from embedded_kafka import EmbeddedKafkaCluster, unique_name
 from mirror.client.formats import Checkpoint, OffsetAndMetadata, TopicPartition
 from mirror.client.offset_mappings import OffsetMapping
 from mirror.driver.driver import make_config
 from mirror.jobs.spark import spark_session
-from mirror.jobs.translate_logic import GroupPlan
-from mirror.jobs.translate_offsets import run_job
+from mirror.jobs.translate.job import run_job
+from mirror.jobs.translate.logic import GroupPlan
 
 PARTITIONS = 4
 TARGET_S = 60.0

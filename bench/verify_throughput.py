@@ -11,7 +11,7 @@ committed MirrorSource offsets in ``mm2-offsets.A.internal`` on B and the offset
 (a) raw: one confluent-kafka consumer reads every source record, then every target record (batch
     ``consume`` with big fetches and short waits, nothing else done with them): the floor of any
     verification that reads both sides.
-(b) the verify job (:func:`mirror.jobs.verify.run_job`) on a running SparkSession: plans the chunks,
+(b) the verify job (:func:`mirror.jobs.verify.job.run_job`) on a running SparkSession: plans the chunks,
     executors read both sides, digest and compare; the result must be equal over every record.
 
 Both are timed in the same run; the rates are source records (and their value bytes) verified per
@@ -29,14 +29,14 @@ from collections.abc import Sequence
 from bench import raw_clients
 from bench._harness import best, broker_rss_line, embedded_clusters, ratio_line
 from bench.raw_clients import Rate
-from connect_core.embedded import EmbeddedKafkaCluster, unique_name
 from connect_core.storage.offset_storage import serialize_offset_key, serialize_offset_value
+from embedded_kafka import EmbeddedKafkaCluster, unique_name
 from mirror.client.formats import TopicPartition
 from mirror.client.offset_mappings import OffsetMapping
 from mirror.driver.driver import make_config
 from mirror.jobs.spark import spark_session
-from mirror.jobs.verify import run_job
-from mirror.jobs.verify_logic import DEFAULT_CHUNK_RECORDS
+from mirror.jobs.verify.job import run_job
+from mirror.jobs.verify.logic import DEFAULT_CHUNK_RECORDS
 
 TARGET_RATIO = 0.5
 

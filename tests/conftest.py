@@ -1,13 +1,13 @@
 """Shared pytest fixtures: Kafka clusters for integration tests, on whatever engine the environment selects.
 
-Engine (see ``connect_core.embedded.engine``):
+Engine (see ``embedded_kafka.engine``):
 
 * ``MM2_TEST_BOOTSTRAP_A`` / ``_B`` / ``_C`` set -> those real clusters (shared by all tests);
 * ``MM2_TEST_ENGINE=testcontainers``           -> Apache Kafka containers (one per alias, per session);
 * otherwise                                    -> a fresh Tansu process per cluster per test.
 
 External and container clusters outlive a test, so every test must name its topics and groups with
-``unique_name(prefix)`` (fixture, or ``connect_core.embedded.unique_name``).
+``unique_name(prefix)`` (fixture, or ``embedded_kafka.unique_name``).
 
 Broker capability gaps skip, never fail: either mark the test
 ``@pytest.mark.requires_capability("create_partitions")`` (checked against every cluster the test's
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from connect_core.embedded import (
+from embedded_kafka import (
     CAPABILITIES,
     BrokerStartError,
     ContainerKafkaCluster,
@@ -35,13 +35,13 @@ from connect_core.embedded import (
     docker_available,
     select_engine,
 )
-from connect_core.embedded import (
+from embedded_kafka import (
     free_port as _free_port,
 )
-from connect_core.embedded import (
+from embedded_kafka import (
     unique_name as _unique_name,
 )
-from connect_core.embedded.engine import bootstrap_env_var, external_bootstraps
+from embedded_kafka.engine import bootstrap_env_var, external_bootstraps
 
 # tests of the fixtures run an inner pytest session; run_lock lets `alone` tests have the machine to themselves;
 # schedule orders the collection longest-first across the xdist workers

@@ -15,8 +15,8 @@ import time
 from pathlib import Path
 from typing import Any, Self
 
-from connect_core.embedded import EmbeddedKafkaCluster, free_port
-from connect_core.embedded.ports import accepts_connections
+from embedded_kafka import EmbeddedKafkaCluster, free_port
+from embedded_kafka.ports import accepts_connections
 from tests.tls_pki import Pki
 
 

@@ -19,7 +19,7 @@ from mirror.cli.run_cmd import load_mm2_config
 from mirror.driver.backfill_leases import DEFAULT_LEASE_TTL_S
 from mirror.driver.driver import make_config
 from mirror.driver.maker_config import MirrorMakerConfig
-from mirror.jobs.backfill_plan import BackfillPlan
+from mirror.jobs.backfill.plan import BackfillPlan
 
 _MB = 1024 * 1024
 
@@ -71,8 +71,8 @@ def _config(config_path: Path) -> MirrorMakerConfig:
 
 def release(config_path: Path, source: str, target: str) -> None:
     """``--release``: the flow's lease deleted after its holder's transactions are fenced; one line says which."""
-    from mirror.jobs.backfill_flow import resolve_flow
-    from mirror.jobs.backfill_lease import release_lease
+    from mirror.jobs.backfill.flow import resolve_flow
+    from mirror.jobs.backfill.lease import release_lease
 
     quiet_broker_warnings()
     flow = resolve_flow(_config(config_path), source, target)
@@ -86,8 +86,8 @@ def release(config_path: Path, source: str, target: str) -> None:
 
 def backfill(config_path: Path, source: str, target: str, topics: str | None, master: str | None, dry_run: bool,
              json_output: bool, force: bool = False, lease_ttl_s: float = DEFAULT_LEASE_TTL_S) -> None:
-    from mirror.jobs.backfill import run_job
-    from mirror.jobs.backfill_report import render_json, render_table
+    from mirror.jobs.backfill.job import run_job
+    from mirror.jobs.backfill.report import render_json, render_table
 
     quiet_broker_warnings()  # an unreachable cluster is the job's one error line, not log lines before it
     config = _config(config_path)

@@ -27,7 +27,7 @@ def _self_command() -> str:
 
 
 def demo(duration: float | None) -> None:
-    from connect_core.embedded import BrokerStartError
+    from embedded_kafka import BrokerStartError
     from mirror.cli.demo_view import make_view
     from mirror.driver.demo import run_demo
 

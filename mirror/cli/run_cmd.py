@@ -170,7 +170,7 @@ def prepare(config_path: Path, clusters: list[str] | None) -> tuple[MirrorMakerC
     config = load_mm2_config(config_path, clusters)
     pairs = config.herder_pairs(clusters or None)
     check_connector_configs(config, pairs)
-    from mirror.jobs.verify_schedule import check_settings
+    from mirror.jobs.verify.schedule import check_settings
 
     check_settings(config, pairs)
     for pair in pairs:  # worker configs resolve eagerly: an unresolvable reference fails now
@@ -234,7 +234,7 @@ def run(config_path: Path, clusters: list[str] | None, metrics_port: int | None,
         start_metrics_server(metrics_port, metrics)
     driver = MirrorMaker(config, default_factory(herder), clusters=clusters or None, metrics=metrics,
                          leases=LeaseWatcher)
-    from mirror.jobs.verify_schedule import ScheduledVerification
+    from mirror.jobs.verify.schedule import ScheduledVerification
 
     verification = ScheduledVerification(config, pairs, metrics)
     log.info("Running %d flow(s): %s", len(pairs), ", ".join(map(str, pairs)))

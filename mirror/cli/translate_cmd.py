@@ -16,12 +16,12 @@ from connect_core.config.providers import resolve_config_providers
 from mirror.cli.logging_setup import quiet_broker_warnings
 from mirror.cli.run_cmd import load_mm2_config
 from mirror.driver.driver import make_config
-from mirror.jobs.translate_report import render_json, render_table, summary
+from mirror.jobs.translate.report import render_json, render_table, summary
 
 
 def translate_offsets(config_path: Path, source: str, target: str, groups: str | None, apply: bool, force: bool,
                       json_output: bool, master: str | None, timeout_s: float = 30.0) -> None:
-    from mirror.jobs.translate_offsets import run_job
+    from mirror.jobs.translate.job import run_job
 
     quiet_broker_warnings()  # an unreachable source is said once, in the report
     raw = load_mm2_config(config_path)

@@ -20,8 +20,8 @@ from mirror.cli.errors import fail
 from mirror.cli.logging_setup import quiet_unless_debug
 from mirror.cli.run_cmd import load_mm2_config
 from mirror.driver.driver import make_config
-from mirror.jobs.verify_logic import DIFFERENT, NOTHING_COMPARED
-from mirror.jobs.verify_report import ProgressBar, render_json, render_table
+from mirror.jobs.verify.logic import DIFFERENT, NOTHING_COMPARED
+from mirror.jobs.verify.report import ProgressBar, render_json, render_table
 
 #: Nothing was compared: not EQUAL, not DIFFERENT either.
 EXIT_NOTHING_COMPARED = 3
@@ -30,7 +30,7 @@ EXIT_NOTHING_COMPARED = 3
 def verify(config_path: Path, source: str, target: str, topics: str | None, json_output: bool, master: str | None,
            chunk_records: int, timeout_s: float) -> None:
     from mirror.jobs.spark import SparkUnavailableError
-    from mirror.jobs.verify import run_job
+    from mirror.jobs.verify.job import run_job
 
     quiet_unless_debug()  # the report is the output; an error is one line
     raw = load_mm2_config(config_path)

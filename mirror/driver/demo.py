@@ -1,6 +1,6 @@
 """``mm2 demo``: MirrorMaker 2 working end to end on this machine in one command, told as a short story.
 
-Starts two embedded clusters ``A`` and ``B`` (connect_core.embedded), creates sample topics on A
+Starts two embedded clusters ``A`` and ``B`` (embedded_kafka), creates sample topics on A
 and a consumer group that makes progress, produces a few records per second, runs the real driver
 (:class:`mirror.driver.driver.MirrorMaker`, with its REST API and Prometheus metrics) in-process for
 the flow ``A->B``, and shows per topic what was produced and mirrored, the lag and the latency.
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from connect_core.embedded import EmbeddedKafkaCluster, KafkaCluster, free_port
+from embedded_kafka import EmbeddedKafkaCluster, KafkaCluster, free_port
 from mirror.driver.demo_traffic import GroupCommitter, RemoteTail, SampleProducer, TopicRow, TrafficStats
 
 TOPICS = {"orders": 3, "clicks": 2}

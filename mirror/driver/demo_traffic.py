@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from connect_core.embedded import KafkaCluster
 from connect_core.kafka.types import ClientPartition, KafkaError, Message
+from embedded_kafka import KafkaCluster
 
 LATENCY_SAMPLES = 20  # per topic: the last few seconds at the demo's rate
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from connect_core.api.errors import ConfigError
+from mirror.connectors.config import MirrorCheckpointConfig, MirrorSourceConfig
 from mirror.driver.maker_config import MirrorMakerConfig, SourceAndTarget
 
 
@@ -17,4 +18,12 @@ def checked_pair(config: MirrorMakerConfig, source: str, target: str) -> SourceA
     return SourceAndTarget(source, target)
 
 
-__all__ = ["checked_pair"]
+def flow_configs(config: MirrorMakerConfig, source: str, target: str) -> tuple[MirrorSourceConfig,
+                                                                               MirrorCheckpointConfig]:
+    """The flow's MirrorSource and MirrorCheckpoint configs, as ``mm2 run`` would derive them."""
+    pair = checked_pair(config, source, target)
+    return (MirrorSourceConfig(config.connector_base_config(pair, "MirrorSourceConnector")),
+            MirrorCheckpointConfig(config.connector_base_config(pair, "MirrorCheckpointConnector")))
+
+
+__all__ = ["checked_pair", "flow_configs"]

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from confluent_kafka import Message
 
-from connect_core.embedded import KafkaCluster, wait_for
+from embedded_kafka import KafkaCluster, wait_for
 
 T = TypeVar("T")
 

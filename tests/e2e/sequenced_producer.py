@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from confluent_kafka import KafkaError, KafkaException, Message, Producer, TopicPartition
 
-from connect_core.embedded import KafkaCluster
+from embedded_kafka import KafkaCluster
 
 
 def encode(partition: int, seq: int) -> bytes:

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Producer
 
-from connect_core.embedded import KafkaCluster, free_port
 from connect_core.kafka.client_logging import RDKAFKA_LOG
+from embedded_kafka import KafkaCluster, free_port
 from tests.e2e.mm2_helpers import (
     Mm2Process,
     eventually,

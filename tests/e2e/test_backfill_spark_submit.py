@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from connect_core.embedded import KafkaCluster
+from embedded_kafka import KafkaCluster
 from tests.e2e.mm2_helpers import mirrored_identically, mm2_properties, write_properties
 from tests.integration.mirror.jobs.test_backfill_job import produce_backlog
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from connect_core.embedded import KafkaCluster
+from embedded_kafka import KafkaCluster
 from tests.e2e.mm2_helpers import Mm2Process, eventually, write_properties
 from tests.e2e.test_backfill_lease import (
     REMOTE,

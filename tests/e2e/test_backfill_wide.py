@@ -17,8 +17,8 @@ import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import NewTopic
 
-from connect_core.embedded import KafkaCluster
 from connect_core.kafka.client_logging import RDKAFKA_LOG
+from embedded_kafka import KafkaCluster
 from tests.e2e.mm2_helpers import mirrored_identically, mm2_command, mm2_properties, write_properties
 
 TOPICS, PARTITIONS, PER_PARTITION = 400, 5, 40

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from connect_core.embedded import EmbeddedKafkaCluster, KafkaCluster, free_port, unique_name
-from connect_core.embedded.committed_reader import read_topic_committed
+from embedded_kafka import EmbeddedKafkaCluster, KafkaCluster, free_port, unique_name
+from embedded_kafka.committed_reader import read_topic_committed
 from tests.e2e.mm2_helpers import Mm2Process, eventually, mm2_properties, write_properties
 from tests.e2e.sequenced_producer import SequencedProducer, TailReader, compare, decode, sequences
 

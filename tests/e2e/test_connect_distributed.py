@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from connect_core.embedded import KafkaCluster, free_port, unique_name
+from embedded_kafka import KafkaCluster, free_port, unique_name
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]  # the longest waits add up on a loaded machine
 

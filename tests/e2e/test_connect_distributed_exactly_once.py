@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from connect_core.embedded import KafkaCluster, free_port, unique_name
-from connect_core.embedded.committed_reader import PartitionLog, read_topic_committed
+from embedded_kafka import KafkaCluster, free_port, unique_name
+from embedded_kafka.committed_reader import PartitionLog, read_topic_committed
 from tests.e2e.test_connect_distributed import WorkerProc, http, wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]

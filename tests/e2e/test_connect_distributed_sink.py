@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from connect_core.embedded import KafkaCluster, unique_name
+from embedded_kafka import KafkaCluster, unique_name
 from tests.e2e.test_connect_distributed import Cluster, http, wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from connect_core.embedded import KafkaCluster, free_port
 from connect_core.kafka.types import ClientPartition
+from embedded_kafka import KafkaCluster, free_port
 from tests.e2e.test_connect_standalone_cli import http, mm2, wait_running
 
 pytestmark = pytest.mark.e2e

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from connect_core.embedded import KafkaCluster, free_port
+from embedded_kafka import KafkaCluster, free_port
 
 pytestmark = pytest.mark.e2e
 

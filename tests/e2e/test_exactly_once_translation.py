@@ -28,8 +28,8 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Producer
 
-from connect_core.embedded import KafkaCluster, free_port
-from connect_core.embedded.committed_reader import PartitionLog, read_topic_committed
+from embedded_kafka import KafkaCluster, free_port
+from embedded_kafka.committed_reader import PartitionLog, read_topic_committed
 from mirror.client.formats import Checkpoint, OffsetSync, TopicPartition
 from mirror.connectors.offset_mapping_index import OffsetMappingIndex
 from tests.e2e.mm2_helpers import (

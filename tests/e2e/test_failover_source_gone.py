@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from connect_core.embedded import KafkaCluster
+from embedded_kafka import KafkaCluster
 from mirror.client.formats import Checkpoint
 from tests.e2e.mm2_helpers import (
     CHECKPOINTS,

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from connect_core.embedded import KafkaCluster, free_port
+from embedded_kafka import KafkaCluster, free_port
 from tests.e2e.metrics_harness import Mm2Run, Samples, matching, total, write_mm2_config
 
 PARTITIONS = 2

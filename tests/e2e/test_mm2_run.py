@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from connect_core.embedded import KafkaCluster, free_port
+from embedded_kafka import KafkaCluster, free_port
 from mirror.client.formats import Checkpoint, Heartbeat
 from mirror.client.formats import TopicPartition as MirrorTopicPartition
 from mirror.connectors.offset_sync_store import OffsetSyncStore

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from connect_core.embedded import KafkaCluster, free_port
+from embedded_kafka import KafkaCluster, free_port
 
 RUN_TIMEOUT_S = 60
 

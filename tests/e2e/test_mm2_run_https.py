@@ -15,7 +15,7 @@ from pathlib import Path
 
 import trustme
 
-from connect_core.embedded import KafkaCluster, free_port
+from embedded_kafka import KafkaCluster, free_port
 from tests.e2e.mm2_helpers import Mm2Process, eventually, mm2_properties, now_ms, write_properties
 
 PARTITIONS = 2

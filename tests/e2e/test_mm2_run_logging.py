@@ -14,7 +14,7 @@ import struct
 import threading
 from pathlib import Path
 
-from connect_core.embedded import KafkaCluster
+from embedded_kafka import KafkaCluster
 from tests.e2e.mm2_helpers import Mm2Process, eventually, mirrored_identically, mm2_properties, write_properties
 
 KAFKA_PYTHON_INFO = re.compile(r" INFO kafka\.")

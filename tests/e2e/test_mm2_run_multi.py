@@ -12,7 +12,7 @@ import threading
 import time
 from pathlib import Path
 
-from connect_core.embedded import KafkaCluster, free_port
+from embedded_kafka import KafkaCluster, free_port
 from tests.e2e.mm2_helpers import (
     Mm2Process,
     eventually,

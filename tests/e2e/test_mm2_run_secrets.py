@@ -16,7 +16,7 @@ import urllib.request
 from pathlib import Path
 from urllib.parse import quote
 
-from connect_core.embedded import KafkaCluster, free_port
+from embedded_kafka import KafkaCluster, free_port
 from tests.e2e.mm2_helpers import (
     Mm2Process,
     commit_group,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from connect_core.embedded import KafkaCluster
+from embedded_kafka import KafkaCluster
 from tests.e2e.mm2_helpers import (
     Mm2Process,
     eventually,

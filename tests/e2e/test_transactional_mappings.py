@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Producer
 
-from connect_core.embedded import KafkaCluster
+from embedded_kafka import KafkaCluster
 from mirror.client.offset_mappings import decode_key
 from tests.e2e.mm2_helpers import (
     Mm2Process,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from connect_core.embedded import KafkaCluster
+from embedded_kafka import KafkaCluster
 from mirror.client.formats import OffsetAndMetadata, TopicPartition
 from mirror.client.offset_mappings import OffsetMapping
 from mirror.connectors.mirror_admin import MirrorAdmin

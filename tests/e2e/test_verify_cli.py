@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from connect_core.embedded import KafkaCluster, free_port
+from embedded_kafka import KafkaCluster, free_port
 from tests.e2e.mm2_helpers import Mm2Process, eventually, mm2_properties, published_through, write_properties
 from tests.e2e.mm2_helpers import mm2_command as mm2
 

@@ -13,9 +13,9 @@ from collections.abc import Callable
 import pytest
 from confluent_kafka import KafkaException, Producer
 
-from connect_core.embedded import KafkaCluster
-from connect_core.embedded.committed_reader import committed_values, read_topic_committed
 from connect_core.kafka.client_logging import RDKAFKA_LOG
+from embedded_kafka import KafkaCluster
+from embedded_kafka.committed_reader import committed_values, read_topic_committed
 
 pytestmark = pytest.mark.integration
 

@@ -13,7 +13,7 @@ import pytest
 from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
 from confluent_kafka import TopicPartition as TP
 
-from connect_core.embedded import BrokerStartError, EmbeddedKafkaCluster, KafkaCluster, unique_name
+from embedded_kafka import BrokerStartError, EmbeddedKafkaCluster, KafkaCluster, unique_name
 
 Factory = Callable[[Sequence[str]], list[KafkaCluster]]
 

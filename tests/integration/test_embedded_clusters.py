@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from confluent_kafka import KafkaError, KafkaException
 
-from connect_core.embedded import (
+from embedded_kafka import (
     BrokerStartError,
     EmbeddedKafkaCluster,
     Engine,
@@ -29,7 +29,7 @@ from connect_core.embedded import (
     unique_name,
     wait_for,
 )
-from connect_core.embedded.probing import CAPABILITIES, TANSU_GAPS, _probe_create_acls
+from embedded_kafka.probing import CAPABILITIES, TANSU_GAPS, _probe_create_acls
 
 NameFn = Callable[[str], str]
 

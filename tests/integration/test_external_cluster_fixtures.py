@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from connect_core.embedded import EmbeddedKafkaCluster, unique_name
+from embedded_kafka import EmbeddedKafkaCluster, unique_name
 
 
 def test_fixtures_use_clusters_from_the_environment(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch

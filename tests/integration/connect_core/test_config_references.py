@@ -7,8 +7,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from connect_core.embedded import KafkaCluster, free_port
 from connect_core.herder.standalone import build_standalone_herder
+from embedded_kafka import KafkaCluster, free_port
 from tests.worker_plugins import BYTES, CONNECTOR, Registry
 
 

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from connect_core.embedded import KafkaCluster, free_port, unique_name
 from connect_core.herder.distributed.session_key import SIGNATURE_ALGORITHM_HEADER, SIGNATURE_HEADER
+from embedded_kafka import KafkaCluster, free_port, unique_name
 from mirror.cli.distributed_cmd import DistributedWorker
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]

@@ -22,8 +22,6 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException
 
 from connect_core.api.errors import ConnectError
-from connect_core.embedded import KafkaCluster
-from connect_core.embedded.committed_reader import read_topic_committed
 from connect_core.kafka.admin import NewTopicSpec
 from connect_core.kafka.clients import create_producer, producer_config
 from connect_core.model import ConnectorTaskId, State
@@ -31,6 +29,8 @@ from connect_core.runtime import worker as worker_module
 from connect_core.runtime.exactly_once_source_task import ExactlyOnceWorkerSourceTask
 from connect_core.runtime.worker import Worker
 from connect_core.storage.kafka_offsets import KafkaOffsetBackingStore
+from embedded_kafka import KafkaCluster
+from embedded_kafka.committed_reader import read_topic_committed
 from tests.integration.connect_core.test_exactly_once_source_task import Env, wait_for
 from tests.worker_plugins import CONNECTOR, Registry
 

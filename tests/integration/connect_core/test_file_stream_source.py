@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from connect_core.embedded import KafkaCluster, wait_for
 from connect_core.herder.standalone import build_standalone_herder
 from connect_core.model import State
+from embedded_kafka import KafkaCluster, wait_for
 
 STRING = "org.apache.kafka.connect.storage.StringConverter"
 

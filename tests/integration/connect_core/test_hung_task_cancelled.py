@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from connect_core.api.errors import NotFoundError
-from connect_core.embedded import KafkaCluster
 from connect_core.herder.standalone import StandaloneHerder, build_standalone_herder
 from connect_core.model import ConnectorTaskId, State
 from connect_core.storage.memory import MemoryOffsetBackingStore
+from embedded_kafka import KafkaCluster
 from tests.gated_plugins import GATED, TaskGate
 
 pytestmark = pytest.mark.integration

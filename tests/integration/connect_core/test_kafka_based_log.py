@@ -9,9 +9,9 @@ import pytest
 from confluent_kafka import Message
 
 from connect_core.api.errors import ConfigError, ConnectError
-from connect_core.embedded import KafkaCluster
 from connect_core.kafka.admin import NewTopicSpec, TopicAdmin
 from connect_core.kafka.log import KafkaBasedLog
+from embedded_kafka import KafkaCluster
 
 
 class Collector:

@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 
 from connect_core.api.errors import ConfigError
-from connect_core.embedded import KafkaCluster
 from connect_core.kafka.admin import TopicAdmin
 from connect_core.kafka.log import KafkaBasedLog
 from connect_core.model import ConnectorTaskId, State, TargetState
@@ -18,6 +17,7 @@ from connect_core.storage.kafka_config import KafkaConfigBackingStore
 from connect_core.storage.kafka_offsets import KafkaOffsetBackingStore
 from connect_core.storage.kafka_status import KafkaStatusBackingStore
 from connect_core.storage.offset_storage import OffsetStorageReaderImpl, OffsetStorageWriter
+from embedded_kafka import KafkaCluster
 
 
 def _worker(cluster: KafkaCluster, unique_name: Callable[[str], str], **extra: str) -> dict[str, str]:

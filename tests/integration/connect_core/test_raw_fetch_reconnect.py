@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from connect_core.embedded import KafkaCluster
 from connect_core.kafka.raw_fetch import RawFetcher
+from embedded_kafka import KafkaCluster
 
 ClusterFactory = Callable[[Sequence[str]], list[KafkaCluster]]
 

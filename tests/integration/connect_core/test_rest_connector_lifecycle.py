@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from connect_core.embedded import KafkaCluster
+from embedded_kafka import KafkaCluster
 from mirror.cli.connect_cmd import StandaloneWorker
 from tests.gated_plugins import GATED, TaskGate
 

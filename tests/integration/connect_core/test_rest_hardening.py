@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from connect_core.embedded import KafkaCluster
+from embedded_kafka import KafkaCluster
 from mirror.cli.connect_cmd import StandaloneWorker
 from tests.integration.connect_core import test_rest_api as rest_api
 

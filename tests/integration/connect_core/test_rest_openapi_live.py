@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from connect_core.embedded import KafkaCluster
+from embedded_kafka import KafkaCluster
 from mirror.cli.connect_cmd import StandaloneWorker
 from tests.integration.connect_core import test_rest_api as rest_api
 from tests.unit.connect_core.rest.openapi_check import check_response

@@ -11,7 +11,7 @@ import pytest
 import requests
 from kafka_connect import KafkaConnect
 
-from connect_core.embedded import KafkaCluster
+from embedded_kafka import KafkaCluster
 from mirror.cli.connect_cmd import StandaloneWorker
 from tests.integration.connect_core.rest_tls_helpers import make_pki
 

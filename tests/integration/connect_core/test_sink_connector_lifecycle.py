@@ -19,8 +19,8 @@ from connect_core.api.errors import DataError, RetriableError
 from connect_core.api.sink import SinkRecord, SinkTask
 from connect_core.api.task import Task
 from connect_core.config.configdef import ConfigDef
-from connect_core.embedded import KafkaCluster, free_port
 from connect_core.kafka.types import ClientPartition
+from embedded_kafka import KafkaCluster, free_port
 from mirror.cli.connect_cmd import StandaloneWorker
 
 FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from connect_core.embedded import KafkaCluster
 from connect_core.herder.standalone import StandaloneHerder, build_standalone_herder
+from embedded_kafka import KafkaCluster
 from tests.gated_plugins import VARIED, TaskGate
 
 pytestmark = pytest.mark.integration

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from connect_core.embedded import KafkaCluster
 from connect_core.herder.standalone import StandaloneHerder, build_standalone_herder
 from connect_core.model import RestartRequest, State
 from connect_core.storage.file_offsets import FileOffsetBackingStore
 from connect_core.storage.offset_storage import OffsetStorageReaderImpl
+from embedded_kafka import KafkaCluster
 from tests.worker_plugins import BYTES, CONNECTOR, Registry
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -9,10 +9,10 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from connect_core.embedded import KafkaCluster, wait_for
 from connect_core.herder.distributed.coordinator import WorkerGroupMember
 from connect_core.herder.distributed.protocol import CONNECT_PROTOCOL_V2, ExtendedAssignment
 from connect_core.model import ConnectorTaskId
+from embedded_kafka import KafkaCluster, wait_for
 
 SESSION_MS = 6000
 HEARTBEAT_MS = 1000

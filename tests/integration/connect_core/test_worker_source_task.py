@@ -7,7 +7,6 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from connect_core.embedded import KafkaCluster
 from connect_core.kafka.admin import TopicAdmin
 from connect_core.model import ConnectorTaskId, State, TargetState
 from connect_core.runtime.status import StatusRecorder
@@ -15,6 +14,7 @@ from connect_core.runtime.worker import Worker
 from connect_core.runtime.worker_config import StandaloneConfig
 from connect_core.storage.memory import MemoryOffsetBackingStore, MemoryStatusBackingStore
 from connect_core.storage.offset_storage import OffsetStorageReaderImpl
+from embedded_kafka import KafkaCluster
 from tests.worker_plugins import BYTES, CONNECTOR, Registry
 
 

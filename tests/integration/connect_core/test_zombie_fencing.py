@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from confluent_kafka import KafkaException, Producer
 
-from connect_core.embedded import KafkaCluster, free_port, unique_name
-from connect_core.embedded.committed_reader import PartitionLog, read_topic_committed
 from connect_core.herder.distributed.session_key import signature_headers
+from embedded_kafka import KafkaCluster, free_port, unique_name
+from embedded_kafka.committed_reader import PartitionLog, read_topic_committed
 from mirror.cli.distributed_cmd import DistributedWorker
 from tests.integration.connect_core.test_distributed_herder import (
     CONNECTOR,

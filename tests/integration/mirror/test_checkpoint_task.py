@@ -8,7 +8,7 @@ from collections.abc import Callable
 from confluent_kafka import Consumer
 
 from connect_core.api.records import SourceRecord
-from connect_core.embedded import KafkaCluster, wait_for
+from embedded_kafka import KafkaCluster, wait_for
 from mirror.client.formats import Checkpoint, OffsetAndMetadata, OffsetSync, TopicPartition
 from mirror.connectors.checkpoint_task import MirrorCheckpointTask
 from mirror.connectors.mirror_admin import MirrorAdmin

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from connect_core.embedded import KafkaCluster, wait_for
+from embedded_kafka import KafkaCluster, wait_for
 from mirror.client.formats import OffsetAndMetadata, TopicPartition
 from mirror.connectors.checkpoint_connector import MirrorCheckpointConnector
 from mirror.connectors.mirror_admin import MirrorAdmin

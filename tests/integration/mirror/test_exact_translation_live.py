@@ -15,8 +15,8 @@ from pathlib import Path
 
 from confluent_kafka import Consumer, Producer
 
-from connect_core.embedded import KafkaCluster, wait_for
 from connect_core.kafka.types import ClientPartition
+from embedded_kafka import KafkaCluster, wait_for
 from mirror.client.formats import Checkpoint, OffsetAndMetadata, OffsetSync, TopicPartition
 from mirror.client.offset_mappings import decode_mappings
 from mirror.connectors.mirror_admin import MirrorAdmin

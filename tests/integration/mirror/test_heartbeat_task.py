@@ -6,7 +6,7 @@ import sys
 import threading
 import time
 
-from connect_core.embedded import KafkaCluster, wait_for
+from embedded_kafka import KafkaCluster, wait_for
 from mirror.client.formats import Heartbeat
 from mirror.connectors.heartbeat_connector import MirrorHeartbeatConnector
 from mirror.connectors.heartbeat_task import MirrorHeartbeatTask

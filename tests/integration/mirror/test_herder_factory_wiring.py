@@ -12,8 +12,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from connect_core.embedded import KafkaCluster, unique_name, wait_for
 from connect_core.herder.distributed.herder import DistributedHerder
+from embedded_kafka import KafkaCluster, unique_name, wait_for
 from mirror.driver.herder_factory import FlowHerder, HerderSpec, distributed_factory, standalone_factory
 from mirror.driver.maker_config import SourceAndTarget
 from mirror.driver.metrics import Mm2Metrics

@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from connect_core.embedded import KafkaCluster, wait_for
 from connect_core.herder.standalone import StandaloneHerder, build_standalone_herder
 from connect_core.model import State
+from embedded_kafka import KafkaCluster, wait_for
 from mirror.connectors.mirror_admin import MirrorAdmin
 
 pytestmark = pytest.mark.integration

@@ -15,9 +15,9 @@ from typing import Any
 
 from confluent_kafka import Consumer
 
-from connect_core.embedded import KafkaCluster, wait_for
 from connect_core.herder.standalone import StandaloneHerder, build_standalone_herder
 from connect_core.model import State
+from embedded_kafka import KafkaCluster, wait_for
 from mirror.client.formats import Checkpoint, Heartbeat, OffsetAndMetadata, TopicPartition
 from mirror.connectors.mirror_admin import MirrorAdmin
 

@@ -9,7 +9,7 @@ from typing import Any
 from confluent_kafka import Producer
 
 from connect_core.api.records import RecordMetadata, SourceRecord
-from connect_core.embedded import KafkaCluster
+from embedded_kafka import KafkaCluster
 from mirror.client.formats import OffsetSync, TopicPartition
 from mirror.connectors.source_task import MirrorSourceTask
 

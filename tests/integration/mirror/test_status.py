@@ -12,11 +12,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from connect_core.embedded import KafkaCluster
 from connect_core.model import ConnectorTaskId, State
 from connect_core.storage import formats
 from connect_core.storage.api import ConnectorStatus, TaskStatus
 from connect_core.storage.offset_storage import serialize_offset_key, serialize_offset_value
+from embedded_kafka import KafkaCluster
 from mirror.client.formats import Checkpoint, OffsetSync, TopicPartition
 
 
@@ -99,7 +99,7 @@ def test_status_reads_states_lag_and_checkpoints(two_clusters: tuple[KafkaCluste
 
 def test_status_of_an_unreachable_target_is_an_error_row_and_one_line_exit_2(kafka_cluster: KafkaCluster,
                                                                              tmp_path: Path) -> None:
-    from connect_core.embedded import free_port
+    from embedded_kafka import free_port
 
     path = tmp_path / "mm2.properties"
     props = {"clusters": "A, B", "A.bootstrap.servers": kafka_cluster.bootstrap_servers,

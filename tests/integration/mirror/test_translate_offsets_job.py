@@ -26,17 +26,17 @@ from typing import Any
 import pytest
 from confluent_kafka import Consumer, Producer
 
-from connect_core.embedded import KafkaCluster, wait_for
 from connect_core.herder.standalone import build_standalone_herder
 from connect_core.kafka.types import ClientPartition
+from embedded_kafka import KafkaCluster, wait_for
 from mirror.client.formats import Checkpoint, OffsetAndMetadata, TopicPartition
 from mirror.client.offset_mappings import decode_mappings
 from mirror.connectors.mirror_admin import MirrorAdmin
 from mirror.driver.driver import make_config
 from mirror.driver.maker_config import MirrorMakerConfig
 from mirror.jobs.spark import spark_session
-from mirror.jobs.translate_logic import GroupPlan
-from mirror.jobs.translate_offsets import run_job
+from mirror.jobs.translate.job import run_job
+from mirror.jobs.translate.logic import GroupPlan
 from tests.integration.mirror.test_mirror_standalone import connector_config, worker_props
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]

@@ -18,10 +18,10 @@ import pytest
 from confluent_kafka import KafkaException
 
 from connect_core.api.errors import ConnectError
-from connect_core.embedded import KafkaCluster
-from mirror.jobs import backfill_copy
-from mirror.jobs.backfill_copy import copy_units
-from mirror.jobs.backfill_flow import committed_offsets, create_internal_topics, create_target_topics, prepare
+from embedded_kafka import KafkaCluster
+from mirror.jobs.backfill import copy as backfill_copy
+from mirror.jobs.backfill.copy import copy_units
+from mirror.jobs.backfill.flow import committed_offsets, create_internal_topics, create_target_topics, prepare
 from tests.integration.mirror.jobs.test_backfill_job import (
     committed_partition,
     mm2_config,

@@ -17,20 +17,20 @@ import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
 
 from connect_core.api.errors import ConfigError, ConnectError
-from connect_core.embedded import KafkaCluster
-from connect_core.embedded.committed_reader import read_topic_committed
 from connect_core.kafka.client_logging import RDKAFKA_LOG
 from connect_core.kafka.types import ClientPartition
+from embedded_kafka import KafkaCluster
+from embedded_kafka.committed_reader import read_topic_committed
 from mirror.client.formats import TopicPartition
 from mirror.driver.driver import make_config
 from mirror.driver.maker_config import MirrorMakerConfig
-from mirror.jobs.backfill import run_job
-from mirror.jobs.backfill_flow import committed_offsets, resolve_flow
-from mirror.jobs.backfill_plan import partition_transactional_id
-from mirror.jobs.backfill_task_ids import decode_ids, encode_ids, record_key
+from mirror.jobs.backfill.flow import committed_offsets, resolve_flow
+from mirror.jobs.backfill.job import run_job
+from mirror.jobs.backfill.plan import partition_transactional_id
+from mirror.jobs.backfill.task_ids import decode_ids, encode_ids, record_key
 from mirror.jobs.spark import spark_session
-from mirror.jobs.translate_logic import Translated
-from mirror.jobs.translate_offsets import load_translator
+from mirror.jobs.translate.job import load_translator
+from mirror.jobs.translate.logic import Translated
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 

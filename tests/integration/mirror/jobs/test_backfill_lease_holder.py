@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import threading
 
-from connect_core.embedded import KafkaCluster, wait_for
+from embedded_kafka import KafkaCluster, wait_for
 from mirror.driver.backfill_leases import leases_topic
 from mirror.driver.driver import make_config
 from mirror.driver.lease_store import read_leases
-from mirror.jobs.backfill_flow import resolve_flow
-from mirror.jobs.backfill_lease import LeaseHolder, release_lease
+from mirror.jobs.backfill.flow import resolve_flow
+from mirror.jobs.backfill.lease import LeaseHolder, release_lease
 from tests.e2e.mm2_helpers import mm2_properties
 
 

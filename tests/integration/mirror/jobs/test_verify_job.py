@@ -14,16 +14,16 @@ from typing import Any
 import pytest
 from confluent_kafka import Producer
 
-from connect_core.embedded import KafkaCluster, wait_for
 from connect_core.herder.standalone import build_standalone_herder
 from connect_core.storage.offset_storage import serialize_offset_key, serialize_offset_value
+from embedded_kafka import KafkaCluster, wait_for
 from mirror.client.formats import OffsetSync, TopicPartition
 from mirror.driver.driver import make_config
 from mirror.driver.maker_config import MirrorMakerConfig
 from mirror.driver.status import OffsetFold, read_topic
 from mirror.jobs.spark import spark_session
-from mirror.jobs.verify import run_job
-from mirror.jobs.verify_logic import PartitionReport, Verification
+from mirror.jobs.verify.job import run_job
+from mirror.jobs.verify.logic import PartitionReport, Verification
 from tests.integration.mirror.test_mirror_standalone import connector_config
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]

@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from connect_core.embedded.children import child_preexec
+from embedded_kafka.children import child_preexec
 
 # the child reports its own nice value and that of a thread it starts after exec
 _REPORT = (

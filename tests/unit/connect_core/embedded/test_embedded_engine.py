@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from connect_core.embedded import (
+from embedded_kafka import (
     BrokerStartError,
     ContainerKafkaCluster,
     EmbeddedKafkaCluster,
@@ -14,7 +14,7 @@ from connect_core.embedded import (
     make_cluster,
     select_engine,
 )
-from connect_core.embedded.engine import (
+from embedded_kafka.engine import (
     bootstrap_env_var,
     check_distinct_bootstraps,
     external_bootstraps,

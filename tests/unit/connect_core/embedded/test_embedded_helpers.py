@@ -6,9 +6,9 @@ import time
 
 import pytest
 
-from connect_core.embedded import BrokerCapabilities, ExternalKafkaCluster, unique_name, wait_for
-from connect_core.embedded.cluster import _produce_kwargs
-from connect_core.embedded.probing import CAPABILITIES, TANSU_GAPS, _Result, capability_skip_reason
+from embedded_kafka import BrokerCapabilities, ExternalKafkaCluster, unique_name, wait_for
+from embedded_kafka.cluster import _produce_kwargs
+from embedded_kafka.probing import CAPABILITIES, TANSU_GAPS, _Result, capability_skip_reason
 
 
 def test_record_spec_shorthands_and_full_dicts() -> None:

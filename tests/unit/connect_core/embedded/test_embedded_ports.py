@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import socket
 
-from connect_core.embedded.ports import accepts_connections, free_port, port_is_free
+from embedded_kafka.ports import accepts_connections, free_port, port_is_free
 
 
 def test_free_port_is_bindable_and_varies() -> None:

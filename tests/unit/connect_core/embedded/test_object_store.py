@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from connect_core.embedded import EmbeddedKafkaCluster
-from connect_core.embedded.object_store import bucket_name
+from embedded_kafka import EmbeddedKafkaCluster
+from embedded_kafka.object_store import bucket_name
 
 _VALID_BUCKET = re.compile(r"^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$")
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from connect_core.embedded import free_port
+from embedded_kafka import free_port
 from mirror.cli.healthcheck import check, find_url, mm2_argv, probe_url
 
 TINI_RUN = ["/usr/bin/tini", "--", "mm2", "run", "/etc/mm2/mm2.properties", "--metrics-port", "9464"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from connect_core.api.errors import ConfigError
-from mirror.jobs.backfill_bounds import (
+from mirror.jobs.backfill.bounds import (
     DEFAULT_SECONDS,
     TIMEOUT_MARGIN,
     TransactionBounds,

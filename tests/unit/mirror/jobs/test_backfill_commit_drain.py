@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mirror.jobs.backfill_copy import drain_limit
+from mirror.jobs.backfill.copy import drain_limit
 
 
 def test_big_records_fill_a_batch_by_bytes() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mirror.jobs.backfill_foreign import describe
+from mirror.jobs.backfill.foreign import describe
 
 
 def test_partitions_are_named_in_order_and_a_long_list_is_cut() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from mirror.client.filters import TOPICS_EXCLUDE_ALIAS_CONFIG, TOPICS_EXCLUDE_CONFIG
 from mirror.connectors.config import TASK_TOPIC_PARTITIONS
 from mirror.driver.backfill_leases import Lease, with_lease
-from mirror.jobs.backfill_handoff import excludes, without_partitions
+from mirror.jobs.backfill.handoff import excludes, without_partitions
 
 
 def test_a_config_excludes_the_topics_only_when_each_is_named_exactly() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from mirror.client.filters import TOPICS_EXCLUDE_DEFAULT
-from mirror.jobs.backfill_plan import (
+from mirror.jobs.backfill.plan import (
     BackfillPlan,
     WorkUnit,
     assigned_partitions,

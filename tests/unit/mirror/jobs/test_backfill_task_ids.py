@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from connect_core.storage.offset_storage import deserialize_offset_key
-from mirror.jobs.backfill_plan import WorkUnit
-from mirror.jobs.backfill_task_ids import RECORD_CONNECTOR, decode_ids, encode_ids, record_key
+from mirror.jobs.backfill.plan import WorkUnit
+from mirror.jobs.backfill.task_ids import RECORD_CONNECTOR, decode_ids, encode_ids, record_key
 
 
 def test_ids_round_trip_sorted_and_once() -> None:
@@ -20,7 +20,7 @@ def test_the_key_is_a_connect_offset_key_of_no_connector_per_flow() -> None:
 
 
 def test_a_task_is_known_by_its_first_units_id() -> None:
-    from mirror.jobs.backfill_task_ids import task_ids
+    from mirror.jobs.backfill.task_ids import task_ids
 
     class Clients:  # only the flow's aliases are read
         source, target = "A", "B"

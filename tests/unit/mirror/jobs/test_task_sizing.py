@@ -6,9 +6,9 @@ import logging
 
 import pytest
 
-from mirror.jobs.backfill_copy import UnitResult
-from mirror.jobs.backfill_plan import BackfillPlan, WorkUnit
-from mirror.jobs.backfill_tasks import unit_tasks, warn_retried
+from mirror.jobs.backfill.copy import UnitResult
+from mirror.jobs.backfill.plan import BackfillPlan, WorkUnit
+from mirror.jobs.backfill.tasks import unit_tasks, warn_retried
 from mirror.jobs.spark_cluster import granted_cores, master_ui_urls
 from mirror.jobs.task_sizing import max_concurrency, sized_tasks, task_count
 
@@ -66,7 +66,7 @@ def test_a_retried_task_is_one_warning_line(caplog: pytest.LogCaptureFixture) ->
     def result(task: int, partition: int, attempt: int) -> UnitResult:
         return UnitResult("t", partition, 0, 10, 0, 10, 100, 1, attempt, task=task)
 
-    with caplog.at_level(logging.WARNING, logger="mirror.jobs.backfill_tasks"):
+    with caplog.at_level(logging.WARNING, logger="mirror.jobs.backfill.tasks"):
         warn_retried([result(0, 0, 0), result(1, 1, 2), result(1, 2, 2), result(1, 3, 2)])
     lines = [r.getMessage() for r in caplog.records]
     assert len(lines) == 1 and "task 1 (t-1 and 2 other partition(s)) was retried: attempt 3" in lines[0]

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from mirror.client.formats import Checkpoint, OffsetAndMetadata, TopicPartition
 from mirror.client.policy import DefaultReplicationPolicy
-from mirror.jobs.translate_checkpoints import (
+from mirror.jobs.translate.checkpoints import (
     Checkpointed,
     LatestCheckpoints,
     plan_from_checkpoints,
     upstream_topic_partition,
 )
-from mirror.jobs.translate_logic import Translated
-from mirror.jobs.translate_report import render_json, render_table
+from mirror.jobs.translate.logic import Translated
+from mirror.jobs.translate.report import render_json, render_table
 
 POLICY = DefaultReplicationPolicy()
 R0, R1 = TopicPartition("A.t", 0), TopicPartition("A.t", 1)

@@ -9,9 +9,9 @@ from mirror.client.offset_mappings import OffsetMapping
 from mirror.client.policy import DefaultReplicationPolicy
 from mirror.connectors.offset_mapping_index import ExactOffsetTranslator, OffsetMappingIndex
 from mirror.connectors.offset_sync_store import OffsetSyncStore
-from mirror.jobs.translate_logic import GroupPlan, Translated, plan_group, record_results
-from mirror.jobs.translate_offsets import FlowTranslator
-from mirror.jobs.translate_report import render_json, render_table
+from mirror.jobs.translate.job import FlowTranslator
+from mirror.jobs.translate.logic import GroupPlan, Translated, plan_group, record_results
+from mirror.jobs.translate.report import render_json, render_table
 
 T0, T1, T2 = TopicPartition("t", 0), TopicPartition("t", 1), TopicPartition("t", 2)
 R0, R1, R2 = TopicPartition("A.t", 0), TopicPartition("A.t", 1), TopicPartition("A.t", 2)
@@ -94,7 +94,7 @@ def test_flow_translator_exact_fallback_and_failback() -> None:
 
 
 def test_spark_failure_becomes_its_python_error_line() -> None:
-    from mirror.jobs.translate_offsets import job_error
+    from mirror.jobs.spark import job_error
 
     text = ("An error occurred while calling o42.collectAndServe.\n"
             ": org.apache.spark.SparkException: Job aborted due to stage failure: Task 0 failed 4 times\n"
@@ -117,8 +117,8 @@ def test_flow_translator_applies_the_flows_topic_filter() -> None:
 def test_each_task_gets_only_the_translation_state_its_groups_need() -> None:
     import pickle
 
-    from mirror.jobs.translate_checkpoints import Checkpointed
-    from mirror.jobs.translate_offsets import task_slices
+    from mirror.jobs.translate.checkpoints import Checkpointed
+    from mirror.jobs.translate.job import task_slices
 
     index, back = OffsetMappingIndex(), OffsetMappingIndex()
     store = OffsetSyncStore()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mirror.jobs.verify_reads import ContentHash, batch_size
+from mirror.jobs.verify.reads import ContentHash, batch_size
 
 Header = tuple[str, bytes | None]
 

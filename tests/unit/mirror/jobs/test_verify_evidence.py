@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mirror.client.formats import OffsetSync, TopicPartition
 from mirror.client.offset_mappings import OffsetMapping
-from mirror.jobs.verify_plan import FlowEvidence
+from mirror.jobs.verify.plan import FlowEvidence
 
 TP = TopicPartition("orders", 0)
 

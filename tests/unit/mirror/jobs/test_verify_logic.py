@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mirror.jobs.verify_logic import (
+from mirror.jobs.verify.logic import (
     ChunkResult,
     ChunkSpec,
     Digest,
@@ -12,7 +12,7 @@ from mirror.jobs.verify_logic import (
     plan_chunks,
     record_digest,
 )
-from mirror.jobs.verify_report import render_table
+from mirror.jobs.verify.report import render_table
 
 
 def recs(values: list[str], start: int = 0) -> list[Digest]:

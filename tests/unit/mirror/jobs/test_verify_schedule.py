@@ -7,7 +7,7 @@ import pytest
 from connect_core.api.errors import ConfigError
 from mirror.driver.driver import make_config
 from mirror.driver.maker_config import MirrorMakerConfig, SourceAndTarget
-from mirror.jobs.verify_schedule import ScheduledVerification, VerifySettings, check_settings, verify_settings
+from mirror.jobs.verify.schedule import ScheduledVerification, VerifySettings, check_settings, verify_settings
 
 AB, BA = SourceAndTarget("A", "B"), SourceAndTarget("B", "A")
 

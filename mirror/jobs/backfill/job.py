@@ -1,9 +1,9 @@
 """``mm2 backfill``: a flow's existing partition backlogs copied by a PySpark job, exactly once per unit.
 
-The Spark driver checks and plans (:mod:`mirror.jobs.backfill_flow`), creates the remote topics and the
+The Spark driver checks and plans (:mod:`mirror.jobs.backfill.flow`), creates the remote topics and the
 flow's internal topics as ``mm2 run`` would, takes the topics from live tailing when the flow is
-running (:mod:`mirror.jobs.backfill_handoff`), and runs one Spark task per source partition
-(:mod:`mirror.jobs.backfill_copy`): records go executor to broker, never through the Spark driver.
+running (:mod:`mirror.jobs.backfill.handoff`), and runs one Spark task per source partition
+(:mod:`mirror.jobs.backfill.copy`): records go executor to broker, never through the Spark driver.
 Progress is read back from the flow's offsets topic, where every committed chunk leaves the unit's position.
 """
 
@@ -22,21 +22,21 @@ from connect_core.kafka.clients import consumer_config, create_consumer
 from connect_core.kafka.types import ClientPartition
 from mirror.driver.backfill_leases import DEFAULT_LEASE_TTL_S
 from mirror.driver.maker_config import MirrorMakerConfig
-from mirror.jobs.backfill_bounds import TIMEOUT_KEY
-from mirror.jobs.backfill_copy import BackfillClients, UnitResult, decode_progress
-from mirror.jobs.backfill_flow import (
+from mirror.jobs.backfill.bounds import TIMEOUT_KEY
+from mirror.jobs.backfill.copy import BackfillClients, UnitResult, decode_progress
+from mirror.jobs.backfill.flow import (
     DEFAULT_TIMEOUT_S,
     PreparedBackfill,
     create_internal_topics,
     create_target_topics,
     prepare,
 )
-from mirror.jobs.backfill_foreign import describe, foreign_partitions
-from mirror.jobs.backfill_handoff import LiveHandoff
-from mirror.jobs.backfill_lease import cancel_spark_jobs
-from mirror.jobs.backfill_plan import DEFAULT_CHUNK_RECORDS, BackfillPlan, WorkUnit, partition_transactional_id
-from mirror.jobs.backfill_task_ids import fence_earlier_runs
-from mirror.jobs.backfill_tasks import run_tasks
+from mirror.jobs.backfill.foreign import describe, foreign_partitions
+from mirror.jobs.backfill.handoff import LiveHandoff
+from mirror.jobs.backfill.lease import cancel_spark_jobs
+from mirror.jobs.backfill.plan import DEFAULT_CHUNK_RECORDS, BackfillPlan, WorkUnit, partition_transactional_id
+from mirror.jobs.backfill.task_ids import fence_earlier_runs
+from mirror.jobs.backfill.tasks import run_tasks
 from mirror.jobs.task_sizing import max_concurrency
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from mirror.client.errors import RecordFormatError
 from mirror.client.formats import Checkpoint, OffsetAndMetadata, TopicPartition
 from mirror.client.policy import ReplicationPolicy
-from mirror.jobs.translate_logic import GroupPlan, Translated, plan_group
+from mirror.jobs.translate.logic import GroupPlan, Translated, plan_group
 
 #: (upstream topic-partition, upstream offset) -> a translation; ``reread == 0`` marks an exact one.
 Confirm = Callable[[TopicPartition, int], Translated]

@@ -25,11 +25,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, Self, TypeVar
 
-from connect_core.embedded.children import DURABLE_STORAGE_BOOST, child_preexec
-from connect_core.embedded.engine import Engine
-from connect_core.embedded.errors import BrokerStartError
-from connect_core.embedded.object_store import MotoS3Server, bucket_name
-from connect_core.embedded.ports import LOOPBACK, accepts_connections, free_port, port_is_free
 from connect_core.kafka.client_logging import RDKAFKA_LOG
 from connect_core.kafka.types import (
     AdminClient,
@@ -41,6 +36,11 @@ from connect_core.kafka.types import (
     NewTopic,
     Producer,
 )
+from embedded_kafka.children import DURABLE_STORAGE_BOOST, child_preexec
+from embedded_kafka.engine import Engine
+from embedded_kafka.errors import BrokerStartError
+from embedded_kafka.object_store import MotoS3Server, bucket_name
+from embedded_kafka.ports import LOOPBACK, accepts_connections, free_port, port_is_free
 
 T = TypeVar("T")
 

@@ -1,6 +1,6 @@
 """The transactional ids a backfill's tasks use, recorded before they start, so the next run fences only those.
 
-A task's transactional id is that of its first unit (:func:`~mirror.jobs.backfill_plan.transactional_id`),
+A task's transactional id is that of its first unit (:func:`~mirror.jobs.backfill.plan.transactional_id`),
 and a run may group the units otherwise than the one before it. Fencing the id of every partition covered
 all groupings, but it leaves the target broker a transaction state per partition: at 2,000 partitions
 the fence took 13 s on the embedded broker and every later transaction cost it several times the CPU. So
@@ -22,8 +22,8 @@ from connect_core.storage.offset_storage import (
     serialize_offset_key,
     serialize_offset_value,
 )
-from mirror.jobs.backfill_copy import BackfillClients, fence_ids, plain_producer_config
-from mirror.jobs.backfill_plan import WorkUnit, transactional_id
+from mirror.jobs.backfill.copy import BackfillClients, fence_ids, plain_producer_config
+from mirror.jobs.backfill.plan import WorkUnit, transactional_id
 
 #: the record's key: a connector name no connector has, so Connect's offset readers pass it by
 RECORD_CONNECTOR = "mm2-backfill-transactional-ids"

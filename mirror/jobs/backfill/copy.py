@@ -35,8 +35,8 @@ from connect_core.storage.offset_storage import (
 )
 from mirror.client.formats import OffsetSync, TopicPartition, unwrap_offset, wrap_offset, wrap_partition
 from mirror.client.offset_mappings import mapping_for_copied_range
-from mirror.jobs.backfill_bounds import DEFAULT_BYTES, DEFAULT_SECONDS
-from mirror.jobs.backfill_plan import WorkUnit, transactional_id
+from mirror.jobs.backfill.bounds import DEFAULT_BYTES, DEFAULT_SECONDS
+from mirror.jobs.backfill.plan import WorkUnit, transactional_id
 
 log = logging.getLogger(__name__)
 
@@ -221,7 +221,7 @@ def init_transactions(producer: Producer, clients: BackfillClients, topic: str, 
 def fence_ids(clients: BackfillClients, ids: Iterable[str]) -> None:
     """Re-initialise transactional ids an earlier run used (on the Spark driver): aborts what it left open
     (on some brokers an open transaction holds the last stable offset back) and fences its stray executors.
-    Which ids: :mod:`mirror.jobs.backfill_task_ids`."""
+    Which ids: :mod:`mirror.jobs.backfill.task_ids`."""
     def fence(transactional_id: str) -> None:
         producer = transactional_producer(clients, transactional_id)
         try:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 
-from connect_core.embedded.cluster import (
+from embedded_kafka.cluster import (
     ContainerKafkaCluster,
     EmbeddedKafkaCluster,
     ExternalKafkaCluster,
     KafkaCluster,
 )
-from connect_core.embedded.engine import (
+from embedded_kafka.engine import (
     TESTCONTAINERS_IMAGE_ENV,
     Engine,
     bootstrap_env_var,
@@ -19,7 +19,7 @@ from connect_core.embedded.engine import (
     external_bootstraps,
     select_engine,
 )
-from connect_core.embedded.errors import BrokerStartError
+from embedded_kafka.errors import BrokerStartError
 
 
 def make_cluster(alias: str, engine: Engine, env: Mapping[str, str] | None = None) -> KafkaCluster:

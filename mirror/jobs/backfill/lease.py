@@ -26,7 +26,7 @@ from mirror.driver.lease_store import (
     write_lease,
 )
 from mirror.driver.maker_config import SourceAndTarget
-from mirror.jobs.backfill_flow import Flow
+from mirror.jobs.backfill.flow import Flow
 
 log = logging.getLogger(__name__)
 

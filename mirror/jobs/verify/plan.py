@@ -6,7 +6,7 @@ and offset syncs (where each copied record went; the source task writes them wit
 the target acknowledging the copy, so they reach further than the flushed offsets) and the source
 partitions' log-start and end offsets. Every verified range ``[log start, last copied + 1)``, the last
 copied record being the newest the flushed offsets, mappings or syncs know of, is cut into chunks
-(:func:`mirror.jobs.verify_logic.plan_chunks`); records after it are ``pending`` (counted from the first
+(:func:`mirror.jobs.verify.logic.plan_chunks`); records after it are ``pending`` (counted from the first
 record after it: commit markers are not).
 """
 
@@ -31,9 +31,9 @@ from mirror.connectors.config import MirrorSourceConfig
 from mirror.connectors.offset_mapping_index import OffsetMappingIndex
 from mirror.driver.maker_config import MirrorMakerConfig, SourceAndTarget
 from mirror.driver.status import OffsetFold
-from mirror.jobs.translate_offsets import flow_configs
-from mirror.jobs.verify_logic import DEFAULT_CHUNK_RECORDS, ChunkSpec, PartitionReport, plan_chunks
-from mirror.jobs.verify_reads import first_records, log_starts, read_state_topic
+from mirror.jobs.flows import flow_configs
+from mirror.jobs.verify.logic import DEFAULT_CHUNK_RECORDS, ChunkSpec, PartitionReport, plan_chunks
+from mirror.jobs.verify.reads import first_records, log_starts, read_state_topic
 
 log = logging.getLogger(__name__)
 

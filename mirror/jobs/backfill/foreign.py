@@ -23,9 +23,9 @@ from connect_core.kafka.clients import consumer_config, create_consumer
 from connect_core.kafka.types import OFFSET_BEGINNING, ClientPartition, KafkaError
 from connect_core.storage.internal_topics import store_client_props
 from mirror.connectors.config import TASK_TOPIC_PARTITIONS
-from mirror.jobs.backfill_flow import PreparedBackfill
-from mirror.jobs.backfill_handoff import read_config_topic
-from mirror.jobs.backfill_plan import assigned_partitions
+from mirror.jobs.backfill.flow import PreparedBackfill
+from mirror.jobs.backfill.handoff import read_config_topic
+from mirror.jobs.backfill.plan import assigned_partitions
 
 _SHOWN = 20
 

@@ -32,9 +32,9 @@ from mirror.connectors.config import MirrorSourceConfig
 from mirror.connectors.mirror_admin import MirrorAdmin
 from mirror.connectors.source_logic import create_configs, target_config_entries
 from mirror.driver.maker_config import MirrorMakerConfig, SourceAndTarget
-from mirror.jobs.backfill_bounds import transaction_bounds, with_transaction_timeout
-from mirror.jobs.backfill_copy import BackfillClients, decode_progress
-from mirror.jobs.backfill_plan import DEFAULT_CHUNK_RECORDS, BackfillPlan, plan_units
+from mirror.jobs.backfill.bounds import transaction_bounds, with_transaction_timeout
+from mirror.jobs.backfill.copy import BackfillClients, decode_progress
+from mirror.jobs.backfill.plan import DEFAULT_CHUNK_RECORDS, BackfillPlan, plan_units
 from mirror.jobs.flows import checked_pair
 
 log = logging.getLogger(__name__)

@@ -24,9 +24,9 @@ import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from connect_core.embedded.cluster import KafkaCluster
-from connect_core.embedded.engine import Engine
 from connect_core.kafka.types import ClientPartition, KafkaError, KafkaException, NewPartitions
+from embedded_kafka.cluster import KafkaCluster
+from embedded_kafka.engine import Engine
 
 TRANSACTIONAL_ISOLATION = "transactional_isolation"
 CREATE_PARTITIONS = "create_partitions"

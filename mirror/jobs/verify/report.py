@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, TextIO
 
-from mirror.jobs.verify_logic import EQUAL, NOTHING_COMPARED, Verification
+from mirror.jobs.verify.logic import EQUAL, NOTHING_COMPARED, Verification
 
 _COLUMNS = ("topic", "partition", "target_topic", "compared", "missing", "extra", "mismatched", "pending",
             "first_difference", "result")

@@ -7,13 +7,13 @@ its groups' offsets and only the translation state of the partitions those group
 whole flow's: a task's input is bounded by its groups, not by the flow). With its own admin client
 (executor to broker, never through the Spark driver) the task describes the groups on the target
 (state, committed offsets), lists the target's end offsets, plans every partition
-(:mod:`mirror.jobs.translate_logic`) and, with ``--apply``, writes the offsets of groups with no
+(:mod:`mirror.jobs.translate.logic`) and, with ``--apply``, writes the offsets of groups with no
 active members on the target, checking every partition's result.
 
 When the source is unreachable (an unplanned failover: cluster A is gone), the groups and their
 positions come from the flow's checkpoints topic on the target instead, each placed at its last
 checkpoint (exact where the target's mappings confirm it), and every plan says so and how old each
-checkpoint is (:mod:`mirror.jobs.translate_checkpoints`). Nothing located on the source is waited for.
+checkpoint is (:mod:`mirror.jobs.translate.checkpoints`). Nothing located on the source is waited for.
 
 Failback works as Kafka's ``RemoteClusterUtils``/checkpoint renaming does: a remote topic whose
 source is the target (``A.orders`` on B, job B->A) is translated back to its original name
@@ -43,15 +43,15 @@ from mirror.connectors.offset_mapping_index import ExactOffsetTranslator, Offset
 from mirror.connectors.offset_sync_store import OffsetSyncStore
 from mirror.driver.maker_config import MirrorMakerConfig
 from mirror.driver.status import read_topic
-from mirror.jobs.flows import checked_pair
+from mirror.jobs.flows import flow_configs
 from mirror.jobs.spark import executor_logging, job_error, run_slices
-from mirror.jobs.translate_checkpoints import (
+from mirror.jobs.translate.checkpoints import (
     Checkpointed,
     LatestCheckpoints,
     plan_from_checkpoints,
     upstream_topic_partition,
 )
-from mirror.jobs.translate_logic import WRITABLE_STATES, GroupPlan, Translated, plan_group, record_results
+from mirror.jobs.translate.logic import WRITABLE_STATES, GroupPlan, Translated, plan_group, record_results
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -129,13 +129,6 @@ class FlowTranslator:
 
 
 # -- Spark driver side -----------------------------------------------------------------------------
-
-
-def flow_configs(config: MirrorMakerConfig, source: str, target: str) -> tuple[MirrorSourceConfig,
-                                                                               MirrorCheckpointConfig]:
-    pair = checked_pair(config, source, target)
-    return (MirrorSourceConfig(config.connector_base_config(pair, "MirrorSourceConnector")),
-            MirrorCheckpointConfig(config.connector_base_config(pair, "MirrorCheckpointConnector")))
 
 
 def _read_if_exists(admin: MirrorAdmin, consumer_props: dict[str, Any], topic: str,
@@ -399,7 +392,7 @@ def run_job(config: MirrorMakerConfig, source: str, target: str, pattern: str | 
     """The whole job: every selected group's plan (and writes with ``apply``), sorted by group.
 
     With the source unreachable (no answer within ``timeout_s``), the groups and their positions come from the
-    flow's checkpoints on the target instead (see :mod:`mirror.jobs.translate_checkpoints`).
+    flow's checkpoints on the target instead (see :mod:`mirror.jobs.translate.checkpoints`).
     ``spark``: an existing session to run in (tests, notebooks); by default one is built for the job.
     """
     checkpoints: dict[str, dict[TopicPartition, Checkpointed]] | None = None

@@ -16,9 +16,9 @@ import uuid
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
-from mirror.jobs.backfill_copy import BackfillClients, UnitResult, copy_units
-from mirror.jobs.backfill_plan import BackfillPlan, WorkUnit
-from mirror.jobs.backfill_task_ids import record_ids, task_ids
+from mirror.jobs.backfill.copy import BackfillClients, UnitResult, copy_units
+from mirror.jobs.backfill.plan import BackfillPlan, WorkUnit
+from mirror.jobs.backfill.task_ids import record_ids, task_ids
 from mirror.jobs.spark import executor_logging, run_slices, spark_log_file
 from mirror.jobs.spark_cluster import cluster_slots, stage_task_spans
 from mirror.jobs.task_sizing import sized_tasks

@@ -21,9 +21,9 @@ import uuid
 from pathlib import Path
 from typing import Self
 
-from connect_core.embedded.children import DURABLE_STORAGE_BOOST, child_preexec
-from connect_core.embedded.errors import BrokerStartError
-from connect_core.embedded.ports import LOOPBACK, free_port
+from embedded_kafka.children import DURABLE_STORAGE_BOOST, child_preexec
+from embedded_kafka.errors import BrokerStartError
+from embedded_kafka.ports import LOOPBACK, free_port
 
 #: Credentials and region moto accepts (it checks none of them); Tansu's S3 client needs them set.
 _AWS_ENV = {

@@ -6,7 +6,7 @@ Off by default. ``verify.interval.seconds`` in mm2.properties (globally, or per 
 APScheduler-backed :class:`~mirror.connectors.scheduler.Scheduler` (one run at a time; an overrun skips
 ticks rather than piling them up); the first run is one interval after start.
 
-The runs compare in this process (:func:`mirror.jobs.verify.run_local`): ``mm2 run`` should not need
+The runs compare in this process (:func:`mirror.jobs.verify.job.run_local`): ``mm2 run`` should not need
 a JVM or the Spark extra; ``mm2 verify`` is the tool for big one-off proofs. A run that cannot read
 a cluster counts as ``failed`` and logs one line; one that compared no record counts as
 ``nothing_compared`` (never ``equal``); the differences gauges keep the last completed run.
@@ -24,8 +24,8 @@ from connect_core.api.errors import ConfigError, ConfigIssue
 from mirror.connectors.scheduler import Scheduler
 from mirror.driver.maker_config import MirrorMakerConfig, SourceAndTarget
 from mirror.driver.metrics import Mm2Metrics
-from mirror.jobs.verify import DEFAULT_TIMEOUT_S, plan_verification, run_local
-from mirror.jobs.verify_logic import DEFAULT_CHUNK_RECORDS, DIFFERENT, Verification
+from mirror.jobs.verify.job import DEFAULT_TIMEOUT_S, plan_verification, run_local
+from mirror.jobs.verify.logic import DEFAULT_CHUNK_RECORDS, DIFFERENT, Verification
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """Taking backfilled topics from a flow's live tailing, and giving them back, whatever either process does.
 
 Kafka's rule for a connector's offsets: they may change only while no task runs them. The job takes a
-lease on its topics in the flow's leases topic (:mod:`mirror.jobs.backfill_lease`); every ``mm2 run``
+lease on its topics in the flow's leases topic (:mod:`mirror.jobs.backfill.lease`); every ``mm2 run``
 node derives the MirrorSourceConnector config with the leased topics in ``topics.exclude``, so the leader
 (whichever node, before or after any restart) regenerates the task configs without their partitions and
 every worker stops the connector's tasks (each flushing its offsets) and restarts them. Once the config
@@ -45,10 +45,10 @@ from mirror.connectors.config import TASK_TOPIC_PARTITIONS
 from mirror.connectors.mirror_admin import MirrorAdmin
 from mirror.driver.backfill_leases import DEFAULT_LEASE_TTL_S, Lease, with_lease, with_topics_excluded
 from mirror.driver.status import read_topic
-from mirror.jobs.backfill_copy import SOURCE_CONNECTOR
-from mirror.jobs.backfill_flow import Flow
-from mirror.jobs.backfill_lease import LeaseHolder
-from mirror.jobs.backfill_plan import assigned_partitions
+from mirror.jobs.backfill.copy import SOURCE_CONNECTOR
+from mirror.jobs.backfill.flow import Flow
+from mirror.jobs.backfill.lease import LeaseHolder
+from mirror.jobs.backfill.plan import assigned_partitions
 
 log = logging.getLogger(__name__)
 

@@ -1,9 +1,9 @@
 """``mm2 verify``: prove a mirror identical, record by record, as a PySpark job.
 
-The Spark driver plans (:mod:`mirror.jobs.verify_plan`: the flow's state, chunks, pending records) and hands
+The Spark driver plans (:mod:`mirror.jobs.verify.plan`: the flow's state, chunks, pending records) and hands
 the chunks to Spark; each task reads its chunks' source ranges and the target ranges the records were
 copied to with its own consumers (executor to broker, never through the Spark driver), compares chunk hashes
-and aligns record by record only where they differ (:mod:`mirror.jobs.verify_logic`).
+and aligns record by record only where they differ (:mod:`mirror.jobs.verify.logic`).
 
 :func:`execute_chunks` is the task body; ``mm2 run``'s scheduled verification calls it in-process
 (:func:`run_local`: ``mm2 run`` should not need a JVM), the CLI on Spark (:func:`run_job`).
@@ -18,12 +18,11 @@ from typing import TYPE_CHECKING, Any
 from connect_core.api.errors import ConnectError
 from connect_core.kafka.types import KafkaException
 from mirror.driver.maker_config import MirrorMakerConfig
-from mirror.jobs.spark import executor_logging
+from mirror.jobs.spark import executor_logging, job_error
 from mirror.jobs.spark_cluster import cluster_slots
-from mirror.jobs.translate_offsets import job_error
-from mirror.jobs.verify_logic import DEFAULT_CHUNK_RECORDS, ChunkResult, ChunkSpec, Verification, compare_chunk, merge
-from mirror.jobs.verify_plan import DEFAULT_TIMEOUT_S, VerifyClients, VerifyPlan, plan_verification
-from mirror.jobs.verify_reads import assign, drain, hash_range, verify_consumer
+from mirror.jobs.verify.logic import DEFAULT_CHUNK_RECORDS, ChunkResult, ChunkSpec, Verification, compare_chunk, merge
+from mirror.jobs.verify.plan import DEFAULT_TIMEOUT_S, VerifyClients, VerifyPlan, plan_verification
+from mirror.jobs.verify.reads import assign, drain, hash_range, verify_consumer
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

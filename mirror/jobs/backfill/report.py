@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mirror.jobs.backfill import BackfillReport
-from mirror.jobs.backfill_foreign import describe
+from mirror.jobs.backfill.foreign import describe
+from mirror.jobs.backfill.job import BackfillReport
 
 _MB = 1024 * 1024
 

@@ -5,7 +5,7 @@ helper methods (create_topic, produce, read_all, end_offsets ...) work on every 
 Tansu and on Apache Kafka alike. No pytest imports here: ``mm2 demo`` uses this package too.
 """
 
-from connect_core.embedded.cluster import (
+from embedded_kafka.cluster import (
     ContainerKafkaCluster,
     EmbeddedKafkaCluster,
     ExternalKafkaCluster,
@@ -18,12 +18,12 @@ from connect_core.embedded.cluster import (
     unique_name,
     wait_for,
 )
-from connect_core.embedded.engine import Engine, select_engine
-from connect_core.embedded.errors import BrokerStartError
-from connect_core.embedded.factory import clusters_from_env, make_cluster
-from connect_core.embedded.object_store import MotoS3Server
-from connect_core.embedded.ports import free_port, port_is_free
-from connect_core.embedded.probing import (
+from embedded_kafka.engine import Engine, select_engine
+from embedded_kafka.errors import BrokerStartError
+from embedded_kafka.factory import clusters_from_env, make_cluster
+from embedded_kafka.object_store import MotoS3Server
+from embedded_kafka.ports import free_port, port_is_free
+from embedded_kafka.probing import (
     CAPABILITIES,
     BrokerCapabilities,
     capabilities,

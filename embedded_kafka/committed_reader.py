@@ -28,7 +28,7 @@ from kafka.record import MemoryRecords  # type: ignore[import-untyped]
 from connect_core.kafka.transaction_markers import CommittedRecord, PartitionLog, apply_read_committed
 
 if TYPE_CHECKING:
-    from connect_core.embedded.cluster import KafkaCluster
+    from embedded_kafka.cluster import KafkaCluster
 
 __all__ = ["CommittedRecord", "FetchError", "PartitionLog", "apply_read_committed", "committed_values", "leaders",
            "read_committed", "read_topic_committed"]

@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from mirror.jobs.translate_logic import STATUSES, GroupPlan
+from mirror.jobs.translate.logic import STATUSES, GroupPlan
 
 _COLUMNS = ("group", "topic", "partition", "source_offset", "target_topic", "target_offset", "target_end",
             "committed", "reread", "status", "applied")

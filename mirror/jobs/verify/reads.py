@@ -22,7 +22,7 @@ from connect_core.api.errors import ConnectError
 from connect_core.kafka.admin import TopicAdmin
 from connect_core.kafka.clients import admin_config, consumer_config, create_admin, create_consumer
 from connect_core.kafka.types import OFFSET_BEGINNING, ClientPartition, KafkaError, KafkaException, OffsetSpec
-from mirror.jobs.verify_logic import Digest, headers_bytes, record_digest
+from mirror.jobs.verify.logic import Digest, headers_bytes, record_digest
 
 
 def verify_consumer(props: dict[str, Any], overrides: dict[str, Any] | None = None) -> Any:
