@@ -19,6 +19,7 @@ WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY connect_core ./connect_core
 COPY mirror ./mirror
+COPY embedded_kafka ./embedded_kafka
 # mm2's Spark jobs build a SparkSession and run parallelize/mapPartitions over Spark core: PySpark's jars
 # for Hive, ORC, RocksDB state stores, MLlib and Spark Connect (and its examples) are never loaded (160 MB).
 RUN /opt/mm2/venv/bin/pip install "./[${EXTRAS}]" \
