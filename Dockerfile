@@ -9,7 +9,7 @@ ARG BASE=python:3.11-slim-bookworm
 # ---- build: the project and its extras into a venv; pip's work (PySpark's source archive is built into
 # a wheel here) and its caches stay in this stage.
 FROM ${BASE} AS build
-ARG EXTRAS=spark,embedded
+ARG EXTRAS=spark,embedded,fast
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 # pyjks (Java's JKS stores) needs twofish, published only as C source: compiled here, never in the image.
 RUN apt-get update && apt-get install -y --no-install-recommends gcc libc6-dev \

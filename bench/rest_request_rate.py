@@ -1,11 +1,12 @@
-"""REST request rate: the legacy stdlib ThreadingHTTPServer shell vs uvicorn + Starlette, same run.
+"""REST request rate: the worker's REST server against a bare uvicorn server, same run.
 
-Both servers front the same :class:`RestApp` over an in-memory herder (so the figures measure the
-HTTP layer, not a herder), on 127.0.0.1 with an ephemeral port. A few client processes loop over
-``GET /connectors/{c}/status`` and ``PUT /connectors/{c}/config`` round trips for a fixed time, each
+The worker's server fronts :class:`RestApp` over an in-memory herder (so the figures measure the REST
+layer, not a herder); the yardstick is uvicorn with an ASGI app that answers every request with a fixed
+body after draining the request (the HTTP layer's ceiling on this machine). Both on 127.0.0.1, ephemeral
+ports. A few client processes loop over ``GET /connectors/{c}/status`` and ``PUT /connectors/{c}/config`` round trips for a fixed time, each
 either on its own keep-alive connection or on a new connection per request (what urllib and
 ``requests`` without a session do); every answer's status is checked. Prints one ``name: value``
-line per figure and the new/old ratios::
+line per figure and the ratios to the bare server::
 
     python -m bench.rest_request_rate                  # 4 clients, 3 s per case
     python -m bench.rest_request_rate --clients 8 --seconds 5
@@ -14,16 +15,19 @@ line per figure and the new/old ratios::
 from __future__ import annotations
 
 import argparse
+import asyncio
 import http.client
 import json
 import multiprocessing
+import socket
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Protocol
 
-from bench.legacy_stdlib_rest_server import RestServer as LegacyRestServer
+import uvicorn
+
 from connect_core.api.errors import NotFoundError
 from connect_core.model import AbstractStatus, ConnectorInfo, ConnectorStateInfo, ConnectorTaskId, State
 from connect_core.rest.resources import RestApp
@@ -63,6 +67,51 @@ class MemoryHerder:
                 raise NotFoundError(f"No status found for connector {name}")
         running = AbstractStatus(State.RUNNING, "bench:8083")
         return ConnectorStateInfo(name, running, {0: running}, "source")
+
+
+class BareServer:
+    """uvicorn and an ASGI app that drains the request and answers 200 with a fixed body: no routing, no JSON."""
+
+    _BODY = b'{"ok":true}'
+
+    def __init__(self) -> None:
+        # proto=IPPROTO_TCP: asyncio sets TCP_NODELAY only on sockets that say so (as the worker's server does)
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        self._sock.bind(("127.0.0.1", 0))
+        self._server = uvicorn.Server(uvicorn.Config(self._app, http="h11", lifespan="off", ws="none",
+                                                     interface="asgi3", log_config=None, access_log=False))
+        self._thread = threading.Thread(target=lambda: asyncio.run(self._server.serve(sockets=[self._sock])),
+                                        daemon=True)
+
+    async def _app(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        more = True
+        while more:
+            more = (await receive()).get("more_body", False)
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"application/json"),
+                                (b"content-length", str(len(self._BODY)).encode())]})
+        await send({"type": "http.response.body", "body": self._BODY})
+
+    def start(self) -> None:
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self._server.started:
+            if time.monotonic() > deadline:
+                raise RuntimeError("the bare uvicorn server did not start in 10 s")
+            time.sleep(0.01)
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        self._thread.join(10)
+        self._sock.close()
+
+    def attach(self, app: RestApp) -> None:
+        """The bare server answers without an app."""
+
+    def bound_port(self, index: int = 0) -> int:
+        return int(self._sock.getsockname()[1])
 
 
 class Server(Protocol):
@@ -139,8 +188,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     props = {"listeners": "http://127.0.0.1:0"}
     servers: dict[str, Callable[[], Server]] = {
-        "legacy_stdlib": lambda: LegacyRestServer.from_props(props),
-        "uvicorn_starlette": lambda: RestServer.from_props(props),
+        "bare_uvicorn": BareServer,
+        "worker_rest": lambda: RestServer.from_props(props),
     }
     print(f"clients: {args.clients}")
     with ProcessPoolExecutor(args.clients, mp_context=multiprocessing.get_context("spawn")) as pool:
@@ -152,7 +201,7 @@ def main(argv: list[str] | None = None) -> None:
                          for name, make in servers.items()}
                 for name, rate in rates.items():
                     print(f"{name}_{case}_req_per_s: {rate:.0f}")
-                print(f"ratio_{case}_new_over_old: {rates['uvicorn_starlette'] / rates['legacy_stdlib']:.2f}")
+                print(f"ratio_{case}_worker_over_bare: {rates['worker_rest'] / rates['bare_uvicorn']:.2f}")
 
 
 if __name__ == "__main__":

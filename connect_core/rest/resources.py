@@ -26,7 +26,6 @@ from connect_core.rest.errors import (
     RestError,
     bad_request,
     deserialization_error,
-    error_body,
     error_headers,
     error_response,
     method_not_allowed,
@@ -534,7 +533,3 @@ class RestApp:
         status, body, headers = self.forwarder(url, req.method, req.body or None, fwd_headers)
         out_headers = {k: v for k, v in headers.items() if k.lower() == "location"}
         return Response(status, raw=body, headers=out_headers)
-
-
-def error_response_for(status: int, message: str) -> Response:
-    return Response(status, error_body(status, message))

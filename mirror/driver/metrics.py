@@ -225,11 +225,6 @@ class Mm2Metrics:
                     self._partitions[key] = bound
         return bound
 
-    def set_state(self, gauge: Gauge, labels: tuple[str, ...], state: str) -> None:
-        """State-set pattern: exactly one of the state series is 1."""
-        for s in STATES:
-            gauge.labels(*labels, s).set(1.0 if s == state else 0.0)
-
     def exported_names(self) -> set[str]:
         """Every sample name this exporter can emit (what dashboards and rules may reference)."""
         names: set[str] = set()

@@ -118,9 +118,9 @@ def test_verify_throughput_prints_rates_and_ratio() -> None:
 
 
 def test_rest_request_rate_smoke() -> None:
-    """Both REST servers answer every round trip (the bench fails on any non-200) and ratios print."""
+    """The worker's REST server and the bare one answer every round trip (any non-200 fails) and ratios print."""
     out = run_bench("bench.rest_request_rate", "--clients", "2", "--seconds", "0.3")
     for case in ("get_status_keepalive", "put_config_keepalive", "get_status_fresh", "put_config_fresh"):
-        for server in ("legacy_stdlib", "uvicorn_starlette"):
+        for server in ("bare_uvicorn", "worker_rest"):
             assert int(figure(out, f"{server}_{case}_req_per_s", r"(\d+)").group(1)) > 0
-        figure(out, f"ratio_{case}_new_over_old", r"[\d.]+")
+        figure(out, f"ratio_{case}_worker_over_bare", r"[\d.]+")

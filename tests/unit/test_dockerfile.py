@@ -77,7 +77,7 @@ def test_the_jre_is_one_spark_4_runs_on_and_in_the_base_release(dockerfile: list
 
 def test_default_extras_are_the_ones_mm2_commands_need(dockerfile: list[tuple[str, str]]) -> None:
     extras = arg_default(dockerfile, "EXTRAS").split(",")
-    assert set(extras) == {"spark", "embedded"}  # backfill/verify/translate-offsets; demo
+    assert set(extras) == {"spark", "embedded", "fast"}  # backfill/verify/translate-offsets; demo; REST loop
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     assert set(extras) <= set(declared)
 

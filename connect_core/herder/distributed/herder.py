@@ -162,7 +162,6 @@ class DistributedHerder:
         self._closers = list(closers)
         self._protocol = config.connect_protocol
         self._sync_timeout_s = config.worker_sync_timeout_s
-        self._leadership_listeners: list[Callable[[bool], None]] = []
 
         # State gauges and rebalance timings (mirror.driver.metrics_bindings.RuntimeMetrics); None = not measured.
         self._runtime_metrics = runtime_metrics
@@ -475,8 +474,6 @@ class DistributedHerder:
             self._was_leader = leader
             if leader and self._on_became_leader is not None:
                 self._safely(self._on_became_leader)
-            for listener in list(self._leadership_listeners):
-                self._safely(lambda lst=listener: lst(leader))  # type: ignore[misc]
 
     @staticmethod
     def _safely(fn: Callable[[], None]) -> None:
@@ -484,9 +481,6 @@ class DistributedHerder:
             fn()
         except Exception:
             log.exception("Leadership hook failed")
-
-    def add_leadership_listener(self, listener: Callable[[bool], None]) -> None:
-        self._leadership_listeners.append(listener)
 
     def _read_config_to_end(self, timeout_s: float) -> bool:
         log.info("Reading to the end of the config topic (at offset %d)", self._config_state.offset)
@@ -1339,9 +1333,6 @@ class DistributedHerder:
         return common.plugin_infos(connectors_only)
 
     # ------------------------------------------------------------------- test/ops introspection
-
-    def running_work(self) -> tuple[set[str], set[ConnectorTaskId]]:
-        return set(self.worker.connector_names()), set(self.worker.task_ids())
 
 
 # ---------------------------------------------------------------------------------- adapters
