@@ -4,9 +4,9 @@ The worker's server fronts :class:`RestApp` over an in-memory herder (so the fig
 layer, not a herder); the yardstick is uvicorn with an ASGI app that answers every request with a fixed
 body after draining the request (the HTTP layer's ceiling on this machine). Both on 127.0.0.1, ephemeral
 ports. A few client processes loop over ``GET /connectors/{c}/status`` and ``PUT /connectors/{c}/config``
-round trips for a fixed time, each either on its own keep-alive connection or on a new connection per request (what urllib and
-``requests`` without a session do); every answer's status is checked. Prints one ``name: value``
-line per figure and the ratios to the bare server::
+round trips for a fixed time, each either on its own keep-alive connection or on a new connection per
+request (what urllib and ``requests`` without a session do); every answer's status is checked. Prints one
+``name: value`` line per figure and the ratios to the bare server::
 
     python -m bench.rest_request_rate                  # 4 clients, 3 s per case
     python -m bench.rest_request_rate --clients 8 --seconds 5
