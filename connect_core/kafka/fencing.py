@@ -22,8 +22,11 @@ MAX_PARALLEL = 8
 
 
 def fence_transactional_ids(conf: Mapping[str, Any], transactional_ids: Iterable[str],
-                            timeout_s: float = FENCE_TIMEOUT_S) -> None:  # fmt: skip
-    """InitProducerId for every id (librdkafka producer config ``conf``); raise ConnectError on any failure."""
+                            timeout_s: float = FENCE_TIMEOUT_S, *, whose: str = "") -> None:  # fmt: skip
+    """InitProducerId for every id (librdkafka producer config ``conf``); raise ConnectError on any failure.
+
+    The one way the product fences: Connect's zombie fencing, ``mm2 run`` taking back an expired backfill
+    lease. ``whose`` names the ids' owner in the error (``"the backfill's "``)."""
     ids = list(transactional_ids)
     if not ids:
         return
@@ -33,7 +36,7 @@ def fence_transactional_ids(conf: Mapping[str, Any], transactional_ids: Iterable
         try:
             producer.init_transactions(timeout_s)
         except KafkaException as e:
-            raise ConnectError(f"Failed to fence out transactional id {transactional_id}: {e}") from e
+            raise ConnectError(f"Failed to fence out {whose}transactional id {transactional_id!r}: {e}") from e
         finally:
             producer.flush(0)
 

@@ -173,6 +173,9 @@ class MemoryStatusBackingStore:
         with self._lock:
             return set(self._connectors)
 
+    def read_to_end(self, timeout_s: float | None = None) -> None:
+        """Everything written is already read: the store is this process's memory."""
+
     def flush(self) -> None:
         pass
 

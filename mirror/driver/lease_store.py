@@ -9,14 +9,14 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from connect_core.api.errors import ConnectError
 from connect_core.kafka.admin import NewTopicSpec, TopicAdmin
 from connect_core.kafka.clients import create_producer, producer_config
+from connect_core.kafka.fencing import fence_transactional_ids as fence_producers
 from connect_core.kafka.log import KafkaBasedLog
-from connect_core.kafka.types import KafkaError, KafkaException, Message
+from connect_core.kafka.types import KafkaError, Message
 from connect_core.storage.internal_topics import CONFIG_STORAGE, internal_topic_spec, store_client_props
 from mirror.driver.backfill_leases import Lease, LeaseTable, decode_lease, encode_lease, lease_key, leases_topic
 from mirror.driver.maker_config import SourceAndTarget
@@ -98,21 +98,10 @@ def write_lease(worker_props: Mapping[str, Any], pair: SourceAndTarget, lease: L
 
 
 def fence_transactional_ids(worker_props: Mapping[str, Any], ids: Iterable[str]) -> None:
-    """Re-initialise each id: its earlier producer is fenced and its open transaction aborted."""
-    client_props = store_client_props(worker_props)
-
-    def fence(transactional_id: str) -> None:
-        producer = create_producer(producer_config(client_props, {"transactional.id": transactional_id,
-                                                                  "enable.idempotence": True}))
-        try:
-            producer.init_transactions(_FENCE_TIMEOUT_S)
-        except KafkaException as e:
-            raise ConnectError(f"cannot fence the backfill's transactional id {transactional_id!r}: {e}") from e
-        finally:
-            producer.flush(0)
-
-    with ThreadPoolExecutor(max_workers=8, thread_name_prefix="mm2-lease-fence") as pool:
-        list(pool.map(fence, list(ids)))
+    """Re-initialise each id with the flow's internal-topic clients: its earlier producer is fenced and its
+    open transaction aborted."""
+    conf = producer_config(store_client_props(worker_props))
+    fence_producers(conf, ids, _FENCE_TIMEOUT_S, whose="the backfill's ")
 
 
 class LeaseWatcher:

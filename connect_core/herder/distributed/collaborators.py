@@ -7,10 +7,13 @@ the forwarder of task configs to the leader. The real ones are built in
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from connect_core.model import ConnectorTaskId, TargetState
-from connect_core.storage.api import ClusterConfigState
+from connect_core.model import ConnectorTaskId, RestartRequest, TargetState
+from connect_core.storage.api import ClusterConfigState, ConfigBackingStore, StatusBackingStore
+
+if TYPE_CHECKING:
+    from connect_core.herder.distributed.coordinator import BeforeAssignment
 
 
 class Assignment(Protocol):
@@ -20,10 +23,10 @@ class Assignment(Protocol):
     def error(self) -> int: ...  # 0 = no error
 
     @property
-    def leader(self) -> str: ...
+    def leader(self) -> str | None: ...
 
     @property
-    def leader_url(self) -> str: ...
+    def leader_url(self) -> str | None: ...
 
     @property
     def offset(self) -> int: ...
@@ -59,11 +62,36 @@ class GroupMember(Protocol):
 
     def request_rejoin(self) -> None: ...
 
+    def wakeup(self) -> None:
+        """Make a ``poll`` blocked on the herder thread return now (thread-safe)."""
+        ...
+
+    @property
+    def current_protocol_version(self) -> int:
+        """0 eager, 1 compatible, 2 sessioned: what the group agreed on at the last join."""
+        ...
+
+    def set_before_assignment(self, hook: BeforeAssignment) -> None:
+        """Leader: ``hook`` runs just before each incremental assignment round (the release rule)."""
+        ...
+
     def close(self) -> None: ...
 
 
+class DistributedStatusStore(StatusBackingStore, Protocol):
+    """The status topic as a distributed herder reads it: also on demand, to its end."""
+
+    def read_to_end(self, timeout_s: float | None = None) -> None: ...
+
+
+class DistributedConfigStore(ConfigBackingStore, Protocol):
+    """The config topic as a distributed herder writes it: restart requests too (only the leader writes)."""
+
+    def put_restart_request(self, request: RestartRequest) -> None: ...
+
+
 class RebalanceListener(Protocol):
-    def on_assigned(self, assignment: Any, generation: int) -> None: ...
+    def on_assigned(self, assignment: Assignment, generation: int) -> None: ...
 
     def on_revoked(self, leader: str, connectors: Iterable[str], tasks: Iterable[ConnectorTaskId]) -> None: ...
 

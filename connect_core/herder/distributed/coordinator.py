@@ -33,8 +33,8 @@ The herder uses one :class:`WorkerGroupMember` from one thread (the *herder thre
 
 * State: ``member_id`` ("" unless in a stable generation), ``generation``, ``last_completed_generation``,
   ``assignment`` (complete, or None), ``is_leader``, ``leader_url``, ``current_protocol_version``,
-  ``owner_url(connector | task_id)`` (leader only). Leader hook: ``member.coordinator.before_assignment
-  = fn(assignor, members, ctx)`` runs before each incremental round (``assignor.expire_delay()``...).
+  ``owner_url(connector | task_id)`` (leader only). Leader hook: ``member.set_before_assignment(
+  fn(assignor, members, ctx))`` runs before each incremental round (``assignor.expire_delay()``...).
 * Construction does no I/O; the first ``ensure_active``/``poll`` bootstraps (False while unreachable).
 
 Generations: Kafka starts at 1, Tansu at 0; nothing here depends on either. Errors the group
@@ -511,13 +511,13 @@ class WorkerGroupMember:
         """Rejoin at the next ``poll``/``ensure_active`` (the leader then reassigns from fresh configs)."""
         self.coordinator.request_rejoin()
 
+    def set_before_assignment(self, hook: BeforeAssignment) -> None:
+        """Leader: ``hook`` runs on the network thread just before each incremental assignment round."""
+        self.coordinator.before_assignment = hook
+
     def maybe_leave_group(self, reason: str) -> None:
         """Leave now without closing (the next poll rejoins as a new member)."""
         self.coordinator.maybe_leave_group(reason=reason, timeout_ms=self._request_timeout_ms)
-
-    def leave(self) -> None:
-        """Leave the group and release the client (same as :meth:`close`)."""
-        self.close()
 
     def close(self, timeout_s: float = 5.0) -> None:
         """Send LeaveGroup (the others rebalance at once instead of waiting for the session timeout),

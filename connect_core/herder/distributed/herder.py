@@ -22,13 +22,10 @@ and wakes the loop). The rules are Java's:
   a task cannot overwrite the new owner's status;
 * ``stop()`` stops this worker's work, flushes statuses and leaves the group at once.
 
-KIP-618 zombie fencing (``exactly.once.source.support=enabled``), as Java's herder does it: a source
-task of a connector whose latest task configs are not yet covered by a ``tasks-fencing-`` record
-starts only after a round of fencing. The leader runs it (it fences the previous generation's
-transactional ids off the herder thread, then writes the record); a follower PUTs a signed request
-to the leader's ``/connectors/{name}/fence`` first. Before starting, the task is checked again:
-still assigned here, same task-config generation. The rules of a round are the pure
-:mod:`~connect_core.herder.distributed.zombie_fencing`.
+Pieces in their own modules: the rounds of KIP-618 zombie fencing a task waits for before it starts
+(:mod:`~connect_core.herder.distributed.fencing_rounds`), what the REST layer calls
+(:mod:`~connect_core.herder.distributed.herder_api`), and the leader's rule that reassigns cleanly released
+work at once (:mod:`~connect_core.herder.distributed.release_rule`, the coordinator's ``before_assignment`` hook).
 """
 
 from __future__ import annotations
@@ -39,13 +36,12 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from connect_core.api.errors import (
-    AlreadyExistsError,
     BadRequestError,
     ConnectError,
     NotFoundError,
@@ -54,6 +50,9 @@ from connect_core.api.errors import (
 )
 from connect_core.herder import common
 from connect_core.herder.distributed.collaborators import (
+    Assignment,
+    DistributedConfigStore,
+    DistributedStatusStore,
     FenceForwarder,
     GroupMember,
     MemberFactory,
@@ -61,6 +60,8 @@ from connect_core.herder.distributed.collaborators import (
     WorkerLike,
     ZombieFencer,
 )
+from connect_core.herder.distributed.fencing_rounds import FencingRounds, complete
+from connect_core.herder.distributed.herder_api import REQUEST_TIMEOUT_S, HerderApi
 from connect_core.herder.distributed.herder_requests import RequestQueue
 from connect_core.herder.distributed.leader_forwarding import (
     http_post_task_configs,
@@ -68,48 +69,33 @@ from connect_core.herder.distributed.leader_forwarding import (
     namespace_path,
     quote_segment,
 )
+from connect_core.herder.distributed.release_rule import ReleaseRule
 from connect_core.herder.distributed.session_key import (
-    InternalRequestSignature,
     SessionKey,
-    check_signature,
     signature_headers,
 )
 from connect_core.herder.distributed.zombie_fencing import (
     may_start_without_fencing,
-    plan_fencing,
-    transactional_ids_to_fence,
 )
 from connect_core.model import (
-    AbstractStatus,
-    ConfigInfos,
-    ConnectorInfo,
-    ConnectorStateInfo,
     ConnectorTaskId,
     PluginInfo,
     RestartRequest,
     TargetState,
-    TaskInfo,
 )
 from connect_core.runtime.distributed_config import ConnectProtocol, DistributedConfig, ExactlyOnceSourceSupport
 from connect_core.runtime.metric_hooks import RebalanceMetrics
 from connect_core.runtime.status import StatusRecorder
-from connect_core.storage.api import ClusterConfigState, ConfigBackingStore, StatusBackingStore
+from connect_core.storage.api import ClusterConfigState
 
 log = logging.getLogger(__name__)
 
-REQUEST_TIMEOUT_S = 90.0  # Java's default REST request timeout
 RECONFIGURE_BACKOFF_INITIAL_S = 0.25
 RECONFIGURE_BACKOFF_MAX_S = 60.0
 BACKOFF_RETRIES = 5
-MAX_POLL_WAIT_S = 1.0  # upper bound of one poll when the member cannot be woken up
+MAX_POLL_WAIT_S = 5.0  # upper bound of one poll (the member is woken up for anything sooner)
 ENSURE_ACTIVE_WAIT_S = 5.0  # one attempt to (re)join; the loop retries (stop() wakes it up)
-FENCING_ATTEMPTS = 6  # a task's round of fencing is retried (leader busy, no session key yet), then it FAILS
-FENCING_BACKOFF_INITIAL_S = 0.5
 
-EXACTLY_ONCE_DISABLED_MESSAGE = (
-    "Zombie fencing is only available when exactly-once source support is turned on for the cluster "
-    "(exactly.once.source.support=enabled, or preparing during an upgrade); this worker has it disabled"
-)
 
 
 @dataclass
@@ -121,15 +107,15 @@ class _Running:
 # ---------------------------------------------------------------------------------- herder
 
 
-class DistributedHerder:
+class DistributedHerder(HerderApi, FencingRounds):
     def __init__(
         self,
         config: DistributedConfig,
         worker: WorkerLike,
         worker_id: str,
         advertised_url: str,
-        config_store: ConfigBackingStore,
-        status_store: StatusBackingStore,
+        config_store: DistributedConfigStore,
+        status_store: DistributedStatusStore,
         member_factory: MemberFactory,
         *,
         kafka_cluster_id: str | None = None,
@@ -180,7 +166,7 @@ class DistributedHerder:
 
         # herder-thread state
         self._config_state = ClusterConfigState()
-        self._assignment: Any = None
+        self._assignment: Assignment | None = None
         self._generation = -1
         self._member_id = ""
         self._running = _Running()
@@ -230,7 +216,7 @@ class DistributedHerder:
         with self._lock:
             fencings, self._active_fencings = list(self._active_fencings.values()), {}
         for fencing in fencings:
-            _complete(fencing, ConnectError("The herder is stopping; zombie fencing not completed"))
+            complete(fencing, ConnectError("The herder is stopping; zombie fencing not completed"))
         for req in self._requests.drain():
             if not req.future.done():
                 req.future.set_exception(ConnectError("The herder is stopping; request not processed"))
@@ -241,7 +227,7 @@ class DistributedHerder:
         self.status_store.start()
         self.config_store.start()
         self._member = self._member_factory(_RebalanceListener(self), self.config_store.snapshot)
-        self._install_release_hook()
+        self._member.set_before_assignment(ReleaseRule(self.status_store, self._sync_timeout_s))
 
     def _run(self) -> None:
         try:
@@ -292,10 +278,9 @@ class DistributedHerder:
 
     def _wakeup(self) -> None:
         member = self._member
-        wake = getattr(member, "wakeup", None)
-        if callable(wake):
+        if member is not None:
             try:
-                wake()
+                member.wakeup()
             except Exception:
                 log.debug("member wakeup failed", exc_info=True)
 
@@ -344,8 +329,7 @@ class DistributedHerder:
         if self.is_leader() and self._sessioned() and self._key_expiration < float("inf"):
             deadline = min(deadline, time.monotonic() + max(0.0, self._key_expiration / 1000.0 - time.time()))
         wait = deadline - time.monotonic()
-        cap = MAX_POLL_WAIT_S if not callable(getattr(self._member, "wakeup", None)) else 5.0
-        return max(0.0, min(wait, cap))
+        return max(0.0, min(wait, MAX_POLL_WAIT_S))
 
     def _handle_rebalance_completed(self) -> bool:
         if self._rebalance_resolved:
@@ -354,7 +338,7 @@ class DistributedHerder:
         assert member is not None and self._assignment is not None
         a = self._assignment
         needs_read = needs_rejoin = False
-        if getattr(a, "error", 0):
+        if a.error:
             needs_rejoin = True
             if self.is_leader() or self._config_state.offset < a.offset:
                 log.warning("Join group completed but the assignment failed (error %s); reading the config topic",
@@ -383,82 +367,13 @@ class DistributedHerder:
             return False
         self._start_work()
         self._rebalance_resolved = True
-        if getattr(a, "revoked_connectors", ()) or getattr(a, "revoked_tasks", ()):
+        if a.revoked_connectors or a.revoked_tasks:
             # Revoked work is stopped already; rejoin so the leader can hand it to someone else.
             self._assignment = _without_revocations(a)
             member.request_rejoin()
             return False
         self._rebalance_success()
         return True
-
-    def _install_release_hook(self) -> None:
-        """Leader: skip the lost-work delay for work its departed worker released cleanly.
-
-        Kafka's assignor holds the work of any departed worker for ``scheduled.rebalance.max.delay.ms``,
-        hoping it returns. A worker stopped on purpose (SIGTERM) first stops its connectors and tasks,
-        which writes UNASSIGNED to the status topic, and only then leaves the group; a crashed one
-        leaves them RUNNING. So, just before the leader assigns a round in which a member has gone,
-        if no work that nobody reports is still RUNNING/PAUSED in the status topic, nothing can run
-        twice and the pending delay is expired: that round already reassigns the work.
-        """
-        assignor = getattr(getattr(self._member, "coordinator", None), "_incremental", None)
-        perform = getattr(assignor, "perform_assignment", None)
-        if assignor is None or perform is None:
-            return
-
-        def perform_assignment(leader_id: str, protocol: str, members: Any, ctx: Any) -> Any:
-            try:
-                self._expire_delay_if_released(assignor, members, ctx)
-            except Exception:
-                log.debug("Cannot tell whether departed work was released cleanly", exc_info=True)
-            return perform(leader_id, protocol, members, ctx)
-
-        assignor.perform_assignment = perform_assignment
-
-    def _expire_delay_if_released(self, assignor: Any, members: Any, ctx: Any) -> None:
-        """Runs on the group client's thread while this worker leads an assignment round."""
-        from connect_core.herder.distributed.assignor import reported_leaders
-        from connect_core.herder.distributed.protocol import deserialize_metadata
-
-        states = {m: deserialize_metadata(metadata) for m, metadata in members}
-        leaders = reported_leaders(states)
-        # A worker that has just taken over the lead counts its predecessor among the departed.
-        previous = assignor.last_generation_members(states, ctx.last_completed_generation_id, leaders)
-        current = set(states)
-        if not previous or previous <= current:
-            return  # nobody departed
-        reported_c: set[str] = set()
-        reported_t: set[ConnectorTaskId] = set()
-        for state in states.values():
-            reported_c.update(state.assignment.connectors)
-            reported_t.update(state.assignment.tasks)
-        snapshot = ctx.config_snapshot
-        unreported_c = [c for c in snapshot.connectors() if c not in reported_c]
-        unreported_t = [t for c in snapshot.connectors() for t in snapshot.tasks(c) if t not in reported_t]
-        if not unreported_c and not unreported_t:
-            return
-        read = getattr(self.status_store, "read_to_end", None)
-        if callable(read):
-            read(min(self._sync_timeout_s, 2.0))
-        connector_states = {c: self.status_store.get_connector(c) for c in unreported_c}
-        task_states = {t: self.status_store.get_task(t) for t in unreported_t}
-        if assignor.took_over(ctx.last_completed_generation_id, leaders):
-            # Work with no status at all never started: created just before the old leader died.
-            assignor.note_never_started(
-                [c for c, st in connector_states.items() if st is None],
-                [t for t, st in task_states.items() if st is None],
-            )
-        held = ("RUNNING", "PAUSED", "RESTARTING")
-        statuses = [*connector_states.values(), *task_states.values()]
-        if any(st is not None and st.state.value in held for st in statuses):
-            return
-        log.info(
-            "Departed workers released their work cleanly (%d connectors, %d tasks); reassigning it now instead "
-            "of after scheduled.rebalance.max.delay.ms",
-            len(unreported_c),
-            len(unreported_t),
-        )
-        assignor.scheduled_rebalance = max(1, int(assignor.clock()))
 
     def _note_rebalance_started(self) -> None:
         if self._runtime_metrics is not None and not self._rebalancing:
@@ -524,6 +439,7 @@ class DistributedHerder:
 
     def _start_work(self) -> None:
         a = self._assignment
+        assert a is not None  # called once a rebalance completed
         connectors = set(a.connectors)
         tasks = set(a.tasks)
         log.info("Starting connectors and tasks using config offset %d", a.offset)
@@ -591,190 +507,20 @@ class DistributedHerder:
         self._running.connectors -= connectors
         self._running.tasks -= tasks
 
-    # ------------------------------------------------------------------- zombie fencing (KIP-618)
-
-    def _start_after_fencing(self, task: ConnectorTaskId, attempt: int = 0) -> None:
-        """Start ``task`` once a round of fencing covers its connector's task configs (Java's preflight).
-
-        One round in flight per task and task-config generation; a round for an older generation
-        that completes later finds the generation changed and starts nothing.
-        """
-        generation = self._config_state.task_config_generation(task.connector)
-        if attempt == 0:
-            if task in self._tasks_awaiting_fencing and self._tasks_awaiting_fencing[task] == generation:
-                return
-            log.info("Task %s waits for a round of zombie fencing before it starts", task)
-        self._tasks_awaiting_fencing[task] = generation
-
-        def done(error: BaseException | None) -> None:  # herder thread
-            if self._tasks_awaiting_fencing.get(task, -2) != generation:
-                return  # superseded by a round for a newer generation
-            if error is None and not self._refresh_config_snapshot(self._sync_timeout_s):
-                error = ConnectError("Failed to read to end of config topic")
-            if not self._still_ours(task, generation):
-                # Revoked, or new task configs: the rebalance they cause starts the task again if it is ours.
-                del self._tasks_awaiting_fencing[task]
-                log.info("Not starting task %s: revoked or reconfigured during its round of zombie fencing", task)
-                return
-            if error is not None and attempt + 1 < FENCING_ATTEMPTS:
-                delay = FENCING_BACKOFF_INITIAL_S * (2**attempt)
-                log.warning("Zombie fencing for task %s failed (%s); retrying in %.1fs", task, error, delay)
-                self._add_request(lambda: self._start_after_fencing(task, attempt + 1), delay)
-                return
-            del self._tasks_awaiting_fencing[task]
-            self._start_fenced_task(task, generation, error)
-
-        def report(error: BaseException | None) -> None:  # any thread
-            self._add_request(lambda: done(error))
-
-        if self.is_leader():
-            try:
-                fencing = self._fence_as_leader(task.connector)
-            except Exception as e:
-                done(e)
-                return
-            fencing.add_done_callback(lambda f: report(f.exception()))
-            return
-        try:
-            url, headers = self._fence_request_to_leader(task.connector)
-        except Exception as e:
-            done(e)
-            return
-
-        def forward() -> None:
-            try:
-                log.debug("Forwarding zombie fencing request for connector %s to the leader at %s", task.connector, url)
-                self._forward_fence(url, headers)
-            except Exception as e:
-                report(e)
-                return
-            report(None)
-
-        # Never block the herder thread on the leader (it may be waiting for this worker in a rebalance).
-        self._forwarding(forward)
-
-    def _forwarding(self, action: Callable[[], None]) -> None:
-        try:
-            self._forward_pool.submit(action)
-        except RuntimeError:  # the herder is stopping
-            log.debug("Not forwarding: the herder is stopping")
-
-    def _fence_request_to_leader(self, connector: str) -> tuple[str, dict[str, str]]:
-        url = self._leader_url()
-        if not url:
-            raise ConnectError("Request to leader to perform zombie fencing failed: no known leader URL")
-        headers: dict[str, str] = {}
-        if self._sessioned():
-            with self._lock:
-                key = self._session_key
-            if key is None:
-                raise ConnectError("No session key yet to sign the zombie fencing request sent to the leader")
-            headers = signature_headers(key, self.config.signature_algorithm, b"")
-        target = f"{url.rstrip('/')}{namespace_path(self._namespace)}/connectors/{quote_segment(connector)}/fence"
-        return target, headers
-
-    def _still_ours(self, task: ConnectorTaskId, generation: int | None) -> bool:
-        assigned = self._assignment is not None and task in set(self._assignment.tasks)
-        return assigned and self._config_state.task_config_generation(task.connector) == generation
-
-    def _start_fenced_task(self, task: ConnectorTaskId, generation: int | None, error: BaseException | None) -> None:
-        """After the round of fencing (and a read of the config topic): start the task, or report the error."""
-        assigned = self._assignment is not None and task in set(self._assignment.tasks)
-        if not assigned or task in self.worker.task_ids():
-            log.info("Not starting task %s after zombie fencing: it is no longer assigned here or already running",
-                     task)  # fmt: skip
-            return
-        if error is not None:
-            log.error("Failed to perform zombie fencing for task %s: %s", task, error)
-            message = f"Failed to perform zombie fencing: {error}"
-            wrapped = error if isinstance(error, ConnectError) else ConnectError(message)
-            self.status.on_task_failure(task, wrapped)
-            return
-        conn_props = self._config_state.connector_configs.get(task.connector)
-        task_props = self._config_state.task_config(task)
-        if conn_props is None or task_props is None:
-            log.warning("Not starting task %s: its configuration is gone", task)
-            return
-        self._start_task_now(task, conn_props, task_props)
-
-    def _fence_as_leader(self, connector: str) -> Future[None]:
-        """One round of fencing for ``connector`` (herder thread); the future completes after the record is written."""
-        if not self.is_leader():
-            raise NotLeaderError("Only the leader may perform zombie fencing.", self._leader_url())
-        props = self._config_state.connector_configs.get(connector)
-        if props is None:
-            raise NotFoundError(f"Connector {connector} not found")
-        if common.connector_type(props) != "source":
-            raise BadRequestError(f"Connector {connector} is not a source connector")
-        if not self._refresh_config_snapshot(self._sync_timeout_s):
-            raise ConnectError("Failed to read to end of config topic before performing zombie fencing")
-        plan = plan_fencing(self._config_state, connector)
-        if plan.fence > 0:
-            with self._lock:
-                active = self._active_fencings.get(connector)
-                if active is not None:
-                    return active
-                active = self._active_fencings[connector] = Future()
-            ids = transactional_ids_to_fence(self.config.group_id, connector, plan.fence)
-            self._fencing_pool.submit(self._run_fencing, connector, ids, dict(props), plan.record, plan.generation,
-                                      active)  # fmt: skip
-            return active
-        done: Future[None] = Future()
-        if plan.record is not None:
-            log.info("No zombies to fence for connector %s (first exactly-once generation, or one task before and "
-                     "after); writing its task count record", connector)  # fmt: skip
-            self.config_store.put_task_count_record(connector, plan.record)
-        done.set_result(None)
-        return done
-
-    def _run_fencing(self, connector: str, ids: list[str], props: dict[str, str], record: int | None,
-                     generation: int | None, active: Future[None]) -> None:  # fmt: skip
-        """Fencing pool: fence the ids, then write the record on the herder thread."""
-        try:
-            self._zombie_fencer(connector, ids, props)
-        except BaseException as e:
-            error: BaseException = e
-            self._add_request(lambda: self._finish_fencing(connector, active, error))
-            return
-        self._add_request(lambda: self._write_fencing_record(connector, record, generation, active))
-
-    def _write_fencing_record(self, connector: str, record: int | None, generation: int | None,
-                              active: Future[None]) -> None:  # fmt: skip
-        if active.done():
-            return  # cancelled by newer task configs
-        error: BaseException | None = None
-        try:
-            if not self._refresh_config_snapshot(self._sync_timeout_s):
-                raise ConnectError("Failed to read to end of config topic")
-            current = self._config_state.task_config_generation(connector)
-            if current is not None and (generation is None or current > generation):
-                raise RestError(409, "Fencing failed because new task configurations were generated for the connector")
-            if not active.done() and record is not None:
-                self.config_store.put_task_count_record(connector, record)
-        except BaseException as e:
-            error = e
-        self._finish_fencing(connector, active, error)
-
-    def _finish_fencing(self, connector: str, active: Future[None], error: BaseException | None) -> None:
-        with self._lock:
-            if self._active_fencings.get(connector) is active:
-                del self._active_fencings[connector]
-        _complete(active, error)
-
     # ------------------------------------------------------------------- rebalance callbacks (herder thread)
 
-    def _on_assigned(self, assignment: Any, generation: int) -> None:
+    def _on_assigned(self, assignment: Assignment, generation: int) -> None:
         log.info("Joined group at generation %d and got assignment: leader=%s connectors=%s tasks=%s "
-                 "revoked=%s/%s delay=%sms offset=%s", generation, getattr(assignment, "leader", None),
+                 "revoked=%s/%s delay=%sms offset=%s", generation, assignment.leader,
                  sorted(assignment.connectors), sorted(str(t) for t in assignment.tasks),
-                 sorted(getattr(assignment, "revoked_connectors", ()) or ()),
-                 sorted(str(t) for t in getattr(assignment, "revoked_tasks", ()) or ()),
-                 getattr(assignment, "delay", 0), assignment.offset)  # fmt: skip
+                 sorted(assignment.revoked_connectors), sorted(str(t) for t in assignment.revoked_tasks),
+                 assignment.delay, assignment.offset)  # fmt: skip
         with self._lock:
             self._assignment = assignment
             self._generation = generation
-            self._member_id = str(getattr(self._member, "member_id", "") or self._member_id)
-            delay = int(getattr(assignment, "delay", 0) or 0)
+            if self._member is not None and self._member.member_id:
+                self._member_id = self._member.member_id
+            delay = assignment.delay
             self._scheduled_rebalance = time.monotonic() + delay / 1000.0 if delay > 0 else float("inf")
             self._rebalance_resolved = False
         if self.is_leader():
@@ -881,7 +627,7 @@ class DistributedHerder:
             connectors = {t.connector for t in tasks}
             cancelled = [self._active_fencings.pop(c) for c in connectors if c in self._active_fencings]
         for fencing in cancelled:
-            _complete(fencing, RestError(409, "Failed to complete zombie fencing because a new set of task configs was "
+            complete(fencing, RestError(409, "Failed to complete zombie fencing because a new set of task configs was "
                                               "generated"))  # fmt: skip
         self._wakeup()
 
@@ -1042,18 +788,17 @@ class DistributedHerder:
     def is_leader(self) -> bool:
         # The member id as of the last assignment: leadership holds during a rebalance (Java).
         a = self._assignment
-        return a is not None and bool(self._member_id) and getattr(a, "leader", None) == self._member_id
+        return a is not None and bool(self._member_id) and a.leader == self._member_id
 
     def _sessioned(self) -> bool:
         """Internal requests are signed when the whole group speaks the sessioned protocol (V2)."""
         if self._protocol is not ConnectProtocol.SESSIONED:
             return False
-        version = getattr(self._member, "current_protocol_version", 2)
-        return isinstance(version, int) and version >= 2
+        return self._member is None or self._member.current_protocol_version >= 2
 
     def _leader_url(self) -> str | None:
         a = self._assignment
-        return None if a is None else (getattr(a, "leader_url", None) or None)
+        return None if a is None else (a.leader_url or None)
 
     def _not_leader(self, what: str) -> NotLeaderError:
         return NotLeaderError(f"Only the leader can {what}.", self._leader_url())
@@ -1089,208 +834,6 @@ class DistributedHerder:
         return props
 
     # ============================================================================ Herder API
-
-    def worker_id(self) -> str:
-        return self._worker_id
-
-    def kafka_cluster_id(self) -> str | None:
-        return self._cluster_id
-
-    def generation(self) -> int:
-        return self._generation
-
-    def connectors(self) -> list[str]:
-        def run() -> list[str]:
-            self._check_rebalance_needed()
-            return self._config_state.connectors()
-
-        return list(self._call(run))
-
-    def _info(self, name: str) -> ConnectorInfo:
-        props = self._require(name)
-        return ConnectorInfo(name, dict(props), self._config_state.tasks(name), common.connector_type(props))
-
-    def connector_info(self, name: str) -> ConnectorInfo:
-        def run() -> ConnectorInfo:
-            self._check_rebalance_needed()
-            return self._info(name)
-
-        result: ConnectorInfo = self._call(run)
-        return result
-
-    def connector_config(self, name: str) -> dict[str, str]:
-        return dict(self._call(lambda: dict(self._require(name))))
-
-    def validate_connector_config(self, config: dict[str, str]) -> ConfigInfos:
-        return common.validate_connector_config(config, self.config.override_policy(),
-                                                self.config.topic_creation_enable,
-                                                self.worker.resolve_config,
-                                                self.config.exactly_once_source_enabled)  # fmt: skip
-
-    def put_connector_config(
-        self, name: str, config: dict[str, str], allow_replace: bool, initial_state: TargetState | None = None
-    ) -> tuple[bool, ConnectorInfo]:
-        # Validation runs on the caller's thread (it can be slow); the write happens on the herder thread.
-        infos = self.validate_connector_config(config)
-        message = common.config_errors_message(infos)
-        if message is not None:
-            raise BadRequestError(message)
-
-        def run() -> tuple[bool, ConnectorInfo]:
-            if not self.is_leader():
-                raise self._not_leader("set connector configs")
-            exists = name in self._config_state.connector_configs
-            if exists and not allow_replace:
-                raise AlreadyExistsError(f"Connector {name} already exists")
-            self.config_store.put_connector_config(name, dict(config), initial_state)
-            info = ConnectorInfo(name, dict(config), self._config_state.tasks(name), common.connector_type(config))
-            return (not exists, info)
-
-        result: tuple[bool, ConnectorInfo] = self._call(run)
-        return result
-
-    def patch_connector_config(self, name: str, patch: dict[str, str | None]) -> ConnectorInfo:
-        def current() -> dict[str, str]:
-            if not self.is_leader():
-                raise self._not_leader("set connector configs")
-            return dict(self._require(name))
-
-        base = self._call(current)
-        patched = dict(base)
-        for k, v in patch.items():
-            if v is None:
-                patched.pop(k, None)
-            else:
-                patched[k] = v
-        return self.put_connector_config(name, patched, True)[1]
-
-    def delete_connector_config(self, name: str) -> None:
-        def run() -> None:
-            if not self.is_leader():
-                raise self._not_leader("delete connector configs")
-            self._require(name)
-            self.config_store.remove_connector_config(name)
-
-        self._call(run)
-
-    def connector_status(self, name: str) -> ConnectorStateInfo:
-        return common.connector_state_info(name, self.status_store, self._config_state.connector_configs.get(name))
-
-    def task_status(self, task: ConnectorTaskId) -> AbstractStatus:
-        return common.task_state(task, self.status_store)
-
-    def task_configs(self, name: str) -> list[TaskInfo]:
-        def run() -> list[TaskInfo]:
-            self._check_rebalance_needed()
-            self._require(name)
-            return [
-                TaskInfo(t, dict(self._config_state.task_config(t) or {})) for t in self._config_state.tasks(name)
-            ]
-
-        return list(self._call(run))
-
-    def put_task_configs(
-        self, name: str, configs: list[dict[str, str]], signature: InternalRequestSignature | None
-    ) -> None:
-        """The internal endpoint a follower calls with its connector's task configs."""
-        if self._sessioned():
-            with self._lock:
-                key = self._session_key
-            check_signature(signature, self.config.verification_algorithms, key)
-
-        def run() -> None:
-            if not self.is_leader():
-                raise self._not_leader("write task configurations")
-            self._require(name)
-            self._write_task_configs(name, configs)
-
-        self._call(run)
-
-    def fence_zombies(self, name: str, signature: InternalRequestSignature | None) -> None:
-        """``PUT /connectors/{name}/fence``: one round of fencing on the leader (a follower names the leader)."""
-        if self.config.exactly_once_source_support is ExactlyOnceSourceSupport.DISABLED:
-            raise BadRequestError(EXACTLY_ONCE_DISABLED_MESSAGE)
-        if self._sessioned():
-            with self._lock:
-                key = self._session_key
-            check_signature(signature, self.config.verification_algorithms, key)
-        fencing: Future[None] = self._call(lambda: self._fence_as_leader(name))
-        try:
-            fencing.result(timeout=REQUEST_TIMEOUT_S)
-        except FutureTimeout:
-            raise RestError(500, "Request timed out") from None
-        except ConnectError:
-            raise
-        except Exception as e:
-            raise ConnectError(f"Failed to perform zombie fencing: {e}") from e
-
-    def restart_connector_and_tasks(self, request: RestartRequest) -> ConnectorStateInfo | None:
-        def run() -> ConnectorStateInfo | None:
-            if not self.is_leader():
-                raise self._not_leader("process restart requests")
-            props = self._require(request.connector)
-            plan = common.build_restart_plan(request, self.status_store, props)
-            if plan is None:
-                raise NotFoundError(f"Status for connector {request.connector} not found")
-            put = getattr(self.config_store, "put_restart_request", None)
-            if put is None:
-                raise ConnectError("The config store cannot record restart requests")
-            put(request)
-            return plan.state
-
-        result: ConnectorStateInfo | None = self._call(run)
-        return result
-
-    def restart_task(self, task: ConnectorTaskId) -> None:
-        def run() -> None:
-            self._require(task.connector)
-            if task not in self._config_state.tasks(task.connector):
-                raise NotFoundError(f"Unknown task: {task}")
-            if self._assignment is not None and task in set(self._assignment.tasks):
-                self.status.on_task_restart(task)
-                self.worker.stop_and_await_tasks([task])
-                self._start_task(task)
-                return
-            owner = self.status_store.get_task(task)
-            if owner is None or owner.worker_id == self._worker_id:
-                raise RestError(409, f"Cannot restart task {task}: it is not assigned to any worker yet")
-            raise NotLeaderError(f"Task {task} is assigned to worker {owner.worker_id}", f"http://{owner.worker_id}/")
-
-        self._call(run)
-
-    def _put_target_state(self, name: str, state: TargetState) -> None:
-        def run() -> None:
-            self._require(name)
-            self.config_store.put_target_state(name, state)
-
-        self._call(run)
-
-    def pause_connector(self, name: str) -> None:
-        # As Java: any worker may write PAUSED/STARTED target states (no task configs are involved).
-        self._put_target_state(name, TargetState.PAUSED)
-
-    def resume_connector(self, name: str) -> None:
-        self._put_target_state(name, TargetState.STARTED)
-
-    def stop_connector(self, name: str) -> None:
-        def run() -> None:
-            self._require(name)
-            if not self.is_leader():
-                raise self._not_leader("transition connectors to the STOPPED state")
-            self._write_task_configs(name, [])
-            self.config_store.put_target_state(name, TargetState.STOPPED)
-            if not self._read_config_to_end(self._sync_timeout_s):
-                log.warning("Failed to read to the end of the config topic after stopping connector %s", name)
-
-        self._call(run)
-
-    def connector_active_topics(self, name: str) -> list[str]:
-        self._require(name)
-        return sorted(t.topic for t in self.status_store.get_topics(name))
-
-    def reset_connector_active_topics(self, name: str) -> None:
-        self._require(name)
-        self.status_store.delete_topics(name)
 
     def connector_offsets(self, name: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
         self._call(lambda: self._require(name))
@@ -1372,7 +915,7 @@ class _RebalanceListener:
     def __init__(self, herder: DistributedHerder) -> None:
         self._h = herder
 
-    def on_assigned(self, assignment: Any, generation: int) -> None:
+    def on_assigned(self, assignment: Assignment, generation: int) -> None:
         self._h._on_assigned(assignment, generation)
 
     def on_revoked(self, leader: str, connectors: Iterable[str], tasks: Iterable[ConnectorTaskId]) -> None:
@@ -1383,19 +926,7 @@ def _impact(r: RestartRequest) -> int:
     return (2 if r.include_tasks else 0) + (0 if r.only_failed else 1)
 
 
-def _without_revocations(a: Any) -> Any:
-    try:
-        return dataclasses.replace(a, revoked_connectors=(), revoked_tasks=())
-    except TypeError:
-        return a
-
-
-def _complete(future: Future[None], error: BaseException | None) -> None:
-    """Complete ``future`` unless someone (a cancellation) did already."""
-    try:
-        if error is None:
-            future.set_result(None)
-        else:
-            future.set_exception(error)
-    except InvalidStateError:
-        pass
+def _without_revocations(a: Assignment) -> Assignment:
+    """The assignment once its revoked work is stopped (assignments are frozen dataclasses)."""
+    replaced: Assignment = dataclasses.replace(cast(Any, a), revoked_connectors=(), revoked_tasks=())
+    return replaced

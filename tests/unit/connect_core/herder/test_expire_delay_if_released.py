@@ -1,9 +1,9 @@
 """The leader's release check: a departed worker's lost-work delay is expired only when its work was
 released cleanly (the status topic shows none of it RUNNING/PAUSED/RESTARTING).
 
-``DistributedHerder._expire_delay_if_released`` reads only ``status_store`` and ``_sync_timeout_s``
-from the herder, so it runs here on a stand-in for the herder with a real memory status store, a
-real assignor and join metadata encoded as the members send it.
+:class:`~connect_core.herder.distributed.release_rule.ReleaseRule` reads only the status store, so it
+runs here with a real memory status store, a real assignor and join metadata encoded as the members
+send it.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 
 from connect_core.herder.distributed.assignor import IncrementalCooperativeAssignor
-from connect_core.herder.distributed.herder import DistributedHerder
 from connect_core.herder.distributed.protocol import (
     CONNECT_PROTOCOL_V2,
     NO_ERROR,
@@ -20,6 +19,7 @@ from connect_core.herder.distributed.protocol import (
     ExtendedWorkerState,
     serialize_metadata,
 )
+from connect_core.herder.distributed.release_rule import ReleaseRule
 from connect_core.model import ConnectorTaskId, State
 from connect_core.storage.api import ConnectorStatus, TaskStatus
 from connect_core.storage.memory import MemoryStatusBackingStore
@@ -68,9 +68,8 @@ def assignor_after_departure() -> IncrementalCooperativeAssignor:
 
 def run(store: MemoryStatusBackingStore, assignor: IncrementalCooperativeAssignor,
         members: list[tuple[str, bytes]], snapshot: Snapshot | None = None) -> None:
-    herder = SimpleNamespace(status_store=store, _sync_timeout_s=30.0)
     ctx = SimpleNamespace(config_snapshot=snapshot or Snapshot(), last_completed_generation_id=GENERATION)
-    DistributedHerder._expire_delay_if_released(herder, assignor, members, ctx)  # type: ignore[arg-type]
+    ReleaseRule(store, 30.0).expire_delay_if_released(assignor, members, ctx)  # type: ignore[arg-type]
 
 
 SURVIVORS = [member("w1", ("c",), (T0,)), member("w2", (), (T1,))]  # nobody reports T2 (w3 ran it)

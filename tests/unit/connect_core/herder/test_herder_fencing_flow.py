@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from connect_core.herder.distributed.herder import FENCING_ATTEMPTS, DistributedHerder
+from connect_core.herder.distributed.fencing_rounds import FENCING_ATTEMPTS
+from connect_core.herder.distributed.herder import DistributedHerder
 from connect_core.herder.distributed.herder_requests import RequestQueue
 from connect_core.model import ConnectorTaskId, State
 from connect_core.runtime.distributed_config import DistributedConfig
@@ -106,7 +107,8 @@ def make(log: ConfigLog, fencer: Fencer) -> tuple[DistributedHerder, Worker, Mem
                           lambda *a: None, zombie_fencer=fencer)  # type: ignore[arg-type]  # fmt: skip
     h._requests = RequestQueue(clock=clock)
     h._member_id = "w1"
-    h._assignment = SimpleNamespace(leader="w1", leader_url="http://w1/", tasks=[T0, T1], connectors=[], offset=0)
+    h._assignment = SimpleNamespace(leader="w1", leader_url="http://w1/", tasks=[T0, T1], connectors=[], offset=0,
+                                    error=0, revoked_connectors=(), revoked_tasks=(), delay=0)
     return h, worker, status, clock
 
 

@@ -416,18 +416,18 @@ def test_group_client_makes_kafkas_unsecured_tokens() -> None:
     assert claims["sub"] == "svc-mm2" and claims["scope"] == ["a", "b"] and claims["exp"] - claims["iat"] == 3600
 
 
-# ------------------------------------------------------------------ the README's Java mm2.properties
+# ------------------------------------------------------------------ docs/security.md's Java mm2.properties
 
 
 def test_readme_secured_clusters_example_is_read_as_it_is(pki: Pki, tmp_path: Path) -> None:
-    """The README's file, with its /etc/mm2 paths pointing at this test's stores: every cluster's clients get
+    """docs/security.md's file, with its /etc/mm2 paths pointing at this test's stores: every cluster's clients get
     the CA (and B its client certificate) through the same check every command runs first."""
     from connect_core.config.providers import resolve_config_providers
     from connect_core.kafka.clients import client_props
     from mirror.cli.run_cmd import load_mm2_config
 
-    readme = (Path(__file__).resolve().parents[4] / "README.md").read_text()
-    section = readme.split("### Secured clusters", 1)[1]
+    readme = (Path(__file__).resolve().parents[4] / "docs" / "security.md").read_text()
+    section = readme.split("## Secured clusters", 1)[1]
     example = section.split("```properties\n", 1)[1].split("```", 1)[0]
     secrets = tmp_path / "secrets.properties"
     secrets.write_text(f"a.truststore.password = {TRUST_PASSWORD}\nb.truststore.password = {TRUST_PASSWORD}\n"
