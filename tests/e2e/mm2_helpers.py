@@ -17,6 +17,8 @@ from confluent_kafka import Message
 from embedded_kafka import KafkaCluster, wait_for
 
 T = TypeVar("T")
+#: A wait with a measure of progress ends at this many times its timeout, moving or not.
+PROGRESS_CEILING = 3
 
 #: What the single-broker test bed forces: every topic mm2 creates has one replica. Not a timing
 #: shortcut: ``mm2 run`` in e2e tests otherwise runs with the product's defaults, and each test sets
@@ -108,10 +110,14 @@ class Mm2Process:
 
 
 def eventually(predicate: Callable[[], T], timeout: float, what: str, proc: Mm2Process | None = None,
-               interval: float = 0.5) -> T:
+               interval: float = 0.5, progress: Callable[[], object] | None = None) -> T:
     """wait_for that shows the mm2 log tail when it times out (or when mm2 died).
 
     ``interval``: seconds between looks; longer for a look that reads whole topics (CPU the others need).
+    ``progress``: a measure of the work the wait is for (records copied so far...): while it keeps changing,
+    ``timeout`` counts from its last change, so a starved machine that is slow but moving does not fail the
+    wait, while one that stopped moving fails after ``timeout`` as before; at most ``PROGRESS_CEILING`` times
+    ``timeout`` in all.
     """
 
     def check() -> T:
@@ -123,11 +129,25 @@ def eventually(predicate: Callable[[], T], timeout: float, what: str, proc: Mm2P
         except (KeyError, AssertionError):
             return None  # type: ignore[return-value]
 
-    try:
-        return wait_for(check, timeout, interval, what)
-    except TimeoutError:
-        tail = proc.output()[-4000:] if proc is not None else ""
-        raise AssertionError(f"timed out after {timeout}s waiting for {what}\n{tail}") from None
+    start = time.monotonic()
+    window_start, seen = start, progress() if progress is not None else None
+    while True:
+        window = min(timeout, start + PROGRESS_CEILING * timeout - window_start)
+        try:
+            return wait_for(check, max(window, interval), interval, what)
+        except TimeoutError:
+            now = time.monotonic()
+            if progress is not None and now - start < PROGRESS_CEILING * timeout:
+                current = progress()
+                if current != seen:  # moving, only slowly: another window from now
+                    window_start, seen = now, current
+                    continue
+            tail = proc.output()[-4000:] if proc is not None else ""
+            why = ""
+            if progress is not None:
+                why = (f" (still moving at {PROGRESS_CEILING} times its {timeout:.0f}s)" if now - start >= PROGRESS_CEILING
+                       * timeout else f" (no progress in the last {timeout:.0f}s)")
+            raise AssertionError(f"timed out after {now - start:.0f}s waiting for {what}{why}\n{tail}") from None
 
 
 def record_view(msg: Message) -> tuple[Any, ...]:

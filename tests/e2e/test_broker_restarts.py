@@ -120,7 +120,9 @@ def test_target_then_source_broker_crash_loses_nothing(
 
             def copied(marks: dict[int, int], what: str, timeout: float = RECOVERY_S) -> None:
                 assert tail is not None
-                eventually(lambda: tail.reached(marks), timeout, what, mm2)
+                # a starved machine copies slowly: the wait runs while records keep arriving on B
+                eventually(lambda: tail.reached(marks), timeout, what, mm2,
+                           progress=lambda: sum(len(s) for s in tail.seqs.values()))
 
             copied(dict.fromkeys(range(PARTITIONS), 0), "the first records on B", STARTUP_S)
             if flush_ms not in (None, EXACTLY_ONCE):  # exactly-once commits offsets with every transaction

@@ -307,10 +307,12 @@ def test_preparing_then_enabled_rolling_upgrade_of_two_nodes_loses_and_duplicate
             write_properties(config, {**props, "listeners": urls[i], "B.exactly.once.source.support": "enabled"})
             nodes[i] = Mm2Process(config, log_dir=tmp_path, name=f"mm2-node{i + 1}-enabled")
             # a rolling upgrade moves on once the restarted node is back in the group
-            eventually(lambda n=nodes[i]: "got assignment" in n.output(), 120, f"node {i + 1} rejoining", nodes[i])
+            # (a starved machine starts it slowly: the wait runs while the node's log shows it moving)
+            eventually(lambda n=nodes[i]: "got assignment" in n.output(), 120, f"node {i + 1} rejoining", nodes[i],
+                       progress=lambda n=nodes[i]: len(n.output()))
             marks = producer.next_seqs()
             eventually(lambda m=marks: _reached(b, flow, m), 120, f"records copied after node {i + 1} upgraded",
-                       nodes[i])
+                       nodes[i], progress=lambda: sum(map(len, _copied_seqs(b, flow).values())))
         assert next(f for f in status_json(configs[0])["flows"] if f["flow"] == "A->B")["delivery"] == \
             "exactly-once"
         producer.finish()
