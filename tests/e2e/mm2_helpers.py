@@ -144,9 +144,10 @@ def eventually(predicate: Callable[[], T], timeout: float, what: str, proc: Mm2P
                     continue
             tail = proc.output()[-4000:] if proc is not None else ""
             why = ""
-            if progress is not None:
-                why = (f" (still moving at {PROGRESS_CEILING} times its {timeout:.0f}s)" if now - start >= PROGRESS_CEILING
-                       * timeout else f" (no progress in the last {timeout:.0f}s)")
+            if progress is not None and now - start >= PROGRESS_CEILING * timeout:
+                why = f" (still moving at {PROGRESS_CEILING} times its {timeout:.0f}s)"
+            elif progress is not None:
+                why = f" (no progress in the last {timeout:.0f}s)"
             raise AssertionError(f"timed out after {now - start:.0f}s waiting for {what}{why}\n{tail}") from None
 
 
