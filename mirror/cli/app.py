@@ -94,13 +94,23 @@ def status(
 @app.command()
 @guarded
 def demo(
+    live_only: Annotated[
+        bool, typer.Option("--live-only", help="Only live mirroring, with a live table (no Spark needed).")
+    ] = False,
     duration: Annotated[
-        float | None, typer.Option("--duration", help="Stop after this many seconds (default: until Ctrl-C).")
+        float | None,
+        typer.Option("--duration", help="With --live-only: stop after this many seconds (default: until Ctrl-C)."),
     ] = None,
 ) -> None:
-    """Start two embedded clusters and mirror sample topics between them."""
+    """The story of mm2 on two embedded clusters: backfill, live mirroring, verify, failover, reload; checked."""
     from mirror.cli import demo_cmd
+    from mirror.cli.errors import StartupError
 
+    if not live_only:
+        if duration is not None:
+            raise StartupError("--duration goes with --live-only (the story runs its steps to their end)")
+        demo_cmd.story()
+        return
     demo_cmd.demo(duration)
 
 
