@@ -139,15 +139,25 @@ def backfill(
         float, typer.Option("--lease-ttl", min=3.0, help="Seconds the topics stay excluded from live tailing after "
                             "the job stops renewing its lease (killed job).")
     ] = DEFAULT_LEASE_TTL_S,
+    throughput_limit: Annotated[
+        str | None, typer.Option("--throughput-limit", help="Most bytes per second the job copies (record keys and "
+                                 "values; 10MB, 512K...), divided between the Spark tasks running at once.")
+    ] = None,
 ) -> None:
     """Bulk-copy a flow's existing partition backlogs with Spark, exactly once, handing over to live tailing."""
     require_file(config, "MirrorMaker config file")
     from mirror.cli import backfill_cmd
+    from mirror.cli.errors import StartupError
+    from mirror.connectors.throughput_cap import parse_bytes_per_second
 
     if release:
         backfill_cmd.release(config, source, target)
         return
-    backfill_cmd.backfill(config, source, target, topics, master, dry_run, json_output, force, lease_ttl)
+    try:
+        limit = parse_bytes_per_second(throughput_limit) if throughput_limit is not None else None
+    except ValueError as e:
+        raise StartupError(f"--throughput-limit: {e}") from None
+    backfill_cmd.backfill(config, source, target, topics, master, dry_run, json_output, force, lease_ttl, limit)
 
 
 @app.command("translate-offsets")

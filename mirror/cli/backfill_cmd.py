@@ -85,7 +85,8 @@ def release(config_path: Path, source: str, target: str) -> None:
 
 
 def backfill(config_path: Path, source: str, target: str, topics: str | None, master: str | None, dry_run: bool,
-             json_output: bool, force: bool = False, lease_ttl_s: float = DEFAULT_LEASE_TTL_S) -> None:
+             json_output: bool, force: bool = False, lease_ttl_s: float = DEFAULT_LEASE_TTL_S,
+             throughput_limit: float | None = None) -> None:
     from mirror.jobs.backfill.job import run_job
     from mirror.jobs.backfill.report import render_json, render_table
 
@@ -94,7 +95,8 @@ def backfill(config_path: Path, source: str, target: str, topics: str | None, ma
     bar = ProgressBar()
     try:
         report = run_job(config, source, target, topics, master=master, dry_run=dry_run, progress=bar,
-                         on_plan=None if dry_run else bar.on_plan, force=force, lease_ttl_s=lease_ttl_s)
+                         on_plan=None if dry_run else bar.on_plan, force=force, lease_ttl_s=lease_ttl_s,
+                         throughput_limit=throughput_limit)
     finally:
         bar.close()
     if json_output:

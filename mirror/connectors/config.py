@@ -51,6 +51,7 @@ from mirror.client.formats import TopicPartition
 from mirror.client.offset_mappings import offset_mappings_topic
 from mirror.client.policy import ReplicationPolicy, policy_from_config
 from mirror.client.remote_topics import decode_topic_partition, encode_topic_partition
+from mirror.connectors.throughput_cap import THROUGHPUT_LIMIT, THROUGHPUT_LIMIT_DOC
 
 log = logging.getLogger(__name__)
 
@@ -295,6 +296,7 @@ def _define_source(cd: ConfigDef) -> ConfigDef:
                 "Replication factor for offset-syncs topic.")
         .define(OFFSET_LAG_MAX, long_, 100, None, low,
                 "How out-of-sync a remote partition can be before it is resynced.")
+        .define(THROUGHPUT_LIMIT, long_, -1, None, Importance.MEDIUM, THROUGHPUT_LIMIT_DOC)
         .define(OFFSET_SYNCS_TOPIC_LOCATION, Type.STRING, SOURCE_CLUSTER_ALIAS_DEFAULT, _location, low,
                 "The location (source/target) of the offset-syncs topic.")
         .define(EMIT_OFFSET_SYNCS_ENABLED, Type.BOOLEAN, True, None, low,

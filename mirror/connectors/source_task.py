@@ -57,6 +57,7 @@ from mirror.connectors.log_start_lookup import LogStartLookup
 from mirror.connectors.offset_mapping_tracker import OffsetMappingTracker
 from mirror.connectors.offset_sync_producer import OffsetSyncProducer
 from mirror.connectors.offset_sync_writer import OffsetSyncQueue, PartitionState
+from mirror.connectors.throughput_cap import THROUGHPUT_LIMIT, ThroughputCap, flow_cap, parse_limit
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +94,9 @@ class SourceMetrics(Protocol):
     def acknowledged(self, topic: str, partition: int, records: int, max_latency_ms: float) -> None:
         """The target acknowledged ``records`` records; latency = ack time - source timestamp."""
 
+    def throughput(self, limit: float | None, rate: float) -> None:
+        """The flow's throughput cap on this node and the rate it measured (bytes per second)."""
+
 
 class NoOpSourceMetrics:
     """The default sink: measurements are dropped."""
@@ -101,6 +105,9 @@ class NoOpSourceMetrics:
         return None
 
     def acknowledged(self, topic: str, partition: int, records: int, max_latency_ms: float) -> None:
+        return None
+
+    def throughput(self, limit: float | None, rate: float) -> None:
         return None
 
 
@@ -175,6 +182,7 @@ class MirrorSourceTask(SourceTask):
         self._unacknowledged = 0  # records returned by poll() and not yet seen by commit_record()
         self.assigned: list[TopicPartition] = []
         self._lag_hook: Any = None
+        self._cap: ThroughputCap | None = None
         self._unpublished = False  # acknowledged copies not yet published (see _maybe_publish)
         self._publish_due = 0.0  # monotonic time before which nothing is published again
         self._log_starts: LogStartLookup | None = None  # for tombstoning mappings below the source's log start
@@ -209,6 +217,9 @@ class MirrorSourceTask(SourceTask):
         java = config.source_consumer_config(REPLICATION_CONSUMER_ROLE)
         self._max_records = _int_setting(java, "max.poll.records", DEFAULT_MAX_POLL_RECORDS)
         self.assigned = config.task_topic_partitions()
+        self._cap = flow_cap(f"{self._source_alias}->{config.target_cluster_alias}",
+                             parse_limit(props.get(THROUGHPUT_LIMIT)))
+        self.metrics.throughput(self._cap.limit, self._cap.rate())
         self._lag_hook = getattr(self.metrics, "lag", None)
         assigned_hook = getattr(self.metrics, "assigned", None)
         if assigned_hook is not None:
@@ -361,10 +372,15 @@ class MirrorSourceTask(SourceTask):
             timeout = self._maybe_publish(timeout)
         first = self._consumer.poll(timeout)
         if first is None:
+            if self._cap is not None:
+                self.metrics.throughput(self._cap.limit, self._cap.rate())
             return None
         messages = [first]
         if self._max_records > 1:
             messages.extend(self._consumer.consume(num_messages=self._max_records - 1, timeout=0))
+        if self._cap is not None:  # measures, and throttles the fetching: the next poll comes within the cap
+            self._cap.take(sum(len(m) + len(m.key() or b"") for m in messages))
+            self.metrics.throughput(self._cap.limit, self._cap.rate())
         return messages
 
     # -- the message-copy path (connect_core.api.message_copy): no SourceRecords, reports per run --

@@ -71,6 +71,20 @@ class Mm2Metrics:
             PARTITION,
             registry=r,
         )
+        self.throughput_limit = Gauge(
+            "mm2_throughput_limit_bytes_per_second",
+            "The flow's throughput cap on this node (throughput.limit.bytes.per.second; record keys and values "
+            "fetched from the source); 0: no cap.",
+            PAIR,
+            registry=r,
+        )
+        self.throughput_rate = Gauge(
+            "mm2_throughput_rate_bytes_per_second",
+            "Bytes of record keys and values the flow's tasks on this node fetched per second, over the last 10 s "
+            "(updated with each fetch).",
+            PAIR,
+            registry=r,
+        )
         self.replication_lag_seconds = Gauge(
             "mm2_replication_lag_seconds",
             "How far behind the target is in time: zero when caught up, else now minus the timestamp of the "

@@ -307,6 +307,10 @@ class SourceTaskMetrics:
     def offset_syncs_sent(self, topic: str, partition: int, count: int = 1) -> None:
         self._partition(topic, partition).offset_syncs.inc(count)
 
+    def throughput(self, limit: float | None, rate: float) -> None:
+        self.metrics.throughput_limit.labels(self.source, self.target).set(limit or 0.0)
+        self.metrics.throughput_rate.labels(self.source, self.target).set(rate)
+
 
 class CheckpointTaskMetrics:
     """``mirror.connectors.checkpoint_task.CheckpointMetrics`` of one MirrorCheckpointTask.

@@ -35,6 +35,7 @@ from connect_core.storage.offset_storage import (
 )
 from mirror.client.formats import OffsetSync, TopicPartition, unwrap_offset, wrap_offset, wrap_partition
 from mirror.client.offset_mappings import mapping_for_copied_range
+from mirror.connectors.throughput_cap import ThroughputCap
 from mirror.jobs.backfill.bounds import DEFAULT_BYTES, DEFAULT_SECONDS
 from mirror.jobs.backfill.plan import WorkUnit, transactional_id
 
@@ -91,6 +92,8 @@ class BackfillClients:
     chunk_seconds: float = DEFAULT_SECONDS
     #: test seam: the first attempt of the unit named here raises after this many committed chunks
     fail_first_attempt: tuple[str, int] | None = None
+    #: bytes per second (record keys and values fetched) each task may copy: its share of the job's limit
+    task_throughput_limit: float | None = None
 
 
 @dataclass
@@ -396,8 +399,12 @@ class GroupCopier:
             self.clients.chunk_seconds
         txn_records = txn_bytes = 0
         txn_deadline = float("inf")
+        limit = self.clients.task_throughput_limit
+        cap = ThroughputCap(limit) if limit is not None else None
         while remaining:
             msgs = consumer.consume(_CONSUME_BATCH, 0.5)
+            if cap is not None and msgs:  # throttles the fetching; order and transactions are unchanged
+                cap.take(sum(len(m) + len(m.key() or b"") for m in msgs))
             if in_transaction and time.monotonic() >= txn_deadline:  # old enough: commit what it holds
                 self._commit(producer, active.values(), syncs)
                 in_transaction, txn_records, txn_bytes = False, 0, 0

@@ -63,6 +63,8 @@ class BackfillReport:
     transaction_timeout_ms: int = 0
     #: tasks the Spark cluster ran at once when the job sized its tasks (its executors registered)
     task_slots: int = 0
+    #: the job's --throughput-limit (bytes per second), None: none
+    throughput_limit: float | None = None
 
     @property
     def tasks(self) -> int:
@@ -95,6 +97,12 @@ class BackfillReport:
     @property
     def bytes_copied(self) -> int:
         return sum(r.bytes for r in self.results)
+
+    @property
+    def bytes_per_second(self) -> float:
+        """Record bytes copied per second of the copy itself (see :attr:`copy_seconds`)."""
+        seconds = self.copy_seconds
+        return self.bytes_copied / seconds if seconds > 0 else 0.0
 
     @property
     def copy_seconds(self) -> float:
@@ -158,10 +166,11 @@ def run_job(config: MirrorMakerConfig, source: str, target: str, pattern: str | 
             progress: Progress | None = None, spark: SparkSession | None = None,
             timeout_s: float = DEFAULT_TIMEOUT_S, fail_first_attempt: tuple[str, int] | None = None,
             on_plan: Callable[[BackfillPlan], None] | None = None, force: bool = False,
-            lease_ttl_s: float = DEFAULT_LEASE_TTL_S) -> BackfillReport:
+            lease_ttl_s: float = DEFAULT_LEASE_TTL_S, throughput_limit: float | None = None) -> BackfillReport:
     """Plan, check and (unless ``dry_run``) copy; ``fail_first_attempt`` is a test seam (unit name, chunks).
     ``force`` copies into target partitions that hold records the flow did not copy (else a ConfigError).
-    ``lease_ttl_s``: how long the topics stay excluded from live tailing after the job stops renewing its lease."""
+    ``lease_ttl_s``: how long the topics stay excluded from live tailing after the job stops renewing its lease.
+    ``throughput_limit``: bytes per second the whole job may fetch (divided between the tasks running at once)."""
     prepared = prepare(config, source, target, pattern, chunk_records, timeout_s)
     foreign = foreign_partitions(prepared)
     if foreign and not dry_run and not force:
@@ -173,7 +182,7 @@ def run_job(config: MirrorMakerConfig, source: str, target: str, pattern: str | 
 
         check_spark_runtime()  # before anything is written
         check_master_reachable(master or DEFAULT_MASTER)
-    report = BackfillReport(prepared.plan, dry_run, foreign=foreign)
+    report = BackfillReport(prepared.plan, dry_run, foreign=foreign, throughput_limit=throughput_limit)
     if on_plan is not None:
         on_plan(prepared.plan)
     if dry_run or not prepared.plan.units:
@@ -218,14 +227,15 @@ def _copy(prepared: PreparedBackfill, clients: BackfillClients, master: str | No
         watcher.start()
     try:
         if spark is not None:
-            results, report.task_slots = run_tasks(spark, prepared.plan, units, clients)
+            results, report.task_slots = run_tasks(spark, prepared.plan, units, clients, report.throughput_limit)
         else:
             from mirror.jobs.spark import spark_session
 
             t0 = time.perf_counter()
             with spark_session(f"mm2 backfill {prepared.plan.source}->{prepared.plan.target}", master) as session:
                 report.spark_startup_seconds = time.perf_counter() - t0
-                results, report.task_slots = run_tasks(session, prepared.plan, units, clients)
+                results, report.task_slots = run_tasks(session, prepared.plan, units, clients,
+                                                       report.throughput_limit)
     finally:
         if watcher is not None:
             watcher.stop()

@@ -35,6 +35,8 @@ def render_json(report: BackfillReport) -> dict[str, Any]:
         totals["tasks"] = report.tasks
         totals["max_concurrent_tasks"] = report.max_concurrent_tasks
         totals["tasks_retried"] = report.tasks_retried
+        totals["bytes_per_second"] = round(report.bytes_per_second)
+        totals["throughput_limit_bytes_per_second"] = report.throughput_limit
     return {"source": report.plan.source, "target": report.plan.target, "dry_run": report.dry_run,
             "handed_off_from_live": report.handed_off, "partitions": partitions, "totals": totals,
             "foreign_partitions": [{"topic": t, "partition": p} for t, p in sorted(report.foreign)],
@@ -82,6 +84,9 @@ def render_table(report: BackfillReport) -> str:
         lines.append(f"Backfilled {report.records_copied} records ({report.bytes_copied / _MB:.1f} MB) of "
                      f"{plan.source}->{plan.target} in {report.seconds:.1f} s ({rate:,.0f} rec/s); live tailing "
                      "continues from there.")
+        if report.throughput_limit is not None:
+            lines.append(f"Throughput: {report.bytes_per_second / _MB:.2f} MB/s while copying, capped at "
+                         f"{report.throughput_limit / _MB:.2f} MB/s (--throughput-limit).")
     return "\n".join(lines) + "\n"
 
 

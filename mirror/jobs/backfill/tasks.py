@@ -14,6 +14,7 @@ import logging
 import time
 import uuid
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from mirror.jobs.backfill.copy import BackfillClients, UnitResult, copy_units
@@ -34,11 +35,17 @@ def unit_tasks(plan: BackfillPlan, units: list[WorkUnit], slots: int) -> list[li
     return sized_tasks(units, plan.unit_bytes, slots)
 
 
-def run_tasks(spark: SparkSession, plan: BackfillPlan, units: list[WorkUnit],
-              clients: BackfillClients) -> tuple[list[UnitResult], int]:
-    """Copy ``units`` in Spark tasks; their results sorted by partition, and the slots they were sized for."""
+def run_tasks(spark: SparkSession, plan: BackfillPlan, units: list[WorkUnit], clients: BackfillClients,
+              throughput_limit: float | None = None) -> tuple[list[UnitResult], int]:
+    """Copy ``units`` in Spark tasks; their results sorted by partition, and the slots they were sized for.
+
+    ``throughput_limit`` (bytes per second, the whole job) is divided evenly between the tasks that run at once
+    (the cluster's slots, or fewer tasks): each task throttles its own fetching to its share."""
     sc = spark.sparkContext
     slots = cluster_slots(sc)
+    tasks = unit_tasks(plan, units, slots)
+    if throughput_limit is not None:
+        clients = replace(clients, task_throughput_limit=throughput_limit / max(1, min(len(tasks), slots)))
     shared = sc.broadcast(clients)
 
     def task(part: Iterable[list[WorkUnit]]) -> Iterator[UnitResult]:
@@ -59,7 +66,6 @@ def run_tasks(spark: SparkSession, plan: BackfillPlan, units: list[WorkUnit],
     group = f"mm2-backfill-{uuid.uuid4().hex[:12]}"
     sc.setJobGroup(group, f"mm2 backfill {plan.source}->{plan.target}")
     try:
-        tasks = unit_tasks(plan, units, slots)
         record_ids(clients, task_ids(clients, tasks))  # before any task can use one: the next run fences them
         results = run_slices(spark, tasks, task, "backfill")
     finally:

@@ -1,0 +1,130 @@
+"""A bytes-per-second cap shared by the threads that copy for one flow (live tasks) or one job (a backfill task).
+
+An initial sync or a backfill otherwise takes all the bandwidth the clusters and the link give it. The cap
+throttles the reading side: a copier asks for the bytes it has just fetched and sleeps while the flow is over
+its budget, so fetching slows down and nothing is dropped, reordered or committed differently (ordering,
+exactness and exactly-once are untouched: the cap only delays).
+
+The rule is a virtual schedule (GCRA): every byte taken moves the flow's theoretical arrival time on by
+``1/limit`` seconds; a caller ahead of it by more than :data:`BURST_S` waits the difference. Over any window
+``T`` the flow takes at most ``limit * (T + BURST_S)`` bytes, plus one fetch; a changed limit applies from the
+next call. Pure apart from the clock and the sleep, which are injected for tests.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+
+#: How far ahead of its schedule a flow may run (a burst of this many seconds' worth of bytes).
+BURST_S = 0.25
+#: The measured rate is over this many seconds.
+RATE_WINDOW_S = 10.0
+
+#: The connector key (per flow in mm2.properties: ``A->B.throughput.limit.bytes.per.second``).
+THROUGHPUT_LIMIT = "throughput.limit.bytes.per.second"
+THROUGHPUT_LIMIT_DOC = (
+    "The most bytes per second (record keys, values and headers as fetched from the source) this flow's "
+    "MirrorSource tasks copy together on one node; -1: no limit. A node running several of the flow's tasks "
+    "shares the limit between them; N nodes take up to N times it. Applied by throttling the fetches, so "
+    "order, exactness and exactly-once are unchanged; changeable by reloading mm2.properties.")
+
+
+def parse_limit(value: object) -> float | None:
+    """None for no limit (absent, empty, or not positive); else bytes per second."""
+    if value is None or str(value).strip() == "":
+        return None
+    limit = float(str(value).strip())
+    return limit if limit > 0 else None
+
+
+_UNITS = {"": 1, "K": 1024, "KB": 1024, "KIB": 1024, "M": 1024**2, "MB": 1024**2, "MIB": 1024**2,
+          "G": 1024**3, "GB": 1024**3, "GIB": 1024**3}
+
+
+def parse_bytes_per_second(text: str) -> float:
+    """``10MB``, ``512K``, ``2000000``: bytes per second (K, M, G are powers of 1024); ValueError if not."""
+    value = text.strip().upper().removesuffix("/S")
+    number = value.rstrip("KMGIB")
+    unit = value[len(number):]
+    try:
+        amount = float(number)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a number of bytes per second (for example 10MB, 512K or 2000000)") from None
+    if unit not in _UNITS or amount <= 0:
+        raise ValueError(f"{text!r} is not a positive number of bytes per second (for example 10MB, 512K or "
+                         "2000000)")
+    return amount * _UNITS[unit]
+
+
+class ThroughputCap:
+    """Thread-safe; ``take`` blocks the caller while the flow is ahead of its budget."""
+
+    def __init__(self, limit: float | None, clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], None] = time.sleep) -> None:  # fmt: skip
+        self._clock = clock
+        self._sleep = sleep
+        self._lock = threading.Lock()
+        self._limit = limit
+        self._tat = 0.0  # the theoretical arrival time of the next byte
+        self._window: deque[tuple[float, int]] = deque()
+        self._window_bytes = 0
+
+    @property
+    def limit(self) -> float | None:
+        return self._limit
+
+    def set_limit(self, limit: float | None) -> None:
+        with self._lock:
+            if limit != self._limit:
+                self._limit = limit
+                self._tat = 0.0  # the new limit counts from now, not from the old schedule
+
+    def take(self, nbytes: int) -> float:
+        """Account ``nbytes`` just fetched; wait while over the limit. Returns the seconds waited."""
+        with self._lock:
+            now = self._clock()
+            self._note(now, nbytes)
+            limit = self._limit
+            if limit is None or nbytes <= 0:
+                return 0.0
+            self._tat = max(self._tat, now) + nbytes / limit
+            wait = self._tat - now - BURST_S
+        if wait > 0:
+            self._sleep(wait)
+            return wait
+        return 0.0
+
+    def _note(self, now: float, nbytes: int) -> None:
+        self._window.append((now, nbytes))
+        self._window_bytes += nbytes
+        while self._window and self._window[0][0] < now - RATE_WINDOW_S:
+            self._window_bytes -= self._window.popleft()[1]
+
+    def rate(self) -> float:
+        """Bytes per second taken over the last :data:`RATE_WINDOW_S` seconds."""
+        with self._lock:
+            now = self._clock()
+            while self._window and self._window[0][0] < now - RATE_WINDOW_S:
+                self._window_bytes -= self._window.popleft()[1]
+            return self._window_bytes / RATE_WINDOW_S
+
+
+_caps: dict[str, ThroughputCap] = {}
+_caps_lock = threading.Lock()
+
+
+def flow_cap(flow: str, limit: float | None) -> ThroughputCap:
+    """The one cap of ``flow`` in this process (its tasks share it), set to ``limit``."""
+    with _caps_lock:
+        cap = _caps.get(flow)
+        if cap is None:
+            cap = _caps[flow] = ThroughputCap(limit)
+        else:
+            cap.set_limit(limit)
+        return cap
+
+
+__all__ = ["BURST_S", "THROUGHPUT_LIMIT", "ThroughputCap", "flow_cap", "parse_bytes_per_second", "parse_limit"]

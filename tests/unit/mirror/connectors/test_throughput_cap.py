@@ -1,0 +1,104 @@
+"""The throughput cap: what a flow (or a backfill task) takes over any window stays within its limit plus a
+quarter-second burst, a changed limit applies from the next fetch, and the limit's text forms parse."""
+
+from __future__ import annotations
+
+import pytest
+
+from mirror.connectors.throughput_cap import (
+    BURST_S,
+    ThroughputCap,
+    flow_cap,
+    parse_bytes_per_second,
+    parse_limit,
+)
+
+
+class FakeTime:
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.slept = 0.0
+
+    def clock(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.slept += seconds
+        self.now += seconds
+
+
+def copy(cap: ThroughputCap, t: FakeTime, seconds: float, fetch: int, fetch_cost_s: float = 0.001) -> int:
+    """A copier that fetches ``fetch`` bytes at a time, as fast as the cap lets it, for ``seconds``."""
+    end, taken = t.now + seconds, 0
+    while t.now < end:
+        cap.take(fetch)
+        taken += fetch
+        t.now += fetch_cost_s
+    return taken
+
+
+@pytest.mark.parametrize("fetch", [1000, 64 * 1024, 500_000])
+def test_a_minute_of_copying_stays_within_the_limit_and_its_burst(fetch: int) -> None:
+    t = FakeTime()
+    cap = ThroughputCap(1_000_000, clock=t.clock, sleep=t.sleep)
+    taken = copy(cap, t, 60.0, fetch)
+    assert 60 * 1_000_000 * 0.98 <= taken <= 1_000_000 * (60 + BURST_S) + fetch
+
+
+def test_threads_of_one_flow_share_the_limit() -> None:
+    t = FakeTime()
+    cap = ThroughputCap(2_000_000, clock=t.clock, sleep=t.sleep)
+    taken = 0
+    end = t.now + 30
+    while t.now < end:  # two copiers taking turns: together within the one limit
+        cap.take(100_000)
+        cap.take(100_000)
+        taken += 200_000
+    assert taken <= 2_000_000 * (30 + BURST_S) + 200_000
+
+
+def test_no_limit_never_waits_but_still_measures_the_rate() -> None:
+    t = FakeTime()
+    cap = ThroughputCap(None, clock=t.clock, sleep=t.sleep)
+    for _ in range(100):
+        cap.take(10_000)
+        t.now += 0.1
+    assert t.slept == 0.0
+    assert cap.rate() == pytest.approx(100_000, rel=0.02)  # 10 s window: 100 fetches of 10 kB in 10 s
+
+
+def test_a_lifted_or_changed_limit_applies_from_the_next_fetch() -> None:
+    t = FakeTime()
+    cap = ThroughputCap(100_000, clock=t.clock, sleep=t.sleep)
+    copy(cap, t, 10.0, 50_000)
+    cap.set_limit(None)
+    before = t.slept
+    copy(cap, t, 1.0, 50_000)
+    assert t.slept == before  # lifted: no more waiting, and no debt carried over
+    cap.set_limit(1_000_000)
+    taken = copy(cap, t, 20.0, 50_000)
+    assert taken <= 1_000_000 * (20 + BURST_S) + 50_000 and taken >= 0.95 * 20 * 1_000_000
+
+
+def test_the_tasks_of_one_flow_in_a_process_share_one_cap() -> None:
+    first = flow_cap("X->Y-test", 1000)
+    second = flow_cap("X->Y-test", 5000)
+    assert first is second and first.limit == 5000
+    assert flow_cap("X->Z-test", None).limit is None
+
+
+@pytest.mark.parametrize(("text", "expected"), [("2000000", 2_000_000), ("10MB", 10 * 1024**2), ("512K", 512 * 1024),
+                                                ("1.5MiB", 1.5 * 1024**2), ("1G", 1024**3), ("4mb/s", 4 * 1024**2)])
+def test_limits_parse(text: str, expected: float) -> None:
+    assert parse_bytes_per_second(text) == expected
+
+
+@pytest.mark.parametrize("text", ["", "fast", "10XB", "-5", "0", "MB"])
+def test_a_limit_that_is_not_a_positive_size_is_one_clear_error(text: str) -> None:
+    with pytest.raises(ValueError, match="bytes per second"):
+        parse_bytes_per_second(text)
+
+
+def test_the_connector_key_treats_absent_and_non_positive_as_no_limit() -> None:
+    assert parse_limit(None) is None and parse_limit("") is None and parse_limit("-1") is None
+    assert parse_limit("0") is None and parse_limit("1048576") == 1048576.0
