@@ -14,8 +14,11 @@ and kept, while the connector setting saved with it is applied.
 
 from __future__ import annotations
 
+import json
 import signal
+import urllib.request
 from pathlib import Path
+from typing import Any
 
 from connect_core.embedded import KafkaCluster, free_port
 from connect_core.embedded.committed_reader import read_topic_committed
@@ -206,3 +209,63 @@ def test_watch_config_applies_a_saved_file_and_names_what_needs_a_restart(
         for tail in tails.values():
             tail.close()
         mm2.close()
+
+
+def _get_json(url: str) -> Any:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return json.loads(response.read())
+
+
+def test_two_nodes_each_reread_their_file_and_converge(two_clusters: tuple[KafkaCluster, KafkaCluster],
+                                                       tmp_path: Path) -> None:
+    a, b = two_clusters
+    for topic in ("orders", "events"):
+        a.create_topic(topic, PARTITIONS)
+    producers = {t: SequencedProducer(a, t, PARTITIONS, burst=5, interval=0.3) for t in ("orders", "events")}
+    # one flow shared by two nodes (followers send their task configs to the leader over the internal REST API)
+    props = mm2_properties({"A": a, "B": b}, ["A->B"], **{"A->B.topics": "orders", "tasks.max": str(PARTITIONS),
+                                                          "dedicated.mode.enable.internal.rest": "true"})
+    ports = [free_port(), free_port()]
+    configs = [write_properties(tmp_path / f"mm2-{i}.properties", {**props, "listeners": f"http://127.0.0.1:{port}"})
+               for i, port in enumerate(ports)]
+    for producer in producers.values():
+        producer.start()
+    tails = {t: _Tail(b, f"A.{t}") for t in producers}
+    nodes = [Mm2Process(config, log_dir=tmp_path, name=f"mm2-{i}") for i, config in enumerate(configs)]
+    try:
+        marks = {t: p.next_seqs() for t, p in producers.items()}
+        eventually(lambda: tails["orders"].reached(marks["orders"]), STARTUP_S, "A->B copying", nodes[0], 2)
+
+        def source_config(port: int) -> dict[str, str]:
+            config: dict[str, str] = _get_json(f"http://127.0.0.1:{port}/A/B/connectors/MirrorSourceConnector/config")
+            return config
+
+        # each node re-reads its own file, one after the other; the flow's leader writes the new config
+        for node, config in zip(nodes, configs, strict=True):
+            text = config.read_text().replace("A->B.topics = orders\n", "A->B.topics = orders, events\n")
+            config.write_text(text)
+            node.proc.send_signal(signal.SIGHUP)
+            eventually(lambda n=node: "Reload applied" in n.output() or None, STEP_S,  # type: ignore[misc]
+                       "the node's reload applied", node)
+        eventually(lambda: all(source_config(p)["topics"] == "orders, events" for p in ports), STEP_S,
+                   "both nodes serving the new connector config", nodes[0])
+        eventually(lambda: tails["events"].reached(marks["events"]), STEP_S, "the added pattern mirrored", nodes[0], 2)
+        writes = sum(n.output().split("Reload applied", 1)[1].count("wrote the MirrorSourceConnector config")
+                     for n in nodes)
+        assert writes == 1, "the flow's leader alone writes the connector config"
+        for producer in producers.values():
+            producer.finish()
+        for topic in producers:
+            eventually(lambda t=topic: not compare(sequences(a, t), _copied(b, f"A.{t}")).lost,  # type: ignore[misc]
+                       STEP_S, f"every {topic} record on B", nodes[0], 2)
+        for node in nodes:
+            assert node.terminate(90) == 0, node.output()[-3000:]
+            assert "Traceback" not in node.output()
+    finally:
+        for producer in producers.values():
+            if producer.is_alive():
+                producer.finish()
+        for tail in tails.values():
+            tail.close()
+        for node in nodes:
+            node.close()
