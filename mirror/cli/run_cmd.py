@@ -210,10 +210,13 @@ class _Signals:
         self.reload = ReloadRequest()
         self._previous: dict[int, Any] = {}
 
+    def install_reload(self) -> None:
+        """Before the file is first read: a SIGHUP from then on is a reload served once mm2 runs, never an exit."""
+        self._previous[signal.SIGHUP] = signal.signal(signal.SIGHUP, lambda _s, _f: self.reload.set())
+
     def install(self) -> None:
         for sig in (signal.SIGTERM, signal.SIGINT):
             self._previous[sig] = signal.signal(sig, self._handle)
-        self._previous[signal.SIGHUP] = signal.signal(signal.SIGHUP, lambda _s, _f: self.reload.set())
 
     def restore(self) -> None:
         for sig, handler in self._previous.items():
@@ -236,9 +239,11 @@ def run(config_path: Path, clusters: list[str] | None, metrics_port: int | None,
     from mirror.driver.herder_factory import default_factory
     from mirror.driver.lease_store import LeaseWatcher
 
+    signals = _Signals()
+    signals.install_reload()
+    watch = FileWatch(config_path) if watch_config else None  # the content prepare() is about to read
     config, pairs = prepare(config_path, clusters)
     metrics = Mm2Metrics()
-    signals = _Signals()
     signals.install()
     if metrics_port is not None:
         start_metrics_server(metrics_port, metrics)
@@ -261,7 +266,6 @@ def run(config_path: Path, clusters: list[str] | None, metrics_port: int | None,
         raise
     reloader = Reloader(config_path, clusters, driver, check_file, check_reachable,
                         on_applied=lambda plan: verification.follow(plan.config, driver.pairs))
-    watch = FileWatch(config_path) if watch_config else None
     if watch is not None:
         log.info("Watching %s for changes (every %gs)", config_path, WATCH_INTERVAL_S)
     while not signals.stop.wait(0.5):

@@ -73,7 +73,8 @@ class ReloadPlan:
 
     @property
     def changes_anything(self) -> bool:
-        return bool(self.added or self.removed or self.changed_keys)
+        """Something to apply, or at least something to tell (a setting that waits for a restart)."""
+        return bool(self.added or self.removed or self.changed_keys or self.needs_restart)
 
 
 def _needs_restart(key: str, kept: Iterable[SourceAndTarget], aliases: Iterable[str],

@@ -99,8 +99,17 @@ def test_a_valid_file_is_planned_and_applied_and_only_new_clusters_are_probed(tm
     assert plan is not None and target.plans == [plan]
     assert plan.added == [SourceAndTarget("A", "C")] and reached == [["A", "C"]]
     assert plan.needs_restart == ["B.offset.flush.interval.ms"]
-    assert reloader(path, target, reached).reload("SIGHUP") is None  # the same file again: nothing to do
-    assert len(target.plans) == 1
+    again = reloader(path, target, reached).reload("SIGHUP")  # the same file again: only the restart-only
+    assert again is not None and not again.added and not again.changed_keys  # setting is still to be told
+    assert again.needs_restart == ["B.offset.flush.interval.ms"]
+
+
+def test_an_unchanged_file_changes_nothing(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    path = write(tmp_path / "mm2.properties", BASE)
+    target = Target(make_config(BASE, source=path))
+    caplog.set_level(logging.INFO, logger="mirror.cli.run_reload")
+    assert reloader(path, target, []).reload("SIGHUP") is None
+    assert target.plans == [] and "no change" in caplog.text
 
 
 def test_the_watch_reports_a_content_change_once_and_ignores_a_touch(tmp_path: Path) -> None:

@@ -59,6 +59,7 @@ def test_restart_only_settings_are_named_and_keep_their_running_values() -> None
         "A->B.topics": "orders, more",  # ... while a connector setting in the same file is applied
     })
     plan = plan_reload(running, make_config(new), None)
+    assert plan.changes_anything
     assert plan.needs_restart == ["A.bootstrap.servers", "B.offset.flush.interval.ms", "C.ssl.truststore.location",
                                   "listeners", "replication.policy.separator"]
     assert plan.config.raw["B.offset.flush.interval.ms"] == "60000"
@@ -97,3 +98,9 @@ def test_connection_keys() -> None:
     assert is_connection_key("bootstrap.servers") and is_connection_key("consumer.ssl.keystore.location")
     assert is_connection_key("sasl.jaas.config") and is_connection_key("security.protocol")
     assert not is_connection_key("consumer.fetch.min.bytes") and not is_connection_key("topics")
+
+
+def test_a_restart_only_change_alone_is_still_reported() -> None:
+    plan = plan_reload(make_config(props()), make_config(props(**{"B.offset.flush.interval.ms": "500"})), None)
+    assert plan.changes_anything and plan.changed_keys == frozenset() and plan.needs_restart == [
+        "B.offset.flush.interval.ms"]
