@@ -70,12 +70,15 @@ def run(
     metrics_port: Annotated[
         int | None, typer.Option("--metrics-port", help="Serve Prometheus metrics on this port.")
     ] = None,
+    watch_config: Annotated[
+        bool, typer.Option("--watch-config", help="Re-read CONFIG when its content changes (as on SIGHUP).")
+    ] = False,
 ) -> None:
-    """Run the dedicated MirrorMaker driver for every enabled flow in CONFIG."""
+    """Run the dedicated MirrorMaker driver for every enabled flow in CONFIG (SIGHUP re-reads CONFIG)."""
     require_file(config, "MirrorMaker config file")
     from mirror.cli import run_cmd
 
-    run_cmd.run(config, clusters, metrics_port)
+    run_cmd.run(config, clusters, metrics_port, watch_config=watch_config)
 
 
 @app.command()

@@ -8,7 +8,8 @@ with a short timeout. Only then are metrics served and herders started. Each mis
 ``mm2: error: ...`` line and a non-zero exit (2 configuration, 3 start failure, as Java's 3).
 
 SIGTERM/SIGINT stop every herder gracefully (tasks stop, offsets flushed, group left) and exit 0;
-a second signal exits at once.
+a second signal exits at once. SIGHUP (and, with ``--watch-config``, a change of the file's content)
+re-reads the file without a restart (:mod:`mirror.cli.run_reload`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import FrameType
@@ -30,6 +31,7 @@ from connect_core.config.providers import resolve_config_providers
 from connect_core.kafka.clients import admin_config, client_props, create_admin, text_props
 from connect_core.kafka.security import check_security
 from mirror.cli.errors import StartupError
+from mirror.cli.run_reload import WATCH_INTERVAL_S, FileWatch, Reloader, ReloadRequest, one_line
 from mirror.cli.stop_request import StopRequest
 from mirror.driver.driver import make_config
 from mirror.driver.maker_config import (
@@ -167,6 +169,14 @@ def _connection_failure(lines: list[str], servers: str, props: dict[str, str]) -
 
 def prepare(config_path: Path, clusters: list[str] | None) -> tuple[MirrorMakerConfig, list[SourceAndTarget]]:
     """Every pre-flight check of ``mm2 run``; returns the config and the pairs this node runs."""
+    config, pairs = check_file(config_path, clusters)
+    involved = [a for p in pairs for a in (p.source, p.target)]
+    check_reachable(config, involved)
+    return config, pairs
+
+
+def check_file(config_path: Path, clusters: list[str] | None) -> tuple[MirrorMakerConfig, list[SourceAndTarget]]:
+    """The pre-flight checks that touch no cluster (also what a reload's file must pass)."""
     config = load_mm2_config(config_path, clusters)
     pairs = config.herder_pairs(clusters or None)
     check_connector_configs(config, pairs)
@@ -179,8 +189,6 @@ def prepare(config_path: Path, clusters: list[str] | None) -> tuple[MirrorMakerC
         from connect_core.rest.server import RestServerConfig
 
         RestServerConfig.from_props({k: str(v) for k, v in resolve_config_providers(config.raw).items()})
-    involved = [a for p in pairs for a in (p.source, p.target)]
-    check_reachable(config, involved)
     return config, pairs
 
 
@@ -195,11 +203,16 @@ def start_metrics_server(port: int, metrics: Mm2Metrics) -> None:
 
 
 class _Signals:
-    """First SIGTERM/SIGINT asks for a graceful stop; a second one exits at once."""
+    """First SIGTERM/SIGINT asks for a graceful stop; a second one exits at once. SIGHUP asks for a reload."""
 
     def __init__(self) -> None:
         self.stop = StopRequest()  # set from the handler: no lock may be taken there
+        self.reload = ReloadRequest()
         self._previous: dict[int, Any] = {}
+
+    def install_reload(self) -> None:
+        """Before the file is first read: a SIGHUP from then on is a reload served once mm2 runs, never an exit."""
+        self._previous[signal.SIGHUP] = signal.signal(signal.SIGHUP, lambda _s, _f: self.reload.set())
 
     def install(self) -> None:
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -220,15 +233,17 @@ class _Signals:
 
 
 def run(config_path: Path, clusters: list[str] | None, metrics_port: int | None,
-        herder: str | None = None) -> None:
+        herder: str | None = None, watch_config: bool = False) -> None:
     """The whole ``mm2 run``; returns normally after a clean stop (exit 0)."""
     from mirror.driver.driver import MirrorMaker
     from mirror.driver.herder_factory import default_factory
     from mirror.driver.lease_store import LeaseWatcher
 
+    signals = _Signals()
+    signals.install_reload()
+    watch = FileWatch(config_path) if watch_config else None  # the content prepare() is about to read
     config, pairs = prepare(config_path, clusters)
     metrics = Mm2Metrics()
-    signals = _Signals()
     signals.install()
     if metrics_port is not None:
         start_metrics_server(metrics_port, metrics)
@@ -236,7 +251,7 @@ def run(config_path: Path, clusters: list[str] | None, metrics_port: int | None,
                          leases=LeaseWatcher)
     from mirror.jobs.verify.schedule import ScheduledVerification
 
-    verification = ScheduledVerification(config, pairs, metrics)
+    verification = _Verification(ScheduledVerification, config, pairs, metrics)
     log.info("Running %d flow(s): %s", len(pairs), ", ".join(map(str, pairs)))
     try:
         driver.start(interrupted=signals.stop.is_set)
@@ -249,14 +264,61 @@ def run(config_path: Path, clusters: list[str] | None, metrics_port: int | None,
         verification.stop()
         driver.stop(STOP_TIMEOUT_S)
         raise
+    reloader = Reloader(config_path, clusters, driver, check_file, check_reachable,
+                        on_applied=lambda plan: verification.follow(plan.config, driver.pairs))
+    if watch is not None:
+        log.info("Watching %s for changes (every %gs)", config_path, WATCH_INTERVAL_S)
     while not signals.stop.wait(0.5):
-        pass
+        if signals.reload.take():
+            if watch is not None:
+                watch.seen()
+            _reload(reloader, "SIGHUP")
+        elif watch is not None and watch.changed():
+            _reload(reloader, "the file changed")
     verification.stop()
     clean = driver.stop(STOP_TIMEOUT_S)
     signals.restore()
     _exit_watchdog(0 if clean else 1)
     if not clean:
         raise StartupError(f"herders did not stop within {STOP_TIMEOUT_S:g}s")
+
+
+def _reload(reloader: Reloader, why: str) -> None:
+    try:
+        reloader.reload(why)
+    except Exception as e:  # a flow that would not start: said once; mm2 keeps running what it runs
+        log.error("Reload failed part way: %s", one_line(e))
+
+
+class _Verification:
+    """The scheduled verification of the running flows, rebuilt when a reload changes its flows or settings."""
+
+    def __init__(self, make: Callable[[MirrorMakerConfig, list[SourceAndTarget], Mm2Metrics], Any],
+                 config: MirrorMakerConfig, pairs: list[SourceAndTarget], metrics: Mm2Metrics) -> None:
+        self._make, self._metrics = make, metrics
+        self._key = self._settings(config, pairs)
+        self._current = make(config, pairs, metrics)
+
+    @staticmethod
+    def _settings(config: MirrorMakerConfig, pairs: list[SourceAndTarget]) -> list[Any]:
+        from mirror.jobs.verify.schedule import verify_settings
+
+        return [(p, verify_settings(config, p)) for p in pairs if config.flow_enabled(p)]
+
+    def start(self) -> None:
+        self._current.start()
+
+    def stop(self) -> None:
+        self._current.stop()
+
+    def follow(self, config: MirrorMakerConfig, pairs: list[SourceAndTarget]) -> None:
+        key = self._settings(config, pairs)
+        if key == self._key:
+            return
+        self._current.stop()
+        self._key = key
+        self._current = self._make(config, pairs, self._metrics)
+        self._current.start()
 
 
 def _exit_watchdog(code: int, grace_s: float = 10.0) -> None:

@@ -44,6 +44,7 @@ from mirror.driver.maker_config import (
     SourceAndTarget,
 )
 from mirror.driver.metrics import Mm2Metrics
+from mirror.driver.reload_plan import ReloadPlan
 from mirror.driver.secret_refs import with_provider, with_secret_references
 
 log = logging.getLogger(__name__)
@@ -123,7 +124,7 @@ def _configure_one(herder: ConnectorConfigs, name: str, cfg: dict[str, str], pai
             log.info("%s: wrote the %s config", pair, name)
             return True
         except NotLeaderError:
-            log.info("%s: no longer the leader; keeping the existing %s config", pair, name)
+            log.info("%s: not the leader; the leader writes the %s config", pair, name)
             return False
         except ConflictError as e:
             log.debug("%s: cannot write %s yet (%s), attempt %d", pair, name, e, attempt + 1)
@@ -221,34 +222,38 @@ class MirrorMaker:
             if interrupted() or self._stopping.is_set():
                 log.info("Interrupted while starting; %d of %d herders started", len(self._started), len(self.pairs))
                 return
-            worker_props = self._worker_props(pair)
-            if self._lease_views is not None:
-                # read before the herder starts, so this node's first configuration already sees a backfill's lease
-                view = self._lease_views(pair, worker_props, lambda p=pair: self._requests.put(p))  # type: ignore[misc]
-                view.start()
-                with self._lock:
-                    self._leases[pair] = view
-            spec = HerderSpec(
-                pair=pair,
-                worker_props=worker_props,
-                worker_id=str(pair),
-                on_became_leader=lambda p=pair: self._requests.put(p),  # type: ignore[misc]
-                metrics=self._metrics,
-                rest_url=self.rest_url,
-                rest_namespace=rest_namespace(pair),
-                rest_client=self._rest_client,
-            )
-            log.info("Starting herder for %s", pair)
-            flow = self._factory(spec)
-            with self._lock:
-                self._herders[pair] = flow
-            flow.start()
-            with self._lock:
-                self._started.append(pair)
-            if self._selector is not None:
-                self._selector.put(rest_namespace(pair), flow.herder)
-            log.info("Herder for %s started", pair)
+            self._start_flow(pair)
         log.info("MirrorMaker started %d herder(s): %s", len(self._started), ", ".join(map(str, self._started)))
+
+    def _start_flow(self, pair: SourceAndTarget) -> None:
+        """Build, start and register one flow's herder (and its backfill lease view)."""
+        worker_props = self._worker_props(pair)
+        if self._lease_views is not None:
+            # read before the herder starts, so this node's first configuration already sees a backfill's lease
+            view = self._lease_views(pair, worker_props, lambda p=pair: self._requests.put(p))  # type: ignore[misc]
+            view.start()
+            with self._lock:
+                self._leases[pair] = view
+        spec = HerderSpec(
+            pair=pair,
+            worker_props=worker_props,
+            worker_id=str(pair),
+            on_became_leader=lambda p=pair: self._requests.put(p),  # type: ignore[misc]
+            metrics=self._metrics,
+            rest_url=self.rest_url,
+            rest_namespace=rest_namespace(pair),
+            rest_client=self._rest_client,
+        )
+        log.info("Starting herder for %s", pair)
+        flow = self._factory(spec)
+        with self._lock:
+            self._herders[pair] = flow
+        flow.start()
+        with self._lock:
+            self._started.append(pair)
+        if self._selector is not None:
+            self._selector.put(rest_namespace(pair), flow.herder)
+        log.info("Herder for %s started", pair)
 
     def _worker_props(self, pair: SourceAndTarget) -> dict[str, str]:
         """Worker configs resolve ``${provider:...}`` eagerly (Java does too); connector configs stay raw."""
@@ -277,7 +282,33 @@ class MirrorMaker:
         self._stopping.set()
         self._requests.put(None)
         with self._lock:
-            flows = [(p, self._herders[p]) for p in reversed(list(self._herders))]
+            pairs = list(reversed(list(self._herders)))
+        clean = self._stop_flows(pairs, timeout_s)
+        with self._lock:
+            views, self._leases = list(self._leases.values()), {}
+        for view in views:  # a flow whose herder never got built
+            try:
+                view.stop()
+            except Exception:
+                log.exception("Stopping a backfill lease watcher failed")
+        if self._rest is not None:
+            try:
+                self._rest.stop()
+            except Exception:
+                log.exception("Stopping the REST server failed")
+        if self._configurer is not None:
+            self._configurer.join(timeout=5)
+        if not clean:
+            log.error("MirrorMaker did not stop cleanly within %.0fs", timeout_s)
+        else:
+            log.info("MirrorMaker stopped")
+        return clean
+
+    def _stop_flows(self, pairs: list[SourceAndTarget], timeout_s: float) -> bool:
+        """Stop these flows' herders in parallel (graceful: tasks stop, offsets flushed, group left), take them
+        off REST and drop their lease views; True if all stopped within ``timeout_s`` without an error."""
+        with self._lock:
+            flows = [(p, self._herders[p]) for p in pairs if p in self._herders]
         errors: list[str] = []
 
         def stop_one(pair: SourceAndTarget, flow: FlowHerder) -> None:
@@ -296,25 +327,49 @@ class MirrorMaker:
         for t in threads:
             t.join(max(0.0, deadline - time.monotonic()))
         clean = not any(t.is_alive() for t in threads) and not errors
-        if self._selector is not None:
-            for pair in list(self._herders):
+        for pair, _ in flows:
+            if self._selector is not None:
                 self._selector.remove(rest_namespace(pair))
-        if self._rest is not None:
-            try:
-                self._rest.stop()
-            except Exception:
-                log.exception("Stopping the REST server failed")
-        if self._configurer is not None:
-            self._configurer.join(timeout=5)
-        for view in list(self._leases.values()):
-            try:
-                view.stop()
-            except Exception:
-                log.exception("Stopping a backfill lease watcher failed")
-        if not clean:
-            log.error("MirrorMaker did not stop cleanly within %.0fs", timeout_s)
-        else:
-            log.info("MirrorMaker stopped")
+            with self._lock:
+                view = self._leases.pop(pair, None)
+            if view is not None:
+                try:
+                    view.stop()
+                except Exception:
+                    log.exception("Stopping a backfill lease watcher failed")
+        return clean
+
+    # ----------------------------------------------------------------------------- reload
+
+    def reload(self, plan: ReloadPlan, timeout_s: float = DEFAULT_STOP_TIMEOUT_S) -> bool:
+        """Apply a re-read file (from the thread that called ``start``): removed flows stop, added flows start,
+        and every kept flow's leader writes the connector configs that changed (followers' writes are refused
+        by their herders: their leader writes, as in Java). True if every removed flow stopped cleanly."""
+        if plan.needs_restart:
+            log.warning("Reload: these settings change only when mm2 run restarts, they keep their running values: "
+                        "%s", ", ".join(plan.needs_restart))
+        self.config = plan.config
+        clean = True
+        if plan.removed:
+            log.info("Reload: stopping flow(s) %s", ", ".join(map(str, plan.removed)))
+            clean = self._stop_flows(plan.removed, timeout_s)
+            with self._lock:
+                for pair in plan.removed:
+                    self._herders.pop(pair, None)
+                    if pair in self._started:
+                        self._started.remove(pair)
+        self.pairs = [p for p in self.pairs if p not in plan.removed] + list(plan.added)
+        for pair in plan.kept:
+            changes = plan.connector_changes(pair)
+            if changes:
+                log.info("Reload: %s connector settings changed: %s", pair, ", ".join(changes))
+            # every kept flow: its leader compares with the stored configs, so nodes converge whatever they ran
+            self._requests.put(pair)
+        for pair in plan.added:
+            if self._stopping.is_set():
+                break
+            self._start_flow(pair)
+        log.info("Reload applied: %d flow(s) running: %s", len(self._started), ", ".join(map(str, self._started)))
         return clean
 
     # ----------------------------------------------------------------------------- leadership

@@ -357,3 +357,54 @@ def test_no_flows_is_a_config_error() -> None:
     config = make_config(props(**{"A->B.enabled": "false"}))
     with pytest.raises(ConfigError, match="no source->target replication flows"):
         MirrorMaker(config, Factory())
+
+
+# ------------------------------------------------------------------------------- reload
+
+
+def test_reload_stops_removed_flows_starts_added_ones_and_updates_kept_connectors() -> None:
+    from mirror.driver.reload_plan import plan_reload
+
+    running = make_config(props(**{"B->C.enabled": "true", "A->C.enabled": "true"}))
+    factory = Factory()
+    mm = MirrorMaker(running, factory)
+    mm.start()
+    try:
+        ac, bc, ca = SourceAndTarget("A", "C"), SourceAndTarget("B", "C"), SourceAndTarget("C", "A")
+        wait_until(lambda: all(mm.leaderships_handled.get(p) == 1 for p in (AB, ac, bc)))
+        ab_herder = factory.flows[AB].herder
+        new = make_config(props(**{"A->C.enabled": "true", "C->A.enabled": "true", "A->B.topics": "orders, events"}))
+        assert mm.reload(plan_reload(running, new, None))
+        assert factory.flows[bc].stopped.is_set() and not factory.flows[AB].stopped.is_set()
+        assert mm.pairs == [AB, ac, ca]
+        assert factory.log == ["start A->B", "start A->C", "start B->C", "stop B->C", "start C->A"]
+        wait_until(lambda: all(mm.leaderships_handled.get(p) == 2 for p in (AB, ac)) and
+                   mm.leaderships_handled.get(ca) == 1)
+        assert len(factory.flows[ac].herder.puts) == 3  # unchanged flow: compared, nothing written
+        # the kept flow: a connector config update of each connector whose config changed (a flow's own
+        # settings reach all three, as in Java), and no other write
+        assert sorted(ab_herder.puts) == sorted(CONNECTOR_NAMES * 2)
+        assert ab_herder.configs[SOURCE_CONNECTOR]["topics"] == "orders, events"
+        assert len(factory.flows[ca].herder.puts) == 3
+    finally:
+        assert mm.stop(5)
+    assert factory.log.count("stop B->C") == 1  # a removed flow is not stopped twice
+
+
+def test_reload_on_a_follower_leaves_the_write_to_the_leader() -> None:
+    from mirror.driver.reload_plan import plan_reload
+
+    running = make_config(props())
+    factory = Factory()
+    mm = MirrorMaker(running, factory)
+    mm.start()
+    try:
+        herder = factory.flows[AB].herder
+        wait_until(lambda: mm.leaderships_handled.get(AB) == 1)
+        herder.not_leader = True  # leadership moved to another node
+        mm.reload(plan_reload(running, make_config(props(**{"A->B.topics": "events"})), None))
+        wait_until(lambda: mm.leaderships_handled.get(AB) == 2)
+        assert len(herder.puts) == 3 and "topics" not in herder.configs[SOURCE_CONNECTOR]
+        assert mm.config.connector_base_config(AB, SOURCE_CONNECTOR)["topics"] == "events"  # its view, if it leads
+    finally:
+        mm.stop(5)
