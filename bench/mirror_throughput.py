@@ -83,6 +83,9 @@ class _AckMetrics:
         if acks is not None:
             acks.add(records)
 
+    def throughput(self, limit: float | None, rate: float) -> None:
+        return None
+
 
 class CountingMirrorSourceTask(MirrorSourceTask):
     """The product task with its metrics hook counting acknowledged records per batch."""

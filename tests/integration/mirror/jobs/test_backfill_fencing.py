@@ -19,9 +19,9 @@ from confluent_kafka import KafkaException
 
 from connect_core.api.errors import ConnectError
 from embedded_kafka import KafkaCluster
+from mirror.jobs.backfill import copy as backfill_copy
 from mirror.jobs.backfill.copy import copy_units
 from mirror.jobs.backfill.flow import committed_offsets, create_internal_topics, create_target_topics, prepare
-from mirror.jobs.backfill.job import copy as backfill_copy
 from tests.integration.mirror.jobs.test_backfill_job import (
     committed_partition,
     mm2_config,
