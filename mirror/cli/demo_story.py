@@ -25,6 +25,7 @@ from typing import Any
 
 from embedded_kafka import EmbeddedKafkaCluster, KafkaCluster
 from mirror.driver.demo import demo_properties, partition_differences
+from mirror.driver.driver import MirrorMaker
 
 TOPICS = {"orders": 3, "clicks": 2}
 ADDED_TOPIC = ("payments", 2)
@@ -162,12 +163,10 @@ def _clusters() -> Iterator[tuple[EmbeddedKafkaCluster, EmbeddedKafkaCluster]]:
 class Story:
     """Runs the steps in order; ``say`` gets each line as it happens."""
 
-    def __init__(self, workdir: Path, say: Callable[[str], None], reload: Callable[[Any, dict[str, str]], None]
-                 | None = None) -> None:  # fmt: skip
+    def __init__(self, workdir: Path, say: Callable[[str], None]) -> None:
         self.workdir = workdir
         self.say = say
         self.outcome = StoryOutcome()
-        self._reload = reload
 
     def _step(self, name: str, ok: bool, line: str) -> bool:
         mark = "ok" if ok else "FAILED"
@@ -176,7 +175,7 @@ class Story:
         return ok
 
     def run(self) -> StoryOutcome:
-        from mirror.driver.driver import MirrorMaker, make_config
+        from mirror.driver.driver import make_config
         from mirror.driver.herder_factory import default_factory
         from mirror.jobs.backfill.job import run_job as backfill
         from mirror.jobs.spark import spark_session
@@ -243,26 +242,27 @@ class Story:
                                       f"first record it had not read on A ({reread} re-read, {skipped} skipped)"):
                         return self.outcome
 
-                    if self._reload is not None:
-                        self._reload_step(a, b, driver, props, config_path)
+                    self._reload_step(a, b, driver, props, config_path)
                 finally:
                     driver.stop(30)
         return self.outcome
 
-    def _reload_step(self, a: KafkaCluster, b: KafkaCluster, driver: Any, props: dict[str, str],
+    def _reload_step(self, a: KafkaCluster, b: KafkaCluster, driver: MirrorMaker, props: dict[str, str],
                      config_path: Path) -> None:  # fmt: skip
-        assert self._reload is not None
+        from mirror.cli.run_cmd import check_file, check_reachable
+        from mirror.cli.run_reload import Reloader
+
         topic, partitions = ADDED_TOPIC
         a.create_topic(topic, partitions)
         _produce(a, topic, partitions, ADDED_RECORDS // partitions)
-        self.say(f"6. {topic} is added to the running mirror's file, which it re-reads (no restart) ...")
+        self.say(f"6. {topic} is added to the running mirror's file, which it re-reads (as on SIGHUP) ...")
         changed = {**props, "A->B.topics": ", ".join([*TOPICS, topic])}
         config_path.write_text("".join(f"{k} = {v}\n" for k, v in changed.items()))
-        self._reload(driver, changed)
+        applied = Reloader(config_path, None, driver, check_file, check_reachable).reload("the demo edited it")
         added = {topic: partitions}
-        mirrored = _wait(lambda: _counts_match(a, b, added))
+        mirrored = applied is not None and _wait(lambda: _counts_match(a, b, added))
         self._step("reload", mirrored and not _identical(a, b, added),
-                   f"{ADDED_RECORDS} records of {topic} mirrored to A.{topic}, the other flows untouched"
+                   f"all {ADDED_RECORDS} records of {topic} mirrored to A.{topic}, without a restart"
                    if mirrored else f"A.{topic} did not receive {topic}'s records in time")
 
 

@@ -66,10 +66,12 @@ def test_demo_story_backfill_live_verify_failover_each_checked() -> None:
     assert not [line for line in lines if LOG_LINE.search(line)], out
     assert "Traceback" not in out and "WARN" not in out and "rdkafka" not in out, out
     steps = [line for line in lines if STEP.match(line)]
-    assert len(steps) >= 4 and all(line.startswith("  [ok] ") for line in steps), out
+    assert len(steps) == 5 and all(line.startswith("  [ok] ") for line in steps), out
     assert re.search(r"^  \[ok\] 20,000 of 20,000 records copied in \d+ s", out, re.M), out
     assert re.search(r"^  \[ok\] B holds all 20,300 records of A once each, in order", out, re.M), out
     assert re.search(r"^  \[ok\] EQUAL: 20,300 records compared, 0 missing, 0 different$", out, re.M), out
     assert re.search(r"^  \[ok\] demo-app placed on B in 5 of 5 partitions .* \(0 re-read, 0 skipped\)$", out,
                      re.M), out
-    assert re.match(r"^Checked in \d+ s: backfill, live, verify, failover", lines[-1]), out
+    assert re.search(r"^  \[ok\] all 100 records of payments mirrored to A\.payments, without a restart$", out,
+                     re.M), out
+    assert re.match(r"^Checked in \d+ s: backfill, live, verify, failover, reload\. ", lines[-1]), out
