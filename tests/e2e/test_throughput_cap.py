@@ -1,5 +1,6 @@
 """A throughput cap on a flow holds while the backlog is larger than what it lets through, for ``mm2 run``
-(the metric showing the rate) and for ``mm2 backfill`` (its report showing the rate).
+(the metric showing the rate; lifted by a reload, the rate rises) and for ``mm2 backfill`` (its report showing
+the rate).
 
 The cap is 512 KiB/s and the backlog 48 MiB of 1 KiB records with null keys (so the cap's bytes, keys and
 values, are the value bytes ``mm2_source_bytes_total`` counts): about 96 s of copying at the cap, so a window
@@ -10,6 +11,7 @@ copy runs (the first scrape that shows bytes), so the herder's start is not in i
 from __future__ import annotations
 
 import json
+import signal
 import time
 from pathlib import Path
 
@@ -49,8 +51,9 @@ def test_a_capped_flow_copies_at_its_cap_and_the_metric_shows_it(two_clusters: t
     a, b = two_clusters
     backlog(a)
     port = free_port()
-    config = write_properties(tmp_path / "mm2.properties", mm2_properties(
-        {"A": a, "B": b}, ["A->B"], **{"A->B.topics": TOPIC, "A->B.throughput.limit.bytes.per.second": str(CAP)}))
+    props = mm2_properties({"A": a, "B": b}, ["A->B"], **{"A->B.topics": TOPIC})
+    capped = {**props, "A->B.throughput.limit.bytes.per.second": str(CAP)}
+    config = write_properties(tmp_path / "mm2.properties", capped)
     with Mm2Run(config, port, tmp_path / "mm2.log") as mm2:
         first = mm2.wait_for(lambda s: copied_bytes(s) > 0, 180, "the first bytes copied")
         started, at_start = time.monotonic(), copied_bytes(first)
@@ -62,6 +65,16 @@ def test_a_capped_flow_copies_at_its_cap_and_the_metric_shows_it(two_clusters: t
         assert total(samples, "mm2_throughput_limit_bytes_per_second", source="A", target="B") == CAP
         shown = total(samples, "mm2_throughput_rate_bytes_per_second", source="A", target="B")
         assert abs(shown - CAP) <= 0.15 * CAP, f"the rate metric shows {shown:.0f} B/s at a cap of {CAP}"
+
+        # the cap lifted by a reload (SIGHUP): the rest of the backlog goes at the clusters' speed
+        write_properties(config, props)
+        assert mm2.proc is not None
+        mm2.proc.send_signal(signal.SIGHUP)
+        done = mm2.wait_for(lambda s: copied_bytes(s) >= RECORDS * RECORD, 120, "the rest of the backlog, uncapped")
+        assert total(done, "mm2_throughput_limit_bytes_per_second", source="A", target="B") == 0
+        rest_s = time.monotonic() - started - elapsed
+        left = RECORDS * RECORD - copied_bytes(samples)
+        assert left / rest_s > 2 * CAP, f"{left} bytes in {rest_s:.0f} s after the cap was lifted"
 
 
 @pytest.mark.timeout(600)

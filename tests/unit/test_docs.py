@@ -12,7 +12,8 @@ LINK = re.compile(r"\]\(([^)#\s]+)(#[^)\s]*)?\)")
 
 #: The README's sections before it became a front page: each is now a heading of a page it links to.
 FORMER_SECTIONS = (
-    "Running mm2 on your clusters", "Reloading the configuration", "Secured clusters: TLS, mutual TLS, SASL",
+    "Running mm2 on your clusters", "Reloading the configuration",
+    "Secured clusters: TLS, mutual TLS, SASL",
     "Secrets in internal topics",
     "Securing the REST API: HTTPS and authentication", "Backfill", "Failover and failback",
     "Proving a mirror identical: `mm2 verify`", "Exactly-once mirroring", "Sink connectors in `mm2 connect`",
