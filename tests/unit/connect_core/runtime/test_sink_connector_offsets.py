@@ -162,7 +162,7 @@ def test_read_returns_the_groups_offsets_and_wraps_a_failure() -> None:
     group = Group({T0: 3})
     assert read_sink_offsets("s", group, 5) == [(_p("t", 0), _o(3))]
     group.fail = GroupOffsetsError("broker down")
-    with pytest.raises(ConnectError, match="^Failed to retrieve consumer group offsets for sink connector s: "):
+    with pytest.raises(ConnectError, match=r"^Failed to retrieve consumer group offsets for sink connector s: "):
         read_sink_offsets("s", group, 5)
 
 
@@ -197,7 +197,7 @@ def test_the_hook_refusing_leaves_the_group_untouched() -> None:
         modify_sink_offsets("s", Sink(BadRequestError("no such offset")), {}, [(_p("t", 0), _o(1))], group, 5)
     with pytest.raises(ConnectError, match="because it doesn't support external modification of offsets"):
         modify_sink_offsets("s", Sink(NotImplementedError()), {}, [(_p("t", 0), _o(1))], group, 5)
-    with pytest.raises(ConnectError, match="^Failed to modify offsets for sink connector s$"):
+    with pytest.raises(ConnectError, match=r"^Failed to modify offsets for sink connector s$"):
         modify_sink_offsets("s", Sink(ValueError("bug")), {}, [(_p("t", 0), _o(1))], group, 5)
     assert group.offsets == {T0: 10} and "alter" not in group.calls
 
@@ -238,5 +238,26 @@ def test_reset_shows_the_hook_every_committed_partition_then_deletes_the_group()
 def test_reset_of_a_group_that_cannot_be_listed_says_so() -> None:
     group = Group()
     group.fail = GroupOffsetsError("broker down")
-    with pytest.raises(ConnectError, match="^Failed to list offsets prior to resetting offsets for sink connector s"):
+    with pytest.raises(ConnectError, match=r"^Failed to list offsets prior to resetting offsets for sink connector s"):
         modify_sink_offsets("s", Sink(), {}, None, group, 5)
+
+
+class FailingGroup(Group):
+    """A group whose changes the broker refuses."""
+
+    def alter(self, offsets: Mapping[TopicPartition, int], deadline: float) -> None:
+        raise GroupOffsetsError("Failed to alter the offsets of consumer group g: TOPIC_AUTHORIZATION_FAILED")
+
+    def delete_group(self, deadline: float) -> None:
+        raise GroupOffsetsError("Failed to delete the offsets of consumer group g: GROUP_AUTHORIZATION_FAILED")
+
+
+def test_a_refused_change_gets_javas_message_with_the_cause() -> None:
+    with pytest.raises(ConnectError) as raised:
+        modify_sink_offsets("s", Sink(), {}, [(_p("t", 0), _o(1))], FailingGroup({T0: 3}), 5)
+    assert str(raised.value).startswith("Failed to alter consumer group offsets for connector s: ")
+    assert "TOPIC_AUTHORIZATION_FAILED" in str(raised.value)
+    with pytest.raises(ConnectError) as raised:
+        modify_sink_offsets("s", Sink(), {}, None, FailingGroup({T0: 3}), 5)
+    assert str(raised.value).startswith("Failed to reset consumer group offsets for sink connector s: ")
+    assert "GROUP_AUTHORIZATION_FAILED" in str(raised.value)
