@@ -1,17 +1,20 @@
 """The consumer-group operations behind a sink connector's offsets, on a real broker: read, commit,
-delete (and commit again after a delete), and a group with a live member refused however the broker
-reports it."""
+delete (and commit again after a delete), a PATCH that drops one partition's offset and keeps the
+others, and a group with a live member refused however the broker reports it."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
+from connect_core.connectors.file_stream_sink import FileStreamSinkConnector
 from connect_core.embedded import KafkaCluster, wait_for
 from connect_core.kafka.group_offsets import GroupActiveError, GroupOffsetsAdmin
 from connect_core.model import TopicPartition
+from connect_core.runtime.sink_connector_offsets import modify_sink_offsets
 
 pytestmark = pytest.mark.integration
 
@@ -43,6 +46,29 @@ def test_offsets_are_read_committed_deleted_and_committed_again(
     assert admin.committed(_deadline()) == {}
     admin.alter({t1: 3}, _deadline())  # the group comes back with the commit
     assert admin.committed(_deadline()) == {t1: 3}
+
+
+def test_a_patch_with_a_null_offset_drops_only_that_partition(
+    kafka_cluster: KafkaCluster, unique_name: Callable[[str], str]
+) -> None:
+    topic, other = unique_name("grp-patch"), unique_name("grp-other")
+    kafka_cluster.create_topic(topic, partitions=2)
+    kafka_cluster.create_topic(other, partitions=1)
+    admin = GroupOffsetsAdmin(unique_name("grp-patch"), {"bootstrap.servers": kafka_cluster.bootstrap_servers})
+    t0, t1, o0 = TopicPartition(topic, 0), TopicPartition(topic, 1), TopicPartition(other, 0)
+    admin.alter({t0: 10, t1: 20, o0: 30}, _deadline())
+
+    request: list[tuple[dict[str, Any], dict[str, Any] | None]] = [
+        ({"kafka_topic": topic, "kafka_partition": 0}, None),
+        ({"kafka_topic": topic, "kafka_partition": "1"}, {"kafka_offset": "15"}),
+    ]
+    message = modify_sink_offsets("s", FileStreamSinkConnector(), {}, request, admin, DEADLINE_S)
+    assert message == "The offsets for this connector have been altered successfully"
+    assert admin.committed(_deadline()) == {t1: 15, o0: 30}
+
+    assert modify_sink_offsets("s", FileStreamSinkConnector(), {}, None, admin, DEADLINE_S) == (
+        "The offsets for this connector have been reset successfully")
+    assert admin.committed(_deadline()) == {}
 
 
 def test_a_group_with_a_live_member_is_refused(kafka_cluster: KafkaCluster, unique_name: Callable[[str], str]) -> None:
