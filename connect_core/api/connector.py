@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from connect_core.api.task import OffsetStorageReader, Task
     from connect_core.config.configdef import ConfigDef, ConfigValue
+    from connect_core.model import TopicPartition
 
 
 class ExactlyOnceSupport(enum.Enum):
@@ -104,3 +105,15 @@ class SinkConnector(Connector):
     """
 
     TOPICS_CONFIG = "topics"
+
+    def alter_offsets(self, connector_config: dict[str, str], offsets: dict[TopicPartition, int | None]) -> bool:
+        """Check (and apply externally) an offset change of the connector's group requested over REST
+        (KIP-875); called before the group is changed, maybe before ``start``, maybe again with the same
+        arguments (a retried request).
+
+        ``offsets`` maps each Kafka partition to its new offset (None = reset; empty when nothing was
+        committed). Raise :class:`~connect_core.api.errors.BadRequestError` for an invalid request,
+        ``NotImplementedError`` if the offsets cannot be changed at all. Return True if the connector
+        handled it, False (the default) if it does not know (the runtime still changes the group).
+        """
+        return False

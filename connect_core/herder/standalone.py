@@ -321,8 +321,8 @@ class StandaloneHerder:
 
     def connector_offsets(self, name: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
         with self._lock:
-            self._require(name)
-        return [(p, o) for p, o in self.worker.connector_offsets(name) if o is not None]
+            config = self._require(name)
+        return [(p, o) for p, o in self.worker.connector_offsets(name, dict(config)) if o is not None]
 
     def _check_stopped(self, name: str) -> dict[str, str]:
         config = self._require(name)

@@ -43,6 +43,7 @@ from connect_core.runtime.exactly_once_source_task import (
     RECOVERY_WINDOW_S,
     ExactlyOnceWorkerSourceTask,
 )
+from connect_core.runtime.sink_connector_offsets import GroupAdmin, modify_sink_offsets, read_sink_offsets
 from connect_core.runtime.source_task_collaborators import ProducerLike, TaskMetrics
 from connect_core.runtime.status import ConnectorStatusListener, TaskStatusListener
 from connect_core.runtime.task_plugins import build_task_plugins
@@ -52,6 +53,7 @@ from connect_core.runtime.worker_config import (
     SOURCE_PRODUCER_DEFAULTS,
     WorkerConfig,
     admin_props,
+    consumer_props,
     keeps_partition_order,
     producer_props,
 )
@@ -76,6 +78,8 @@ DEFAULT_TRANSACTION_TIMEOUT_MS = 60000
 ProducerFactory = Callable[[dict[str, Any]], ProducerLike]
 AdminFactory = Callable[[dict[str, Any]], Any]
 TaskMetricsFactory = Callable[[ConnectorTaskId], TaskMetrics]
+#: An admin on one consumer group (its id, Java-style admin properties): a sink connector's offsets.
+GroupAdminFactory = Callable[[str, dict[str, Any]], GroupAdmin]
 #: Sees every task instance right after it is created, before ``initialize``/``start`` (mm2 hands the
 #: mirror tasks their metric sinks here).
 TaskCreatedHook = Callable[[SourceTask], None]
@@ -99,6 +103,12 @@ def _client_error_reporter(metrics: TaskMetrics) -> Callable[[Any], None]:
             log.debug("Recording a client error failed", exc_info=True)
 
     return on_error
+
+
+def _default_group_admin_factory(group: str, props: dict[str, Any]) -> GroupAdmin:
+    from connect_core.kafka.group_offsets import GroupOffsetsAdmin
+
+    return GroupOffsetsAdmin(group, props)
 
 
 def _default_admin_factory(props: dict[str, Any]) -> Any:
@@ -184,6 +194,7 @@ class Worker:
         admin_factory: AdminFactory | None = None,
         task_metrics: TaskMetricsFactory | None = None,
         on_task_created: TaskCreatedHook | None = None,
+        group_admin_factory: GroupAdminFactory | None = None,
     ) -> None:
         self.worker_id = worker_id
         self.config = config
@@ -192,6 +203,7 @@ class Worker:
         self.policy = config.override_policy()
         self._producer_factory = producer_factory or _default_producer_factory
         self._admin_factory = admin_factory or _default_admin_factory
+        self._group_admin_factory = group_admin_factory or _default_group_admin_factory
         self._task_metrics = task_metrics
         self._on_task_created = on_task_created
         self._lock = threading.RLock()
@@ -547,13 +559,43 @@ class Worker:
 
     # ------------------------------------------------------------------ offsets (KIP-875)
 
-    def connector_offsets(self, name: str) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
+    def connector_offsets(
+        self, name: str, conn_props: Mapping[str, str]
+    ) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
+        """The connector's committed offsets: a source's from the offset store, a sink's from its group."""
+        if self._is_sink(conn_props):
+            resolved = self.config_transformer.transform(conn_props, f"config of connector {name}")
+            admin = self._sink_group_admin(name, resolved)
+            return list(read_sink_offsets(name, admin, MODIFY_OFFSETS_TIMEOUT_S))
         partitions = self.offset_store.connector_partitions(name)
         reader = OffsetStorageReaderImpl(self.offset_store, name)
         try:
             return [(p, o) for p, o in reader.offsets(partitions) if o is not None]
         finally:
             reader.close()
+
+    @staticmethod
+    def _is_sink(conn_props: Mapping[str, str]) -> bool:
+        cls = Plugins.load(conn_props.get(CONNECTOR_CLASS_CONFIG, ""), key=CONNECTOR_CLASS_CONFIG)
+        return issubclass(cls, SinkConnector)
+
+    def _sink_group_admin(self, name: str, conn_props: Mapping[str, str]) -> GroupAdmin:
+        """An admin on the sink's consumer group (``connect-<name>`` or its ``consumer.override.group.id``)."""
+        raw = self.config.raw()
+        group = str(consumer_props(raw, conn_props, self.policy, name, f"connector-consumer-{name}")["group.id"])
+        props = admin_props(raw, conn_props, self.policy, f"connector-worker-adminclient-{name}")
+        return self._group_admin_factory(group, props)
+
+    def _modify_sink_offsets(
+        self,
+        name: str,
+        conn_props: Mapping[str, str],
+        offsets: list[tuple[dict[str, Any], dict[str, Any] | None]] | None,
+    ) -> str:
+        cls = Plugins.load(conn_props.get(CONNECTOR_CLASS_CONFIG, ""), "sink", key=CONNECTOR_CLASS_CONFIG)
+        resolved = self.config_transformer.transform(conn_props, f"config of connector {name}")
+        admin = self._sink_group_admin(name, resolved)
+        return modify_sink_offsets(name, cls(), dict(resolved), offsets, admin, MODIFY_OFFSETS_TIMEOUT_S)
 
     def modify_connector_offsets(
         self,
@@ -562,6 +604,8 @@ class Worker:
         offsets: list[tuple[dict[str, Any], dict[str, Any] | None]] | None,
     ) -> str:
         """Alter (or, with None, reset) a stopped connector's offsets; returns Java's success message."""
+        if self._is_sink(conn_props):
+            return self._modify_sink_offsets(name, conn_props, offsets)
         connector_cls = Plugins.load(conn_props.get(CONNECTOR_CLASS_CONFIG, ""), "source", key=CONNECTOR_CLASS_CONFIG)
         connector = connector_cls()
         conn_props = self.config_transformer.transform(conn_props, f"config of connector {name}")

@@ -132,7 +132,8 @@ class WorkerLike(Protocol):
 
     def task_ids(self) -> set[ConnectorTaskId]: ...
 
-    def connector_offsets(self, name: str) -> list[tuple[dict[str, Any], dict[str, Any] | None]]: ...
+    def connector_offsets(self, name: str, conn_props: Mapping[str, str],
+                          ) -> list[tuple[dict[str, Any], dict[str, Any] | None]]: ...  # fmt: skip
 
     def modify_connector_offsets(self, name: str, conn_props: Mapping[str, str],
                                  offsets: list[tuple[dict[str, Any], dict[str, Any] | None]] | None,

@@ -836,8 +836,8 @@ class DistributedHerder(HerderApi, FencingRounds):
     # ============================================================================ Herder API
 
     def connector_offsets(self, name: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-        self._call(lambda: self._require(name))
-        return [(p, o) for p, o in self.worker.connector_offsets(name) if o is not None]
+        props = dict(self._call(lambda: self._require(name)))
+        return [(p, o) for p, o in self.worker.connector_offsets(name, props) if o is not None]
 
     def _modify_offsets(self, name: str, offsets: list[tuple[dict[str, Any], dict[str, Any] | None]] | None) -> str:
         def check() -> dict[str, str]:
