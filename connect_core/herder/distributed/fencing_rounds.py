@@ -11,10 +11,8 @@ this mixin keeps the herder-thread bookkeeping of rounds in flight.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
-from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from concurrent.futures import Future, InvalidStateError
 
 from connect_core.api.errors import (
     BadRequestError,
@@ -24,20 +22,12 @@ from connect_core.api.errors import (
     RestError,
 )
 from connect_core.herder import common
-from connect_core.herder.distributed.collaborators import (
-    Assignment,
-    DistributedConfigStore,
-    DistributedStatusStore,
-    FenceForwarder,
-    WorkerLike,
-    ZombieFencer,
-)
+from connect_core.herder.distributed.herder_host import HerderHost
 from connect_core.herder.distributed.leader_forwarding import (
     namespace_path,
     quote_segment,
 )
 from connect_core.herder.distributed.session_key import (
-    SessionKey,
     signature_headers,
 )
 from connect_core.herder.distributed.zombie_fencing import (
@@ -47,9 +37,6 @@ from connect_core.herder.distributed.zombie_fencing import (
 from connect_core.model import (
     ConnectorTaskId,
 )
-from connect_core.runtime.distributed_config import DistributedConfig
-from connect_core.runtime.status import StatusRecorder
-from connect_core.storage.api import ClusterConfigState
 
 log = logging.getLogger(__name__)
 
@@ -57,45 +44,8 @@ FENCING_ATTEMPTS = 6  # a task's round of fencing is retried (leader busy, no se
 FENCING_BACKOFF_INITIAL_S = 0.5
 
 
-class FencingRounds:
+class FencingRounds(HerderHost):
     """Mixed into :class:`~connect_core.herder.distributed.herder.DistributedHerder`; runs on its thread."""
-
-    if TYPE_CHECKING:  # what the herder (the class this is mixed into) provides
-        config: DistributedConfig
-        worker: WorkerLike
-        config_store: DistributedConfigStore
-        status_store: DistributedStatusStore
-        status: StatusRecorder
-        _worker_id: str
-        _cluster_id: str | None
-        _generation: int
-        _namespace: tuple[str, ...]
-        _lock: threading.RLock
-        _session_key: SessionKey | None
-        _config_state: ClusterConfigState
-        _assignment: Assignment | None
-        _sync_timeout_s: float
-        _forward_fence: FenceForwarder
-        _forward_pool: ThreadPoolExecutor
-        _fencing_pool: ThreadPoolExecutor
-        _zombie_fencer: ZombieFencer
-        _active_fencings: dict[str, Future[None]]
-        _tasks_awaiting_fencing: dict[ConnectorTaskId, int | None]
-
-        def is_leader(self) -> bool: ...
-        def _sessioned(self) -> bool: ...
-        def _leader_url(self) -> str | None: ...
-        def _not_leader(self, what: str) -> NotLeaderError: ...
-        def _add_request(self, action: Callable[[], Any], delay_s: float = 0.0) -> Future[Any]: ...
-        def _call(self, action: Callable[[], Any], timeout_s: float = ...) -> Any: ...
-        def _check_rebalance_needed(self) -> None: ...
-        def _require(self, name: str) -> dict[str, str]: ...
-        def _refresh_config_snapshot(self, timeout_s: float) -> bool: ...
-        def _read_config_to_end(self, timeout_s: float) -> bool: ...
-        def _start_task(self, task: ConnectorTaskId) -> None: ...
-        def _start_task_now(self, task: ConnectorTaskId, conn_props: dict[str, str],
-                            task_props: dict[str, str]) -> None: ...  # fmt: skip
-        def _write_task_configs(self, connector: str, configs: list[dict[str, str]]) -> None: ...
 
     def _start_after_fencing(self, task: ConnectorTaskId, attempt: int = 0) -> None:
         """Start ``task`` once a round of fencing covers its connector's task configs (Java's preflight).
