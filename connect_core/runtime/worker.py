@@ -43,7 +43,12 @@ from connect_core.runtime.exactly_once_source_task import (
     RECOVERY_WINDOW_S,
     ExactlyOnceWorkerSourceTask,
 )
-from connect_core.runtime.sink_connector_offsets import GroupAdmin, modify_sink_offsets, read_sink_offsets
+from connect_core.runtime.sink_connector_offsets import (
+    GroupAdmin,
+    modify_sink_offsets,
+    read_sink_offsets,
+    success_message,
+)
 from connect_core.runtime.source_task_collaborators import ProducerLike, TaskMetrics
 from connect_core.runtime.status import ConnectorStatusListener, TaskStatusListener
 from connect_core.runtime.task_plugins import build_task_plugins
@@ -643,11 +648,4 @@ class Worker:
         else:
             log.info("No offsets found for source connector %s - this can occur due to a prior attempt to reset "
                      "offsets or if the source connector hasn't committed any offsets yet", name)  # fmt: skip
-        kind = "reset" if is_reset else "altered"
-        if handled:
-            return f"The offsets for this connector have been {kind} successfully"
-        return (
-            f"The Connect framework-managed offsets for this connector have been {kind} successfully. However, if "
-            f"this connector manages offsets externally, they will need to be manually {kind} in the system that "
-            "the connector uses."
-        )
+        return success_message(handled, is_reset)
