@@ -195,6 +195,15 @@ class Struct:
             for k, v in values.items():
                 self.put(k, v)
 
+    @classmethod
+    def from_values(cls, schema: Schema, values: list[Any]) -> Struct:
+        """A struct holding ``values`` in field order (no per-field lookups: transforms build many)."""
+        if len(values) != len(schema.fields):
+            raise DataError(f"Struct of {len(schema.fields)} fields given {len(values)} values")
+        struct = cls(schema)
+        struct._values = values
+        return struct
+
     def put(self, name: str, value: Any) -> Struct:
         f = self.schema.field(name)
         if f is None:
