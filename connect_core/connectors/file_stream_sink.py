@@ -14,6 +14,7 @@ from typing import Any
 
 from connect_core.api.connector import SinkConnector
 from connect_core.api.errors import ConnectError
+from connect_core.api.schema import Struct
 from connect_core.api.sink import SinkRecord, SinkTask, TopicPartition
 from connect_core.api.task import Task
 from connect_core.config.configdef import ConfigDef, Importance, Type
@@ -47,7 +48,8 @@ class FileStreamSinkConnector(SinkConnector):
 
 
 def java_text(value: Any) -> str:
-    """A value as Java's ``String.valueOf`` prints it (maps ``{k=v, ...}``, lists ``[a, b]``, ``null``),
+    """A value as Java's ``String.valueOf`` prints it (maps ``{k=v, ...}``, lists ``[a, b]``, ``null``, structs
+    ``Struct{a=1,b=x}``),
     so files match those Java's connector writes; bytes are decoded as UTF-8."""
     if value is None:
         return "null"
@@ -59,6 +61,8 @@ def java_text(value: Any) -> str:
         return "{" + ", ".join(f"{java_text(k)}={java_text(v)}" for k, v in value.items()) + "}"
     if isinstance(value, list | tuple):
         return "[" + ", ".join(java_text(v) for v in value) + "]"
+    if isinstance(value, Struct):  # Java's Struct.toString: only the fields that are set
+        return "Struct{" + ",".join(f"{k}={java_text(v)}" for k, v in value.as_dict().items() if v is not None) + "}"
     return str(value)
 
 

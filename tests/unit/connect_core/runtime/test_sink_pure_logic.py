@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from connect_core.api.errors import ConfigError, DataError
+from connect_core.api.schema import INT32_SCHEMA, OPTIONAL_STRING_SCHEMA, STRING_SCHEMA, Schema, Struct
 from connect_core.api.sink import SinkRecord, TopicPartition
 from connect_core.connectors.file_stream_sink import java_text
 from connect_core.converters.json import JsonConverter
@@ -123,6 +124,8 @@ def test_sink_record_keeps_originals_through_transformations() -> None:
 def test_file_sink_lines_match_javas_string_value_of() -> None:
     assert java_text({"n": 1, "ok": True, "l": [1, None]}) == "{n=1, ok=true, l=[1, null]}"
     assert java_text(None) == "null" and java_text(b"caf\xc3\xa9") == "café" and java_text("x") == "x"
+    schema = Schema.struct([("a", INT32_SCHEMA), ("b", OPTIONAL_STRING_SCHEMA), ("c", STRING_SCHEMA)])
+    assert java_text(Struct(schema, {"a": 1, "c": "x"})) == "Struct{a=1,c=x}"  # unset fields left out, as Java
 
 
 def test_validation_of_a_sink_config_reports_javas_errors_and_the_plugin_lists_as_sink() -> None:
