@@ -3,6 +3,7 @@ fields (exclude wins), and rename with ``renames`` (``old:new`` pairs)."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,6 +24,7 @@ from connect_core.transforms.field_support import (
 )
 
 PURPOSE = "field replacement"
+log = logging.getLogger(__name__)
 
 
 def parse_renames(mappings: list[str]) -> dict[str, str]:
@@ -39,6 +41,24 @@ def parse_renames(mappings: list[str]) -> dict[str, str]:
             )
         renames[parts[0]] = parts[1]
     return renames
+
+
+#: Kafka 2.7-3.x's deprecated names (KIP-629), still found in configs users bring; 4.0 dropped them.
+_DEPRECATED = {"blacklist": "exclude", "whitelist": "include"}
+
+
+def _with_deprecated_names(props: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``blacklist``/``whitelist`` stand for ``exclude``/``include`` when those are not set."""
+    if not any(old in props for old in _DEPRECATED):
+        return props
+    out = dict(props)
+    for old, new in _DEPRECATED.items():
+        if old in out:
+            value = out.pop(old)
+            if new not in out:
+                log.warning("ReplaceField: '%s' is deprecated, use '%s'", old, new)
+                out[new] = value
+    return out
 
 
 def _validate_renames(name: str, value: Any) -> None:
@@ -62,7 +82,7 @@ class ReplaceField(FieldTransform):
     )  # fmt: skip
 
     def configure(self, props: Mapping[str, Any]) -> None:
-        parsed = self.parse(props)
+        parsed = self.parse(_with_deprecated_names(props))
         self.exclude = frozenset(parsed["exclude"])
         self.include = frozenset(parsed["include"])
         self.renames = parse_renames(parsed["renames"])

@@ -234,6 +234,14 @@ def test_replace_field_exclude_include_renames() -> None:
     assert s_out.key.as_dict() == {"xyz": 1, "foo": False}
 
 
+def test_replace_field_takes_kafka_3_deprecated_names() -> None:
+    value = {"a": 1, "b": 2, "c": 3}
+    assert xform("ReplaceField$Value", {"blacklist": "a"}).apply(source(value)).value == {"b": 2, "c": 3}
+    assert xform("ReplaceField$Value", {"whitelist": "a,b"}).apply(source(value)).value == {"a": 1, "b": 2}
+    assert xform("ReplaceField$Value", {"blacklist": "a", "exclude": "b"}).apply(source(value)).value == {
+        "a": 1, "c": 3}  # fmt: skip
+
+
 def test_replace_field_bad_rename() -> None:
     with pytest.raises(ConfigError, match=r"Invalid rename mapping: a:b:c") as e:
         xform("ReplaceField$Value", {"renames": "x:y,a:b:c"})
@@ -333,3 +341,15 @@ def test_chain_of_java_class_names_and_prefixed_errors() -> None:
         TransformationChain.from_config({**props, "transforms.cast.spec": "a:uuid"})
     assert [(i.key, i.message) for i in e.value.issues] == [
         ("transforms.cast.spec", "Invalid type found in casting spec: uuid")]  # fmt: skip
+
+
+def test_readme_example_chain_runs_as_described() -> None:
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[4] / "README.md").read_text()
+    section = readme.split("## Transformations (SMTs) and predicates", 1)[1]
+    block = section.split("```properties\n", 1)[1].split("```", 1)[0]
+    props = dict(line.split("=", 1) for line in block.splitlines() if line and not line.startswith("#"))
+    out = TransformationChain.from_config(props).apply(source("10", STRING_SCHEMA))
+    assert out is not None
+    assert out.value.as_dict() == {"amount": "10", "src_topic": "orders", "origin": "file"}
