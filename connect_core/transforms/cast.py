@@ -13,6 +13,7 @@ from typing import Any
 from connect_core.api.errors import ConfigError, DataError
 from connect_core.api.schema import (
     DATE_LOGICAL_NAME,
+    DECIMAL_LOGICAL_NAME,
     TIME_LOGICAL_NAME,
     TIMESTAMP_LOGICAL_NAME,
     Schema,
@@ -47,6 +48,7 @@ _T = SchemaType
 _INPUT_TYPES = (_T.INT8, _T.INT16, _T.INT32, _T.INT64, _T.FLOAT32, _T.FLOAT64, _T.BOOLEAN, _T.STRING, _T.BYTES)
 _OUTPUT_TYPES = _INPUT_TYPES[:-1]
 _WHOLE_VALUE: str | None = None  # the key of a whole-value cast in the parsed spec
+_LOGICAL_NAMES = frozenset((DATE_LOGICAL_NAME, TIME_LOGICAL_NAME, TIMESTAMP_LOGICAL_NAME, DECIMAL_LOGICAL_NAME))
 
 
 def _type_list(types: tuple[SchemaType, ...]) -> str:
@@ -238,6 +240,10 @@ class Cast(FieldTransform):
             f_default = None if f.schema.default is None else cast_value(f.schema, f.schema.default, target)
             fields.append((f.name, Schema(target, optional=f.schema.optional, default=f_default)))
         default = None if schema.default is None else cast_value(schema, schema.default, out_type)
+        if self.whole is not None and schema.name in _LOGICAL_NAMES:
+            # Java copies a Date/Time/Timestamp/Decimal name onto the cast primitive too, which every
+            # converter then rejects ("Invalid type for Timestamp"); the cast value is a plain primitive.
+            return Schema(out_type, optional=schema.optional, default=default, doc=schema.doc)
         # Java copies the name, version, doc and parameters even onto a whole-value cast's primitive.
         basics = struct_like(schema, fields)
         return Schema(out_type, optional=schema.optional, default=default, name=basics.name, version=basics.version,

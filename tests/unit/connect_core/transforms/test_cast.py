@@ -91,6 +91,20 @@ def test_timestamp_field_to_int64_and_string() -> None:
     assert out.value.as_dict() == {"t": 1_500_000_000_123, "u": "2017-07-14T02:40:00.123Z"}
 
 
+def test_whole_logical_value_becomes_a_plain_primitive_a_converter_can_write() -> None:
+    ts_schema = Schema(SchemaType.INT64, name=TIMESTAMP_LOGICAL_NAME, version=1)
+    when = dt.datetime(1970, 1, 2, 0, 0, 0, 1000, tzinfo=dt.UTC)  # a day and a millisecond: timestamp text
+    out = xform("Cast$Value", {"spec": "string"}).apply(source(when, ts_schema))
+    assert (out.value, out.value_schema) == ("1970-01-02T00:00:00.001Z", STRING_SCHEMA)
+    from connect_core.converters.json import JsonConverter
+
+    conv = JsonConverter()
+    conv.configure({"schemas.enable": "false"}, False)
+    assert conv.from_connect("t", out.value_schema, out.value) == b'"1970-01-02T00:00:00.001Z"'
+    named = Schema(SchemaType.INT64, name="com.example.Amount", version=3)
+    assert xform("Cast$Value", {"spec": "int32"}).apply(source(5, named)).value_schema.name == "com.example.Amount"
+
+
 def test_null_value_passes_and_missing_schemaless_field_becomes_null() -> None:
     t = xform("Cast$Value", {"spec": "a:int32"})
     r = source(None)
