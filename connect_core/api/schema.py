@@ -241,6 +241,24 @@ class Struct:
         inner = ",".join(f"{k}={v!r}" for k, v in self.as_dict().items())
         return f"Struct{{{inner}}}"
 
+    def __str__(self) -> str:
+        """Java's ``Struct.toString`` (what StringConverter and FileStreamSink write): set fields only."""
+        inner = ",".join(f"{k}={_java_str(v)}" for k, v in self.as_dict().items() if v is not None)
+        return f"Struct{{{inner}}}"
+
+
+def _java_str(value: Any) -> str:
+    """``String.valueOf`` of a value inside a Struct (lists ``[a, b]``, maps ``{k=v}``, ``true``/``null``)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_java_str(v) for v in value) + "]"
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{_java_str(k)}={_java_str(v)}" for k, v in value.items()) + "}"
+    return str(value)
+
 
 class SchemaAndValue(NamedTuple):
     """What a converter returns from bytes; unpacks as ``schema, value``."""

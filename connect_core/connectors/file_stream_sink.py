@@ -14,7 +14,6 @@ from typing import Any
 
 from connect_core.api.connector import SinkConnector
 from connect_core.api.errors import ConnectError
-from connect_core.api.schema import Struct
 from connect_core.api.sink import SinkRecord, SinkTask, TopicPartition
 from connect_core.api.task import Task
 from connect_core.config.configdef import ConfigDef, Importance, Type
@@ -61,9 +60,7 @@ def java_text(value: Any) -> str:
         return "{" + ", ".join(f"{java_text(k)}={java_text(v)}" for k, v in value.items()) + "}"
     if isinstance(value, list | tuple):
         return "[" + ", ".join(java_text(v) for v in value) + "]"
-    if isinstance(value, Struct):  # Java's Struct.toString: only the fields that are set
-        return "Struct{" + ",".join(f"{k}={java_text(v)}" for k, v in value.as_dict().items() if v is not None) + "}"
-    return str(value)
+    return str(value)  # a Struct prints as Java's Struct.toString
 
 
 def _line(value: Any) -> bytes:
