@@ -48,6 +48,7 @@ class Schema:
     """An immutable Connect schema; equal schemas hash equal (used as cache keys)."""
 
     __slots__ = (
+        "_by_name",
         "_hash",
         "default",
         "doc",
@@ -84,6 +85,8 @@ class Schema:
         self.key_schema = key_schema
         self.value_schema = value_schema
         self.fields: tuple[Field, ...] = tuple(Field(n, i, s) for i, (n, s) in enumerate(fields))
+        # field() by name without a scan; with duplicate names the first wins, as a scan would
+        self._by_name: dict[str, Field] = {f.name: f for f in reversed(self.fields)}
         if type is SchemaType.MAP and (key_schema is None or value_schema is None):
             raise DataError("A map schema needs key and value schemas")
         if type is SchemaType.ARRAY and value_schema is None:
@@ -105,10 +108,7 @@ class Schema:
         return Schema(SchemaType.ARRAY, optional=optional, value_schema=value)
 
     def field(self, name: str) -> Field | None:
-        for f in self.fields:
-            if f.name == name:
-                return f
-        return None
+        return self._by_name.get(name)
 
     def _identity(self) -> tuple[Any, ...]:
         params = tuple(sorted(self.parameters.items())) if self.parameters is not None else None
@@ -198,9 +198,10 @@ class Struct:
     @classmethod
     def from_values(cls, schema: Schema, values: list[Any]) -> Struct:
         """A struct holding ``values`` in field order (no per-field lookups: transforms build many)."""
-        if len(values) != len(schema.fields):
-            raise DataError(f"Struct of {len(schema.fields)} fields given {len(values)} values")
-        struct = cls(schema)
+        if len(values) != len(schema.fields) or schema.type is not SchemaType.STRUCT:
+            raise DataError(f"A STRUCT schema of {len(values)} fields needed, got {schema!r}")
+        struct = cls.__new__(cls)
+        struct.schema = schema
         struct._values = values
         return struct
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import decimal
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from connect_core.api.errors import ConfigError, DataError
@@ -26,14 +26,13 @@ from connect_core.transforms.field_support import (
     VALUE,
     FieldTransform,
     SchemaCache,
-    field_value,
+    field_values,
     infer_type,
     require_map,
     require_struct,
     struct_like,
 )
 from connect_core.transforms.java_values import (
-    INT_BITS,
     java_class_name,
     java_string,
     number_to_integral,
@@ -155,6 +154,18 @@ def _to_string(value: Any, schema: Schema | None) -> str:
     return java_string(value, float32=schema is not None and schema.type is _T.FLOAT32)
 
 
+_CONVERTERS: dict[SchemaType, Callable[[Any, Schema | None], Any]] = {
+    _T.INT8: lambda v, _: _to_integral(v, 8),
+    _T.INT16: lambda v, _: _to_integral(v, 16),
+    _T.INT32: lambda v, _: _to_integral(v, 32),
+    _T.INT64: lambda v, _: _to_integral(v, 64),
+    _T.FLOAT32: lambda v, _: _to_double(v, True),
+    _T.FLOAT64: lambda v, _: _to_double(v, False),
+    _T.BOOLEAN: lambda v, _: _to_boolean(v),
+    _T.STRING: _to_string,
+}
+
+
 def cast_value(schema: Schema | None, value: Any, target: SchemaType) -> Any:
     """Java's ``castValueToType``: ``value`` (described by ``schema``, or inferred) as ``target``."""
     if value is None:
@@ -169,13 +180,7 @@ def cast_value(schema: Schema | None, value: Any, target: SchemaType) -> Any:
     if schema is not None and schema.name is not None and target is not _T.STRING:
         value = _encode_logical(schema, value)
     try:
-        if target.name.lower() in INT_BITS:
-            return _to_integral(value, INT_BITS[target.name.lower()])
-        if target in (_T.FLOAT32, _T.FLOAT64):
-            return _to_double(value, target is _T.FLOAT32)
-        if target is _T.BOOLEAN:
-            return _to_boolean(value)
-        return _to_string(value, schema)
+        return _CONVERTERS[target](value, schema)
     except (ValueError, OverflowError):
         raise DataError(f"Value ({java_string(value)}) was out of range for requested data type") from None
 
@@ -202,7 +207,7 @@ class Cast(FieldTransform):
         self.whole = casts.pop(_WHOLE_VALUE, None)
         self.casts: dict[str, SchemaType] = {k: v for k, v in casts.items() if k is not None}
         self.with_default: bool = parsed["replace.null.with.default"]
-        self.cache = SchemaCache()
+        self.cache: SchemaCache[Schema] = SchemaCache()
 
     def apply(self, record: Any) -> Any:
         side = self.SIDE
@@ -222,11 +227,11 @@ class Cast(FieldTransform):
         if self.whole is not None:
             return side.replace(record, new_schema, cast_value(schema, value, self.whole))
         struct = require_struct(value, PURPOSE)
-        values = []
+        values = field_values(struct, self.with_default)
         for f in struct.schema.fields:
-            v = field_value(struct, f.name, self.with_default)
             to = self.casts.get(f.name)
-            values.append(v if to is None else cast_value(f.schema, v, to))
+            if to is not None:
+                values[f.index] = cast_value(f.schema, values[f.index], to)
         return side.replace(record, new_schema, Struct.from_values(new_schema, values))
 
     def _build_schema(self, schema: Schema) -> Schema:

@@ -72,7 +72,7 @@ class HoistField(FieldTransform):
 
     def configure(self, props: Mapping[str, Any]) -> None:
         self.field: str = self.parse(props)["field"]
-        self.cache = SchemaCache()
+        self.cache: SchemaCache[Schema] = SchemaCache()
 
     def apply(self, record: Any) -> Any:
         side = self.SIDE

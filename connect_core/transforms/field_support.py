@@ -8,7 +8,7 @@ classes differ only in the side they use, as Java's nested ``Key``/``Value`` cla
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from connect_core.api.errors import ConfigError, DataError
 from connect_core.api.schema import Schema, SchemaType, Struct
@@ -16,6 +16,7 @@ from connect_core.transforms.base import PluginBase
 from connect_core.transforms.java_values import java_class_name
 
 R = TypeVar("R")
+D = TypeVar("D")
 
 
 class Side:
@@ -55,26 +56,23 @@ class FieldTransform(PluginBase):
         return f"{type(self).__name__}()"
 
 
+_EXACT_TYPES: dict[type, SchemaType] = {
+    bool: SchemaType.BOOLEAN, int: SchemaType.INT64, float: SchemaType.FLOAT64, str: SchemaType.STRING,
+    bytes: SchemaType.BYTES, bytearray: SchemaType.BYTES, memoryview: SchemaType.BYTES, list: SchemaType.ARRAY,
+    dict: SchemaType.MAP, Struct: SchemaType.STRUCT,
+}  # fmt: skip
+
+
 def infer_type(value: Any) -> SchemaType | None:
     """Java's ``ConnectSchema.schemaType(value.getClass())``: None for classes Connect does not know
     (dates and decimals among them: schemaless data has no logical types)."""
-    if isinstance(value, bool):
-        return SchemaType.BOOLEAN
-    if isinstance(value, int):
-        return SchemaType.INT64
-    if isinstance(value, float):
-        return SchemaType.FLOAT64
-    if isinstance(value, str):
-        return SchemaType.STRING
-    if isinstance(value, bytes | bytearray | memoryview):
-        return SchemaType.BYTES
-    if isinstance(value, list):
-        return SchemaType.ARRAY
-    if isinstance(value, Mapping):
-        return SchemaType.MAP
-    if isinstance(value, Struct):
-        return SchemaType.STRUCT
-    return None
+    found = _EXACT_TYPES.get(type(value))
+    if found is not None:
+        return found
+    for kind, schema_type in _EXACT_TYPES.items():  # subclasses (an OrderedDict, an IntEnum ...)
+        if isinstance(value, kind):
+            return schema_type
+    return SchemaType.MAP if isinstance(value, Mapping) else None
 
 
 def require_map(value: Any, purpose: str) -> dict[str, Any]:
@@ -118,6 +116,16 @@ def require_sink_record(record: Any, purpose: str) -> Any:
 def field_value(struct: Struct, name: str, with_default: bool) -> Any:
     """A field's value, its schema default standing in for null when ``with_default`` (replace.null.with.default)."""
     return struct.get(name) if with_default else struct.get_without_default(name)
+
+
+def field_values(struct: Struct, with_default: bool) -> list[Any]:
+    """Every field's value in field order (a new list), defaults standing in for nulls when ``with_default``."""
+    values = struct.values()
+    if with_default:
+        for f in struct.schema.fields:
+            if values[f.index] is None:
+                values[f.index] = f.schema.default
+    return values
 
 
 def struct_like(schema: Schema, fields: list[tuple[str, Schema]]) -> Schema:
@@ -172,19 +180,19 @@ def check_unique(fields: list[tuple[str, Schema]]) -> list[tuple[str, Schema]]:
     return fields
 
 
-class SchemaCache:
-    """Derived schemas by input schema, bounded like Java's 16-entry LRU cache (schemas are few)."""
+class SchemaCache(Generic[D]):
+    """What a transform derives from an input schema, bounded like Java's 16-entry LRU cache (schemas are few)."""
 
     __slots__ = ("_entries", "_limit")
 
     def __init__(self, limit: int = 16) -> None:
-        self._entries: dict[Schema, Schema] = {}
+        self._entries: dict[Schema, D] = {}
         self._limit = limit
 
-    def get(self, schema: Schema) -> Schema | None:
+    def get(self, schema: Schema) -> D | None:
         return self._entries.get(schema)
 
-    def put(self, schema: Schema, derived: Schema) -> Schema:
+    def put(self, schema: Schema, derived: D) -> D:
         if len(self._entries) >= self._limit:
             self._entries.pop(next(iter(self._entries)))
         self._entries[schema] = derived

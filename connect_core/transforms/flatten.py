@@ -40,7 +40,7 @@ class Flatten(FieldTransform):
 
     def configure(self, props: Mapping[str, Any]) -> None:
         self.delimiter: str = self.parse(props)["delimiter"]
-        self.cache = SchemaCache()
+        self.cache: SchemaCache[Schema] = SchemaCache()
 
     def _name(self, prefix: str, name: str) -> str:
         return name if not prefix else prefix + self.delimiter + name

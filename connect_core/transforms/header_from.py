@@ -49,7 +49,7 @@ class HeaderFrom(FieldTransform):
         self.move = parsed["operation"] == "move"
         self.purpose = "header " + parsed["operation"]
         self.with_default: bool = parsed[REPLACE_NULL_WITH_DEFAULT]
-        self.cache = SchemaCache()
+        self.cache: SchemaCache[Schema] = SchemaCache()
 
     def apply(self, record: Any) -> Any:
         side = self.SIDE

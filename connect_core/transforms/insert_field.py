@@ -29,7 +29,7 @@ from connect_core.transforms.field_support import (
     FieldTransform,
     SchemaCache,
     check_unique,
-    field_value,
+    field_values,
     require_map,
     require_sink_record,
     require_struct,
@@ -98,7 +98,7 @@ class InsertField(FieldTransform):
                 f"{self.static_field.name}",
                 key="static.value",
             )
-        self.cache = SchemaCache()
+        self.cache: SchemaCache[Schema] = SchemaCache()
 
     def _inserted(self, record: Any, schemaless: bool) -> list[tuple[str, Any]]:
         """The (name, value) pairs to add, in Java's order, skipping a missing partition or timestamp."""
@@ -127,11 +127,11 @@ class InsertField(FieldTransform):
             return side.replace(record, None, updated)
         struct = require_struct(value, PURPOSE)
         new_schema = self.cache.get(struct.schema) or self.cache.put(struct.schema, self._schema(struct.schema))
-        values = {f.name: field_value(struct, f.name, self.with_default) for f in struct.schema.fields}
-        values.update(self._inserted(record, False))
-        return side.replace(
-            record, new_schema, Struct.from_values(new_schema, [values.get(f.name) for f in new_schema.fields])
-        )
+        values = field_values(struct, self.with_default)
+        inserted = dict(self._inserted(record, False))  # the new fields follow the struct's own
+        added = new_schema.fields[len(values) :]
+        values.extend(inserted.get(f.name) for f in added)
+        return side.replace(record, new_schema, Struct.from_values(new_schema, values))
 
     def _schema(self, schema: Schema) -> Schema:
         fields = [(f.name, f.schema) for f in schema.fields]

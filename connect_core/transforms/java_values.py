@@ -104,18 +104,23 @@ def _plain(digits: str, exponent: int) -> str:
 
 
 def _shortest_digits(value: float, single: bool) -> tuple[str, int]:
-    """Shortest significant digits that read back as ``value`` (as a float32 when ``single``)."""
+    """Shortest significant digits that read back as ``value`` (as a float32 when ``single``), and the
+    decimal exponent of the first digit; from Python's own shortest repr (no Decimal: Cast runs per record)."""
+    text = repr(value)
     if single:
         for precision in range(1, 10):
             text = f"{value:.{precision - 1}e}"
             if to_float32(float(text)) == value:
                 break
+    mantissa, _, exp_text = text.partition("e")
+    exp10 = int(exp_text) if exp_text else 0
+    whole, _, frac = mantissa.partition(".")
+    if whole.strip("0"):
+        exponent = len(whole.lstrip("0")) - 1 + exp10
     else:
-        text = repr(value)
-    _, digit_tuple, exp = decimal.Decimal(text).normalize().as_tuple()
-    digits = "".join(map(str, digit_tuple))
-    assert isinstance(exp, int)
-    return digits, exp + len(digits) - 1
+        exponent = -(len(frac) - len(frac.lstrip("0")) + 1) + exp10
+    digits = (whole + frac).strip("0") or "0"
+    return digits, exponent
 
 
 def java_float_string(value: float, single: bool = False) -> str:

@@ -27,7 +27,7 @@ from connect_core.transforms.field_support import (
     REPLACE_NULL_WITH_DEFAULT,
     VALUE,
     FieldTransform,
-    field_value,
+    field_values,
     non_empty_list,
     require_map,
     require_struct,
@@ -147,10 +147,10 @@ class MaskField(FieldTransform):
                 updated[name] = self._masked(None, original.get(name))
             return side.replace(record, None, updated)
         struct = require_struct(side.value(record), PURPOSE)
-        values = []
+        values = field_values(struct, self.with_default)
         for f in struct.schema.fields:
-            v = field_value(struct, f.name, self.with_default)
-            values.append(self._masked(f.schema, v) if f.name in self.fields else v)
+            if f.name in self.fields:
+                values[f.index] = self._masked(f.schema, values[f.index])
         return side.replace(record, schema, Struct.from_values(struct.schema, values))
 
 

@@ -18,6 +18,7 @@ from connect_core.transforms.field_support import (
     FieldTransform,
     SchemaCache,
     check_unique,
+    field_values,
     require_map,
     require_struct,
     struct_like,
@@ -88,7 +89,7 @@ class ReplaceField(FieldTransform):
         self.renames = parse_renames(parsed["renames"])
         self.reverse = {new: old for old, new in self.renames.items()}
         self.with_default: bool = parsed[REPLACE_NULL_WITH_DEFAULT]
-        self.cache = SchemaCache()
+        self.cache: SchemaCache[tuple[Schema, list[int]]] = SchemaCache()
 
     def keeps(self, name: str) -> bool:
         return name not in self.exclude and (not self.include or name in self.include)
@@ -103,14 +104,15 @@ class ReplaceField(FieldTransform):
             updated = {renames.get(k, k): v for k, v in require_map(value, PURPOSE).items() if self.keeps(k)}
             return side.replace(record, None, updated)
         struct = require_struct(value, PURPOSE)
-        new_schema = self.cache.get(struct.schema) or self.cache.put(struct.schema, self._schema(struct.schema))
-        get = struct.get if self.with_default else struct.get_without_default
-        values = [get(self.reverse.get(f.name, f.name)) for f in new_schema.fields]
-        return side.replace(record, new_schema, Struct.from_values(new_schema, values))
+        new_schema, kept = self.cache.get(struct.schema) or self.cache.put(struct.schema, self._plan(struct.schema))
+        values = field_values(struct, self.with_default)
+        return side.replace(record, new_schema, Struct.from_values(new_schema, [values[i] for i in kept]))
 
-    def _schema(self, schema: Schema) -> Schema:
-        fields = [(self.renames.get(f.name, f.name), f.schema) for f in schema.fields if self.keeps(f.name)]
-        return struct_like(schema, check_unique(fields))
+    def _plan(self, schema: Schema) -> tuple[Schema, list[int]]:
+        """The output schema and, per output field, the index of the input field it comes from."""
+        kept = [f for f in schema.fields if self.keeps(f.name)]
+        fields = [(self.renames.get(f.name, f.name), f.schema) for f in kept]
+        return struct_like(schema, check_unique(fields)), [f.index for f in kept]
 
 
 class ReplaceFieldKey(ReplaceField):

@@ -16,7 +16,7 @@ from connect_core.transforms.field_support import (
     VALUE,
     FieldTransform,
     SchemaCache,
-    field_value,
+    field_values,
     require_schema,
 )
 
@@ -38,7 +38,7 @@ class SetSchemaMetadata(FieldTransform):
         self.with_default: bool = parsed[REPLACE_NULL_WITH_DEFAULT]
         if self.schema_name is None and self.schema_version is None:
             raise ConfigError("Neither schema name nor version configured")
-        self.cache = SchemaCache()
+        self.cache: SchemaCache[Schema] = SchemaCache()
 
     def apply(self, record: Any) -> Any:
         side = self.SIDE
@@ -49,7 +49,7 @@ class SetSchemaMetadata(FieldTransform):
         schema = require_schema(schema, "updating schema metadata")
         renamed = self.cache.get(schema) or self.cache.put(schema, self._renamed(schema))
         if isinstance(value, Struct):
-            value = Struct.from_values(renamed, [field_value(value, f.name, self.with_default) for f in renamed.fields])
+            value = Struct.from_values(renamed, field_values(value, self.with_default))
         return side.replace(record, renamed, value)
 
     def _renamed(self, schema: Schema) -> Schema:

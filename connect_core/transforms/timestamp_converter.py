@@ -30,7 +30,7 @@ from connect_core.transforms.field_support import (
     VALUE,
     FieldTransform,
     SchemaCache,
-    field_value,
+    field_values,
     require_map,
     require_struct_or_null,
     struct_like,
@@ -107,7 +107,7 @@ class TimestampConverter(FieldTransform):
             except ValueError:
                 raise ConfigError("TimestampConverter requires a SimpleDateFormat-compatible pattern for string "
                                   f"timestamps: {pattern}", key="format") from None  # fmt: skip
-        self.cache = SchemaCache()
+        self.cache: SchemaCache[Schema] = SchemaCache()
         self._to_type: Callable[[int], Any] = getattr(self, "_to_" + self.target.lower())
 
     # ---- source representation -> epoch ms
@@ -194,10 +194,10 @@ class TimestampConverter(FieldTransform):
     def _convert_struct(self, struct: Struct | None, new_schema: Schema) -> Struct | None:
         if struct is None:
             return None
-        values = []
-        for f in struct.schema.fields:
-            v = field_value(struct, f.name, self.with_default)
-            values.append(self.convert(v, _kind_of(f.schema)) if f.name == self.field else v)
+        values = field_values(struct, self.with_default)
+        f = struct.schema.field(self.field)
+        if f is not None:
+            values[f.index] = self.convert(values[f.index], _kind_of(f.schema))
         return Struct.from_values(new_schema, values)
 
 

@@ -37,7 +37,7 @@ class ValueToKey(FieldTransform):
         parsed = self.parse(props)
         self.fields: list[str] = parsed["fields"]
         self.with_default: bool = parsed[REPLACE_NULL_WITH_DEFAULT]
-        self.cache = SchemaCache()
+        self.cache: SchemaCache[Schema] = SchemaCache()
 
     def apply(self, record: Any) -> Any:
         if record.value_schema is None:
