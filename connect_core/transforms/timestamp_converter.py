@@ -162,7 +162,11 @@ class TimestampConverter(FieldTransform):
             return None
         if kind is None:
             kind = _infer_kind(value)
-        return self._to_type(self._raw(value, kind))
+        millis = self._raw(value, kind)
+        try:
+            return self._to_type(millis)
+        except (OverflowError, ValueError):  # Java's Date spans more than Python's years 1-9999
+            raise DataError(f"Timestamp {millis} ms is outside the years 1-9999 this runtime represents") from None
 
     # ---- records
 

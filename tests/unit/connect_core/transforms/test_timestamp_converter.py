@@ -115,6 +115,8 @@ def test_data_errors() -> None:
         conv("unix").apply(source(5, INT32_SCHEMA))
     with pytest.raises(DataError, match=r"^TimestampConverter does not support class java.lang.Boolean objects"):
         conv("unix").apply(source(True))
+    with pytest.raises(DataError, match=r"^Timestamp 9223372036854775807 ms is outside the years 1-9999"):
+        conv("Timestamp").apply(source(2**63 - 1))
     with pytest.raises(DataError, match=r"^Expected Unix timestamp to be a Long, but found class java.lang.String$"):
         conv("string").apply(source("x", INT64_SCHEMA))
 
