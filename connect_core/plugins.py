@@ -81,6 +81,29 @@ def installed_plugins() -> list[_Entry]:
 
 
 _CONNECT = "org.apache.kafka.connect"
+
+# Java's field transforms: (Java class, module, Python class); "$Key"/"$Value" name the variants.
+_FIELD_TRANSFORM_MODULES = (
+    ("Cast", "cast"),
+    ("ExtractField", "extract_hoist"),
+    ("Flatten", "flatten"),
+    ("HoistField", "extract_hoist"),
+    ("InsertField", "insert_field"),
+    ("MaskField", "mask_field"),
+    ("ReplaceField", "replace_field"),
+    ("TimestampConverter", "timestamp_converter"),
+    ("HeaderFrom", "header_from"),
+    ("SetSchemaMetadata", "set_schema_metadata"),
+)
+_FIELD_TRANSFORMS = (
+    *(
+        _Entry(f"{_CONNECT}.transforms.{name}${side}", f"connect_core.transforms.{module}:{name}{side}",
+               ("transformation",))
+        for name, module in _FIELD_TRANSFORM_MODULES
+        for side in ("Key", "Value")
+    ),
+    _Entry(f"{_CONNECT}.transforms.ValueToKey", "connect_core.transforms.value_to_key:ValueToKey", ("transformation",)),
+)  # fmt: skip
 _BUILTIN: tuple[_Entry, ...] = (
     _Entry(f"{_CONNECT}.converters.ByteArrayConverter", "connect_core.converters.byte_array:ByteArrayConverter",
            ("converter", "header_converter")),
@@ -96,6 +119,7 @@ _BUILTIN: tuple[_Entry, ...] = (
     _Entry(f"{_CONNECT}.transforms.Filter", "connect_core.transforms.builtin:Filter", ("transformation",)),
     _Entry(f"{_CONNECT}.transforms.TimestampRouter", "connect_core.transforms.builtin:TimestampRouter",
            ("transformation",)),
+    *_FIELD_TRANSFORMS,
     _Entry(f"{_CONNECT}.transforms.predicates.TopicNameMatches", "connect_core.transforms.builtin:TopicNameMatches",
            ("predicate",)),
     _Entry(f"{_CONNECT}.transforms.predicates.HasHeaderKey", "connect_core.transforms.builtin:HasHeaderKey",

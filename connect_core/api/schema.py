@@ -48,6 +48,7 @@ class Schema:
     """An immutable Connect schema; equal schemas hash equal (used as cache keys)."""
 
     __slots__ = (
+        "_by_name",
         "_hash",
         "default",
         "doc",
@@ -84,6 +85,8 @@ class Schema:
         self.key_schema = key_schema
         self.value_schema = value_schema
         self.fields: tuple[Field, ...] = tuple(Field(n, i, s) for i, (n, s) in enumerate(fields))
+        # field() by name without a scan; with duplicate names the first wins, as a scan would
+        self._by_name: dict[str, Field] = {f.name: f for f in reversed(self.fields)}
         if type is SchemaType.MAP and (key_schema is None or value_schema is None):
             raise DataError("A map schema needs key and value schemas")
         if type is SchemaType.ARRAY and value_schema is None:
@@ -105,10 +108,7 @@ class Schema:
         return Schema(SchemaType.ARRAY, optional=optional, value_schema=value)
 
     def field(self, name: str) -> Field | None:
-        for f in self.fields:
-            if f.name == name:
-                return f
-        return None
+        return self._by_name.get(name)
 
     def _identity(self) -> tuple[Any, ...]:
         params = tuple(sorted(self.parameters.items())) if self.parameters is not None else None
@@ -195,6 +195,16 @@ class Struct:
             for k, v in values.items():
                 self.put(k, v)
 
+    @classmethod
+    def from_values(cls, schema: Schema, values: list[Any]) -> Struct:
+        """A struct holding ``values`` in field order (no per-field lookups: transforms build many)."""
+        if len(values) != len(schema.fields) or schema.type is not SchemaType.STRUCT:
+            raise DataError(f"A STRUCT schema of {len(values)} fields needed, got {schema!r}")
+        struct = cls.__new__(cls)
+        struct.schema = schema
+        struct._values = values
+        return struct
+
     def put(self, name: str, value: Any) -> Struct:
         f = self.schema.field(name)
         if f is None:
@@ -231,6 +241,24 @@ class Struct:
     def __repr__(self) -> str:
         inner = ",".join(f"{k}={v!r}" for k, v in self.as_dict().items())
         return f"Struct{{{inner}}}"
+
+    def __str__(self) -> str:
+        """Java's ``Struct.toString`` (what StringConverter and FileStreamSink write): set fields only."""
+        inner = ",".join(f"{k}={_java_str(v)}" for k, v in self.as_dict().items() if v is not None)
+        return f"Struct{{{inner}}}"
+
+
+def _java_str(value: Any) -> str:
+    """``String.valueOf`` of a value inside a Struct (lists ``[a, b]``, maps ``{k=v}``, ``true``/``null``)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_java_str(v) for v in value) + "]"
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{_java_str(k)}={_java_str(v)}" for k, v in value.items()) + "}"
+    return str(value)
 
 
 class SchemaAndValue(NamedTuple):

@@ -51,7 +51,8 @@ class FileStreamSinkConnector(SinkConnector):
 
 
 def java_text(value: Any) -> str:
-    """A value as Java's ``String.valueOf`` prints it (maps ``{k=v, ...}``, lists ``[a, b]``, ``null``),
+    """A value as Java's ``String.valueOf`` prints it (maps ``{k=v, ...}``, lists ``[a, b]``, ``null``, structs
+    ``Struct{a=1,b=x}``),
     so files match those Java's connector writes; bytes are decoded as UTF-8."""
     if value is None:
         return "null"
@@ -63,7 +64,7 @@ def java_text(value: Any) -> str:
         return "{" + ", ".join(f"{java_text(k)}={java_text(v)}" for k, v in value.items()) + "}"
     if isinstance(value, list | tuple):
         return "[" + ", ".join(java_text(v) for v in value) + "]"
-    return str(value)
+    return str(value)  # a Struct prints as Java's Struct.toString
 
 
 def _line(value: Any) -> bytes:

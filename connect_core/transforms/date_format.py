@@ -95,12 +95,15 @@ class SimpleDateFormat:
     def __init__(self, pattern: str) -> None:
         self.pattern = pattern
         self._parts: list[str | _Field] = []
+        #: The pattern as (letter, count) fields and ("", text) literals, for parsing.
+        self.tokens: list[tuple[str, int | str]] = []
         i, n = 0, len(pattern)
         while i < n:
             c = pattern[i]
             if c == "'":
                 if i + 1 < n and pattern[i + 1] == "'":
                     self._parts.append("'")
+                    self.tokens.append(("", "'"))
                     i += 2
                     continue
                 end = i + 1
@@ -117,16 +120,28 @@ class SimpleDateFormat:
                     text.append(pattern[end])
                     end += 1
                 self._parts.append("".join(text))
+                self.tokens.append(("", "".join(text)))
                 i = end + 1
             elif c.isascii() and c.isalpha():
                 j = i
                 while j < n and pattern[j] == c:
                     j += 1
                 self._parts.append(_field(c, j - i))
+                self.tokens.append((c, j - i))
                 i = j
             else:
                 self._parts.append(c)
+                self.tokens.append(("", c))
                 i += 1
+
+    def parse_millis(self, text: str) -> int:
+        """Epoch ms of ``text`` read with this pattern in UTC, leniently as Java parses (ValueError if not)."""
+        from connect_core.transforms.date_parse import parse_with
+
+        return parse_with(self.tokens, text)
+
+    def to_pattern(self) -> str:
+        return self.pattern
 
     def format_millis(self, epoch_ms: int) -> str:
         t = dt.datetime(1970, 1, 1) + dt.timedelta(milliseconds=epoch_ms)

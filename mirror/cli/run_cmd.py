@@ -105,8 +105,26 @@ def check_connector_configs(config: MirrorMakerConfig, pairs: Iterable[SourceAnd
                 _connector_config_class(name)(resolve_config_providers(raw))
             except ConfigError as e:
                 issues.extend(ConfigIssue(i.key, f"{i.message} (flow {pair}, {name})") for i in e.issues)
+        issues.extend(_transform_problems(config, pair, config.connector_base_config(pair, names[0])))
     if issues:
         raise ConfigError(issues)
+
+
+def _transform_problems(config: MirrorMakerConfig, pair: SourceAndTarget, raw: Mapping[str, str]) -> list[ConfigIssue]:
+    """Build the flow's transformation chain (the same for its three connectors) once, so a bad
+    ``A->B.transforms.*`` setting stops ``mm2 run`` naming the key the user wrote, instead of the
+    herder rejecting the connector configs later."""
+    from connect_core.transforms.chain import TransformationChain
+
+    try:
+        TransformationChain.from_config(resolve_config_providers(dict(raw))).close()
+    except ConfigError as e:
+        flow_key = f"{pair}."
+        return [
+            ConfigIssue(flow_key + i.key if flow_key + i.key in config.raw else i.key, f"{i.message} (flow {pair})")
+            for i in e.issues
+        ]
+    return []
 
 
 def resolved_cluster_props(config: MirrorMakerConfig, alias: str) -> dict[str, Any]:

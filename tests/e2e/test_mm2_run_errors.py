@@ -42,6 +42,12 @@ CASES = {
         "IdentityReplicationPolicy",
     ),
     "bad connector setting": ({"A->B.tasks.max": "lots"}, [], "tasks.max"),
+    "bad transform setting": (
+        {"A->B.transforms": "c", "A->B.transforms.c.type": "org.apache.kafka.connect.transforms.Cast$Value",
+         "A->B.transforms.c.spec": "x:uuid"},
+        [],
+        "A->B.transforms.c.spec: Invalid type found in casting spec: uuid (flow A->B)",
+    ),
     "unreachable cluster": ({"B.bootstrap.servers": "UNREACHABLE"}, [], "cluster 'B' (127.0.0.1:"),
     "https listener with a missing keystore": (
         {"dedicated.mode.enable.internal.rest": "true", "listeners": "https://127.0.0.1:0",

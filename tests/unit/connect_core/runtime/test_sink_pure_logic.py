@@ -5,9 +5,11 @@ from __future__ import annotations
 import pytest
 
 from connect_core.api.errors import ConfigError, DataError
+from connect_core.api.schema import BOOLEAN_SCHEMA, INT32_SCHEMA, OPTIONAL_STRING_SCHEMA, STRING_SCHEMA, Schema, Struct
 from connect_core.api.sink import SinkRecord, TopicPartition
 from connect_core.connectors.file_stream_sink import java_text
 from connect_core.converters.json import JsonConverter
+from connect_core.converters.string import StringConverter
 from connect_core.model import ConnectorTaskId
 from connect_core.runtime.connector_config import SinkConnectorConfig, sink_topic_errors
 from connect_core.runtime.dead_letter_queue import context_headers
@@ -123,6 +125,14 @@ def test_sink_record_keeps_originals_through_transformations() -> None:
 def test_file_sink_lines_match_javas_string_value_of() -> None:
     assert java_text({"n": 1, "ok": True, "l": [1, None]}) == "{n=1, ok=true, l=[1, null]}"
     assert java_text(None) == "null" and java_text(b"caf\xc3\xa9") == "café" and java_text("x") == "x"
+    schema = Schema.struct([("a", INT32_SCHEMA), ("b", OPTIONAL_STRING_SCHEMA), ("c", STRING_SCHEMA)])
+    assert java_text(Struct(schema, {"a": 1, "c": "x"})) == "Struct{a=1,c=x}"  # unset fields left out, as Java
+    nested = Schema.struct([("s", schema), ("l", Schema.array(INT32_SCHEMA)), ("ok", BOOLEAN_SCHEMA)])
+    value = Struct(nested, {"s": Struct(schema, {"a": 2}), "l": [1, 2], "ok": False})
+    assert java_text(value) == "Struct{s=Struct{a=2},l=[1, 2],ok=false}"
+    converter = StringConverter()
+    converter.configure({}, False)
+    assert converter.from_connect("t", nested, value) == b"Struct{s=Struct{a=2},l=[1, 2],ok=false}"
 
 
 def test_validation_of_a_sink_config_reports_javas_errors_and_the_plugin_lists_as_sink() -> None:

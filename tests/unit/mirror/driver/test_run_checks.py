@@ -78,3 +78,49 @@ def test_client_security_is_read_for_every_cluster_and_role_naming_alias_and_key
             load_mm2_config(write(tmp_path, {**BASE, **extra}))
         assert [i.key for i in info.value.issues] == [key], info.value
     assert load_mm2_config(write(tmp_path, {**BASE, "A.ssl.truststore.location": missing}))  # PLAINTEXT: unread
+
+
+XF = "org.apache.kafka.connect.transforms."
+FLOW_TRANSFORMS = {
+    "A->B.transforms": "text,meta",
+    "A->B.transforms.text.type": f"{XF}Cast$Value", "A->B.transforms.text.spec": "string",
+    "A->B.transforms.text.predicate": "data",
+    "A->B.transforms.meta.type": f"{XF}SetSchemaMetadata$Value", "A->B.transforms.meta.schema.name": "mirrored",
+    "A->B.predicates": "data",
+    "A->B.predicates.data.type": f"{XF}predicates.TopicNameMatches", "A->B.predicates.data.pattern": "A\\.orders",
+}  # fmt: skip
+
+
+def test_flow_transforms_reach_every_connector_of_the_flow_and_resolve_to_java_named_classes() -> None:
+    from connect_core.api.records import SourceRecord
+    from connect_core.api.schema import OPTIONAL_BYTES_SCHEMA, SchemaType
+    from connect_core.transforms.cast import CastValue
+    from connect_core.transforms.chain import TransformationChain
+    from connect_core.transforms.set_schema_metadata import SetSchemaMetadataValue
+    from mirror.driver.driver import desired_connector_configs
+    from mirror.driver.maker_config import SourceAndTarget
+
+    config = make_config({**BASE, **FLOW_TRANSFORMS})
+    check_connector_configs(config, config.herder_pairs())  # no problem reported
+    desired = desired_connector_configs(config, SourceAndTarget("A", "B"))
+    for connector_config in desired.values():
+        assert connector_config["transforms.text.type"] == f"{XF}Cast$Value"
+        chain = TransformationChain.from_config(connector_config)
+        assert [type(s.transformation) for s in chain.stages] == [CastValue, SetSchemaMetadataValue]
+        # as MirrorSourceTask hands records over: raw bytes with an optional BYTES schema
+        mirrored = chain.apply(SourceRecord({}, {}, "A.orders", 0, b"k", b"\x01\x02", None, 5,
+                                            OPTIONAL_BYTES_SCHEMA, OPTIONAL_BYTES_SCHEMA))  # fmt: skip
+        assert mirrored is not None and mirrored.value == "AQI=" and mirrored.key == b"k"
+        assert (mirrored.value_schema.type, mirrored.value_schema.name) == (SchemaType.STRING, "mirrored")
+        other = chain.apply(SourceRecord({}, {}, "heartbeats", 0, b"k", b"v", None, 5, None, OPTIONAL_BYTES_SCHEMA))
+        assert other is not None and other.value == b"v"  # the predicate keeps Cast off other topics
+        chain.close()
+
+
+def test_bad_flow_transform_setting_names_the_flow_key() -> None:
+    config = make_config({**BASE, **FLOW_TRANSFORMS, "A->B.transforms.text.spec": "x:uuid"})
+    with pytest.raises(ConfigError) as info:
+        check_connector_configs(config, config.herder_pairs())
+    assert [(i.key, i.message) for i in info.value.issues] == [
+        ("A->B.transforms.text.spec", "Invalid type found in casting spec: uuid (flow A->B)")]  # fmt: skip
+    assert "\n" not in str(info.value)
