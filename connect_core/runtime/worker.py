@@ -43,6 +43,7 @@ from connect_core.runtime.exactly_once_source_task import (
     RECOVERY_WINDOW_S,
     ExactlyOnceWorkerSourceTask,
 )
+from connect_core.runtime.sink_metrics import SinkTaskMetrics
 from connect_core.runtime.source_task_collaborators import ProducerLike, TaskMetrics
 from connect_core.runtime.status import ConnectorStatusListener, TaskStatusListener
 from connect_core.runtime.task_plugins import build_task_plugins
@@ -76,6 +77,7 @@ DEFAULT_TRANSACTION_TIMEOUT_MS = 60000
 ProducerFactory = Callable[[dict[str, Any]], ProducerLike]
 AdminFactory = Callable[[dict[str, Any]], Any]
 TaskMetricsFactory = Callable[[ConnectorTaskId], TaskMetrics]
+SinkTaskMetricsFactory = Callable[[ConnectorTaskId], SinkTaskMetrics]
 #: Sees every task instance right after it is created, before ``initialize``/``start`` (mm2 hands the
 #: mirror tasks their metric sinks here).
 TaskCreatedHook = Callable[[SourceTask], None]
@@ -183,6 +185,7 @@ class Worker:
         producer_factory: ProducerFactory | None = None,
         admin_factory: AdminFactory | None = None,
         task_metrics: TaskMetricsFactory | None = None,
+        sink_task_metrics: SinkTaskMetricsFactory | None = None,
         on_task_created: TaskCreatedHook | None = None,
     ) -> None:
         self.worker_id = worker_id
@@ -193,6 +196,7 @@ class Worker:
         self._producer_factory = producer_factory or _default_producer_factory
         self._admin_factory = admin_factory or _default_admin_factory
         self._task_metrics = task_metrics
+        self._sink_task_metrics = sink_task_metrics
         self._on_task_created = on_task_created
         self._lock = threading.RLock()
         self._connectors: dict[str, WorkerConnector] = {}
@@ -475,6 +479,7 @@ class Worker:
             task_id, conf, conn_props, task_props, listener, target_state,
             worker_config=self.config, converter=self._converter, producer_factory=self._producer_factory,
             admin_factory=self._admin_factory, task_metrics=self._task_metrics,
+            sink_task_metrics=self._sink_task_metrics,
             on_task_created=self._on_task_created, status_store=self.status_store,
         )  # fmt: skip
 

@@ -20,7 +20,10 @@ offsets are committed like any other consumed record. At stop every partition is
 synchronous commit, then ``task.stop()`` runs and the consumer leaves the group.
 
 Bookkeeping of offsets is :class:`~connect_core.runtime.sink_offsets.SinkOffsets` (pure logic).
-Hot path rules as in the source loop: no per-record logging or metrics.
+Hot path rules as in the source loop: no per-record logging or metrics. The sink-task metrics
+(:mod:`~connect_core.runtime.sink_metrics`, Java's SinkTaskMetricsGroup) are reported per poll, put,
+commit and rebalance: records read and sent, put time, assigned partitions, commit sequence numbers,
+completions and late (skipped) completions, and records read but not yet committed.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from connect_core.api.errors import ConnectError, RetriableError
 from connect_core.api.sink import SinkRecord, SinkTask, TopicPartition
 from connect_core.model import ConnectorTaskId, TargetState
 from connect_core.runtime.dead_letter_queue import DeadLetterQueueReporter
+from connect_core.runtime.sink_metrics import NoSinkTaskMetrics, SinkTaskMetrics, active_record_count
 from connect_core.runtime.sink_offsets import SinkOffsets
 from connect_core.runtime.source_task_collaborators import TaskMetrics
 from connect_core.runtime.status import TaskStatusListener
@@ -143,6 +147,7 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
         status_store: StatusBackingStore | None = None,
         topic_tracking: bool = True,
         metrics: TaskMetrics | None = None,
+        sink_metrics: SinkTaskMetrics | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         super().__init__(
@@ -172,9 +177,15 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
         self._paused_all_for_target = False
         self._retry_backoff_s = 0.0
         self._next_commit = 0.0
-        self._pending_commits: dict[frozenset[tuple[str, int, int]], tuple[dict[TopicPartition, int], float]] = {}
+        #: In-flight asynchronous commits: their offsets, start time and sequence number.
+        self._pending_commits: dict[frozenset[tuple[str, int, int]], tuple[dict[TopicPartition, int], float, int]] = {}
         self._skipped = 0
         self.commit_failures = 0
+        self.sink_metrics: SinkTaskMetrics = sink_metrics or NoSinkTaskMetrics()
+        #: Java's commitSeqno: a completion of an older commit than the latest started is skipped.
+        self.commit_seq_no = 0
+        #: Next offset read per partition (converted, not necessarily put yet), for the active record count.
+        self._consumed: dict[TopicPartition, int] = {}
 
     # ------------------------------------------------------------------ the task thread
 
@@ -182,6 +193,7 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
         conf = dict(self._consumer_config)
         conf["on_commit"] = self._on_commit
         self.consumer = self._consumer_factory(conf)
+        self.sink_metrics.partition_count(0)
         self._started = True
         self.task.initialize(self.context)
         self.task.start(dict(self.task_props))
@@ -247,24 +259,29 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
             if self.context.commit_requested or self._target_paused() != self._paused_all_for_target:
                 break
         if messages:
-            self._convert_messages(messages)
+            self.sink_metrics.records_read(self._convert_messages(messages))
+            self._consumed.update(self._batch_offsets)
+            self._report_active()
         if self._paused_all_for_target and not self._batch:
             return
         self._deliver()
 
     # ------------------------------------------------------------------ conversion
 
-    def _convert_messages(self, messages: list[Any]) -> None:
+    def _convert_messages(self, messages: list[Any]) -> int:
+        """Convert and transform a polled batch into ``self._batch``; the number of records read."""
         chain = self.chain
         batch = self._batch
         offsets = self._batch_offsets
         tracking = self._status_store is not None
+        events = 0
         for msg in messages:
             err = msg.error()
             if err is not None:
                 if err.fatal():
                     raise ConnectError(f"Consumer of task {self.id} failed: {err.str()}")
                 log.debug("Consumer of task %s reported %s", self.id, err.str())
+                events += 1
                 continue
             topic = msg.topic()
             offsets[TopicPartition(topic, msg.partition())] = msg.offset() + 1
@@ -283,6 +300,7 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
                 record = self._tolerate(stage, executing, e, msg)
             if record is not None:
                 batch.append(record)
+        return len(messages) - events
 
     def _to_record(self, msg: Any) -> SinkRecord:
         topic = msg.topic()
@@ -351,9 +369,11 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
             return
         except Exception as e:
             raise ConnectError(f"Exiting WorkerSinkTask due to unrecoverable exception: {e}") from e
+        elapsed = self._clock() - started
         self.offsets.delivered(self._batch_offsets)
+        self.sink_metrics.batch_put(len(batch), elapsed)
         if batch:
-            self.metrics.record_batch(len(batch), 0, self._clock() - started)
+            self.metrics.record_batch(len(batch), 0, elapsed)
             self.metrics.record_acks(len(batch), 0)
         if self._skipped:
             skipped, self._skipped = self._skipped, 0
@@ -394,6 +414,7 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
             except Exception as e:
                 log.warning("Task %s could not read the committed offsets of %s: %s", self.id, tps, e)
         self.offsets.assign(tps, committed)
+        self._consumed.update(committed)
         rewinds = self.offsets.take_rewinds()
         to_assign = [self._client_partition(tp.topic, tp.partition, rewinds[tp]) if tp in rewinds else p
                      for tp, p in zip(tps, partitions, strict=True)]  # fmt: skip
@@ -402,6 +423,8 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
         else:
             consumer.assign(to_assign)
         log.debug("Task %s assigned %s", self.id, tps)
+        self.sink_metrics.partition_count(len(self.offsets.assigned))
+        self._report_active()
         self.task.open(tps)
         if self._paused_for_redelivery and not self._batch:
             self._paused_for_redelivery = False
@@ -430,10 +453,14 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
             consumer.incremental_unassign(partitions)
         else:
             consumer.unassign()
+        self.sink_metrics.partition_count(len(self.offsets.assigned))
 
     def _forget(self, tps: list[TopicPartition]) -> None:
         gone = set(tps)
         self.offsets.revoke(tps)
+        for tp in gone:
+            self._consumed.pop(tp, None)
+        self._report_active()
         self.context.paused.difference_update(gone)
         if self._batch:
             # Offsets of revoked partitions go back to the committed ones: their records come again.
@@ -442,6 +469,18 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
                 self._batch_offsets.pop(tp, None)
 
     # ------------------------------------------------------------------ offsets
+
+    def _report_active(self) -> None:
+        self.sink_metrics.active_records(active_record_count(self._consumed, self.offsets.last_committed))
+
+    def _commit_succeeded(self, offsets: dict[TopicPartition, int] | None, started: float) -> None:
+        """Java's onCommitCompleted without error for the latest commit: bookkeeping and metrics."""
+        self.commit_failures = 0
+        if offsets:
+            self.offsets.committed(offsets)
+            self._report_active()
+        self.metrics.record_commit(True, self._clock() - started)
+        self.sink_metrics.commit_completed()
 
     def _commit(self, closing: bool, partitions: list[TopicPartition] | None = None) -> None:
         """Java's commitOffsets: DLQ writes acknowledged, pre_commit, then commit (sync when closing)."""
@@ -458,6 +497,9 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
                 self._close_task_partitions(partitions)
             return
         started = self._clock()
+        self.commit_seq_no += 1
+        seq_no = self.commit_seq_no
+        self.sink_metrics.commit_seq_no(seq_no)
         try:
             answer = self.task.pre_commit(dict(offered))
         except Exception as e:
@@ -474,7 +516,8 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
             if closing:
                 self._close_task_partitions(partitions)
         to_commit = self.offsets.committable(offered, {TopicPartition(*tp): int(o) for tp, o in (answer or {}).items()})
-        if to_commit is None:
+        if to_commit is None:  # the task opted out, or nothing changed: a completed commit, as in Java
+            self._commit_succeeded(None, started)
             return
         client_offsets = [self._client_partition(tp.topic, tp.partition, o) for tp, o in to_commit.items()]
         if closing:
@@ -488,11 +531,10 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
                 self.metrics.record_commit(False, self._clock() - started)
                 log.warning("Task %s: synchronous offset commit failed: %s", self.id, e)
                 return
-            self.offsets.committed(to_commit)
-            self.metrics.record_commit(True, self._clock() - started)
+            self._commit_succeeded(to_commit, started)
             return
         key = frozenset((tp.topic, tp.partition, o) for tp, o in to_commit.items())
-        self._pending_commits[key] = (to_commit, started)
+        self._pending_commits[key] = (to_commit, started, seq_no)
         try:
             self.consumer.commit(offsets=client_offsets, asynchronous=True)
         except Exception as e:
@@ -507,19 +549,22 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
         pending = self._pending_commits.pop(key, None)
         if pending is None:
             return
-        offsets, started = pending
+        offsets, started, seq_no = pending
+        if seq_no != self.commit_seq_no:  # a newer commit started meanwhile: Java ignores this answer
+            log.debug("Task %s: completion of commit %d arrived after commit %d started", self.id, seq_no,
+                      self.commit_seq_no)
+            self.sink_metrics.commit_skipped()
+            return
         errors = [p for p in partitions or [] if getattr(p, "error", None) is not None]
         if err is not None or errors:
             self.commit_failures += 1
             self.metrics.record_commit(False, self._clock() - started)
             log.error("Task %s: commit of offsets failed: %s", self.id, err or errors)
             return
-        self.commit_failures = 0
-        self.offsets.committed(offsets)
-        self.metrics.record_commit(True, self._clock() - started)
+        self._commit_succeeded(offsets, started)
 
     def _expire_commits(self, now: float) -> None:
-        for key, (_offsets, started) in list(self._pending_commits.items()):
+        for key, (_offsets, started, _seq) in list(self._pending_commits.items()):
             if now - started >= self.flush_timeout_s:
                 del self._pending_commits[key]
                 self.commit_failures += 1
@@ -550,6 +595,7 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
                 log.debug("Closing the consumer of task %s failed", self.id, exc_info=True)
         if self.dlq is not None:
             self.dlq.close()
+        self.sink_metrics.close()
 
     def __repr__(self) -> str:
         return f"WorkerSinkTask{{id={self.id}}}"
