@@ -19,6 +19,11 @@ tolerated records are skipped (and written to the dead-letter queue when one is 
 offsets are committed like any other consumed record. At stop every partition is closed with a
 synchronous commit, then ``task.stop()`` runs and the consumer leaves the group.
 
+A member whose group join does not complete (no assignment callback, not even an empty one, for
+:func:`join_stall_timeout_s` after it subscribed or lost partitions) says so and joins again as a new
+member: on Tansu a group whose leader left while it re-formed keeps naming the departed leader, so
+no member is ever assigned anything until one joins anew (broker-notes.md).
+
 Bookkeeping of offsets is :class:`~connect_core.runtime.sink_offsets.SinkOffsets` (pure logic).
 Hot path rules as in the source loop: no per-record logging or metrics. The sink-task metrics
 (:mod:`~connect_core.runtime.sink_metrics`, Java's SinkTaskMetricsGroup) are reported per poll, put,
@@ -52,12 +57,27 @@ log = logging.getLogger(__name__)
 MAX_POLL_WAIT_S = 0.5
 RETRY_BACKOFF_MIN_S = 0.5
 COMMITTED_TIMEOUT_S = 30.0
+#: Shortest wait for a group join to complete before the member joins again (see join_stall_timeout_s).
+MIN_JOIN_STALL_S = 30.0
 _TIMESTAMP_TYPES = {0: "NoTimestampType", 1: "CreateTime", 2: "LogAppendTime"}
 
 #: Creates the consumer from librdkafka settings (the loop adds its ``on_commit`` callback).
 ConsumerFactory = Callable[[dict[str, Any]], Any]
 #: Makes client TopicPartitions: (topic, partition, offset) -> object (kept out of this module).
 ClientPartition = Callable[..., Any]
+
+
+def join_stall_timeout_s(consumer_config: dict[str, Any]) -> float:
+    """How long a member may wait for its join to complete before it joins again as a new member.
+
+    Three session timeouts (at least :data:`MIN_JOIN_STALL_S`): a healthy join takes a few heartbeats,
+    and a member that left without a LeaveGroup is expired after one session timeout. Never longer
+    than the rebalance timeout (``max.poll.interval.ms``), after which a coordinator gives up on
+    members that have not joined anyway.
+    """
+    session_s = float(consumer_config.get("session.timeout.ms", 45000)) / 1000.0
+    rebalance_s = float(consumer_config.get("max.poll.interval.ms", 300000)) / 1000.0
+    return min(rebalance_s, max(MIN_JOIN_STALL_S, 3.0 * session_s))
 
 
 class _ErrantRecordReporter:
@@ -186,6 +206,10 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
         self.commit_seq_no = 0
         #: Next offset read per partition (converted, not necessarily put yet), for the active record count.
         self._consumed: dict[TopicPartition, int] = {}
+        #: When the consumer subscribed or lost partitions without an assignment since (a join in progress).
+        self._join_pending_since: float | None = None
+        self.join_stall_s = join_stall_timeout_s(consumer_config)
+        self.rejoins = 0
 
     # ------------------------------------------------------------------ the task thread
 
@@ -197,12 +221,44 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
         self._started = True
         self.task.initialize(self.context)
         self.task.start(dict(self.task_props))
+        self._subscribe()
+        log.info("Sink task %s finished initialization and start", self.id)
+
+    def _subscribe(self) -> None:
         # librdkafka treats a subscription starting with '^' as a regex; Java's is a full match.
         regex = self.topics_regex
         subscription = [f"^({regex})$"] if regex is not None else list(self.topics)
+        self._join_pending_since = self._clock()
         self.consumer.subscribe(subscription, on_assign=self._on_assign, on_revoke=self._on_revoke,
                                 on_lost=self._on_lost)  # fmt: skip
-        log.info("Sink task %s finished initialization and start", self.id)
+
+    def _join_stalled(self, now: float) -> bool:
+        since = self._join_pending_since
+        return since is not None and now - since >= self.join_stall_s
+
+    def _rejoin_if_stalled(self, now: float) -> None:
+        """A join that has not completed for :attr:`join_stall_s`: leave and join again as a new member."""
+        since = self._join_pending_since
+        if since is None or now - since < self.join_stall_s:
+            return
+        self.rejoins += 1
+        log.warning("Sink task %s: its consumer has not completed a rebalance of group %s for %.0f s; leaving the "
+                    "group and joining again as a new member", self.id, self._consumer_config.get("group.id"),
+                    now - since)  # fmt: skip
+        held = sorted(self.offsets.assigned)
+        if held:  # partitions kept from an earlier generation: committed and closed as on a revocation
+            self._commit(closing=True, partitions=held)
+            self._forget(held)
+        old, self.consumer = self.consumer, None
+        try:
+            old.close()
+        except Exception:
+            log.debug("Closing the stalled consumer of task %s failed", self.id, exc_info=True)
+        conf = dict(self._consumer_config)
+        conf["on_commit"] = self._on_commit
+        self.consumer = self._consumer_factory(conf)
+        self.sink_metrics.partition_count(0)
+        self._subscribe()
 
     def _execute(self) -> None:
         self._next_commit = self._clock() + self.flush_interval_s
@@ -216,6 +272,7 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
     def _iteration(self) -> None:
         now = self._clock()
         self._expire_commits(now)
+        self._rejoin_if_stalled(now)
         if self.context.commit_requested or now >= self._next_commit:
             self.context.commit_requested = False
             self._commit(closing=False)
@@ -257,6 +314,8 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
             if messages or self._stopping or wait <= 0 or self._clock() >= deadline:
                 break
             if self.context.commit_requested or self._target_paused() != self._paused_all_for_target:
+                break
+            if self._join_stalled(self._clock()):
                 break
         if messages:
             self.sink_metrics.records_read(self._convert_messages(messages))
@@ -404,6 +463,7 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
     # ------------------------------------------------------------------ rebalances (inside consume)
 
     def _on_assign(self, consumer: Any, partitions: list[Any]) -> None:
+        self._join_pending_since = None  # a rebalance completed (librdkafka calls this with [] too)
         tps = [TopicPartition(p.topic, p.partition) for p in partitions]
         committed: dict[TopicPartition, int] = {}
         if partitions:
@@ -441,6 +501,8 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
         self._partitions_removed(consumer, partitions, lost=True)
 
     def _partitions_removed(self, consumer: Any, partitions: list[Any], lost: bool) -> None:
+        if self._join_pending_since is None:
+            self._join_pending_since = self._clock()  # the rebalance this starts completes with an assignment
         tps = [tp for tp in (TopicPartition(p.topic, p.partition) for p in partitions) if tp in self.offsets.assigned]
         if tps:
             if lost:

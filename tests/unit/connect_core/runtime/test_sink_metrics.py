@@ -101,3 +101,4 @@ def test_a_restarted_task_continues_its_counters_and_the_old_instance_closing_la
     assert value(registry, "mm2_sink_partition_count") == 0
     families.remove(("x",), TASK)  # the connector was deleted
     assert not [k for k in samples(registry) if k[0].startswith("mm2_sink_")]
+
