@@ -499,8 +499,9 @@ def build_standalone_herder(
             status_store = MemoryStatusBackingStore()
     wid = worker_id or default_worker_id(props)
     task_metrics = runtime_metrics.for_task if runtime_metrics is not None else None
+    sink_metrics = runtime_metrics.for_sink_task if runtime_metrics is not None else None
     worker = Worker(wid, config, offset_store, status_store=status_store, task_metrics=task_metrics,
-                    on_task_created=on_task_created)
+                    sink_task_metrics=sink_metrics, on_task_created=on_task_created)
     return StandaloneHerder(
         worker,
         status_store=status_store,

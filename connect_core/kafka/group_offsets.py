@@ -15,12 +15,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from confluent_kafka import ConsumerGroupTopicPartitions, KafkaError, KafkaException
-from confluent_kafka import TopicPartition as ClientPartition
 from confluent_kafka.admin import AdminClient
 
 from connect_core.api.errors import ConnectError
 from connect_core.kafka.clients import admin_config, create_admin
 from connect_core.kafka.errors import is_retriable
+from connect_core.kafka.types import ClientPartition
 from connect_core.model import TopicPartition
 
 log = logging.getLogger(__name__)

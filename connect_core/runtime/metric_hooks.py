@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from connect_core.model import ConnectorTaskId
+from connect_core.runtime.sink_metrics import SinkTaskMetrics
 from connect_core.runtime.source_task_collaborators import TaskMetrics
 from connect_core.runtime.status import StateMetrics
 
@@ -20,6 +21,10 @@ class RuntimeMetrics(StateMetrics, Protocol):
 
     def for_task(self, task: ConnectorTaskId) -> TaskMetrics:
         """The sink of ``task``'s source loop (called once when the worker creates the task)."""
+        ...
+
+    def for_sink_task(self, task: ConnectorTaskId) -> SinkTaskMetrics:
+        """The sink-task metrics of ``task`` (Connect's sink-task-metrics group), once per task instance."""
         ...
 
 

@@ -14,6 +14,7 @@ from connect_core.runtime.connector_config import (
     ToleranceType,
 )
 from connect_core.runtime.dead_letter_queue import DeadLetterQueueReporter
+from connect_core.runtime.sink_metrics import SinkTaskMetrics
 from connect_core.runtime.source_task_collaborators import TaskMetrics
 from connect_core.runtime.status import TaskStatusListener
 from connect_core.runtime.task_plugins import build_task_plugins
@@ -58,6 +59,7 @@ def build_sink_task(
     task_metrics: Callable[[ConnectorTaskId], TaskMetrics] | None,
     on_task_created: Callable[[Any], None] | None,
     status_store: StatusBackingStore | None,
+    sink_task_metrics: Callable[[ConnectorTaskId], SinkTaskMetrics] | None = None,
 ) -> WorkerSinkTask:
     """Everything a sink task needs, from already-resolved connector and task configs (``converter`` is
     the worker's: the connector's converter if it names one, else the worker's)."""
@@ -106,4 +108,5 @@ def build_sink_task(
         status_store=status_store,
         topic_tracking=worker_config.topic_tracking_enable,
         metrics=metrics,
+        sink_metrics=sink_task_metrics(task_id) if sink_task_metrics is not None else None,
     )

@@ -49,6 +49,7 @@ from connect_core.runtime.sink_connector_offsets import (
     read_sink_offsets,
     success_message,
 )
+from connect_core.runtime.sink_metrics import SinkTaskMetrics
 from connect_core.runtime.source_task_collaborators import ProducerLike, TaskMetrics
 from connect_core.runtime.status import ConnectorStatusListener, TaskStatusListener
 from connect_core.runtime.task_plugins import build_task_plugins
@@ -85,6 +86,7 @@ AdminFactory = Callable[[dict[str, Any]], Any]
 TaskMetricsFactory = Callable[[ConnectorTaskId], TaskMetrics]
 #: An admin on one consumer group (its id, Java-style admin properties): a sink connector's offsets.
 GroupAdminFactory = Callable[[str, dict[str, Any]], GroupAdmin]
+SinkTaskMetricsFactory = Callable[[ConnectorTaskId], SinkTaskMetrics]
 #: Sees every task instance right after it is created, before ``initialize``/``start`` (mm2 hands the
 #: mirror tasks their metric sinks here).
 TaskCreatedHook = Callable[[SourceTask], None]
@@ -198,6 +200,7 @@ class Worker:
         producer_factory: ProducerFactory | None = None,
         admin_factory: AdminFactory | None = None,
         task_metrics: TaskMetricsFactory | None = None,
+        sink_task_metrics: SinkTaskMetricsFactory | None = None,
         on_task_created: TaskCreatedHook | None = None,
         group_admin_factory: GroupAdminFactory | None = None,
     ) -> None:
@@ -210,6 +213,7 @@ class Worker:
         self._admin_factory = admin_factory or _default_admin_factory
         self._group_admin_factory = group_admin_factory or _default_group_admin_factory
         self._task_metrics = task_metrics
+        self._sink_task_metrics = sink_task_metrics
         self._on_task_created = on_task_created
         self._lock = threading.RLock()
         self._connectors: dict[str, WorkerConnector] = {}
@@ -492,6 +496,7 @@ class Worker:
             task_id, conf, conn_props, task_props, listener, target_state,
             worker_config=self.config, converter=self._converter, producer_factory=self._producer_factory,
             admin_factory=self._admin_factory, task_metrics=self._task_metrics,
+            sink_task_metrics=self._sink_task_metrics,
             on_task_created=self._on_task_created, status_store=self.status_store,
         )  # fmt: skip
 

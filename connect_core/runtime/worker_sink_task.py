@@ -19,8 +19,16 @@ tolerated records are skipped (and written to the dead-letter queue when one is 
 offsets are committed like any other consumed record. At stop every partition is closed with a
 synchronous commit, then ``task.stop()`` runs and the consumer leaves the group.
 
+A member whose group join does not complete (no assignment callback, not even an empty one, for
+:func:`join_stall_timeout_s` after it subscribed or lost partitions) says so and joins again as a new
+member: on Tansu a group whose leader left while it re-formed keeps naming the departed leader, so
+no member is ever assigned anything until one joins anew (broker-notes.md).
+
 Bookkeeping of offsets is :class:`~connect_core.runtime.sink_offsets.SinkOffsets` (pure logic).
-Hot path rules as in the source loop: no per-record logging or metrics.
+Hot path rules as in the source loop: no per-record logging or metrics. The sink-task metrics
+(:mod:`~connect_core.runtime.sink_metrics`, Java's SinkTaskMetricsGroup) are reported per poll, put,
+commit and rebalance: records read and sent, put time, assigned partitions, commit sequence numbers,
+completions and late (skipped) completions, and records read but not yet committed.
 """
 
 from __future__ import annotations
@@ -35,6 +43,7 @@ from connect_core.api.errors import ConnectError, RetriableError
 from connect_core.api.sink import SinkRecord, SinkTask, TopicPartition
 from connect_core.model import ConnectorTaskId, TargetState
 from connect_core.runtime.dead_letter_queue import DeadLetterQueueReporter
+from connect_core.runtime.sink_metrics import NoSinkTaskMetrics, SinkTaskMetrics, active_record_count
 from connect_core.runtime.sink_offsets import SinkOffsets
 from connect_core.runtime.source_task_collaborators import TaskMetrics
 from connect_core.runtime.status import TaskStatusListener
@@ -48,12 +57,27 @@ log = logging.getLogger(__name__)
 MAX_POLL_WAIT_S = 0.5
 RETRY_BACKOFF_MIN_S = 0.5
 COMMITTED_TIMEOUT_S = 30.0
+#: Shortest wait for a group join to complete before the member joins again (see join_stall_timeout_s).
+MIN_JOIN_STALL_S = 30.0
 _TIMESTAMP_TYPES = {0: "NoTimestampType", 1: "CreateTime", 2: "LogAppendTime"}
 
 #: Creates the consumer from librdkafka settings (the loop adds its ``on_commit`` callback).
 ConsumerFactory = Callable[[dict[str, Any]], Any]
 #: Makes client TopicPartitions: (topic, partition, offset) -> object (kept out of this module).
 ClientPartition = Callable[..., Any]
+
+
+def join_stall_timeout_s(consumer_config: dict[str, Any]) -> float:
+    """How long a member may wait for its join to complete before it joins again as a new member.
+
+    Three session timeouts (at least :data:`MIN_JOIN_STALL_S`): a healthy join takes a few heartbeats,
+    and a member that left without a LeaveGroup is expired after one session timeout. Never longer
+    than the rebalance timeout (``max.poll.interval.ms``), after which a coordinator gives up on
+    members that have not joined anyway.
+    """
+    session_s = float(consumer_config.get("session.timeout.ms", 45000)) / 1000.0
+    rebalance_s = float(consumer_config.get("max.poll.interval.ms", 300000)) / 1000.0
+    return min(rebalance_s, max(MIN_JOIN_STALL_S, 3.0 * session_s))
 
 
 class _ErrantRecordReporter:
@@ -143,6 +167,7 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
         status_store: StatusBackingStore | None = None,
         topic_tracking: bool = True,
         metrics: TaskMetrics | None = None,
+        sink_metrics: SinkTaskMetrics | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         super().__init__(
@@ -172,9 +197,19 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
         self._paused_all_for_target = False
         self._retry_backoff_s = 0.0
         self._next_commit = 0.0
-        self._pending_commits: dict[frozenset[tuple[str, int, int]], tuple[dict[TopicPartition, int], float]] = {}
+        #: In-flight asynchronous commits: their offsets, start time and sequence number.
+        self._pending_commits: dict[frozenset[tuple[str, int, int]], tuple[dict[TopicPartition, int], float, int]] = {}
         self._skipped = 0
         self.commit_failures = 0
+        self.sink_metrics: SinkTaskMetrics = sink_metrics or NoSinkTaskMetrics()
+        #: Java's commitSeqno: a completion of an older commit than the latest started is skipped.
+        self.commit_seq_no = 0
+        #: Next offset read per partition (converted, not necessarily put yet), for the active record count.
+        self._consumed: dict[TopicPartition, int] = {}
+        #: When the consumer subscribed or lost partitions without an assignment since (a join in progress).
+        self._join_pending_since: float | None = None
+        self.join_stall_s = join_stall_timeout_s(consumer_config)
+        self.rejoins = 0
 
     # ------------------------------------------------------------------ the task thread
 
@@ -182,15 +217,48 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
         conf = dict(self._consumer_config)
         conf["on_commit"] = self._on_commit
         self.consumer = self._consumer_factory(conf)
+        self.sink_metrics.partition_count(0)
         self._started = True
         self.task.initialize(self.context)
         self.task.start(dict(self.task_props))
+        self._subscribe()
+        log.info("Sink task %s finished initialization and start", self.id)
+
+    def _subscribe(self) -> None:
         # librdkafka treats a subscription starting with '^' as a regex; Java's is a full match.
         regex = self.topics_regex
         subscription = [f"^({regex})$"] if regex is not None else list(self.topics)
+        self._join_pending_since = self._clock()
         self.consumer.subscribe(subscription, on_assign=self._on_assign, on_revoke=self._on_revoke,
                                 on_lost=self._on_lost)  # fmt: skip
-        log.info("Sink task %s finished initialization and start", self.id)
+
+    def _join_stalled(self, now: float) -> bool:
+        since = self._join_pending_since
+        return since is not None and now - since >= self.join_stall_s
+
+    def _rejoin_if_stalled(self, now: float) -> None:
+        """A join that has not completed for :attr:`join_stall_s`: leave and join again as a new member."""
+        since = self._join_pending_since
+        if since is None or now - since < self.join_stall_s:
+            return
+        self.rejoins += 1
+        log.warning("Sink task %s: its consumer has not completed a rebalance of group %s for %.0f s; leaving the "
+                    "group and joining again as a new member", self.id, self._consumer_config.get("group.id"),
+                    now - since)  # fmt: skip
+        held = sorted(self.offsets.assigned)
+        if held:  # partitions kept from an earlier generation: committed and closed as on a revocation
+            self._commit(closing=True, partitions=held)
+            self._forget(held)
+        old, self.consumer = self.consumer, None
+        try:
+            old.close()
+        except Exception:
+            log.debug("Closing the stalled consumer of task %s failed", self.id, exc_info=True)
+        conf = dict(self._consumer_config)
+        conf["on_commit"] = self._on_commit
+        self.consumer = self._consumer_factory(conf)
+        self.sink_metrics.partition_count(0)
+        self._subscribe()
 
     def _execute(self) -> None:
         self._next_commit = self._clock() + self.flush_interval_s
@@ -204,6 +272,7 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
     def _iteration(self) -> None:
         now = self._clock()
         self._expire_commits(now)
+        self._rejoin_if_stalled(now)
         if self.context.commit_requested or now >= self._next_commit:
             self.context.commit_requested = False
             self._commit(closing=False)
@@ -246,25 +315,32 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
                 break
             if self.context.commit_requested or self._target_paused() != self._paused_all_for_target:
                 break
+            if self._join_stalled(self._clock()):
+                break
         if messages:
-            self._convert_messages(messages)
+            self.sink_metrics.records_read(self._convert_messages(messages))
+            self._consumed.update(self._batch_offsets)
+            self._report_active()
         if self._paused_all_for_target and not self._batch:
             return
         self._deliver()
 
     # ------------------------------------------------------------------ conversion
 
-    def _convert_messages(self, messages: list[Any]) -> None:
+    def _convert_messages(self, messages: list[Any]) -> int:
+        """Convert and transform a polled batch into ``self._batch``; the number of records read."""
         chain = self.chain
         batch = self._batch
         offsets = self._batch_offsets
         tracking = self._status_store is not None
+        events = 0
         for msg in messages:
             err = msg.error()
             if err is not None:
                 if err.fatal():
                     raise ConnectError(f"Consumer of task {self.id} failed: {err.str()}")
                 log.debug("Consumer of task %s reported %s", self.id, err.str())
+                events += 1
                 continue
             topic = msg.topic()
             offsets[TopicPartition(topic, msg.partition())] = msg.offset() + 1
@@ -283,6 +359,7 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
                 record = self._tolerate(stage, executing, e, msg)
             if record is not None:
                 batch.append(record)
+        return len(messages) - events
 
     def _to_record(self, msg: Any) -> SinkRecord:
         topic = msg.topic()
@@ -351,9 +428,11 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
             return
         except Exception as e:
             raise ConnectError(f"Exiting WorkerSinkTask due to unrecoverable exception: {e}") from e
+        elapsed = self._clock() - started
         self.offsets.delivered(self._batch_offsets)
+        self.sink_metrics.batch_put(len(batch), elapsed)
         if batch:
-            self.metrics.record_batch(len(batch), 0, self._clock() - started)
+            self.metrics.record_batch(len(batch), 0, elapsed)
             self.metrics.record_acks(len(batch), 0)
         if self._skipped:
             skipped, self._skipped = self._skipped, 0
@@ -384,6 +463,7 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
     # ------------------------------------------------------------------ rebalances (inside consume)
 
     def _on_assign(self, consumer: Any, partitions: list[Any]) -> None:
+        self._join_pending_since = None  # a rebalance completed (librdkafka calls this with [] too)
         tps = [TopicPartition(p.topic, p.partition) for p in partitions]
         committed: dict[TopicPartition, int] = {}
         if partitions:
@@ -394,6 +474,7 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
             except Exception as e:
                 log.warning("Task %s could not read the committed offsets of %s: %s", self.id, tps, e)
         self.offsets.assign(tps, committed)
+        self._consumed.update(committed)
         rewinds = self.offsets.take_rewinds()
         to_assign = [self._client_partition(tp.topic, tp.partition, rewinds[tp]) if tp in rewinds else p
                      for tp, p in zip(tps, partitions, strict=True)]  # fmt: skip
@@ -402,6 +483,8 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
         else:
             consumer.assign(to_assign)
         log.debug("Task %s assigned %s", self.id, tps)
+        self.sink_metrics.partition_count(len(self.offsets.assigned))
+        self._report_active()
         self.task.open(tps)
         if self._paused_for_redelivery and not self._batch:
             self._paused_for_redelivery = False
@@ -418,6 +501,8 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
         self._partitions_removed(consumer, partitions, lost=True)
 
     def _partitions_removed(self, consumer: Any, partitions: list[Any], lost: bool) -> None:
+        if self._join_pending_since is None:
+            self._join_pending_since = self._clock()  # the rebalance this starts completes with an assignment
         tps = [tp for tp in (TopicPartition(p.topic, p.partition) for p in partitions) if tp in self.offsets.assigned]
         if tps:
             if lost:
@@ -430,10 +515,14 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
             consumer.incremental_unassign(partitions)
         else:
             consumer.unassign()
+        self.sink_metrics.partition_count(len(self.offsets.assigned))
 
     def _forget(self, tps: list[TopicPartition]) -> None:
         gone = set(tps)
         self.offsets.revoke(tps)
+        for tp in gone:
+            self._consumed.pop(tp, None)
+        self._report_active()
         self.context.paused.difference_update(gone)
         if self._batch:
             # Offsets of revoked partitions go back to the committed ones: their records come again.
@@ -442,6 +531,18 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
                 self._batch_offsets.pop(tp, None)
 
     # ------------------------------------------------------------------ offsets
+
+    def _report_active(self) -> None:
+        self.sink_metrics.active_records(active_record_count(self._consumed, self.offsets.last_committed))
+
+    def _commit_succeeded(self, offsets: dict[TopicPartition, int] | None, started: float) -> None:
+        """Java's onCommitCompleted without error for the latest commit: bookkeeping and metrics."""
+        self.commit_failures = 0
+        if offsets:
+            self.offsets.committed(offsets)
+            self._report_active()
+        self.metrics.record_commit(True, self._clock() - started)
+        self.sink_metrics.commit_completed()
 
     def _commit(self, closing: bool, partitions: list[TopicPartition] | None = None) -> None:
         """Java's commitOffsets: DLQ writes acknowledged, pre_commit, then commit (sync when closing)."""
@@ -458,6 +559,9 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
                 self._close_task_partitions(partitions)
             return
         started = self._clock()
+        self.commit_seq_no += 1
+        seq_no = self.commit_seq_no
+        self.sink_metrics.commit_seq_no(seq_no)
         try:
             answer = self.task.pre_commit(dict(offered))
         except Exception as e:
@@ -474,7 +578,8 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
             if closing:
                 self._close_task_partitions(partitions)
         to_commit = self.offsets.committable(offered, {TopicPartition(*tp): int(o) for tp, o in (answer or {}).items()})
-        if to_commit is None:
+        if to_commit is None:  # the task opted out, or nothing changed: a completed commit, as in Java
+            self._commit_succeeded(None, started)
             return
         client_offsets = [self._client_partition(tp.topic, tp.partition, o) for tp, o in to_commit.items()]
         if closing:
@@ -488,11 +593,10 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
                 self.metrics.record_commit(False, self._clock() - started)
                 log.warning("Task %s: synchronous offset commit failed: %s", self.id, e)
                 return
-            self.offsets.committed(to_commit)
-            self.metrics.record_commit(True, self._clock() - started)
+            self._commit_succeeded(to_commit, started)
             return
         key = frozenset((tp.topic, tp.partition, o) for tp, o in to_commit.items())
-        self._pending_commits[key] = (to_commit, started)
+        self._pending_commits[key] = (to_commit, started, seq_no)
         try:
             self.consumer.commit(offsets=client_offsets, asynchronous=True)
         except Exception as e:
@@ -507,19 +611,22 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
         pending = self._pending_commits.pop(key, None)
         if pending is None:
             return
-        offsets, started = pending
+        offsets, started, seq_no = pending
+        if seq_no != self.commit_seq_no:  # a newer commit started meanwhile: Java ignores this answer
+            log.debug("Task %s: completion of commit %d arrived after commit %d started", self.id, seq_no,
+                      self.commit_seq_no)
+            self.sink_metrics.commit_skipped()
+            return
         errors = [p for p in partitions or [] if getattr(p, "error", None) is not None]
         if err is not None or errors:
             self.commit_failures += 1
             self.metrics.record_commit(False, self._clock() - started)
             log.error("Task %s: commit of offsets failed: %s", self.id, err or errors)
             return
-        self.commit_failures = 0
-        self.offsets.committed(offsets)
-        self.metrics.record_commit(True, self._clock() - started)
+        self._commit_succeeded(offsets, started)
 
     def _expire_commits(self, now: float) -> None:
-        for key, (_offsets, started) in list(self._pending_commits.items()):
+        for key, (_offsets, started, _seq) in list(self._pending_commits.items()):
             if now - started >= self.flush_timeout_s:
                 del self._pending_commits[key]
                 self.commit_failures += 1
@@ -550,6 +657,7 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
                 log.debug("Closing the consumer of task %s failed", self.id, exc_info=True)
         if self.dlq is not None:
             self.dlq.close()
+        self.sink_metrics.close()
 
     def __repr__(self) -> str:
         return f"WorkerSinkTask{{id={self.id}}}"

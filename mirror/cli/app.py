@@ -228,24 +228,30 @@ def connect_standalone(
     connector_configs: Annotated[
         list[Path] | None, typer.Argument(help="Connector .properties or .json files.")
     ] = None,
+    metrics_port: Annotated[
+        int | None, typer.Option("--metrics-port", help="Serve Prometheus metrics on this port.")
+    ] = None,
 ) -> None:
     """Run a standalone Connect worker (as connect-standalone.sh)."""
     require_file(worker_config, "worker config file")
     from mirror.cli.connect_cmd import run_standalone
 
-    run_standalone(worker_config, list(connector_configs or []))
+    run_standalone(worker_config, list(connector_configs or []), metrics_port=metrics_port)
 
 
 @connect_app.command("distributed")
 @guarded
 def connect_distributed(
     worker_config: Annotated[Path, typer.Argument(help="Worker properties file.")],
+    metrics_port: Annotated[
+        int | None, typer.Option("--metrics-port", help="Serve Prometheus metrics on this port.")
+    ] = None,
 ) -> None:
     """Run a distributed Connect worker (as connect-distributed.sh)."""
     require_file(worker_config, "worker config file")
     from mirror.cli.distributed_cmd import run_distributed
 
-    run_distributed(worker_config)
+    run_distributed(worker_config, metrics_port=metrics_port)
 
 
 def main(argv: list[str] | None = None) -> None:

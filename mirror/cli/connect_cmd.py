@@ -9,6 +9,10 @@ so a typo in the third file does not leave the first two half-created.
 Connector files are read as Java does, trying in turn: a JSON object of string values (a flat
 config with a ``name`` key), a JSON ``{"name", "config", "initial_state"}`` create request,
 then a Java properties file.
+
+``--metrics-port P`` serves Prometheus metrics at ``http://0.0.0.0:P/metrics`` (both modes): connector
+and task states, failures, restarts, offset commits, and Connect's sink-task metrics of every sink
+task (``mm2_sink_*``), with empty ``source``/``target`` labels (there is no mirror flow here).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import signal
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -31,6 +36,7 @@ from connect_core.model import TargetState
 from connect_core.rest.entities import create_connector_request, string_map
 from connect_core.rest.resources import RestApp, RestSettings
 from connect_core.rest.server import RestServer
+from connect_core.runtime.metric_hooks import RuntimeMetrics
 from mirror.cli.errors import StartupError, UsageError
 
 log = logging.getLogger(__name__)
@@ -116,9 +122,24 @@ def parse_connector_file(path: str | Path) -> ConnectorRequest:
 HerderBuilder = Callable[[dict[str, str], str], BuiltHerder]
 
 
-def build_herder(worker_props: dict[str, str], worker_id: str) -> BuiltHerder:
+def build_herder(worker_props: dict[str, str], worker_id: str,
+                 runtime_metrics: RuntimeMetrics | None = None) -> BuiltHerder:
     """The runtime's standalone herder (file offsets, memory config/status), not started yet."""
-    return build_standalone_herder(worker_props, worker_id=worker_id)
+    return build_standalone_herder(worker_props, worker_id=worker_id, runtime_metrics=runtime_metrics)
+
+
+def start_connect_metrics(port: int | None) -> tuple[Any, Callable[[], None]]:
+    """``--metrics-port``: the runtime's metric hooks on a fresh registry, served on ``port``, and what
+    stops the server; (None, no-op) without a port."""
+    if port is None:
+        return None, lambda: None
+    from mirror.cli.metrics_server import serve_metrics
+    from mirror.driver.metrics import Mm2Metrics
+    from mirror.driver.metrics_bindings import RuntimeMetrics as PrometheusRuntimeMetrics
+
+    metrics = Mm2Metrics()
+    stop = serve_metrics(port, metrics.registry)
+    return PrometheusRuntimeMetrics(metrics), stop
 
 
 class StandaloneWorker:
@@ -176,15 +197,17 @@ def _validate_worker_config(worker_props: dict[str, str]) -> None:
 
 
 def run_standalone(
-    worker_config: Path, connector_configs: list[Path], *, stop: threading.Event | None = None
+    worker_config: Path, connector_configs: list[Path], *, stop: threading.Event | None = None,
+    metrics_port: int | None = None,
 ) -> None:
     """The command body; returns after a clean stop (SIGTERM/SIGINT or ``stop`` set)."""
     worker_props = load_properties(worker_config)
     _validate_worker_config(worker_props)
     requests = [parse_connector_file(p) for p in connector_configs]
+    runtime_metrics, stop_metrics = start_connect_metrics(metrics_port)
     stop = stop or threading.Event()
     previous = _install_signal_handlers(stop)
-    worker = StandaloneWorker(worker_props)
+    worker = StandaloneWorker(worker_props, partial(build_herder, runtime_metrics=runtime_metrics))
     try:
         worker.start()
         for request in requests:
@@ -193,6 +216,7 @@ def run_standalone(
         log.info("Kafka Connect stopping")
     finally:
         worker.stop()
+        stop_metrics()
         _restore_signal_handlers(previous)
     log.info("Kafka Connect stopped")
 

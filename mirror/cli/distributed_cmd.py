@@ -3,7 +3,8 @@
 Order as Java's ``ConnectDistributed``: load and check the worker properties (every bad or
 missing key in one message, before anything starts), bind the REST server (its advertised URL
 names the worker and is what other workers forward to), build and start the DistributedHerder,
-open the REST API with the internal endpoints, then run until SIGTERM/SIGINT. Stopping stops this
+open the REST API with the internal endpoints, then run until SIGTERM/SIGINT. ``--metrics-port`` serves
+Prometheus metrics as in ``mm2 connect standalone`` (rebalances of the worker's group too). Stopping stops this
 worker's connectors and tasks, flushes statuses and leaves the group at once, so the remaining
 workers rebalance without waiting for a session timeout; exit status 0.
 """
@@ -19,7 +20,7 @@ from connect_core.api.errors import ConfigError, ConnectError
 from connect_core.config.properties import load_properties
 from connect_core.rest.resources import RestApp, RestSettings
 from connect_core.rest.server import RestServer
-from mirror.cli.connect_cmd import _install_signal_handlers, _restore_signal_handlers
+from mirror.cli.connect_cmd import _install_signal_handlers, _restore_signal_handlers, start_connect_metrics
 from mirror.cli.errors import StartupError, UsageError
 
 log = logging.getLogger(__name__)
@@ -30,7 +31,7 @@ STARTUP_TIMEOUT_S = 120.0
 class DistributedWorker:
     """The running pieces of ``connect distributed``; usable in-process by tests."""
 
-    def __init__(self, worker_props: dict[str, str]) -> None:
+    def __init__(self, worker_props: dict[str, str], runtime_metrics: Any = None) -> None:
         from connect_core.runtime.distributed_config import DistributedConfig
 
         try:
@@ -41,6 +42,7 @@ class DistributedWorker:
         self.rest = RestServer.from_props(worker_props)
         self.settings = RestSettings.from_props(worker_props)
         self.herder: Any = None
+        self.runtime_metrics = runtime_metrics  # mirror.driver.metrics_bindings.RuntimeMetrics, or None
 
     def start(self) -> None:
         from connect_core.herder.distributed.builder import build_distributed_herder
@@ -55,6 +57,7 @@ class DistributedWorker:
             self.herder = build_distributed_herder(
                 self.worker_props, worker_id=self.rest.worker_id(), advertised_url=self.rest.advertised_url(),
                 task_config_forwarder=client.post_task_configs, fence_forwarder=client.put_fence,
+                runtime_metrics=self.runtime_metrics,
             )
             app = install_internal_routes(RestApp.for_herder(self.herder, self.settings, forwarder=client.forward))
             self.rest.attach(app)
@@ -73,13 +76,16 @@ class DistributedWorker:
             self.rest.stop()
 
 
-def run_distributed(worker_config: Path, *, stop: threading.Event | None = None) -> None:
+def run_distributed(worker_config: Path, *, stop: threading.Event | None = None,
+                    metrics_port: int | None = None) -> None:
     """The command body; returns after a clean stop (SIGTERM/SIGINT or ``stop`` set)."""
     worker_props = load_properties(worker_config)
     stop = stop or threading.Event()
     previous = _install_signal_handlers(stop)
+    stop_metrics = None
     try:
-        worker = DistributedWorker(worker_props)
+        worker = DistributedWorker(worker_props)  # checks the worker config before the port is bound
+        worker.runtime_metrics, stop_metrics = start_connect_metrics(metrics_port)
         try:
             worker.start()
             stop.wait()
@@ -87,5 +93,7 @@ def run_distributed(worker_config: Path, *, stop: threading.Event | None = None)
         finally:
             worker.stop()
     finally:
+        if stop_metrics is not None:
+            stop_metrics()
         _restore_signal_handlers(previous)
     log.info("Kafka Connect stopped")

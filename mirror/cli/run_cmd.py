@@ -211,13 +211,9 @@ def check_file(config_path: Path, clusters: list[str] | None) -> tuple[MirrorMak
 
 
 def start_metrics_server(port: int, metrics: Mm2Metrics) -> None:
-    from prometheus_client import start_http_server
+    from mirror.cli.metrics_server import serve_metrics
 
-    try:
-        start_http_server(port, registry=metrics.registry)
-    except OSError as e:
-        raise StartupError(f"cannot serve metrics on port {port}: {e.strerror or e}") from e
-    log.info("Prometheus metrics at http://0.0.0.0:%d/metrics", port)
+    serve_metrics(port, metrics.registry)
 
 
 class _Signals:

@@ -4,7 +4,8 @@ Meanings follow Kafka's MirrorSourceMetrics / MirrorCheckpointMetrics (record-co
 record-age-ms, replication-latency-ms, checkpoint-latency-ms) with Prometheus naming: snake_case,
 base units (seconds, bytes), ``_total`` counters, histograms for latencies. Beyond Java MM2: lag in
 records and seconds, offset syncs, connector/task state, failures, restarts, client errors,
-rebalances and offset commits.
+rebalances and offset commits; the sink-task metrics of Connect sink connectors
+(:mod:`connect_core.runtime.sink_metrics_prometheus`) on the same registry.
 
 Every metric carries ``source`` and ``target`` (cluster aliases; empty for a plain Connect worker).
 Cost rule: the hot path never touches these per record; callers aggregate per batch and call the
@@ -17,6 +18,8 @@ import threading
 from dataclasses import dataclass
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+from connect_core.runtime.sink_metrics_prometheus import SinkMetricFamilies
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0, float("inf"))
 DURATION_BUCKETS = (0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 30.0, 60.0, float("inf"))
@@ -215,6 +218,8 @@ class Mm2Metrics:
         self.verify_duration = Gauge(
             "mm2_verify_duration_seconds", "How long the last completed verification took.", PAIR, registry=r,
         )
+        # --- Connect sink tasks (Java's sink-task-metrics; families owned by the runtime) -------------
+        self.sink = SinkMetricFamilies(r, PAIR)
         self._lock = threading.Lock()
         self._partitions: dict[tuple[str, str, str, int], SourcePartitionMetrics] = {}
 

@@ -24,6 +24,7 @@ from typing import Any
 from prometheus_client import Counter, Gauge, Histogram
 
 from connect_core.model import ConnectorTaskId, State
+from connect_core.runtime.sink_metrics_prometheus import PrometheusSinkTaskMetrics
 from mirror.driver.metrics import STATES, Mm2Metrics, SourcePartitionMetrics
 
 Clock = Callable[[], float]
@@ -167,6 +168,10 @@ class RuntimeMetrics:
         """The worker's per-task hook for ``task``."""
         return WorkerTaskMetrics(self, task)
 
+    def for_sink_task(self, task: ConnectorTaskId) -> PrometheusSinkTaskMetrics:
+        """The sink-task metrics of ``task`` (a sink connector's task), on this flow's registry."""
+        return self.metrics.sink.for_task(self._pair, task)
+
     def task_failed(self, task: ConnectorTaskId) -> None:
         """The task failed (its state also moves to FAILED through :meth:`task_state`)."""
         with self._lock:
@@ -193,6 +198,7 @@ class RuntimeMetrics:
             return
         labels = (*self._pair, *key)
         m = self.metrics
+        m.sink.remove(self._pair, ConnectorTaskId(key[0], int(key[1])))
         for family, extra in ((m.task_failures, ()), (m.task_restarts, ()), (m.offset_commit_duration, ()),
                               (m.offset_commits, ("success",)), (m.offset_commits, ("failure",))):
             try:

@@ -150,17 +150,11 @@ class _Process:
         self.stop()
 
 
-class Mm2Run(_Process):
-    """``mm2 run CONFIG --metrics-port PORT`` as a subprocess."""
+class _MetricsProcess(_Process):
+    """An mm2 command serving ``/metrics`` on ``metrics_port``."""
 
-    name = "mm2 run"
-
-    def __init__(self, config: Path, metrics_port: int, log: Path, herder: str | None = None) -> None:
-        env = dict(os.environ)
-        if herder:
-            env["MM2_HERDER"] = herder
-        super().__init__([sys.executable, "-m", "mirror", "--log-level", "INFO", "run", str(config),
-                          "--metrics-port", str(metrics_port)], log, env)
+    def __init__(self, argv: list[str], metrics_port: int, log: Path, env: Mapping[str, str] | None = None) -> None:
+        super().__init__(argv, log, env)
         self.metrics_port = metrics_port
 
     def scrape(self) -> Samples:
@@ -190,6 +184,29 @@ class Mm2Run(_Process):
             if "exited with" in str(e):
                 raise
             raise AssertionError(f"{e}\n--- mm2 log ---\n{self.log_tail()}") from e
+
+
+class Mm2Run(_MetricsProcess):
+    """``mm2 run CONFIG --metrics-port PORT`` as a subprocess."""
+
+    name = "mm2 run"
+
+    def __init__(self, config: Path, metrics_port: int, log: Path, herder: str | None = None) -> None:
+        env = dict(os.environ)
+        if herder:
+            env["MM2_HERDER"] = herder
+        super().__init__([sys.executable, "-m", "mirror", "--log-level", "INFO", "run", str(config),
+                          "--metrics-port", str(metrics_port)], metrics_port, log, env)
+
+
+class Mm2Connect(_MetricsProcess):
+    """``mm2 connect standalone WORKER CONNECTOR... --metrics-port PORT`` as a subprocess."""
+
+    name = "mm2 connect standalone"
+
+    def __init__(self, worker: Path, connectors: Iterable[Path], metrics_port: int, log: Path) -> None:
+        super().__init__([sys.executable, "-m", "mirror", "--log-level", "INFO", "connect", "standalone",
+                          str(worker), *map(str, connectors), "--metrics-port", str(metrics_port)], metrics_port, log)
 
 
 def prometheus_binary() -> str:
@@ -281,13 +298,36 @@ def write_fast_rules(path: Path, for_: str = "2s", window: str = "20s") -> Path:
     return path
 
 
-def dashboard_queries() -> list[tuple[str, str]]:
-    """(where, expression) of every panel target and every query variable of the dashboard."""
-    dash = json.loads(DASHBOARD.read_text())
+#: The dashboard row of ``mm2 connect``'s sink tasks: ``mm2 run`` has no sink connector to fill it.
+CONNECT_SINK_ROW = "Connect sink"
+
+
+def dashboard_rows() -> dict[str, list[dict[str, Any]]]:
+    """The dashboard's panels by row title (panels above the first row under ""), as Grafana lays them out."""
+    rows: dict[str, list[dict[str, Any]]] = {"": []}
+    current = ""
+    for panel in json.loads(DASHBOARD.read_text())["panels"]:
+        if panel.get("type") == "row":
+            current = panel["title"]
+            rows.setdefault(current, []).extend(panel.get("panels", []))  # a collapsed row holds its panels
+            continue
+        rows[current].append(panel)
+    return rows
+
+
+def dashboard_queries(rows: Iterable[str] | None = None, variables: bool = True) -> list[tuple[str, str]]:
+    """(where, expression) of every panel target (of the rows titled ``rows``; default: every row but
+    the Connect sink row) and, with ``variables``, every query variable of the dashboard."""
+    by_row = dashboard_rows()
+    wanted = [r for r in by_row if r != CONNECT_SINK_ROW] if rows is None else list(rows)
+    missing = [r for r in wanted if r not in by_row]
+    assert not missing, f"no dashboard row titled {missing}"
     out = [(f"panel {p['title']!r} target {t.get('refId', i)}", t["expr"])
-           for p in dash["panels"] for i, t in enumerate(p.get("targets", []))]
-    out += [(f"variable ${v['name']}", v["query"]["query"])
-            for v in dash["templating"]["list"] if isinstance(v.get("query"), dict)]
+           for r in wanted for p in by_row[r] for i, t in enumerate(p.get("targets", []))]
+    if variables:
+        dash = json.loads(DASHBOARD.read_text())
+        out += [(f"variable ${v['name']}", v["query"]["query"])
+                for v in dash["templating"]["list"] if isinstance(v.get("query"), dict)]
     return out
 
 

@@ -3,7 +3,9 @@
 What a user imports is only useful if each panel shows something on a healthy, running flow, so
 each panel target and variable query of ``dashboards/mm2-dashboard.json`` is evaluated through
 Prometheus' HTTP API (Grafana's ``$source``/``$target``/``$topic`` set to ``.*`` as "All" does), and
-``dashboards/mm2-alerts.yml`` is loaded into that Prometheus and must evaluate healthily.
+``dashboards/mm2-alerts.yml`` is loaded into that Prometheus and must evaluate healthily. The
+"Connect sink" row is checked the same way against ``mm2 connect standalone`` running a sink connector
+(``mm2 run`` runs no sink).
 """
 
 from __future__ import annotations
@@ -17,10 +19,13 @@ from typing import Any
 
 from embedded_kafka import KafkaCluster, free_port
 from tests.e2e.metrics_harness import (
+    CONNECT_SINK_ROW,
     RULES,
+    Mm2Connect,
     Mm2Run,
     PrometheusServer,
     dashboard_queries,
+    dashboard_rows,
     label_values_query,
     prometheus_binary,
     substitute_variables,
@@ -170,7 +175,52 @@ def test_every_dashboard_query_returns_data_and_alert_rules_are_healthy(
         assert states == dict.fromkeys(rule_names(), "inactive"), f"alert conditions true on a healthy flow: {states}"
 
 
+def test_connect_sink_row_queries_return_data(
+    kafka_cluster: KafkaCluster, tmp_path: Path, unique_name: Callable[[str], str]
+) -> None:
+    from tests.e2e.test_connect_metrics import TASK, sink, write_file_sink, write_worker
+
+    prometheus_binary()
+    topic = unique_name("sink-row")
+    kafka_cluster.create_topic(topic, partitions=2)
+    worker = write_worker(tmp_path / "worker.properties", kafka_cluster, free_port())
+    connector = write_file_sink(tmp_path / "sink.properties", topic, tmp_path / "out.txt")
+    metrics_port, prom_port = free_port(), free_port()
+    queries = dashboard_queries([CONNECT_SINK_ROW], variables=False)
+    assert len(queries) >= 8, queries
+
+    with (
+        PrometheusServer(tmp_path / "prometheus", prom_port, [f"127.0.0.1:{metrics_port}"]) as prom,
+        Mm2Connect(worker, [connector], metrics_port, tmp_path / "mm2.log") as mm2,
+        trickle(kafka_cluster, topic, 2),
+    ):
+        mm2.wait_for(lambda s: sink(s, "mm2_sink_record_send_total") > 0
+                     and sink(s, "mm2_sink_offset_commit_completion_total") > 0, 120,
+                     "records put to the sink task and an offset commit")
+        assert TASK["connector"] == "file-sink"
+        wait_until(prom.targets_up, 30, "Prometheus scraping mm2 connect")
+        missing: list[str] = []
+
+        def all_have_data() -> bool:
+            missing[:] = [f"{where}: {expr}" for where, expr in queries if not evaluate(prom, expr)]
+            return not missing
+
+        try:
+            wait_until(all_have_data, 90, "every Connect sink query to return data", interval=2.0)
+        except AssertionError as e:
+            raise AssertionError("Connect sink queries without data:\n  " + "\n  ".join(missing) +
+                                 f"\n--- mm2 log ---\n{mm2.log_tail()}") from e
+        reads = evaluate(prom, queries_by_title("Sink records read and put / s")[0])
+        assert [r["metric"].get("connector") for r in reads] == ["file-sink"], reads
+        wait_until(lambda: any(float(r["value"][1]) > 0
+                               for r in evaluate(prom, queries_by_title("Sink records read and put / s")[0])),
+                   60, "a non-zero sink read rate")
+        partitions = evaluate(prom, queries_by_title("Sink partitions assigned")[0])
+        assert [float(r["value"][1]) for r in partitions] == [2.0], partitions
+
+
 def queries_by_title(title: str) -> list[str]:
-    exprs = [expr for where, expr in dashboard_queries() if where.startswith(f"panel {title!r}")]
+    exprs = [expr for where, expr in dashboard_queries(dashboard_rows(), variables=False)
+             if where.startswith(f"panel {title!r}")]
     assert exprs, f"no panel titled {title!r}"
     return exprs

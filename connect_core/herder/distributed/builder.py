@@ -97,8 +97,9 @@ def build_distributed_herder(
     status_store = KafkaStatusBackingStore.from_worker_config(props, admin=admin)
     config_store = KafkaConfigBackingStore.from_worker_config(props, admin=admin)
     task_metrics = runtime_metrics.for_task if runtime_metrics is not None else None
+    sink_metrics = runtime_metrics.for_sink_task if runtime_metrics is not None else None
     worker = Worker(worker_id, config, offset_store, status_store=status_store, task_metrics=task_metrics,
-                    on_task_created=on_task_created)
+                    sink_task_metrics=sink_metrics, on_task_created=on_task_created)
     client_id = str(props.get("client.id") or f"connect-{worker_id}")
     forwarders: dict[str, Any] = {}
     if task_config_forwarder is not None:

@@ -214,9 +214,11 @@ def test_two_tasks_with_cooperative_rebalances_write_every_record_once(
         "consumer.override.partition.assignment.strategy":
             "org.apache.kafka.clients.consumer.CooperativeStickyAssignor"}})
     wait_for(lambda: len(_lines(out)) >= 100, 90)
-    # No task restart here: on Tansu, two cooperative-sticky consumers that join while the restarted
-    # tasks' old consumers leave sometimes get no assignment for minutes (seen 3 runs in 5 on a loaded
-    # machine); it is not known yet whether Tansu's coordinator or the sink loop is at fault.
+    # No task restart here: on Tansu 0.6.0 a restart leaves the group without any assignment for minutes
+    # when the old leader's LeaveGroup arrives after the other member's (the group is re-forming then, and
+    # Tansu's Forming-state leave keeps the departed member as leader: every later JoinGroup names it, no
+    # one sends the assignment, SyncGroup answers REBALANCE_IN_PROGRESS). Tansu's fault, not the sink loop's;
+    # the tasks warn and join anew after 30 s, which does not clear that state (1 run in 10 stalled).
     kafka_cluster.produce(topic, [{"value": f"p{p}-{i}", "partition": p} for i in range(50, 100) for p in range(2)])
     expected = sorted(f"p{p}-{i}" for i in range(100) for p in range(2))
     wait_for(lambda: sorted(_lines(out)) == expected, 90)

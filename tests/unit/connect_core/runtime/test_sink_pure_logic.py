@@ -147,3 +147,11 @@ def test_validation_of_a_sink_config_reports_javas_errors_and_the_plugin_lists_a
                       "topics.regex": ["Must configure one of topics or topics.regex"]}
     listed = {(p.class_name, p.type) for p in plugin_infos()}
     assert ("org.apache.kafka.connect.file.FileStreamSinkConnector", "sink") in listed
+
+
+def test_a_stalled_join_is_retried_after_three_session_timeouts_within_the_rebalance_timeout() -> None:
+    from connect_core.runtime.worker_sink_task import MIN_JOIN_STALL_S, join_stall_timeout_s
+
+    assert join_stall_timeout_s({}) == 135.0  # Kafka's defaults: 45 s sessions, 300 s rebalance timeout
+    assert join_stall_timeout_s({"session.timeout.ms": "6000"}) == MIN_JOIN_STALL_S == 30.0
+    assert join_stall_timeout_s({"session.timeout.ms": "20000", "max.poll.interval.ms": "40000"}) == 40.0

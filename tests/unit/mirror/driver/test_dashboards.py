@@ -18,7 +18,7 @@ METRIC = re.compile(r"\bmm2_[a-z0-9_]+")
 
 def dashboard_exprs() -> list[str]:
     dash = json.loads(DASHBOARD.read_text())
-    exprs = [t["expr"] for p in dash["panels"] for t in p["targets"]]
+    exprs = [t["expr"] for p in dash["panels"] for t in p.get("targets", [])]
     exprs += [v["query"]["query"] for v in dash["templating"]["list"] if isinstance(v.get("query"), dict)]
     return exprs
 
@@ -74,3 +74,17 @@ def test_the_fast_rules_of_the_alert_tests_differ_only_in_durations_and_windows(
     assert re.findall(r"\[(\w+)\]", fast) == ["20s"] * len(re.findall(r"\[\d+[smhdwy]\]", shipped))
     normalise = re.compile(r"(^\s*for:\s*\S+$)|(\[\d+[smhdwy]\])", re.MULTILINE)
     assert normalise.sub("", fast) == normalise.sub("", shipped)
+
+
+def test_the_connect_sink_row_shows_javas_sink_task_metrics() -> None:
+    """The "Connect sink" row reads every sink-task family (Java's sink-task-metrics group) but the commit
+    sequence number, and only sink series (the task-level commit metrics joined to sink tasks)."""
+    from tests.e2e.metrics_harness import CONNECT_SINK_ROW, dashboard_queries
+
+    exprs = [expr for _where, expr in dashboard_queries([CONNECT_SINK_ROW], variables=False)]
+    used = {m for e in exprs for m in METRIC.findall(e)}
+    sink_families = {n for n in Mm2Metrics().exported_names()
+                     if n.startswith("mm2_sink_") and not n.endswith("_created")}
+    assert sink_families - used == {"mm2_sink_offset_commit_seq_no"}
+    shared = [e for e in exprs if any(not m.startswith("mm2_sink_") for m in METRIC.findall(e))]
+    assert shared and all("and on (source, target, connector, task) mm2_sink_partition_count" in e for e in shared)
