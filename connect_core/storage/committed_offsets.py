@@ -40,7 +40,7 @@ LONGEST_WAIT_MS = 5000
 class _PartitionState:
     def __init__(self) -> None:
         self.position = 0
-        self.rule = ReadCommittedFilter()
+        self.rule = ReadCommittedFilter(keep_markers=False)  # lives as long as the worker
 
     def readable(self, answer: FetchedBatches, broker_filters: bool) -> list[CommittedRecord]:
         """What this answer makes readable: by the broker's list where it filters and no batch is still
