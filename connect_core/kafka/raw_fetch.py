@@ -1,7 +1,9 @@
 """Raw record batches of a partition, control batches included, through kafka-python's network client.
 
 librdkafka hides transaction markers from applications; reading them takes a Fetch request of our own
-(isolation level read_uncommitted) to the partition's leader. kafka-python's client carries the
+to the partition's leader. Read_uncommitted by default; with ``read_committed=True`` the answer stops at
+the last stable offset and carries the broker's list of aborted transactions (which brokers that do not
+filter aborted records leave empty: :mod:`connect_core.kafka.broker_capabilities`). kafka-python's client carries the
 worker's security settings (TLS, SASL: :func:`connect_core.kafka.security.kafka_python_security`), so
 this works on secured clusters as the rest of the worker does. The client is driven on the caller's
 thread (no I/O thread) and serialised by a lock: reads are rare (offset lookups), never per record.
@@ -10,7 +12,7 @@ thread (no I/O thread) and serialised by a lock: reads are rare (offset lookups)
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +25,7 @@ from kafka.record import MemoryRecords  # type: ignore[import-untyped]
 from connect_core.api.errors import ConnectError
 
 _READ_UNCOMMITTED = 0
+_READ_COMMITTED = 1
 _MAX_BYTES = 16 * 1024 * 1024
 _PARTITION_MAX_BYTES = 1024 * 1024
 #: kafka-python refuses answers above 1 MB by default; a broker may exceed the asked size by a batch or more.
@@ -43,23 +46,49 @@ class _ExchangeFailed(ConnectError):
 
 
 @dataclass(frozen=True)
+class RawBatch:
+    """One record batch with its records decoded once: kafka-python's batches iterate only once, and a
+    fetch answer is read twice (the capability evidence, then the read_committed rule)."""
+
+    base_offset: int
+    next_offset: int
+    producer_id: int
+    is_transactional: bool
+    is_control_batch: bool
+    records: tuple[Any, ...]  # kafka-python's ``DefaultRecord`` (``ControlRecord`` in a control batch)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.records)
+
+
+@dataclass(frozen=True)
 class FetchedBatches:
     """One Fetch answer for one partition: the batches at or after the asked offset, in log order."""
 
-    batches: list[Any]  # kafka-python record batches (``DefaultRecordBatch``)
+    batches: list[RawBatch]
     high_watermark: int
     log_start_offset: int
+    #: read_committed answers: the aborted transactions of the range as (producer id, first offset)
+    aborted_transactions: tuple[tuple[int, int], ...] = ()
+    #: read_committed answers: where the answer stops while a transaction is open (-1: not given)
+    last_stable_offset: int = -1
+
+    @property
+    def end_offset(self) -> int:
+        """Where a reader of this isolation level has read everything: the last stable offset if given."""
+        return self.last_stable_offset if self.last_stable_offset >= 0 else self.high_watermark
 
 
 class RawFetcher:
-    """Fetches raw batches (read_uncommitted) of one topic's partitions from their leaders."""
+    """Fetches raw batches of one topic's partitions from their leaders (control batches included)."""
 
     def __init__(self, bootstrap_servers: str, client_configs: Mapping[str, Any], client_id: str,
-                 request_timeout_s: float = 30.0) -> None:
+                 request_timeout_s: float = 30.0, read_committed: bool = False) -> None:
         self._configs = {"bootstrap_servers": bootstrap_servers, "client_id": client_id,
                          "request_timeout_ms": int(request_timeout_s * 1000), "receive_message_max_bytes": _MAX_FRAME,
                          **dict(client_configs)}
         self._timeout_ms = int(request_timeout_s * 1000)
+        self._isolation = _READ_COMMITTED if read_committed else _READ_UNCOMMITTED
         self._client: KafkaNetClient | None = None
         self._leaders: dict[tuple[str, int], int] = {}
         self._lock = threading.Lock()
@@ -144,7 +173,7 @@ class RawFetcher:
                         if leader is None or leader < 0:
                             raise ConnectError(f"Partition {topic}-{partition} has no leader")
                         by_leader.setdefault(leader, {})[partition] = offset
-                    answers = [self._send(leader, _fetch_request(topic, parts, max_wait_ms))
+                    answers = [self._send(leader, _fetch_request(topic, parts, max_wait_ms, self._isolation))
                                for leader, parts in by_leader.items()]
                 except _ExchangeFailed as e:
                     last = e
@@ -160,8 +189,9 @@ class RawFetcher:
                             raise ConnectError(f"Fetch of {topic}-{partition} at {offset} failed with error code "
                                                f"{data.error_code}")
                         else:
-                            out[partition] = FetchedBatches(_batches(data.records, offset), data.high_watermark,
-                                                            data.log_start_offset)
+                            out[partition] = FetchedBatches(
+                                _batches(data.records, offset), data.high_watermark, data.log_start_offset,
+                                _aborted(data.aborted_transactions), _int(data.last_stable_offset))
                             del wanted[partition]
             if not wanted:
                 return out
@@ -172,24 +202,34 @@ class RawFetcher:
             self._reset()
 
 
-def _fetch_request(topic: str, positions: Mapping[int, int], max_wait_ms: int) -> Any:
+def _fetch_request(topic: str, positions: Mapping[int, int], max_wait_ms: int, isolation: int) -> Any:
     parts = [FetchRequest.FetchTopic.FetchPartition(partition=partition, current_leader_epoch=-1, fetch_offset=offset,
                                                     last_fetched_epoch=-1, log_start_offset=-1,
                                                     partition_max_bytes=_PARTITION_MAX_BYTES)
              for partition, offset in positions.items()]
     return FetchRequest(replica_id=-1, max_wait_ms=max_wait_ms, min_bytes=1, max_bytes=_MAX_BYTES,
-                        isolation_level=_READ_UNCOMMITTED, session_id=0, session_epoch=-1,
+                        isolation_level=isolation, session_id=0, session_epoch=-1,
                         topics=[FetchRequest.FetchTopic(topic=topic, partitions=parts)], forgotten_topics_data=[],
                         rack_id="", max_version=_FETCH_MAX_VERSION)
 
 
-def _batches(records: bytes | None, offset: int) -> list[Any]:
+def _batches(records: bytes | None, offset: int) -> list[RawBatch]:
     """The whole batches of a Fetch answer past ``offset`` (a broker may repeat one from before it)."""
     if not records:
         return []
     memory = MemoryRecords(records)
-    batches: list[Any] = []
+    batches: list[RawBatch] = []
     while (batch := memory.next_batch()) is not None:
         if batch.next_offset > offset:
-            batches.append(batch)
+            batches.append(RawBatch(batch.base_offset, batch.next_offset, batch.producer_id, batch.is_transactional,
+                                    batch.is_control_batch, tuple(batch)))
     return batches
+
+
+def _aborted(listed: Any) -> tuple[tuple[int, int], ...]:
+    """The answer's aborted transactions as (producer id, first offset); none when absent (null)."""
+    return tuple((int(t.producer_id), int(t.first_offset)) for t in listed or ())
+
+
+def _int(value: Any) -> int:
+    return -1 if value is None else int(value)

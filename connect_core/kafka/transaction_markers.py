@@ -86,7 +86,10 @@ class ReadCommittedFilter:
     producer id), so the state stays small however long the log is.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, keep_markers: bool = True) -> None:
+        """``keep_markers``: list every marker seen in :attr:`markers` (a whole-partition report); a
+        long-lived reader passes False, as the list would grow with every transaction."""
+        self._keep_markers = keep_markers
         self._held: deque[_Held] = deque()
         self._open: dict[int, list[_Held]] = {}  # producer id -> its batches waiting for a marker
         self.aborted = 0
@@ -106,7 +109,8 @@ class ReadCommittedFilter:
         if batch.is_control_batch:
             for marker in batch:
                 commit = bool(marker.commit)
-                self.markers.append((int(marker.offset), batch.producer_id, commit))
+                if self._keep_markers:
+                    self.markers.append((int(marker.offset), batch.producer_id, commit))
                 for waiting in self._open.pop(batch.producer_id, []):
                     waiting.fate = commit
         else:

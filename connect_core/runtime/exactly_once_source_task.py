@@ -464,7 +464,8 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         if self._failed or self.restart_cause is not None:
             # Nothing of this producer's epoch may reach the broker once it gave up: a record it kept
             # retrying would land after the successor's init_transactions aborted the transaction, as an
-            # open transaction nobody ends (Tansu then holds read_committed readers before it for good).
+            # open transaction nobody ends (a broker with no transaction timeout then holds read_committed
+            # readers before it for good).
             try:
                 self.producer.purge()
             except Exception as e:

@@ -12,7 +12,7 @@ harmless. So the task classifies what its producer reports:
 * ``PERMANENT``: a new producer would meet it again (authorization, an unsupported broker, a record
   too large), or it is ambiguous: a time-out (of records or of a transactional call) is also what a
   zombie meets, a task instance frozen past its session whose transactional id a newer instance took
-  over (Tansu answers its EndTxn with an error librdkafka retries until the call times out). Restarting
+  over (some brokers answer its EndTxn with an error librdkafka retries until the call times out). Restarting
   such an instance would fence the live one, so the task fails at once, with the error, as before.
 * ``RECOVERABLE``: everything else the producer reports. The task aborts, drops its producer and is
   restarted in place from its last committed offsets (see :class:`RecoveryBudget` for the bound).

@@ -2,15 +2,14 @@
 
 Keys/values are Connect's exact bytes (see :mod:`connect_core.storage.offset_storage`), so Java
 Connect and mm2 read each other's offsets. The topic is replayed last-value-wins (brokers that
-never compact, like Tansu, are fine). ``get`` reads to the end of the log first, so a value
+never compact are fine). ``get`` reads to the end of the log first, so a value
 acknowledged before the call is always seen.
 
 On a worker with ``exactly.once.source.support=enabled`` (as Java's store) the topic is read with
 ``isolation.level=read_committed``: offsets are written inside the source tasks' transactions, and an
 aborted transaction's offsets must never be read back. Lookups then answer from a
-:class:`~connect_core.storage.committed_offsets.CommittedOffsetView`, which applies read_committed from
-the transaction markers itself, the same answer on brokers that do not list aborted transactions in
-their fetch answers (Tansu).
+:class:`~connect_core.storage.committed_offsets.CommittedOffsetView`: the same answer on brokers that
+do not list aborted transactions in their fetch answers (it applies the transaction markers there).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ Results come back as the client-independent types of :mod:`mirror.client.formats
 mapped with :mod:`connect_core.kafka.errors` (retriable ones become ``RetriableError``).
 
 Broker gaps are feature-detected, not assumed: CreatePartitions and the ACL APIs may be missing
-(Tansu): :meth:`MirrorAdmin.create_partitions` logs once and carries on; ACL sync never calls
+on some brokers: :meth:`MirrorAdmin.create_partitions` logs once and carries on; ACL sync never calls
 CreateAcls unless DescribeAcls returned bindings to copy.
 """
 

@@ -8,7 +8,7 @@
   target, the trigger for task reconfiguration.
 * :func:`target_config_entries` / :func:`config_alter_ops` turn a source topic's described configs
   into what the remote topic gets. Defaults: Kafka skips entries the broker marks as defaults;
-  some brokers (Tansu) mark every entry default, so an entry only counts as a default if its
+  some brokers mark every entry default, so an entry only counts as a default if its
   value also equals Apache Kafka's documented default for that key (unknown keys: not a default).
 * ACL helpers: only LITERAL TOPIC bindings of replicated topics, never ``ALLOW WRITE``,
   ``ALLOW ALL`` downgraded to ``ALLOW READ``.

@@ -37,7 +37,7 @@ The herder uses one :class:`WorkerGroupMember` from one thread (the *herder thre
   fn(assignor, members, ctx))`` runs before each incremental round (``assignor.expire_delay()``...).
 * Construction does no I/O; the first ``ensure_active``/``poll`` bootstraps (False while unreachable).
 
-Generations: Kafka starts at 1, Tansu at 0; nothing here depends on either. Errors the group
+Generations: Kafka starts at 1, other brokers at 0; nothing here depends on either. Errors the group
 protocol cannot recover from (unknown protocol type, group authorization) raise
 :class:`~connect_core.api.errors.ConnectError` from ``ensure_active``/``poll``.
 """
@@ -543,7 +543,7 @@ class WorkerGroupMember:
 
     @property
     def generation(self) -> int:
-        """The group generation this worker knows (-1 when not in one; Tansu starts at 0, Kafka at 1)."""
+        """The group generation this worker knows (-1 when not in one; Kafka starts at 1, some brokers at 0)."""
         return self.coordinator.generation_id
 
     @property

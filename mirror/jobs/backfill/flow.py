@@ -188,9 +188,9 @@ def committed_offsets(flow: Flow, target_topics: Iterable[str]) -> dict[tuple[st
     out: dict[tuple[str, int], int] = {}
     source = flow.pair.source
 
-    # read_committed applied from the transaction markers: a killed attempt's aborted offset record must
-    # not move the resume point past records that were never committed (brokers that list no aborted
-    # transactions, like Tansu, show it to read_committed consumers)
+    # read_committed on any broker (from the transaction markers where the broker lists no aborted
+    # transactions): a killed attempt's aborted offset record must not move the resume point past
+    # records that were never committed
     for key, value in read_committed_offsets(flow.offsets_topic, target_consumer_props(flow), DEFAULT_TIMEOUT_S):
         decoded = decode_progress(key, value)
         if decoded is not None and _cluster_of(key) == source:

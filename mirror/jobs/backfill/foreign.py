@@ -6,7 +6,8 @@ partition, it would copy the whole backlog again behind them: duplicates no read
 Such partitions are named in the plan and the job refuses them unless forced.
 
 "Holds records" is what a read_committed consumer sees: a killed earlier run's aborted transaction
-leaves nothing (on Apache Kafka; brokers that show aborted records, like Tansu, count them). Partitions
+leaves nothing (on Apache Kafka; brokers that show aborted records to read_committed consumers count
+them). Partitions
 a running ``mm2 run`` of the flow is copying are not foreign: its positions reach the offsets topic at
 its next flush or when the backfill takes the partitions from it.
 """

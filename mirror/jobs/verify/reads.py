@@ -47,7 +47,7 @@ def read_state_topic(props: dict[str, Any], admin: TopicAdmin, topic: str,
     """Feed every record of a small state topic to ``apply`` (log order per partition), up to its end now.
 
     :func:`mirror.driver.status.read_topic` does the same through a KafkaBasedLog, whose start from
-    OFFSET_BEGINNING costs a ListOffsets round per read (~0.4 s on Tansu); verification reads three such
+    OFFSET_BEGINNING costs a ListOffsets round per read (~0.4 s on the test broker); verification reads three such
     topics before any record is compared, so it assigns offset 0 (below a raised log start, the consumer
     resets to the earliest) and stops at each partition's end-of-partition event. ``timeout_s`` bounds a
     wait without any record, not the whole read: a big topic is read however long that takes.

@@ -111,3 +111,9 @@ def test_the_incremental_rule_and_the_whole_partition_rule_agree() -> None:
     whole = apply_read_committed(batches)
     assert incremental == whole.committed
     assert (rule.aborted, rule.open) == (whole.aborted, whole.open) == (2, 2)
+
+
+def test_a_long_lived_filter_can_leave_the_markers_unlisted() -> None:
+    rule = ReadCommittedFilter(keep_markers=False)
+    assert [r.value for b in [data(7, 0), marker(7, 1, commit=True)] for r in rule.add(b)] == [b"v0"]
+    assert rule.markers == []
