@@ -57,6 +57,8 @@ from mirror.connectors.log_start_lookup import LogStartLookup
 from mirror.connectors.offset_mapping_tracker import OffsetMappingTracker
 from mirror.connectors.offset_sync_producer import OffsetSyncProducer
 from mirror.connectors.offset_sync_writer import OffsetSyncQueue, PartitionState
+from mirror.connectors.source_incarnation import RecreatedAction
+from mirror.connectors.source_incarnation_check import INCARNATION_ADMIN_ROLE, lookup_topic_ids, start_decisions
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +84,8 @@ ACK_WAIT_POLL_S = 0.005
 PUBLISH_INTERVAL_S = 0.5
 #: client.id role of the admin that looks up log starts (offset-mapping records below them are tombstoned)
 MAPPINGS_RETENTION_ADMIN_ROLE = "offset-mappings-retention-admin"
+#: A start position below every stored one: the partition is a new incarnation, read from its log start.
+_NEW_INCARNATION = -3
 
 
 class SourceMetrics(Protocol):
@@ -115,9 +119,9 @@ class _Partition:
     per-run callbacks).
     """
 
-    __slots__ = ("acked", "batch_read", "end", "in_flight", "mapping", "max_latency", "newest", "oldest", "partition",
-                 "polled", "polled_bytes", "read_through", "read_timestamp", "source_partition", "sync_state", "task",
-                 "topic", "tp")
+    __slots__ = ("acked", "batch_read", "end", "in_flight", "mapping", "max_latency", "newest", "offset_extra",
+                 "oldest", "partition", "polled", "polled_bytes", "read_through", "read_timestamp", "source_partition",
+                 "sync_state", "task", "topic", "tp")
 
     def __init__(self, task: MirrorSourceTask, tp: TopicPartition, source_partition: dict[str, Any],
                  topic: str) -> None:
@@ -141,9 +145,16 @@ class _Partition:
         self.read_through = -1
         self.read_timestamp = -1
         self.batch_read = 0
+        # incarnation entries of every source offset (the source topic's id; see source_incarnation)
+        self.offset_extra: dict[str, Any] | None = None
 
     def source_offset(self, upstream_offset: int) -> dict[str, Any]:
-        return {OFFSET_KEY: upstream_offset}
+        extra = self.offset_extra
+        if extra is None:
+            return {OFFSET_KEY: upstream_offset}
+        offset = extra.copy()
+        offset[OFFSET_KEY] = upstream_offset
+        return offset
 
     def dispatched(self, run: CopyRun) -> None:
         self.task._run_dispatched(self, run)
@@ -178,6 +189,10 @@ class MirrorSourceTask(SourceTask):
         self._unpublished = False  # acknowledged copies not yet published (see _maybe_publish)
         self._publish_due = 0.0  # monotonic time before which nothing is published again
         self._log_starts: LogStartLookup | None = None  # for tombstoning mappings below the source's log start
+        self._recreated_action = RecreatedAction.MIRROR_FROM_START
+        self._flow = ""
+        self._source_admin: dict[str, Any] = {}
+        self._admin_timeout_s = 30.0
 
     @property
     def _offset_syncs(self) -> OffsetSyncProducer | None:
@@ -209,6 +224,11 @@ class MirrorSourceTask(SourceTask):
         java = config.source_consumer_config(REPLICATION_CONSUMER_ROLE)
         self._max_records = _int_setting(java, "max.poll.records", DEFAULT_MAX_POLL_RECORDS)
         self.assigned = config.task_topic_partitions()
+        # -- source-incarnation hook (issue 38): what the start-time topic-id check needs
+        self._recreated_action = config.recreated_action
+        self._flow = f"{self._source_alias}->{config.target_cluster_alias}"
+        self._source_admin = config.source_admin_config(INCARNATION_ADMIN_ROLE)
+        self._admin_timeout_s = config.admin_timeout_s
         self._lag_hook = getattr(self.metrics, "lag", None)
         assigned_hook = getattr(self.metrics, "assigned", None)
         if assigned_hook is not None:
@@ -232,7 +252,7 @@ class MirrorSourceTask(SourceTask):
     def _initialize_consumer(self, partitions: list[TopicPartition], auto_offset_reset: str) -> None:
         assert self._consumer is not None
         wrapped = [self._partition_map(tp.topic, tp.partition) for tp in partitions]
-        stored = self._stored_offsets(wrapped)
+        stored = self._start_positions(partitions, wrapped)
         reset = {"earliest": OFFSET_BEGINNING, "smallest": OFFSET_BEGINNING, "beginning": OFFSET_BEGINNING,
                  "latest": OFFSET_END, "largest": OFFSET_END, "end": OFFSET_END}.get(auto_offset_reset.lower())
         if reset is None:
@@ -242,7 +262,10 @@ class MirrorSourceTask(SourceTask):
         assignment = []
         uncommitted = 0
         for tp, offset in zip(partitions, stored, strict=True):
-            if offset < 0:
+            if offset == _NEW_INCARNATION:  # a new incarnation of the topic: from its start
+                uncommitted += 1
+                assignment.append(ClientPartition(tp.topic, tp.partition, OFFSET_BEGINNING))
+            elif offset < 0:
                 uncommitted += 1
                 assignment.append(ClientPartition(tp.topic, tp.partition, reset))
             else:
@@ -278,12 +301,34 @@ class MirrorSourceTask(SourceTask):
                 log.debug("Could not load metadata of %s before assigning: %s", topic or "all topics", e)
 
     def _stored_offsets(self, wrapped: list[dict[str, Any]]) -> list[int]:
+        return [unwrap_offset(v) for v in self._stored_offset_values(wrapped)]
+
+    def _stored_offset_values(self, wrapped: list[dict[str, Any]]) -> list[dict[str, Any] | None]:
         context = getattr(self, "context", None)
         if context is None or not wrapped:
-            return [-1] * len(wrapped)
+            return [None] * len(wrapped)
         reader = context.offset_storage_reader()
         found = dict((_key(p), o) for p, o in reader.offsets(wrapped))
-        return [unwrap_offset(found.get(_key(p))) for p in wrapped]
+        return [found.get(_key(p)) for p in wrapped]
+
+    def _start_positions(self, partitions: list[TopicPartition], wrapped: list[dict[str, Any]]) -> list[int]:
+        """Source-incarnation hook (issue 38): the stored positions, each checked against its topic's id now.
+
+        Returns what ``_stored_offsets`` would (the last mirrored offset, -1: none); a partition of a
+        recreated topic starts at its beginning (``_NEW_INCARNATION``) per the flow's choice.
+        """
+        values = self._stored_offset_values(wrapped)
+        ids = lookup_topic_ids(self._source_admin, sorted({tp.topic for tp in partitions}), self._admin_timeout_s)
+        decisions = start_decisions(partitions, values, ids, self._recreated_action, self._flow, self._remote_topic,
+                                    getattr(self.metrics, "source_changed", None))
+        out = []
+        for tp, decision in zip(partitions, decisions, strict=True):
+            self._partition(tp.topic, tp.partition).offset_extra = decision.extra
+            if decision.from_beginning:
+                out.append(_NEW_INCARNATION)
+            else:
+                out.append(-1 if decision.position is None else decision.position - 1)
+        return out
 
     def stop(self) -> None:
         """May run on another thread while ``poll`` waits: wait for it, then close the clients."""
@@ -492,11 +537,17 @@ class MirrorSourceTask(SourceTask):
                     if run.newest is None:
                         seen.append(run)
                         run.newest = msg
+                    extra = run.offset_extra
                 value = msg.value()
                 ts = msg.timestamp()[1]
                 if ts < 0:
                     ts = None
-                append(SourceRecord(run.source_partition, {OFFSET_KEY: msg.offset()}, run.topic, partition, msg.key(),
+                if extra is None:
+                    offset = {OFFSET_KEY: msg.offset()}
+                else:  # the source topic's id rides along (see source_incarnation)
+                    offset = extra.copy()
+                    offset[OFFSET_KEY] = msg.offset()
+                append(SourceRecord(run.source_partition, offset, run.topic, partition, msg.key(),
                                     value, msg.headers(), ts, schema, schema))
                 if lag:
                     run.newest = msg

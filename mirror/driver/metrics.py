@@ -81,6 +81,13 @@ class Mm2Metrics:
         self.offset_syncs = Counter(
             "mm2_offset_syncs", "Offset syncs (upstream -> downstream offset pairs) emitted.", PARTITION, registry=r
         )
+        self.source_changes = Counter(
+            "mm2_source_changes",
+            "Changes of the source under the mirror, per remote partition and reason (topic-recreated: a mirrored "
+            "source topic was deleted and recreated; the count is the events, each also logged once at ERROR).",
+            (*PARTITION, "reason"),
+            registry=r,
+        )
         # --- MirrorCheckpoint -------------------------------------------------------------------------
         self.checkpoint_latency = Gauge(
             "mm2_checkpoint_latency_seconds",

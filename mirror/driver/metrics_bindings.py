@@ -307,6 +307,10 @@ class SourceTaskMetrics:
     def offset_syncs_sent(self, topic: str, partition: int, count: int = 1) -> None:
         self._partition(topic, partition).offset_syncs.inc(count)
 
+    def source_changed(self, topic: str, partition: int, reason: str, count: int = 1) -> None:
+        """The source changed under the mirror (``reason``: see ``mm2_source_changes``); once per event."""
+        self.metrics.source_changes.labels(self.source, self.target, topic, str(partition), reason).inc(count)
+
 
 class CheckpointTaskMetrics:
     """``mirror.connectors.checkpoint_task.CheckpointMetrics`` of one MirrorCheckpointTask.

@@ -39,9 +39,10 @@ from connect_core.storage.internal_topics import store_client_props
 from connect_core.storage.offset_storage import deserialize_offset_key, deserialize_offset_value
 from mirror.client.errors import ClusterUnreachableError, RecordFormatError
 from mirror.client.formats import Checkpoint
+from mirror.connectors.source_incarnation import REASON_RECREATED, RECREATED_KEY, RecreatedEvent
 from mirror.driver.maker_config import CHECKPOINT_CONNECTOR, SOURCE_CONNECTOR, MirrorMakerConfig, SourceAndTarget
 from mirror.driver.status_lag import OffsetSyncFold, partition_lags
-from mirror.driver.status_report import ConnectorState, FlowStatus, GroupCheckpoint, TaskState
+from mirror.driver.status_report import ConnectorState, FlowStatus, GroupCheckpoint, SourceChange, TaskState
 
 if TYPE_CHECKING:
     from mirror.connectors.config import MirrorSourceConfig
@@ -114,6 +115,7 @@ class OffsetFold:
     connector: str = SOURCE_CONNECTOR
     offsets: dict[tuple[str, int], int] = field(default_factory=dict)
     written_at_ms: dict[tuple[str, int], int] = field(default_factory=dict)  # record timestamps (flush times)
+    recreated: dict[tuple[str, int], RecreatedEvent] = field(default_factory=dict)  # source topic recreations
 
     def apply(self, key: bytes | None, value: bytes | None, timestamp_ms: int | None = None) -> None:
         parsed = deserialize_offset_key(key)
@@ -134,12 +136,31 @@ class OffsetFold:
         if offset_map is None:
             self.offsets.pop((topic, number), None)
             self.written_at_ms.pop((topic, number), None)
+            self.recreated.pop((topic, number), None)
             return
+        event = RecreatedEvent.decode(topic, number, offset_map.get(RECREATED_KEY))
+        if event is not None:
+            self.recreated[(topic, number)] = event
+        else:
+            self.recreated.pop((topic, number), None)
         offset = offset_map.get("offset")
         if isinstance(offset, int) and not isinstance(offset, bool):
             self.offsets[(topic, number)] = offset
             if timestamp_ms is not None:
                 self.written_at_ms[(topic, number)] = timestamp_ms
+
+
+def source_changes(recreated: Mapping[tuple[str, int], RecreatedEvent],
+                   remote_topic: Callable[[str], str]) -> list[SourceChange]:
+    """Report rows of the source changes recorded with the committed offsets, per partition."""
+    rows = []
+    for (topic, partition), event in sorted(recreated.items()):
+        detected = datetime.fromtimestamp(event.detected_at_ms / 1000, UTC).isoformat(timespec="seconds")
+        rows.append(SourceChange(
+            topic, partition, remote_topic(topic), REASON_RECREATED, detected.replace("+00:00", "Z"),
+            f"topic id {event.previous_topic_id} -> {event.topic_id}; old incarnation mirrored through offset "
+            f"{event.previous_offset}, new one mirrored from its start"))
+    return rows
 
 
 @dataclass
@@ -291,6 +312,7 @@ class FlowReader:
         flow.partitions = partition_lags(
             ends, offsets.offsets, lambda t: policy.format_remote_topic(pair.source, t),
             committed_at_ms=offsets.written_at_ms, syncs=reported, target_ends=target_ends, now_ms=_now_ms())
+        flow.source_changes = source_changes(offsets.recreated, lambda t: policy.format_remote_topic(pair.source, t))
 
     def _target_ends(self, target_admin: TopicAdmin, syncs: Mapping[tuple[str, int], tuple[int, int]],
                      target_topics: set[str], remote_topic: Callable[[str], str]) -> dict[tuple[str, int], int]:
