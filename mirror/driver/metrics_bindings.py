@@ -24,6 +24,7 @@ from typing import Any
 from prometheus_client import Counter, Gauge, Histogram
 
 from connect_core.model import ConnectorTaskId, State
+from mirror.connectors.source_incarnation import REASON_RECREATED
 from mirror.driver.metrics import STATES, Mm2Metrics, SourcePartitionMetrics
 
 Clock = Callable[[], float]
@@ -292,6 +293,8 @@ class SourceTaskMetrics:
         """Create the series of the task's remote partitions at start, so idle ones show 0, not nothing."""
         for topic, partition in partitions:
             self._partition(topic, partition)
+            # at 0 from the start: a panel shows 0 rather than "no data", and the first event is a change
+            self.metrics.source_changes.labels(self.source, self.target, topic, str(partition), REASON_RECREATED)
 
     def polled(self, topic: str, partition: int, records: int, value_bytes: int, max_age_ms: float) -> None:
         self._partition(topic, partition).polled(value_bytes, max_age_ms / 1000.0)

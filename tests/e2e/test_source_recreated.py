@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 
 from connect_core.embedded import KafkaCluster, free_port
-from tests.e2e.metrics_harness import scrape, total
+from tests.e2e.metrics_harness import PrometheusServer, prometheus_binary, scrape, total, wait_until
 from tests.e2e.mm2_helpers import Mm2Process, eventually, mm2_properties, status_json, write_properties
 
 STARTUP_S = 120.0
@@ -61,6 +61,7 @@ def first_run(a: KafkaCluster, b: KafkaCluster, config: Path, tmp_path: Path) ->
 
 def test_a_topic_recreated_while_mm2_was_stopped_is_mirrored_from_its_start_and_said(
         two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path) -> None:
+    prometheus_binary()  # fail first, with the install hint, if the server is missing
     a, b = two_clusters
     config = write_properties(tmp_path / "mm2.properties",
                               mm2_properties({"A": a, "B": b}, ["A->B"], topics="events"))
@@ -69,12 +70,18 @@ def test_a_topic_recreated_while_mm2_was_stopped_is_mirrored_from_its_start_and_
     port = free_port()
     mm2 = Mm2Process(config, "--metrics-port", str(port), log_dir=tmp_path, name="second")
     try:
-        want = {p: expected("old", OLD, p) + expected("new", NEW, p) for p in range(2)}
-        eventually(lambda: mirrored(b, want), STARTUP_S, "the new incarnation after the old one on B", mm2)
-        samples = eventually(lambda: scrape(port), 30, "metrics", mm2)
-        for p in range(2):
-            assert total(samples, "mm2_source_changes_total", topic="A.events", partition=str(p),
-                         reason="topic-recreated") == 1
+        with PrometheusServer(tmp_path / "prometheus", free_port(), [f"127.0.0.1:{port}"]) as prom:
+            want = {p: expected("old", OLD, p) + expected("new", NEW, p) for p in range(2)}
+            eventually(lambda: mirrored(b, want), STARTUP_S, "the new incarnation after the old one on B", mm2)
+            samples = eventually(lambda: scrape(port), 30, "metrics", mm2)
+            for p in range(2):
+                assert total(samples, "mm2_source_changes_total", topic="A.events", partition=str(p),
+                             reason="topic-recreated") == 1
+            # the shipped alert rule, unchanged, in a real Prometheus scraping this mm2
+            firing = wait_until(lambda: [a for a in prom.alerts() if a["labels"].get("alertname") == "MM2SourceChanged"
+                                         and a["state"] == "firing"], 60, "MM2SourceChanged firing")
+            assert [(a["labels"]["topic"], a["labels"]["reason"], a["value"]) for a in firing] == \
+                [("A.events", "topic-recreated", "2e+00")]
         assert mm2.terminate() == 0
         log = mm2.output()
     finally:
