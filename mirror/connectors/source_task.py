@@ -57,6 +57,8 @@ from mirror.connectors.log_start_lookup import LogStartLookup
 from mirror.connectors.offset_mapping_tracker import OffsetMappingTracker
 from mirror.connectors.offset_sync_producer import OffsetSyncProducer
 from mirror.connectors.offset_sync_writer import OffsetSyncQueue, PartitionState
+from mirror.connectors.source_gaps import LOST_KEY, GapTracker, LostTotal
+from mirror.connectors.source_gaps_check import GAPS_ADMIN_ROLE, report_lost
 from mirror.connectors.source_incarnation import RecreatedAction
 from mirror.connectors.source_incarnation_check import INCARNATION_ADMIN_ROLE, lookup_topic_ids, start_decisions
 
@@ -119,9 +121,9 @@ class _Partition:
     per-run callbacks).
     """
 
-    __slots__ = ("acked", "batch_read", "end", "in_flight", "mapping", "max_latency", "newest", "offset_extra",
-                 "oldest", "partition", "polled", "polled_bytes", "read_through", "read_timestamp", "source_partition",
-                 "sync_state", "task", "topic", "tp")
+    __slots__ = ("acked", "batch_read", "end", "in_flight", "mapping", "max_latency", "newest", "next_offset",
+                 "offset_extra", "oldest", "partition", "polled", "polled_bytes", "read_through", "read_timestamp",
+                 "source_partition", "sync_state", "task", "topic", "tp")
 
     def __init__(self, task: MirrorSourceTask, tp: TopicPartition, source_partition: dict[str, Any],
                  topic: str) -> None:
@@ -147,6 +149,8 @@ class _Partition:
         self.batch_read = 0
         # incarnation entries of every source offset (the source topic's id; see source_incarnation)
         self.offset_extra: dict[str, Any] | None = None
+        # the offset the next record read should have (-1: unknown); a higher one is a jump (see source_gaps)
+        self.next_offset = -1
 
     def source_offset(self, upstream_offset: int) -> dict[str, Any]:
         extra = self.offset_extra
@@ -193,6 +197,9 @@ class MirrorSourceTask(SourceTask):
         self._flow = ""
         self._source_admin: dict[str, Any] = {}
         self._admin_timeout_s = 30.0
+        self._gaps = GapTracker()  # jumps in the offsets read, checked against the log start (issue 38)
+        self._gap_starts: LogStartLookup | None = None
+        self._lost: dict[TopicPartition, LostTotal] = {}
 
     @property
     def _offset_syncs(self) -> OffsetSyncProducer | None:
@@ -229,6 +236,8 @@ class MirrorSourceTask(SourceTask):
         self._flow = f"{self._source_alias}->{config.target_cluster_alias}"
         self._source_admin = config.source_admin_config(INCARNATION_ADMIN_ROLE)
         self._admin_timeout_s = config.admin_timeout_s
+        self._gap_starts = LogStartLookup(config.source_admin_config(GAPS_ADMIN_ROLE), interval_s=0.0,
+                                          timeout_s=config.admin_timeout_s)
         self._lag_hook = getattr(self.metrics, "lag", None)
         assigned_hook = getattr(self.metrics, "assigned", None)
         if assigned_hook is not None:
@@ -271,7 +280,9 @@ class MirrorSourceTask(SourceTask):
             else:
                 assignment.append(ClientPartition(tp.topic, tp.partition, offset + 1))
                 # The consumer resumes right after the stored offset: offsets before its first record are empty.
-                self._partition(tp.topic, tp.partition).mapping = OffsetMappingTracker(tp, offset)
+                run = self._partition(tp.topic, tp.partition)
+                run.mapping = OffsetMappingTracker(tp, offset)
+                run.next_offset = offset + 1
         if uncommitted:
             self._await_leaders({tp.topic for tp in partitions})
         self._consumer.assign(assignment)
@@ -322,8 +333,13 @@ class MirrorSourceTask(SourceTask):
         decisions = start_decisions(partitions, values, ids, self._recreated_action, self._flow, self._remote_topic,
                                     getattr(self.metrics, "source_changed", None))
         out = []
-        for tp, decision in zip(partitions, decisions, strict=True):
-            self._partition(tp.topic, tp.partition).offset_extra = decision.extra
+        for tp, decision, value in zip(partitions, decisions, values, strict=True):
+            extra = decision.extra
+            lost = None if decision.event is not None or value is None else LostTotal.decode(value.get(LOST_KEY))
+            if lost is not None:  # records lost earlier stay on record (mm2 status)
+                self._lost[tp] = lost
+                extra = {**(extra or {}), LOST_KEY: lost.encode()}
+            self._partition(tp.topic, tp.partition).offset_extra = extra
             if decision.from_beginning:
                 out.append(_NEW_INCARNATION)
             else:
@@ -350,6 +366,8 @@ class MirrorSourceTask(SourceTask):
         if self._log_starts is not None:
             self._log_starts.close()
             self._log_starts = None
+        if self._gap_starts is not None:
+            self._gap_starts.close()
         self._flush_ack_metrics()
 
     # -- the data path ---------------------------------------------------------------------------
@@ -395,6 +413,8 @@ class MirrorSourceTask(SourceTask):
         """The next prefetched messages (consumer lock held)."""
         if self._stopping or self._consumer is None:
             return None
+        if self._gaps.pending:  # source-gaps hook (issue 38): jumps waiting for their log starts
+            self._check_gaps()
         if self._acked_runs:  # acks served since the last poll: report them before blocking
             self._flush_ack_metrics(locked=True)
         # poll() returns as soon as one record is there (consume() would wait out its timeout);
@@ -433,8 +453,25 @@ class MirrorSourceTask(SourceTask):
         self._unacknowledged += len(records)
         return records
 
+    def _check_gaps(self) -> None:
+        """Source-gaps hook (issue 38): settle the jumps whose log starts are in (never blocks)."""
+        lookup = self._gap_starts
+        if lookup is None:
+            return
+        starts = lookup.poll(self._gaps.partitions)
+        if not starts:
+            return
+        for lost in self._gaps.resolve(starts):
+            run = self._partition(lost.tp.topic, lost.tp.partition)
+            total = self._lost.setdefault(lost.tp, LostTotal())
+            report_lost(lost, total, self._flow, run.topic, self.metrics)
+            run.offset_extra = {**(run.offset_extra or {}), LOST_KEY: total.encode()}
+
     def _run_dispatched(self, route: _Partition, run: CopyRun) -> None:
         """Per run handed to the producer: the poll metrics and the lag behind the source."""
+        if -1 < route.next_offset < run.first_upstream:  # source-gaps hook (issue 38)
+            self._gaps.jumped(route.tp, route.next_offset, run.first_upstream)
+        route.next_offset = run.last_upstream + 1
         self._unacknowledged += run.count
         route.in_flight += run.count
         if self._measure:
@@ -521,6 +558,7 @@ class MirrorSourceTask(SourceTask):
         run: _Partition | None = None
         last_topic = ""
         last_partition = -1
+        last_offset = -1
         schema = OPTIONAL_BYTES_SCHEMA
         try:
             for msg in messages:
@@ -530,7 +568,10 @@ class MirrorSourceTask(SourceTask):
                     continue
                 topic = msg.topic()
                 partition = msg.partition()
+                upstream = msg.offset()
                 if run is None or partition != last_partition or topic != last_topic:
+                    if run is not None:
+                        run.next_offset = last_offset + 1
                     run = self._partition(topic, partition)
                     last_topic = topic
                     last_partition = partition
@@ -538,15 +579,18 @@ class MirrorSourceTask(SourceTask):
                         seen.append(run)
                         run.newest = msg
                     extra = run.offset_extra
+                    if -1 < run.next_offset < upstream:  # source-gaps hook (issue 38): once per run
+                        self._gaps.jumped(run.tp, run.next_offset, upstream)
+                last_offset = upstream
                 value = msg.value()
                 ts = msg.timestamp()[1]
                 if ts < 0:
                     ts = None
                 if extra is None:
-                    offset = {OFFSET_KEY: msg.offset()}
+                    offset = {OFFSET_KEY: upstream}
                 else:  # the source topic's id rides along (see source_incarnation)
                     offset = extra.copy()
-                    offset[OFFSET_KEY] = msg.offset()
+                    offset[OFFSET_KEY] = upstream
                 append(SourceRecord(run.source_partition, offset, run.topic, partition, msg.key(),
                                     value, msg.headers(), ts, schema, schema))
                 if lag:
@@ -565,6 +609,8 @@ class MirrorSourceTask(SourceTask):
                 run.polled = run.polled_bytes = 0
                 run.oldest = _NO_TIMESTAMP
             raise
+        if run is not None:
+            run.next_offset = last_offset + 1
         if measure or lag:
             self._report_polled(seen, measure, lag)
         else:
@@ -819,7 +865,10 @@ def replication_consumer_config(java_props: dict[str, Any], label: str) -> dict[
     conf.setdefault("group.id", f"mm2-replication-{label}")
     conf["enable.auto.commit"] = False
     conf["enable.auto.offset.store"] = False
-    conf.pop("auto.offset.reset", None)  # positions are always explicit (see _initialize_consumer)
+    # Positions are always explicit (see _initialize_consumer); this only says where a position the source
+    # no longer holds (deleted before it was mirrored) resumes: at the log start, as Java MirrorMaker does,
+    # never at the end (librdkafka's default), and the jump is counted (source_gaps).
+    conf["auto.offset.reset"] = "earliest"
     return conf
 
 
