@@ -57,8 +57,8 @@ from mirror.connectors.log_start_lookup import LogStartLookup
 from mirror.connectors.offset_mapping_tracker import OffsetMappingTracker
 from mirror.connectors.offset_sync_producer import OffsetSyncProducer
 from mirror.connectors.offset_sync_writer import OffsetSyncQueue, PartitionState
-from mirror.connectors.source_gaps import LOST_KEY, GapTracker, LostTotal
-from mirror.connectors.source_gaps_check import GAPS_ADMIN_ROLE, report_lost
+from mirror.connectors.source_gaps import LOST_KEY, GapTracker, LostRange, LostTotal
+from mirror.connectors.source_gaps_check import GAPS_ADMIN_ROLE, log_starts_now, report_lost
 from mirror.connectors.source_incarnation import RecreatedAction
 from mirror.connectors.source_incarnation_check import INCARNATION_ADMIN_ROLE, lookup_topic_ids, start_decisions
 
@@ -332,18 +332,28 @@ class MirrorSourceTask(SourceTask):
         ids = lookup_topic_ids(self._source_admin, sorted({tp.topic for tp in partitions}), self._admin_timeout_s)
         decisions = start_decisions(partitions, values, ids, self._recreated_action, self._flow, self._remote_topic,
                                     getattr(self.metrics, "source_changed", None))
+        resumed = [tp for tp, d in zip(partitions, decisions, strict=True) if d.position is not None]
+        starts = log_starts_now(self._source_admin, resumed, self._admin_timeout_s) if resumed else {}
         out = []
         for tp, decision, value in zip(partitions, decisions, values, strict=True):
             extra = decision.extra
+            run = self._partition(tp.topic, tp.partition)
             lost = None if decision.event is not None or value is None else LostTotal.decode(value.get(LOST_KEY))
             if lost is not None:  # records lost earlier stay on record (mm2 status)
                 self._lost[tp] = lost
+            position = decision.position
+            start = starts.get(tp, -1)
+            if position is not None and start > position:  # deleted while the task was away
+                lost = self._lost.setdefault(tp, LostTotal())
+                report_lost(LostRange(tp, position, start, start), lost, self._flow, run.topic, self.metrics)
+                position = start
+            if lost is not None:
                 extra = {**(extra or {}), LOST_KEY: lost.encode()}
-            self._partition(tp.topic, tp.partition).offset_extra = extra
+            run.offset_extra = extra
             if decision.from_beginning:
                 out.append(_NEW_INCARNATION)
             else:
-                out.append(-1 if decision.position is None else decision.position - 1)
+                out.append(-1 if position is None else position - 1)
         return out
 
     def stop(self) -> None:

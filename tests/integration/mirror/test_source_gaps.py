@@ -20,6 +20,7 @@ import pytest
 from connect_core.api.records import SourceRecord
 from connect_core.embedded import KafkaCluster
 from connect_core.embedded.cluster import EmbeddedKafkaCluster
+from connect_core.kafka.types import ClientPartition
 from mirror.connectors.source_gaps import LOST_KEY, LostTotal
 from mirror.connectors.source_task import MirrorSourceTask, NoOpSourceMetrics
 from tests.integration.mirror.test_source_task import task_props
@@ -71,7 +72,19 @@ def offsets_of(records: list[SourceRecord]) -> list[int]:
     return [int(r.source_offset["offset"]) for r in records if r.source_offset]
 
 
-def test_records_deleted_before_they_were_mirrored_are_counted_exactly_and_said_once(
+def lost_line(topic: str, count: int, first: int, start: int) -> str:
+    return (f"A->B: {count} records of source topic {topic} partition 0 (offsets {first} to {start - 1}) were "
+            f"deleted on the source (retention or deleted records; log start now {start}) before they were "
+            "mirrored: they are not on the target")
+
+
+def carried(record: SourceRecord) -> tuple[int, int, int] | None:
+    """What a record's source offset says the partition lost so far: (count, first, end) of the last range."""
+    total = LostTotal.decode(record.source_offset.get(LOST_KEY) if record.source_offset else None)
+    return None if total is None else (total.count, total.last_first, total.last_end)
+
+
+def test_records_deleted_while_the_task_was_stopped_are_counted_exactly_at_its_start(
         durable_cluster_factory: ClusterFactory, unique_name: NameFn, caplog: pytest.LogCaptureFixture) -> None:
     (a,) = durable_cluster_factory(["A"])
     assert isinstance(a, EmbeddedKafkaCluster)
@@ -86,24 +99,50 @@ def test_records_deleted_before_they_were_mirrored_are_counted_exactly_and_said_
     task.initialize(Stored({(topic, 0): {"offset": 2}}))  # type: ignore[arg-type]
     task.start(task_props(a, topic, 1, **{"emit.offset-syncs.enabled": "false"}))
     try:
-        first = poll_offsets(task, lambda rs: 9 in offsets_of(rs))
-        assert offsets_of(first) == [6, 7, 8, 9]
-        # the log start is looked up without blocking the copy: the loss is settled on a later poll
-        more = poll_offsets(task, lambda rs: bool(losses.lost))
-        a.produce(topic, [{"value": "after", "partition": 0}])
-        more += poll_offsets(task, lambda rs: 10 in offsets_of(rs))
+        records = poll_offsets(task, lambda rs: 9 in offsets_of(rs))
     finally:
         task.stop()
-    assert offsets_of(more) == [10]
+    assert offsets_of(records) == [6, 7, 8, 9]
     assert losses.lost == {(f"A.{topic}", 0): 3}  # offsets 3, 4 and 5: exactly the ones never mirrored
     assert losses.events == [(f"A.{topic}", 0, "records-lost")]
-    lines = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
-    assert lines == [f"A->B: 3 records of source topic {topic} partition 0 (offsets 3 to 5) were deleted on the "
-                     "source (retention or deleted records; log start now 6) before they were mirrored: they are "
-                     "not on the target"]
-    # carried with the committed offset, so mm2 status and a restarted task still know
-    carried = LostTotal.decode(more[-1].source_offset[LOST_KEY] if more[-1].source_offset else None)
-    assert carried is not None and (carried.count, carried.last_first, carried.last_end) == (3, 3, 6)
+    assert [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR] == [lost_line(topic, 3, 3, 6)]
+    # carried with every offset from the first record on, so mm2 status and a restarted task know
+    assert {carried(r) for r in records} == {(3, 3, 6)}
+
+
+def test_records_deleted_while_the_task_runs_are_found_from_the_jump_and_counted_exactly(
+        durable_cluster_factory: ClusterFactory, unique_name: NameFn, caplog: pytest.LogCaptureFixture) -> None:
+    (a,) = durable_cluster_factory(["A"])
+    assert isinstance(a, EmbeddedKafkaCluster)
+    topic = unique_name("retained")
+    a.create_topic(topic, partitions=1)
+    a.produce(topic, [{"value": f"v{i}", "partition": 0} for i in range(5)])
+    losses = Losses()
+    caplog.set_level(logging.ERROR)
+    task = MirrorSourceTask(metrics=losses)
+    task.initialize(Stored({}))  # type: ignore[arg-type]
+    task.start(task_props(a, topic, 1, **{"emit.offset-syncs.enabled": "false"}))
+    try:
+        assert offsets_of(poll_offsets(task, lambda rs: 4 in offsets_of(rs))) == [0, 1, 2, 3, 4]
+        # The seam: the task's consumer stops fetching the partition while records 5..14 are written and
+        # 5..9 deleted, as retention can outrun a slow mirror; then it fetches on from its position (5).
+        consumer = task._consumer
+        assert consumer is not None
+        consumer.pause([ClientPartition(topic, 0)])
+        a.produce(topic, [{"value": f"v{i}", "partition": 0} for i in range(5, 15)])
+        assert a.delete_records_below(topic, 0, 10) == 10
+        consumer.resume([ClientPartition(topic, 0)])
+        records = poll_offsets(task, lambda rs: 14 in offsets_of(rs))
+        assert offsets_of(records) == [10, 11, 12, 13, 14]
+        poll_offsets(task, lambda rs: bool(losses.lost))  # settled on a later poll, never blocking the copy
+        a.produce(topic, [{"value": "after", "partition": 0}])
+        after = poll_offsets(task, lambda rs: 15 in offsets_of(rs))
+    finally:
+        task.stop()
+    assert losses.lost == {(f"A.{topic}", 0): 5}
+    assert losses.events == [(f"A.{topic}", 0, "records-lost")]
+    assert [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR] == [lost_line(topic, 5, 5, 10)]
+    assert carried(after[-1]) == (5, 5, 10)
 
 
 def test_transaction_markers_are_jumps_but_no_loss(kafka_cluster: KafkaCluster, unique_name: NameFn,

@@ -1,10 +1,11 @@
-"""``mm2 run`` with stock settings while a mirrored source topic is deleted and recreated (issue 38).
+"""``mm2 run`` with stock settings while the source changes under the mirror (issue 38).
 
 mm2 is stopped while the topic is recreated, and the new incarnation holds more records than the old
 position (the case an offset comparison alone misses). Default: every record of the new incarnation
 reaches the same remote topic in order after the old ones, the event is logged once per partition,
 counted in ``mm2_source_changes_total`` and shown by ``mm2 status``. ``fail``: the task stops with one
-clear error, ``mm2 status`` shows why, and nothing on the target changes.
+clear error, ``mm2 status`` shows why, and nothing on the target changes. Records deleted on the source
+before they were mirrored are counted exactly, said once and alerted by the shipped rule.
 
 Recreating the topic while ``mm2 run`` fetches from it cannot be run on the Tansu test bed: Tansu answers
 a fetch for the deleted topic id with a zero topic id and a current-leader hint, on which librdkafka
@@ -15,9 +16,11 @@ supervised mm2 goes through after such a crash too.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from connect_core.embedded import KafkaCluster, free_port
+from connect_core.embedded.cluster import EmbeddedKafkaCluster
 from tests.e2e.metrics_harness import PrometheusServer, prometheus_binary, scrape, total, wait_until
 from tests.e2e.mm2_helpers import Mm2Process, eventually, mm2_properties, status_json, write_properties
 
@@ -132,3 +135,56 @@ def test_the_fail_choice_stops_the_task_with_one_clear_error_and_changes_nothing
     flow = status_json(config)["flows"][0]
     assert flow["source_changes"] == []  # nothing was handled: the operator decides
     assert json.dumps(flow).count("deleted and recreated") >= 1
+
+
+def test_records_deleted_before_they_were_mirrored_are_counted_exactly_and_alerted(
+        durable_cluster_factory: Callable[[list[str]], list[KafkaCluster]],
+        cluster_factory: Callable[[list[str]], list[KafkaCluster]], tmp_path: Path) -> None:
+    """The source on durable storage, where removing the oldest batch objects moves a log start (Tansu has
+    no retention): records written while mm2 was stopped are deleted before it could mirror them."""
+    prometheus_binary()
+    (a,) = durable_cluster_factory(["A"])
+    (b,) = cluster_factory(["B"])
+    assert isinstance(a, EmbeddedKafkaCluster)
+    config = write_properties(tmp_path / "mm2.properties",
+                              mm2_properties({"A": a, "B": b}, ["A->B"], topics="events"))
+    a.create_topic("events", 2)
+    a.produce("events", records("v", 10))
+    mm2 = Mm2Process(config, log_dir=tmp_path, name="first")
+    try:
+        eventually(lambda: mirrored(b, {p: expected("v", 10, p) for p in range(2)}), STARTUP_S, "10 records", mm2)
+        assert mm2.terminate() == 0
+    finally:
+        mm2.close()
+    a.produce("events", [{"value": f"v-{p}-{i}".encode(), "partition": p} for i in range(10, 20) for p in range(2)])
+    for p in range(2):  # offsets 10..14 of each partition go before mm2 is back: 5 records never mirrored
+        assert a.delete_records_below("events", p, 15) == 15
+
+    port = free_port()
+    mm2 = Mm2Process(config, "--metrics-port", str(port), log_dir=tmp_path, name="second")
+    try:
+        with PrometheusServer(tmp_path / "prometheus", free_port(), [f"127.0.0.1:{port}"]) as prom:
+            want = {p: expected("v", 10, p) + [f"v-{p}-{i}".encode() for i in range(15, 20)] for p in range(2)}
+            eventually(lambda: mirrored(b, want), STARTUP_S, "the records still on the source", mm2)
+
+            def lost_counted() -> bool:
+                samples = scrape(port)
+                return all(total(samples, "mm2_source_records_lost_total", topic="A.events", partition=str(p)) == 5
+                           for p in range(2))
+
+            eventually(lost_counted, 60, "5 lost records per partition in /metrics", mm2)
+            firing = wait_until(lambda: [a for a in prom.alerts() if a["labels"].get("alertname") == "MM2SourceChanged"
+                                         and a["state"] == "firing"], 60, "MM2SourceChanged firing")
+            assert [(a["labels"]["topic"], a["labels"]["reason"]) for a in firing] == [("A.events", "records-lost")]
+        assert mm2.terminate() == 0
+        log = mm2.output()
+    finally:
+        mm2.close()
+    lines = [line for line in log.splitlines() if "were deleted on the source" in line]
+    assert len(lines) == 2 and all("5 records of source topic events partition" in line
+                                   and "(offsets 10 to 14)" in line and "ERROR" in line for line in lines), lines
+    changes = status_json(config)["flows"][0]["source_changes"]
+    assert [(c["topic"], c["partition"], c["reason"]) for c in changes] == \
+        [("events", 0, "records-lost"), ("events", 1, "records-lost")]
+    assert all(c["detail"].startswith("5 records deleted on the source before they were mirrored (last: offsets "
+                                      "10 to 14)") for c in changes)
