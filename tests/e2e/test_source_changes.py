@@ -21,12 +21,25 @@ from pathlib import Path
 
 from connect_core.embedded import KafkaCluster, free_port
 from connect_core.embedded.cluster import EmbeddedKafkaCluster
+from mirror.jobs.translate_checkpoints import LatestCheckpoints
 from tests.e2e.metrics_harness import PrometheusServer, prometheus_binary, scrape, total, wait_until
-from tests.e2e.mm2_helpers import Mm2Process, eventually, mm2_properties, status_json, write_properties
+from tests.e2e.mm2_helpers import (
+    CHECKPOINTS,
+    Mm2Process,
+    commit_group,
+    eventually,
+    group_offsets,
+    mm2_command,
+    mm2_properties,
+    status_json,
+    write_properties,
+)
 
 STARTUP_S = 120.0
 OLD = 20  # records per partition before the recreation
 NEW = 35  # records per partition of the new incarnation: more than the old position
+OLD_GROUP_AT = 12  # a group's position in the old incarnation
+NEW_GROUP_AT = 30  # a group's position in the new incarnation (beyond the old one's end)
 
 
 def records(tag: str, count: int) -> list[dict[str, object]]:
@@ -46,14 +59,39 @@ def mirrored(b: KafkaCluster, want: dict[int, list[bytes | None]]) -> bool:
     return "A.events" in b.topic_names() and values(b, "A.events") == want
 
 
-def first_run(a: KafkaCluster, b: KafkaCluster, config: Path, tmp_path: Path) -> None:
-    """Mirror the first incarnation, stop mm2 (its offsets are flushed at stop), recreate the topic."""
+def verify_json(config: Path) -> str:
+    run = mm2_command("verify", str(config), "--source", "A", "--target", "B", "--topics", "events", "--json")
+    assert run.returncode == 0, run.stdout + run.stderr
+    return run.stdout
+
+
+def checkpointed(b: KafkaCluster, group: str) -> bool:
+    if "A.checkpoints.internal" not in b.topic_names():
+        return False
+    latest = LatestCheckpoints()
+    for msgs in b.read_all("A.checkpoints.internal").values():
+        for m in msgs:
+            latest.on_record(m.key(), m.value(), m.timestamp()[1])
+    return {tp.partition for tp in latest.groups.get(group, {})} == {0, 1}
+
+
+def first_run(a: KafkaCluster, b: KafkaCluster, config: Path, tmp_path: Path, old_group: str | None = None) -> None:
+    """Mirror the first incarnation (``old_group`` consumed part of it and is checkpointed), stop mm2 (its
+    offsets are flushed at stop), recreate the topic (which deletes the group's offsets on the source)."""
     a.create_topic("events", 2)
     a.produce("events", records("old", OLD))
+    if old_group is not None:
+        commit_group(a, old_group, {("events", p): OLD_GROUP_AT for p in range(2)})
+        # checkpoints every second in this setup run only (the default is a minute): what is under test is
+        # the second run, with stock settings
+        config = write_properties(tmp_path / "first.properties", {
+            **dict(line.split(" = ", 1) for line in config.read_text().splitlines()), **CHECKPOINTS})
     mm2 = Mm2Process(config, log_dir=tmp_path, name="first")
     try:
         eventually(lambda: mirrored(b, {p: expected("old", OLD, p) for p in range(2)}), STARTUP_S,
                    "the first incarnation on B", mm2)
+        if old_group is not None:
+            eventually(lambda: checkpointed(b, old_group), STARTUP_S, "checkpoints of the old group", mm2, 2.0)
         assert mm2.terminate() == 0
     finally:
         mm2.close()
@@ -68,7 +106,8 @@ def test_a_topic_recreated_while_mm2_was_stopped_is_mirrored_from_its_start_and_
     a, b = two_clusters
     config = write_properties(tmp_path / "mm2.properties",
                               mm2_properties({"A": a, "B": b}, ["A->B"], topics="events"))
-    first_run(a, b, config, tmp_path)
+    first_run(a, b, config, tmp_path, old_group="app-old")
+    commit_group(a, "app-new", {("events", p): NEW_GROUP_AT for p in range(2)})  # consumed the new incarnation
 
     port = free_port()
     mm2 = Mm2Process(config, "--metrics-port", str(port), log_dir=tmp_path, name="second")
@@ -103,6 +142,23 @@ def test_a_topic_recreated_while_mm2_was_stopped_is_mirrored_from_its_start_and_
                for c in changes.values())
     mirrored_to = {p["partition"]: p["mirrored_offset"] for p in flow["partitions"] if p["topic"] == "events"}
     assert mirrored_to == {0: NEW, 1: NEW}  # positions of the new incarnation, nothing lagging
+    # mm2 verify: the new incarnation is equal on the target, and the recreation is said as a known gap
+    verify = json.loads(verify_json(config))
+    assert verify["equal"] is True, verify
+    assert [(p["partition"], p["compared"], bool(p["source_recreated"])) for p in verify["partitions"]] == \
+        [(0, NEW, True), (1, NEW, True)]
+
+    # failover: the new incarnation's group is placed exactly, the one left on the old incarnation is reported
+    run = mm2_command("translate-offsets", str(config), "--source", "A", "--target", "B", "--apply", "--json",
+                      "--master", "local[1]")
+    assert run.returncode == 0, run.stdout + run.stderr
+    rows = {(g["group"], p["partition"]): (p["source_offset"], p["target_offset"], p["reread"], p["status"],
+                                           p["applied"])
+            for g in json.loads(run.stdout)["groups"] for p in g["partitions"]}
+    assert rows == {**{("app-new", p): (NEW_GROUP_AT, OLD + NEW_GROUP_AT, 0, "ok", True) for p in range(2)},
+                    **{("app-old", p): (OLD_GROUP_AT, None, None, "old-incarnation", False) for p in range(2)}}
+    assert group_offsets(b, "app-new", "A.events", 2) == {p: OLD + NEW_GROUP_AT for p in range(2)}
+    assert group_offsets(b, "app-old", "A.events", 2) == {}  # nothing written for it
 
 
 def test_the_fail_choice_stops_the_task_with_one_clear_error_and_changes_nothing_on_the_target(
@@ -188,3 +244,7 @@ def test_records_deleted_before_they_were_mirrored_are_counted_exactly_and_alert
         [("events", 0, "records-lost"), ("events", 1, "records-lost")]
     assert all(c["detail"].startswith("5 records deleted on the source before they were mirrored (last: offsets "
                                       "10 to 14)") for c in changes)
+    verify = json.loads(verify_json(config))  # equal where records exist, the deleted ones a known gap
+    assert verify["equal"] is True, verify
+    assert [(p["partition"], p["compared"], p["lost_on_source"]) for p in verify["partitions"]] == \
+        [(0, 5, 5), (1, 5, 5)]
