@@ -59,7 +59,7 @@ from mirror.connectors.offset_sync_producer import OffsetSyncProducer
 from mirror.connectors.offset_sync_writer import OffsetSyncQueue, PartitionState
 from mirror.connectors.source_gaps import LOST_KEY, GapTracker, LostRange, LostTotal
 from mirror.connectors.source_gaps_check import GAPS_ADMIN_ROLE, log_starts_now, report_lost
-from mirror.connectors.source_incarnation import RecreatedAction
+from mirror.connectors.source_incarnation import TOPIC_ID_KEY, RecreatedAction
 from mirror.connectors.source_incarnation_check import INCARNATION_ADMIN_ROLE, lookup_topic_ids, start_decisions
 
 log = logging.getLogger(__name__)
@@ -477,10 +477,26 @@ class MirrorSourceTask(SourceTask):
             report_lost(lost, total, self._flow, run.topic, self.metrics)
             run.offset_extra = {**(run.offset_extra or {}), LOST_KEY: total.encode()}
 
+    def _went_back(self, run: _Partition, offset: int) -> dict[str, Any] | None:
+        """Source-incarnation hook (issue 38): the offsets read went back, which the task never does itself:
+        the source topic was recreated (the consumer reset into the new one) or truncated. The topic id the
+        records carried is then no longer vouched for: it is dropped from their offsets (so a restart does
+        not take the records read since for the old incarnation's) and looked up again at the next start."""
+        log.warning("%s: source topic %s partition %d went back from offset %d to %d (the topic was recreated or "
+                    "truncated); it is checked again at the task's next start", self._flow, run.tp.topic,
+                    run.tp.partition, run.next_offset - 1, offset)
+        extra = run.offset_extra
+        if extra is not None and TOPIC_ID_KEY in extra:
+            extra = {k: v for k, v in extra.items() if k != TOPIC_ID_KEY} or None
+            run.offset_extra = extra
+        return extra
+
     def _run_dispatched(self, route: _Partition, run: CopyRun) -> None:
         """Per run handed to the producer: the poll metrics and the lag behind the source."""
         if -1 < route.next_offset < run.first_upstream:  # source-gaps hook (issue 38)
             self._gaps.jumped(route.tp, route.next_offset, run.first_upstream)
+        elif run.first_upstream < route.next_offset:
+            self._went_back(route, run.first_upstream)
         route.next_offset = run.last_upstream + 1
         self._unacknowledged += run.count
         route.in_flight += run.count
@@ -589,8 +605,11 @@ class MirrorSourceTask(SourceTask):
                         seen.append(run)
                         run.newest = msg
                     extra = run.offset_extra
-                    if -1 < run.next_offset < upstream:  # source-gaps hook (issue 38): once per run
-                        self._gaps.jumped(run.tp, run.next_offset, upstream)
+                    if run.next_offset > -1 and upstream != run.next_offset:  # issue-38 hooks: once per run
+                        if upstream > run.next_offset:
+                            self._gaps.jumped(run.tp, run.next_offset, upstream)
+                        else:
+                            extra = self._went_back(run, upstream)
                 last_offset = upstream
                 value = msg.value()
                 ts = msg.timestamp()[1]

@@ -16,6 +16,7 @@ import pytest
 from connect_core.api.records import SourceRecord
 from connect_core.embedded import KafkaCluster
 from connect_core.kafka.admin import TopicAdmin
+from connect_core.kafka.types import ClientPartition
 from mirror.connectors.source_incarnation import (
     RECREATED_KEY,
     TOPIC_ID_KEY,
@@ -164,3 +165,31 @@ def test_keep_position_resumes_where_the_old_incarnation_stopped_and_says_what_i
     assert len(changes.events) == 2
     assert all(f"its {OLD_RECORDS} records below it are never mirrored" in r.getMessage()
                for r in caplog.records if r.levelno == logging.ERROR)
+
+
+def test_offsets_that_go_back_while_the_task_runs_drop_the_topic_id_they_can_no_longer_vouch_for(
+        kafka_cluster: KafkaCluster, unique_name: NameFn, caplog: pytest.LogCaptureFixture) -> None:
+    """On Kafka a consumer whose topic was recreated under it resets into the new incarnation (out of range),
+    or, with a newer id in its metadata, goes on in it: records read after that must not carry the old id,
+    or the next start would take them for the old incarnation's and copy the new one again. The seam: the
+    task's own consumer is moved back, which the task itself never does."""
+    topic = unique_name("back")
+    kafka_cluster.create_topic(topic, partitions=1)
+    kafka_cluster.produce(topic, [{"value": f"v{i}", "partition": 0} for i in range(5)])
+    task = MirrorSourceTask()
+    task.initialize(StoredOffsets({}))  # type: ignore[arg-type]
+    task.start(task_props(kafka_cluster, topic, 1, **{"emit.offset-syncs.enabled": "false"}))
+    caplog.set_level(logging.WARNING)
+    try:
+        first = poll_until(task, 5, timeout=60)
+        assert all(TOPIC_ID_KEY in (r.source_offset or {}) for r in first)
+        consumer = task._consumer
+        assert consumer is not None
+        consumer.seek(ClientPartition(topic, 0, 2))
+        again = poll_until(task, 3, timeout=60)
+    finally:
+        task.stop()
+    assert [r.source_offset for r in again] == [{"offset": o} for o in (2, 3, 4)]
+    warnings = [r.getMessage() for r in caplog.records if "went back" in r.getMessage()]
+    assert warnings == [f"A->B: source topic {topic} partition 0 went back from offset 4 to 2 (the topic was "
+                        "recreated or truncated); it is checked again at the task's next start"]
