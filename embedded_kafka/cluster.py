@@ -13,6 +13,7 @@ Apache Kafka (see ``broker-notes.md``):
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import re
 import signal
@@ -534,6 +535,25 @@ class EmbeddedKafkaCluster(KafkaCluster):
             server.stop()
             raise
         self._s3 = server
+
+    def delete_records_below(self, topic: str, partition: int, offset: int) -> int:
+        """Durable storage only: remove the partition's record batches that lie wholly below ``offset`` from
+        the bucket, which moves its log start there as retention or DeleteRecords would (Tansu runs neither;
+        broker-notes.md). Returns the batches removed. The broker serves the next batch it still holds to a
+        fetch below it (Kafka answers OFFSET_OUT_OF_RANGE); ListOffsets EARLIEST reports the new start."""
+        if self._s3 is None or self._bucket is None:
+            raise BrokerStartError(f"cluster {self.name!r}: deleting records needs durable (s3) storage")
+        prefix = f"clusters/{self._cluster_id}/topics/{topic}/partitions/{partition:010d}/records/"
+        bases = [(int(key[len(prefix):].split(".")[0]), key) for key in self._s3.list_keys(self._bucket, prefix)
+                 if key.endswith(".batch")]
+        bases.sort()
+        removed = 0
+        for (_base, key), (next_base, _next) in itertools.pairwise(bases):
+            if next_base > offset:  # this batch may hold the offset itself: keep it
+                break
+            self._s3.delete_key(self._bucket, key)
+            removed += 1
+        return removed
 
     def kill(self) -> None:
         """Crash the broker (SIGKILL) and keep its port, log and storage, for :meth:`restart`."""

@@ -19,7 +19,7 @@ import urllib.error
 import urllib.request
 import uuid
 from pathlib import Path
-from typing import Self
+from typing import Any, Self
 
 from embedded_kafka.children import DURABLE_STORAGE_BOOST, child_preexec
 from embedded_kafka.errors import BrokerStartError
@@ -124,6 +124,22 @@ class MotoS3Server:
                 return name
         except (urllib.error.URLError, OSError) as exc:
             raise BrokerStartError(f"cannot create bucket {name!r} on the local S3 server: {exc}") from exc
+
+    def _client(self) -> Any:
+        """A boto3 S3 client of this server (boto3 comes with moto[server]; moto checks no credentials)."""
+        import boto3
+
+        return boto3.client("s3", endpoint_url=self.endpoint, aws_access_key_id=_AWS_ENV["AWS_ACCESS_KEY_ID"],
+                            aws_secret_access_key=_AWS_ENV["AWS_SECRET_ACCESS_KEY"],
+                            region_name=_AWS_ENV["AWS_DEFAULT_REGION"])
+
+    def list_keys(self, bucket: str, prefix: str) -> list[str]:
+        """Keys under ``prefix`` in ``bucket``, in key order."""
+        pages = self._client().get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
+        return sorted(str(o["Key"]) for page in pages for o in page.get("Contents", []))
+
+    def delete_key(self, bucket: str, key: str) -> None:
+        self._client().delete_object(Bucket=bucket, Key=key)
 
     def broker_env(self) -> dict[str, str]:
         """What Tansu's S3 storage engine needs in its environment to use this server."""

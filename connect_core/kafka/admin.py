@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka import KafkaError, KafkaException, TopicCollection
 from confluent_kafka.admin import (
     AdminClient,
     AlterConfigOpType,
@@ -164,6 +164,36 @@ class TopicAdmin:
                 for p in sorted(meta.partitions.values(), key=lambda p: p.id)
             )
             out[name] = TopicInfo(name, parts)
+        return out
+
+    def topic_ids(self, names: Iterable[str], timeout_s: float | None = None) -> dict[str, str]:
+        """Topic ids (base64, as Kafka prints them) of the named topics that exist.
+
+        Why: a topic deleted and recreated under its name gets a new id; offsets cannot tell the two apart.
+        Existence is read from a full metadata request first: a request naming a missing topic auto-creates
+        it on some brokers. A topic without an id (a broker before Kafka 2.8) is left out.
+        """
+        existing = sorted(set(names) & self.list_topics(timeout_s))
+        if not existing:
+            return {}
+        try:
+            futures = self.client.describe_topics(TopicCollection(existing),
+                                                  request_timeout=timeout_s or self.timeout_s)
+        except KafkaException as e:
+            raise from_exception(e, "Cannot describe topics") from e
+        out: dict[str, str] = {}
+        for name, future in futures.items():
+            try:
+                described = future.result(timeout=timeout_s or self.timeout_s)
+            except KafkaException as e:
+                if e.args and isinstance(e.args[0], KafkaError) and \
+                        e.args[0].code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
+                    continue  # deleted since the listing
+                raise from_exception(e, f"Cannot describe topic {name}") from e
+            topic_id = getattr(described, "topic_id", None)
+            text = "" if topic_id is None else str(topic_id)
+            if text and text != "AAAAAAAAAAAAAAAAAAAAAA":  # the zero uuid: no id
+                out[name] = text
         return out
 
     def partition_counts(self, names: Iterable[str], timeout_s: float | None = None) -> dict[str, int]:

@@ -174,11 +174,11 @@ def modify_sink_offsets(
     """PATCH (``requested``) or DELETE (None) a stopped sink's offsets; returns Java's success message.
 
     Partitions PATCHed to a null offset lose their offset. Kafka's way (OffsetDelete) is missing on
-    Tansu, and confluent-kafka has no call for it; what both brokers do is delete the whole group and
+    some Kafka-protocol brokers, and confluent-kafka has no call for it; what all do is delete the whole group and
     commit again the offsets that stay. That is safe here only because the group was just seen without
     members (the connector is STOPPED), and it is what Java itself does for a full reset. Should the
-    worker die between the two steps, the kept partitions restart from ``auto.offset.reset``. (Tansu drops
-    the connection of the first commit to a group it just deleted: the commit is retried.)
+    worker die between the two steps, the kept partitions restart from ``auto.offset.reset``. (Some brokers
+    drop the connection of the first commit to a group they just deleted: the commit is retried.)
     """
     deadline = time.monotonic() + timeout_s
     is_reset = requested is None

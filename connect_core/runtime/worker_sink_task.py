@@ -21,8 +21,8 @@ synchronous commit, then ``task.stop()`` runs and the consumer leaves the group.
 
 A member whose group join does not complete (no assignment callback, not even an empty one, for
 :func:`join_stall_timeout_s` after it subscribed or lost partitions) says so and joins again as a new
-member: on Tansu a group whose leader left while it re-formed keeps naming the departed leader, so
-no member is ever assigned anything until one joins anew (broker-notes.md).
+member: on some Kafka-protocol brokers a group whose leader left while it re-formed keeps naming the departed
+leader, so no member is ever assigned anything until one joins anew (docs/testing.md).
 
 Bookkeeping of offsets is :class:`~connect_core.runtime.sink_offsets.SinkOffsets` (pure logic).
 Hot path rules as in the source loop: no per-record logging or metrics. The sink-task metrics

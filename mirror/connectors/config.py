@@ -51,6 +51,7 @@ from mirror.client.formats import TopicPartition
 from mirror.client.offset_mappings import offset_mappings_topic
 from mirror.client.policy import ReplicationPolicy, policy_from_config
 from mirror.client.remote_topics import decode_topic_partition, encode_topic_partition
+from mirror.connectors.source_incarnation import RECREATED_ACTION_CONFIG, RecreatedAction
 from mirror.connectors.throughput_cap import THROUGHPUT_LIMIT, THROUGHPUT_LIMIT_DOC
 
 log = logging.getLogger(__name__)
@@ -237,6 +238,10 @@ def _location(name: str, value: Any) -> None:
     ValidString.in_(SOURCE_CLUSTER_ALIAS_DEFAULT, TARGET_CLUSTER_ALIAS_DEFAULT).ensure_valid(name, value)
 
 
+def _recreated_action(name: str, value: Any) -> None:
+    ValidString.in_(*(a.value for a in RecreatedAction)).ensure_valid(name, value)
+
+
 def _define_base(cd: ConfigDef) -> ConfigDef:
     cd.define(ENABLED, Type.BOOLEAN, True, None, Importance.LOW, "Whether to replicate source->target.")
     cd.define(SOURCE_CLUSTER_ALIAS, Type.STRING, NO_DEFAULT, None, Importance.HIGH, "Alias of source cluster")
@@ -297,6 +302,12 @@ def _define_source(cd: ConfigDef) -> ConfigDef:
         .define(OFFSET_LAG_MAX, long_, 100, None, low,
                 "How out-of-sync a remote partition can be before it is resynced.")
         .define(THROUGHPUT_LIMIT, long_, -1, None, Importance.MEDIUM, THROUGHPUT_LIMIT_DOC)
+        .define(RECREATED_ACTION_CONFIG, Type.STRING, RecreatedAction.MIRROR_FROM_START.value, _recreated_action,
+                Importance.MEDIUM,
+                "What the flow does when a mirrored source topic was deleted and recreated (a new topic id): "
+                "mirror-from-start copies the new incarnation from its first record into the same remote topic; "
+                "fail stops the task with an error until an operator acts; keep-position resumes at the old "
+                "incarnation's position, as Java MirrorMaker does (records below it are never mirrored).")
         .define(OFFSET_SYNCS_TOPIC_LOCATION, Type.STRING, SOURCE_CLUSTER_ALIAS_DEFAULT, _location, low,
                 "The location (source/target) of the offset-syncs topic.")
         .define(EMIT_OFFSET_SYNCS_ENABLED, Type.BOOLEAN, True, None, low,
@@ -604,6 +615,10 @@ class MirrorSourceConfig(MirrorConnectorConfig):
     @property
     def max_offset_lag(self) -> int:
         return self.get_long(OFFSET_LAG_MAX)
+
+    @property
+    def recreated_action(self) -> RecreatedAction:
+        return RecreatedAction.parse(str(self.get(RECREATED_ACTION_CONFIG)))
 
     @property
     def emit_offset_syncs_enabled(self) -> bool:

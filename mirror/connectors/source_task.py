@@ -57,6 +57,10 @@ from mirror.connectors.log_start_lookup import LogStartLookup
 from mirror.connectors.offset_mapping_tracker import OffsetMappingTracker
 from mirror.connectors.offset_sync_producer import OffsetSyncProducer
 from mirror.connectors.offset_sync_writer import OffsetSyncQueue, PartitionState
+from mirror.connectors.source_gaps import LOST_KEY, GapTracker, LostRange, LostTotal
+from mirror.connectors.source_gaps_check import GAPS_ADMIN_ROLE, log_starts_now, report_lost
+from mirror.connectors.source_incarnation import TOPIC_ID_KEY, RecreatedAction
+from mirror.connectors.source_incarnation_check import INCARNATION_ADMIN_ROLE, lookup_topic_ids, start_decisions
 from mirror.connectors.throughput_cap import THROUGHPUT_LIMIT, ThroughputCap, flow_cap, parse_limit
 
 log = logging.getLogger(__name__)
@@ -83,6 +87,8 @@ ACK_WAIT_POLL_S = 0.005
 PUBLISH_INTERVAL_S = 0.5
 #: client.id role of the admin that looks up log starts (offset-mapping records below them are tombstoned)
 MAPPINGS_RETENTION_ADMIN_ROLE = "offset-mappings-retention-admin"
+#: A start position below every stored one: the partition is a new incarnation, read from its log start.
+_NEW_INCARNATION = -3
 
 
 class SourceMetrics(Protocol):
@@ -122,9 +128,9 @@ class _Partition:
     per-run callbacks).
     """
 
-    __slots__ = ("acked", "batch_read", "end", "in_flight", "mapping", "max_latency", "newest", "oldest", "partition",
-                 "polled", "polled_bytes", "read_through", "read_timestamp", "source_partition", "sync_state", "task",
-                 "topic", "tp")
+    __slots__ = ("acked", "batch_read", "end", "in_flight", "mapping", "max_latency", "newest", "next_offset",
+                 "offset_extra", "oldest", "partition", "polled", "polled_bytes", "read_through", "read_timestamp",
+                 "source_partition", "sync_state", "task", "topic", "tp")
 
     def __init__(self, task: MirrorSourceTask, tp: TopicPartition, source_partition: dict[str, Any],
                  topic: str) -> None:
@@ -148,9 +154,18 @@ class _Partition:
         self.read_through = -1
         self.read_timestamp = -1
         self.batch_read = 0
+        # incarnation entries of every source offset (the source topic's id; see source_incarnation)
+        self.offset_extra: dict[str, Any] | None = None
+        # the offset the next record read should have (-1: unknown); a higher one is a jump (see source_gaps)
+        self.next_offset = -1
 
     def source_offset(self, upstream_offset: int) -> dict[str, Any]:
-        return {OFFSET_KEY: upstream_offset}
+        extra = self.offset_extra
+        if extra is None:
+            return {OFFSET_KEY: upstream_offset}
+        offset = extra.copy()
+        offset[OFFSET_KEY] = upstream_offset
+        return offset
 
     def dispatched(self, run: CopyRun) -> None:
         self.task._run_dispatched(self, run)
@@ -186,6 +201,13 @@ class MirrorSourceTask(SourceTask):
         self._unpublished = False  # acknowledged copies not yet published (see _maybe_publish)
         self._publish_due = 0.0  # monotonic time before which nothing is published again
         self._log_starts: LogStartLookup | None = None  # for tombstoning mappings below the source's log start
+        self._recreated_action = RecreatedAction.MIRROR_FROM_START
+        self._flow = ""
+        self._source_admin: dict[str, Any] = {}
+        self._admin_timeout_s = 30.0
+        self._gaps = GapTracker()  # jumps in the offsets read, checked against the log start (issue 38)
+        self._gap_starts: LogStartLookup | None = None
+        self._lost: dict[TopicPartition, LostTotal] = {}
 
     @property
     def _offset_syncs(self) -> OffsetSyncProducer | None:
@@ -220,6 +242,13 @@ class MirrorSourceTask(SourceTask):
         self._cap = flow_cap(f"{self._source_alias}->{config.target_cluster_alias}",
                              parse_limit(props.get(THROUGHPUT_LIMIT)))
         self.metrics.throughput(self._cap.limit, self._cap.rate())
+        # -- source-incarnation hook (issue 38): what the start-time topic-id check needs
+        self._recreated_action = config.recreated_action
+        self._flow = f"{self._source_alias}->{config.target_cluster_alias}"
+        self._source_admin = config.source_admin_config(INCARNATION_ADMIN_ROLE)
+        self._admin_timeout_s = config.admin_timeout_s
+        self._gap_starts = LogStartLookup(config.source_admin_config(GAPS_ADMIN_ROLE), interval_s=0.0,
+                                          timeout_s=config.admin_timeout_s)
         self._lag_hook = getattr(self.metrics, "lag", None)
         assigned_hook = getattr(self.metrics, "assigned", None)
         if assigned_hook is not None:
@@ -243,7 +272,7 @@ class MirrorSourceTask(SourceTask):
     def _initialize_consumer(self, partitions: list[TopicPartition], auto_offset_reset: str) -> None:
         assert self._consumer is not None
         wrapped = [self._partition_map(tp.topic, tp.partition) for tp in partitions]
-        stored = self._stored_offsets(wrapped)
+        stored = self._start_positions(partitions, wrapped)
         reset = {"earliest": OFFSET_BEGINNING, "smallest": OFFSET_BEGINNING, "beginning": OFFSET_BEGINNING,
                  "latest": OFFSET_END, "largest": OFFSET_END, "end": OFFSET_END}.get(auto_offset_reset.lower())
         if reset is None:
@@ -253,13 +282,18 @@ class MirrorSourceTask(SourceTask):
         assignment = []
         uncommitted = 0
         for tp, offset in zip(partitions, stored, strict=True):
-            if offset < 0:
+            if offset == _NEW_INCARNATION:  # a new incarnation of the topic: from its start
+                uncommitted += 1
+                assignment.append(ClientPartition(tp.topic, tp.partition, OFFSET_BEGINNING))
+            elif offset < 0:
                 uncommitted += 1
                 assignment.append(ClientPartition(tp.topic, tp.partition, reset))
             else:
                 assignment.append(ClientPartition(tp.topic, tp.partition, offset + 1))
                 # The consumer resumes right after the stored offset: offsets before its first record are empty.
-                self._partition(tp.topic, tp.partition).mapping = OffsetMappingTracker(tp, offset)
+                run = self._partition(tp.topic, tp.partition)
+                run.mapping = OffsetMappingTracker(tp, offset)
+                run.next_offset = offset + 1
         if uncommitted:
             self._await_leaders({tp.topic for tp in partitions})
         self._consumer.assign(assignment)
@@ -289,12 +323,49 @@ class MirrorSourceTask(SourceTask):
                 log.debug("Could not load metadata of %s before assigning: %s", topic or "all topics", e)
 
     def _stored_offsets(self, wrapped: list[dict[str, Any]]) -> list[int]:
+        return [unwrap_offset(v) for v in self._stored_offset_values(wrapped)]
+
+    def _stored_offset_values(self, wrapped: list[dict[str, Any]]) -> list[dict[str, Any] | None]:
         context = getattr(self, "context", None)
         if context is None or not wrapped:
-            return [-1] * len(wrapped)
+            return [None] * len(wrapped)
         reader = context.offset_storage_reader()
         found = dict((_key(p), o) for p, o in reader.offsets(wrapped))
-        return [unwrap_offset(found.get(_key(p))) for p in wrapped]
+        return [found.get(_key(p)) for p in wrapped]
+
+    def _start_positions(self, partitions: list[TopicPartition], wrapped: list[dict[str, Any]]) -> list[int]:
+        """Source-incarnation hook (issue 38): the stored positions, each checked against its topic's id now.
+
+        Returns what ``_stored_offsets`` would (the last mirrored offset, -1: none); a partition of a
+        recreated topic starts at its beginning (``_NEW_INCARNATION``) per the flow's choice.
+        """
+        values = self._stored_offset_values(wrapped)
+        ids = lookup_topic_ids(self._source_admin, sorted({tp.topic for tp in partitions}), self._admin_timeout_s)
+        decisions = start_decisions(partitions, values, ids, self._recreated_action, self._flow, self._remote_topic,
+                                    getattr(self.metrics, "source_changed", None))
+        resumed = [tp for tp, d in zip(partitions, decisions, strict=True) if d.position is not None]
+        starts = log_starts_now(self._source_admin, resumed, self._admin_timeout_s) if resumed else {}
+        out = []
+        for tp, decision, value in zip(partitions, decisions, values, strict=True):
+            extra = decision.extra
+            run = self._partition(tp.topic, tp.partition)
+            lost = None if decision.event is not None or value is None else LostTotal.decode(value.get(LOST_KEY))
+            if lost is not None:  # records lost earlier stay on record (mm2 status)
+                self._lost[tp] = lost
+            position = decision.position
+            start = starts.get(tp, -1)
+            if position is not None and start > position:  # deleted while the task was away
+                lost = self._lost.setdefault(tp, LostTotal())
+                report_lost(LostRange(tp, position, start, start), lost, self._flow, run.topic, self.metrics)
+                position = start
+            if lost is not None:
+                extra = {**(extra or {}), LOST_KEY: lost.encode()}
+            run.offset_extra = extra
+            if decision.from_beginning:
+                out.append(_NEW_INCARNATION)
+            else:
+                out.append(-1 if position is None else position - 1)
+        return out
 
     def stop(self) -> None:
         """May run on another thread while ``poll`` waits: wait for it, then close the clients."""
@@ -316,6 +387,8 @@ class MirrorSourceTask(SourceTask):
         if self._log_starts is not None:
             self._log_starts.close()
             self._log_starts = None
+        if self._gap_starts is not None:
+            self._gap_starts.close()
         self._flush_ack_metrics()
 
     # -- the data path ---------------------------------------------------------------------------
@@ -361,6 +434,8 @@ class MirrorSourceTask(SourceTask):
         """The next prefetched messages (consumer lock held)."""
         if self._stopping or self._consumer is None:
             return None
+        if self._gaps.pending:  # source-gaps hook (issue 38): jumps waiting for their log starts
+            self._check_gaps()
         if self._acked_runs:  # acks served since the last poll: report them before blocking
             self._flush_ack_metrics(locked=True)
         # poll() returns as soon as one record is there (consume() would wait out its timeout);
@@ -404,8 +479,41 @@ class MirrorSourceTask(SourceTask):
         self._unacknowledged += len(records)
         return records
 
+    def _check_gaps(self) -> None:
+        """Source-gaps hook (issue 38): settle the jumps whose log starts are in (never blocks)."""
+        lookup = self._gap_starts
+        if lookup is None:
+            return
+        starts = lookup.poll(self._gaps.partitions)
+        if not starts:
+            return
+        for lost in self._gaps.resolve(starts):
+            run = self._partition(lost.tp.topic, lost.tp.partition)
+            total = self._lost.setdefault(lost.tp, LostTotal())
+            report_lost(lost, total, self._flow, run.topic, self.metrics)
+            run.offset_extra = {**(run.offset_extra or {}), LOST_KEY: total.encode()}
+
+    def _went_back(self, run: _Partition, offset: int) -> dict[str, Any] | None:
+        """Source-incarnation hook (issue 38): the offsets read went back, which the task never does itself:
+        the source topic was recreated (the consumer reset into the new one) or truncated. The topic id the
+        records carried is then no longer vouched for: it is dropped from their offsets (so a restart does
+        not take the records read since for the old incarnation's) and looked up again at the next start."""
+        log.warning("%s: source topic %s partition %d went back from offset %d to %d (the topic was recreated or "
+                    "truncated); it is checked again at the task's next start", self._flow, run.tp.topic,
+                    run.tp.partition, run.next_offset - 1, offset)
+        extra = run.offset_extra
+        if extra is not None and TOPIC_ID_KEY in extra:
+            extra = {k: v for k, v in extra.items() if k != TOPIC_ID_KEY} or None
+            run.offset_extra = extra
+        return extra
+
     def _run_dispatched(self, route: _Partition, run: CopyRun) -> None:
         """Per run handed to the producer: the poll metrics and the lag behind the source."""
+        if -1 < route.next_offset < run.first_upstream:  # source-gaps hook (issue 38)
+            self._gaps.jumped(route.tp, route.next_offset, run.first_upstream)
+        elif run.first_upstream < route.next_offset:
+            self._went_back(route, run.first_upstream)
+        route.next_offset = run.last_upstream + 1
         self._unacknowledged += run.count
         route.in_flight += run.count
         if self._measure:
@@ -492,6 +600,7 @@ class MirrorSourceTask(SourceTask):
         run: _Partition | None = None
         last_topic = ""
         last_partition = -1
+        last_offset = -1
         schema = OPTIONAL_BYTES_SCHEMA
         try:
             for msg in messages:
@@ -501,18 +610,33 @@ class MirrorSourceTask(SourceTask):
                     continue
                 topic = msg.topic()
                 partition = msg.partition()
+                upstream = msg.offset()
                 if run is None or partition != last_partition or topic != last_topic:
+                    if run is not None:
+                        run.next_offset = last_offset + 1
                     run = self._partition(topic, partition)
                     last_topic = topic
                     last_partition = partition
                     if run.newest is None:
                         seen.append(run)
                         run.newest = msg
+                    extra = run.offset_extra
+                    if run.next_offset > -1 and upstream != run.next_offset:  # issue-38 hooks: once per run
+                        if upstream > run.next_offset:
+                            self._gaps.jumped(run.tp, run.next_offset, upstream)
+                        else:
+                            extra = self._went_back(run, upstream)
+                last_offset = upstream
                 value = msg.value()
                 ts = msg.timestamp()[1]
                 if ts < 0:
                     ts = None
-                append(SourceRecord(run.source_partition, {OFFSET_KEY: msg.offset()}, run.topic, partition, msg.key(),
+                if extra is None:
+                    offset = {OFFSET_KEY: upstream}
+                else:  # the source topic's id rides along (see source_incarnation)
+                    offset = extra.copy()
+                    offset[OFFSET_KEY] = upstream
+                append(SourceRecord(run.source_partition, offset, run.topic, partition, msg.key(),
                                     value, msg.headers(), ts, schema, schema))
                 if lag:
                     run.newest = msg
@@ -530,6 +654,8 @@ class MirrorSourceTask(SourceTask):
                 run.polled = run.polled_bytes = 0
                 run.oldest = _NO_TIMESTAMP
             raise
+        if run is not None:
+            run.next_offset = last_offset + 1
         if measure or lag:
             self._report_polled(seen, measure, lag)
         else:
@@ -784,7 +910,10 @@ def replication_consumer_config(java_props: dict[str, Any], label: str) -> dict[
     conf.setdefault("group.id", f"mm2-replication-{label}")
     conf["enable.auto.commit"] = False
     conf["enable.auto.offset.store"] = False
-    conf.pop("auto.offset.reset", None)  # positions are always explicit (see _initialize_consumer)
+    # Positions are always explicit (see _initialize_consumer); this only says where a position the source
+    # no longer holds (deleted before it was mirrored) resumes: at the log start, as Java MirrorMaker does,
+    # never at the end (librdkafka's default), and the jump is counted (source_gaps).
+    conf["auto.offset.reset"] = "earliest"
     return conf
 
 

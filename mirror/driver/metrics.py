@@ -98,6 +98,20 @@ class Mm2Metrics:
         self.offset_syncs = Counter(
             "mm2_offset_syncs", "Offset syncs (upstream -> downstream offset pairs) emitted.", PARTITION, registry=r
         )
+        self.source_changes = Counter(
+            "mm2_source_changes",
+            "Changes of the source under the mirror, per remote partition and reason (topic-recreated: a mirrored "
+            "source topic was deleted and recreated; records-lost: records deleted on the source before they were "
+            "mirrored); the count is the events, each also logged once at ERROR.",
+            (*PARTITION, "reason"),
+            registry=r,
+        )
+        self.source_records_lost = Counter(
+            "mm2_source_records_lost",
+            "Source offsets deleted (retention, deleted records) before they were mirrored: never on the target.",
+            PARTITION,
+            registry=r,
+        )
         # --- MirrorCheckpoint -------------------------------------------------------------------------
         self.checkpoint_latency = Gauge(
             "mm2_checkpoint_latency_seconds",

@@ -25,6 +25,8 @@ from prometheus_client import Counter, Gauge, Histogram
 
 from connect_core.model import ConnectorTaskId, State
 from connect_core.runtime.sink_metrics_prometheus import PrometheusSinkTaskMetrics
+from mirror.connectors.source_gaps import REASON_RECORDS_LOST
+from mirror.connectors.source_incarnation import REASON_RECREATED
 from mirror.driver.metrics import STATES, Mm2Metrics, SourcePartitionMetrics
 
 Clock = Callable[[], float]
@@ -298,6 +300,10 @@ class SourceTaskMetrics:
         """Create the series of the task's remote partitions at start, so idle ones show 0, not nothing."""
         for topic, partition in partitions:
             self._partition(topic, partition)
+            # at 0 from the start: a panel shows 0 rather than "no data", and the first event is a change
+            for reason in (REASON_RECREATED, REASON_RECORDS_LOST):
+                self.metrics.source_changes.labels(self.source, self.target, topic, str(partition), reason)
+            self.metrics.source_records_lost.labels(self.source, self.target, topic, str(partition))
 
     def polled(self, topic: str, partition: int, records: int, value_bytes: int, max_age_ms: float) -> None:
         self._partition(topic, partition).polled(value_bytes, max_age_ms / 1000.0)
@@ -316,6 +322,13 @@ class SourceTaskMetrics:
     def throughput(self, limit: float | None, rate: float) -> None:
         self.metrics.throughput_limit.labels(self.source, self.target).set(limit or 0.0)
         self.metrics.throughput_rate.labels(self.source, self.target).set(rate)
+    def source_changed(self, topic: str, partition: int, reason: str, count: int = 1) -> None:
+        """The source changed under the mirror (``reason``: see ``mm2_source_changes``); once per event."""
+        self.metrics.source_changes.labels(self.source, self.target, topic, str(partition), reason).inc(count)
+
+    def records_lost(self, topic: str, partition: int, count: int) -> None:
+        """``count`` source offsets were deleted before they were mirrored."""
+        self.metrics.source_records_lost.labels(self.source, self.target, topic, str(partition)).inc(count)
 
 
 class CheckpointTaskMetrics:

@@ -39,9 +39,11 @@ from connect_core.storage.internal_topics import store_client_props
 from connect_core.storage.offset_storage import deserialize_offset_key, deserialize_offset_value
 from mirror.client.errors import ClusterUnreachableError, RecordFormatError
 from mirror.client.formats import Checkpoint
+from mirror.connectors.source_gaps import LOST_KEY, REASON_RECORDS_LOST, LostTotal
+from mirror.connectors.source_incarnation import REASON_RECREATED, RECREATED_KEY, RecreatedEvent
 from mirror.driver.maker_config import CHECKPOINT_CONNECTOR, SOURCE_CONNECTOR, MirrorMakerConfig, SourceAndTarget
 from mirror.driver.status_lag import OffsetSyncFold, partition_lags
-from mirror.driver.status_report import ConnectorState, FlowStatus, GroupCheckpoint, TaskState
+from mirror.driver.status_report import ConnectorState, FlowStatus, GroupCheckpoint, SourceChange, TaskState
 
 if TYPE_CHECKING:
     from mirror.connectors.config import MirrorSourceConfig
@@ -114,6 +116,8 @@ class OffsetFold:
     connector: str = SOURCE_CONNECTOR
     offsets: dict[tuple[str, int], int] = field(default_factory=dict)
     written_at_ms: dict[tuple[str, int], int] = field(default_factory=dict)  # record timestamps (flush times)
+    recreated: dict[tuple[str, int], RecreatedEvent] = field(default_factory=dict)  # source topic recreations
+    lost: dict[tuple[str, int], LostTotal] = field(default_factory=dict)  # records deleted before mirrored
 
     def apply(self, key: bytes | None, value: bytes | None, timestamp_ms: int | None = None) -> None:
         parsed = deserialize_offset_key(key)
@@ -134,12 +138,45 @@ class OffsetFold:
         if offset_map is None:
             self.offsets.pop((topic, number), None)
             self.written_at_ms.pop((topic, number), None)
+            self.recreated.pop((topic, number), None)
+            self.lost.pop((topic, number), None)
             return
+        event = RecreatedEvent.decode(topic, number, offset_map.get(RECREATED_KEY))
+        if event is not None:
+            self.recreated[(topic, number)] = event
+        else:
+            self.recreated.pop((topic, number), None)
+        lost = LostTotal.decode(offset_map.get(LOST_KEY))
+        if lost is not None:
+            self.lost[(topic, number)] = lost
+        else:
+            self.lost.pop((topic, number), None)
         offset = offset_map.get("offset")
         if isinstance(offset, int) and not isinstance(offset, bool):
             self.offsets[(topic, number)] = offset
             if timestamp_ms is not None:
                 self.written_at_ms[(topic, number)] = timestamp_ms
+
+
+def source_changes(recreated: Mapping[tuple[str, int], RecreatedEvent], remote_topic: Callable[[str], str],
+                   lost: Mapping[tuple[str, int], LostTotal] | None = None) -> list[SourceChange]:
+    """Report rows of the source changes recorded with the committed offsets, per partition."""
+    rows = []
+    for (topic, partition), event in recreated.items():
+        rows.append(SourceChange(
+            topic, partition, remote_topic(topic), REASON_RECREATED, _utc(event.detected_at_ms),
+            f"topic id {event.previous_topic_id} -> {event.topic_id}; old incarnation mirrored through offset "
+            f"{event.previous_offset}, new one mirrored from its start"))
+    for (topic, partition), total in (lost or {}).items():
+        rows.append(SourceChange(
+            topic, partition, remote_topic(topic), REASON_RECORDS_LOST, _utc(total.detected_at_ms),
+            f"{total.count} records deleted on the source before they were mirrored (last: offsets "
+            f"{total.last_first} to {total.last_end - 1})"))
+    return sorted(rows, key=lambda r: (r.topic, r.partition, r.reason))
+
+
+def _utc(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 @dataclass
@@ -291,6 +328,8 @@ class FlowReader:
         flow.partitions = partition_lags(
             ends, offsets.offsets, lambda t: policy.format_remote_topic(pair.source, t),
             committed_at_ms=offsets.written_at_ms, syncs=reported, target_ends=target_ends, now_ms=_now_ms())
+        flow.source_changes = source_changes(offsets.recreated, lambda t: policy.format_remote_topic(pair.source, t),
+                                             offsets.lost)
 
     def _target_ends(self, target_admin: TopicAdmin, syncs: Mapping[tuple[str, int], tuple[int, int]],
                      target_topics: set[str], remote_topic: Callable[[str], str]) -> dict[tuple[str, int], int]:

@@ -59,6 +59,18 @@ class GroupCheckpoint:
 
 
 @dataclass
+class SourceChange:
+    """The source changed under the mirror of one partition (e.g. its topic was recreated)."""
+
+    topic: str
+    partition: int
+    remote_topic: str
+    reason: str  # as the mm2_source_changes metric's reason label
+    detected_at: str  # UTC, ISO 8601
+    detail: str
+
+
+@dataclass
 class FlowStatus:
     source: str
     target: str
@@ -70,6 +82,7 @@ class FlowStatus:
     unreachable: str | None = None  # the alias of the cluster ``error`` is about, when it could not be reached
     read_at: str | None = None  # when the clusters were read (UTC, ISO 8601)
     delivery: str = "at-least-once"  # or exactly-once (the target's exactly.once.source.support)
+    source_changes: list[SourceChange] = field(default_factory=list)
 
     @property
     def total_lag(self) -> int:
@@ -140,6 +153,9 @@ def render_table(flows: list[FlowStatus]) -> str:
             ]
             out += _table(["TOPIC", "PARTITION", "REMOTE TOPIC", "SOURCE END", "MIRRORED", "LAG", "MIRRORED AS OF"],
                           prow)
+        if flow.source_changes:
+            srow = [[c.topic, str(c.partition), c.reason, c.detected_at, c.detail] for c in flow.source_changes]
+            out += _table(["SOURCE CHANGE: TOPIC", "PARTITION", "REASON", "DETECTED", "DETAIL"], srow)
         if flow.checkpoints:
             crow = [
                 [c.group, c.topic, str(c.partition), str(c.upstream_offset), str(c.downstream_offset),

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from connect_core.api.errors import ConfigError, ConnectError
 from connect_core.kafka.clients import admin_config, create_admin
 from connect_core.kafka.types import ClientPartition, KafkaException, OffsetSpec
+from connect_core.storage.internal_topics import store_client_props
 from mirror.client.errors import ClusterUnreachableError
 from mirror.client.filters import TopicFilter
 from mirror.client.formats import OffsetAndMetadata, TopicPartition
@@ -41,8 +42,8 @@ from mirror.connectors.config import MirrorCheckpointConfig, MirrorSourceConfig
 from mirror.connectors.mirror_admin import MirrorAdmin
 from mirror.connectors.offset_mapping_index import ExactOffsetTranslator, OffsetMappingIndex
 from mirror.connectors.offset_sync_store import OffsetSyncStore
-from mirror.driver.maker_config import MirrorMakerConfig
-from mirror.driver.status import read_topic
+from mirror.driver.maker_config import MirrorMakerConfig, SourceAndTarget
+from mirror.driver.status import OffsetFold, read_topic
 from mirror.jobs.flows import flow_configs
 from mirror.jobs.spark import executor_logging, job_error, run_slices
 from mirror.jobs.translate.checkpoints import (
@@ -51,7 +52,15 @@ from mirror.jobs.translate.checkpoints import (
     plan_from_checkpoints,
     upstream_topic_partition,
 )
-from mirror.jobs.translate.logic import WRITABLE_STATES, GroupPlan, Translated, plan_group, record_results
+from mirror.jobs.translate.incarnations import merge_plans, old_incarnation_rows
+from mirror.jobs.translate.logic import (
+    WRITABLE_STATES,
+    GroupPlan,
+    PartitionRow,
+    Translated,
+    plan_group,
+    record_results,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -409,16 +418,53 @@ def run_job(config: MirrorMakerConfig, source: str, target: str, pattern: str | 
         groups = list(checkpoints)
     translator = load_translator(config, source, target, work_s, source if checkpoints is not None else None)
     clients = flow_clients(config, source, target, work_s)
+    offsets = None if checkpoints is not None or not groups else list_source_offsets(config, source, target, groups,
+                                                                                      work_s)
+    # issue 38: groups left on an old incarnation of a recreated source topic are reported, never translated
+    old = {} if checkpoints is not None else old_incarnation_groups(config, source, target, pattern, offsets or {},
+                                                                    translator, work_s)
     if not groups:
-        return []
-    offsets = None if checkpoints is not None else list_source_offsets(config, source, target, groups, work_s)
+        return merge_plans([], old)
     slices = task_slices(groups, groups_per_task, translator, offsets, checkpoints)
     if spark is not None:
-        return _run(spark, slices, clients, apply, force, unreachable)
+        return merge_plans(_run(spark, slices, clients, apply, force, unreachable), old)
     from mirror.jobs.spark import spark_session
 
     with spark_session(f"mm2 translate-offsets {source}->{target}", master) as session:
-        return _run(session, slices, clients, apply, force, unreachable)
+        return merge_plans(_run(session, slices, clients, apply, force, unreachable), old)
+
+
+def old_incarnation_groups(config: MirrorMakerConfig, source: str, target: str, pattern: str | None,
+                           offsets: GroupOffsets, translator: FlowTranslator,
+                           timeout_s: float) -> dict[str, list[PartitionRow]]:
+    """Rows of the selected groups whose last checkpoint lies in an old incarnation of a recreated source topic.
+
+    Reads the flow's committed offsets on the target (a recreation is recorded there) and, only when some
+    partition was recreated, its checkpoints. Best effort: a read that fails is logged, never fatal.
+    """
+    cfg, checkpoint_cfg = flow_configs(config, source, target)
+    worker = config.worker_config(SourceAndTarget(source, target))
+    target_admin = MirrorAdmin(cfg.target_admin_config(_ROLE), target, min(timeout_s, cfg.admin_timeout_s))
+    try:
+        committed = OffsetFold(source)
+        if not _read_if_exists(target_admin, store_client_props(worker), str(worker["offset.storage.topic"]),
+                               lambda k, v: committed.apply(k, v), timeout_s) or not committed.recreated:
+            return {}
+        latest = LatestCheckpoints()  # with each checkpoint's record time: before or after the recreation was found
+        if cfg.checkpoints_topic() in target_admin.topic_partition_counts():
+            read_topic(cfg.target_consumer_config(_ROLE), cfg.checkpoints_topic(), latest.on_record, timeout_s)
+    except ConnectError as e:
+        log.warning("Could not look for groups left on an old incarnation of a recreated topic: %s", e)
+        return {}
+    finally:
+        target_admin.close()
+    selected = _group_selector(checkpoint_cfg, pattern)
+
+    def upstream_of(tp: TopicPartition) -> TopicPartition:
+        return upstream_topic_partition(tp, translator.policy, source, target)
+
+    return old_incarnation_rows({g: cps for g, cps in latest.groups.items() if selected(g)}, offsets,
+                                committed.recreated, upstream_of)
 
 
 def _run(spark: SparkSession, slices: list[TaskSlice], clients: FlowClients, apply: bool, force: bool,

@@ -8,7 +8,10 @@ partition with its status and the offsets ``--apply`` may write:
 * ``no-sync``: no translation (never mirrored, or older than everything mirrored and retained);
 * ``active-on-target``: the group has live members on the target: it is reported and left alone;
 * ``behind-target``: the translation is behind the target group's committed offset: written only with
-  ``--force``.
+  ``--force``;
+* ``old-incarnation``: the group's last position is in an incarnation of a source topic that was since
+  deleted and recreated (issue 38): there is nothing to translate it to in the new one; reported, never
+  written (see :mod:`mirror.jobs.translate.incarnations`).
 
 The group is written only when it has no active members on the target (state Empty, or no group
 there), which the job checks itself: some brokers accept commits for groups with members.
@@ -26,7 +29,8 @@ OK = "ok"
 NO_SYNC = "no-sync"
 ACTIVE_ON_TARGET = "active-on-target"
 BEHIND_TARGET = "behind-target"
-STATUSES = (OK, NO_SYNC, ACTIVE_ON_TARGET, BEHIND_TARGET)
+OLD_INCARNATION = "old-incarnation"
+STATUSES = (OK, NO_SYNC, ACTIVE_ON_TARGET, BEHIND_TARGET, OLD_INCARNATION)
 
 #: Target group states in which the job may write offsets (no member could be disturbed).
 WRITABLE_STATES = frozenset({"EMPTY", "DEAD"})

@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from mirror.jobs.translate.logic import STATUSES, GroupPlan
+from mirror.jobs.translate.logic import OLD_INCARNATION, STATUSES, GroupPlan
 
 _COLUMNS = ("group", "topic", "partition", "source_offset", "target_topic", "target_offset", "target_end",
             "committed", "reread", "status", "applied")
@@ -64,7 +64,7 @@ def render_table(plans: Iterable[GroupPlan], applied: bool) -> str:
     lines.append("  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip())
     lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip() for row in rows]
     counts = summary(plans)
-    totals = ", ".join(f"{counts[s]} {s}" for s in STATUSES)
+    totals = ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts[s] or s != OLD_INCARNATION)
     mode = f"applied to {counts['applied']} partitions, {counts['failed']} failed" if applied else \
         "dry run: nothing written (add --apply)"
     lines.append(f"{len(plans)} groups, {len(rows)} partitions: {totals}; {mode}")

@@ -257,6 +257,9 @@ class PartitionReport:
     first_difference: int | None = None
     chunks: int = 0
     chunks_hashed_equal: int = 0
+    # Known gaps the flow recorded (issue 38): never differences, never silent.
+    lost_on_source: int = 0  # source offsets deleted (retention, deleted records) before they were mirrored
+    source_recreated: str | None = None  # the source topic was recreated: what the flow recorded
 
     @property
     def equal(self) -> bool:
@@ -273,10 +276,21 @@ class PartitionReport:
                                                    or chunk.first_difference < self.first_difference):
             self.first_difference = chunk.first_difference
 
+    @property
+    def known_gap(self) -> str:
+        """The partition's known gaps in one phrase ("" when none)."""
+        parts = []
+        if self.lost_on_source:
+            parts.append(f"{self.lost_on_source} lost on source")
+        if self.source_recreated:
+            parts.append("source recreated")
+        return ", ".join(parts)
+
     def to_json(self) -> dict[str, Any]:
         return {"topic": self.topic, "partition": self.partition, "target_topic": self.target_topic,
                 "compared": self.compared, "missing": self.missing, "extra": self.extra,
-                "mismatched": self.mismatched, "pending": self.pending, "first_difference": self.first_difference}
+                "mismatched": self.mismatched, "pending": self.pending, "first_difference": self.first_difference,
+                "lost_on_source": self.lost_on_source, "source_recreated": self.source_recreated}
 
 
 @dataclass
@@ -303,7 +317,7 @@ class Verification:
         return self.outcome == EQUAL
 
     def totals(self) -> dict[str, int]:
-        keys = ("compared", "missing", "extra", "mismatched", "pending")
+        keys = ("compared", "missing", "extra", "mismatched", "pending", "lost_on_source")
         return {k: sum(getattr(p, k) for p in self.partitions) for k in keys}
 
     def to_json(self) -> dict[str, Any]:

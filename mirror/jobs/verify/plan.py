@@ -197,6 +197,12 @@ def plan_verification(config: MirrorMakerConfig, source: str, target: str, topic
         first_pending = tails.get((topic, partition))  # offsets before it hold no record (commit markers)
         report = PartitionReport(topic, partition, remote, source_lo=start, replicated=replicated,
                                  pending=0 if first_pending is None else max(0, end - first_pending))
+        lost = committed.lost.get((topic, partition))
+        report.lost_on_source = 0 if lost is None else lost.count
+        recreated = committed.recreated.get((topic, partition))
+        if recreated is not None:
+            report.source_recreated = (f"topic id {recreated.previous_topic_id} -> {recreated.topic_id}, old "
+                                       f"incarnation mirrored through offset {recreated.previous_offset}")
         reports.append(report)
         if replicated > start and remote not in target_topics:
             report.missing = replicated - start  # copied per the flow, but the remote topic is gone

@@ -143,7 +143,11 @@ def test_copies_records_and_emits_offset_syncs(two_clusters: tuple[KafkaCluster,
             assert [r.value for r in recs] == [s["value"] for s in expected]
             assert [r.timestamp for r in recs] == [s["timestamp"] for s in expected]
             assert [r.headers or [] for r in recs] == [s["headers"] or [] for s in expected]
-            assert [r.source_offset for r in recs] == [{"offset": o} for o in range(len(expected))]
+            # the source topic's id rides along in every offset (see mirror.connectors.source_incarnation)
+            topic_id = recs[0].source_offset["mm2.topic.id"] if recs[0].source_offset else None
+            assert topic_id
+            assert [r.source_offset for r in recs] == [{"offset": o, "mm2.topic.id": topic_id}
+                                                       for o in range(len(expected))]
             assert all(r.source_partition == {"topic": topic, "partition": p, "cluster": "A"} for r in recs)
         assert metrics.polled_records == 30
         # Everything read, nothing on the target yet: the lag is the records in flight.

@@ -91,3 +91,19 @@ def test_checkpoints_stale_means_not_checked_for_ten_intervals_not_idle(tmp_path
         # an idle group checked every minute keeps its gauge current: never stale
         {**case(60, "0+60x100"), "alert_rule_test": [expect("MM2CheckpointsStale", "90m", False)]},
     ])
+
+
+def test_one_source_change_fires_at_once_even_when_the_series_appears_at_one(tmp_path: Path) -> None:
+    """The event is mostly found at a task's start: the counter's first sample is already 1."""
+    def case(values: str) -> dict[str, Any]:
+        return {"interval": "1m", "input_series": [
+            series("mm2_source_changes_total", values, topic="A.orders", partition="0", reason="topic-recreated")]}
+
+    firing = [{"exp_labels": {"severity": "critical", "source": "A", "target": "B", "topic": "A.orders",
+                              "reason": "topic-recreated"}}]
+    run_promtool(tmp_path, [
+        {**case("1+0x10"), "alert_rule_test": [
+            {"eval_time": "0m", "alertname": "MM2SourceChanged", "exp_alerts": firing}]},
+        {**case("0+0x10"), "alert_rule_test": [
+            {"eval_time": "5m", "alertname": "MM2SourceChanged", "exp_alerts": []}]},
+    ])

@@ -7,8 +7,10 @@ from connect_core.storage import formats
 from connect_core.storage.api import ConnectorStatus, TaskStatus
 from connect_core.storage.offset_storage import serialize_offset_key, serialize_offset_value
 from mirror.client.formats import Checkpoint, TopicPartition
-from mirror.driver.status import CheckpointFold, OffsetFold, StatusFold
+from mirror.connectors.source_incarnation import RECREATED_KEY, TOPIC_ID_KEY, RecreatedEvent
+from mirror.driver.status import CheckpointFold, OffsetFold, StatusFold, source_changes
 from mirror.driver.status_lag import partition_lags
+from mirror.driver.status_report import FlowStatus, render_table
 
 
 def _task(name: str, n: int, state: State, worker: str = "A->B", gen: int = 1) -> tuple[str, bytes | None]:
@@ -91,3 +93,19 @@ def test_partition_lags_is_end_minus_committed_plus_one() -> None:
         ("new", 0): ("A.new", 7, 0, 7),
         ("vanished", 0): ("A.vanished", 5, 5, 0),
     }
+
+
+def test_status_shows_the_event_per_partition_from_the_committed_offsets() -> None:
+    fold = OffsetFold("A")
+    event = RecreatedEvent("orders", 1, "id-1", "id-2", 249, 0)
+    key = serialize_offset_key("MirrorSourceConnector", {"cluster": "A", "partition": 1, "topic": "orders"})
+    fold.apply(key, serialize_offset_value({"offset": 10, TOPIC_ID_KEY: "id-2", RECREATED_KEY: event.encode()}))
+    assert fold.recreated == {("orders", 1): event} and fold.offsets == {("orders", 1): 10}
+    rows = source_changes(fold.recreated, lambda t: f"A.{t}")
+    assert [(r.topic, r.partition, r.remote_topic, r.reason, r.detected_at) for r in rows] == \
+        [("orders", 1, "A.orders", "topic-recreated", "1970-01-01T00:00:00Z")]
+    assert "id-1 -> id-2" in rows[0].detail and "mirrored through offset 249" in rows[0].detail
+    table = render_table([FlowStatus("A", "B", True, source_changes=rows)])
+    assert "SOURCE CHANGE: TOPIC" in table and "topic-recreated" in table
+    fold.apply(key, None)  # the offsets reset: no event left to show
+    assert fold.recreated == {}

@@ -62,8 +62,8 @@ def test_report_shapes() -> None:
     row = doc["groups"][0]["partitions"][0]
     assert {"topic", "partition", "source_offset", "target_topic", "target_offset", "reread", "status"} <= set(row)
     assert doc["groups"][0]["group"] == "g1"
-    assert doc["summary"] == {"ok": 1, "no-sync": 1, "active-on-target": 0, "behind-target": 0, "applied": 0,
-                              "failed": 0}
+    assert doc["summary"] == {"ok": 1, "no-sync": 1, "active-on-target": 0, "behind-target": 0,
+                              "old-incarnation": 0, "applied": 0, "failed": 0}
     table = render_table(plans, applied=False)
     lines = table.splitlines()
     assert lines[0].split()[:3] == ["group", "topic", "partition"]

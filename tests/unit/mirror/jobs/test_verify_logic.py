@@ -102,10 +102,11 @@ def test_merge_reports_per_partition_and_json() -> None:
     assert not result.equal
     assert result.to_json() == {"equal": False, "result": "different", "partitions": [
         {"topic": "t", "partition": 0, "target_topic": "A.t", "compared": 25, "missing": 0, "extra": 1,
-         "mismatched": 1, "pending": 0, "first_difference": 15},
+         "mismatched": 1, "pending": 0, "first_difference": 15, "lost_on_source": 0, "source_recreated": None},
         {"topic": "t", "partition": 1, "target_topic": "A.t", "compared": 4, "missing": 0, "extra": 0,
-         "mismatched": 0, "pending": 3, "first_difference": None}]}
-    assert result.totals() == {"compared": 29, "missing": 0, "extra": 1, "mismatched": 1, "pending": 3}
+         "mismatched": 0, "pending": 3, "first_difference": None, "lost_on_source": 0, "source_recreated": None}]}
+    assert result.totals() == {"compared": 29, "missing": 0, "extra": 1, "mismatched": 1, "pending": 3,
+                               "lost_on_source": 0}
     assert merge([PartitionReport("t", 0, "A.t", pending=9), PartitionReport("t", 1, "A.t")],
                  [ChunkResult("t", 1, 0, compared=1)]).equal  # pending records are no difference
 
@@ -118,3 +119,15 @@ def test_a_run_that_compared_nothing_is_not_equal() -> None:
     assert merge([], []).outcome == "nothing_compared"  # no partition at all
     assert merge([PartitionReport("t", 0, "A.t")], [ChunkResult("t", 0, 0, compared=0, missing=2)]).outcome \
         == "different"
+
+
+def test_a_known_gap_is_said_but_is_no_difference() -> None:
+    """Records deleted on the source before they were mirrored are a known gap (issue 38), not a difference."""
+    from mirror.jobs.verify.report import render_table
+
+    report = PartitionReport("t", 0, "A.t", lost_on_source=5, source_recreated="topic id x -> y")
+    result = merge([report], [ChunkResult("t", 0, 0, compared=10, hashed_equal=True)])
+    assert result.equal and result.partitions[0].known_gap == "5 lost on source, source recreated"
+    table = render_table(result)
+    assert "5 lost on source, source recreated" in table
+    assert table.splitlines()[-1].startswith("Known gaps (not differences): 5 records deleted on the source")
