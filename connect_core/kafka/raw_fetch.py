@@ -22,7 +22,9 @@ from kafka.record import MemoryRecords  # type: ignore[import-untyped]
 
 from connect_core.api.errors import ConnectError
 
-_READ_UNCOMMITTED = 0
+READ_UNCOMMITTED = 0
+#: Fetch isolation level 1: the answer stops at, and reports, the partition's last stable offset.
+READ_COMMITTED = 1
 _MAX_BYTES = 16 * 1024 * 1024
 _PARTITION_MAX_BYTES = 1024 * 1024
 #: kafka-python refuses answers above 1 MB by default; a broker may exceed the asked size by a batch or more.
@@ -49,6 +51,8 @@ class FetchedBatches:
     batches: list[Any]  # kafka-python record batches (``DefaultRecordBatch``)
     high_watermark: int
     log_start_offset: int
+    #: the broker's last stable offset (below it no transaction is open); -1 where it reports none
+    last_stable_offset: int = -1
 
 
 class RawFetcher:
@@ -119,13 +123,14 @@ class RawFetcher:
             self._leaders[(topic, partition)] = leader
         return leaders
 
-    def fetch(self, topic: str, positions: Mapping[int, int], max_wait_ms: int) -> dict[int, FetchedBatches]:
+    def fetch(self, topic: str, positions: Mapping[int, int], max_wait_ms: int,
+              isolation_level: int = READ_UNCOMMITTED) -> dict[int, FetchedBatches]:
         """One Fetch per leader for every partition in ``positions`` (partition -> offset).
 
         A partition whose offset precedes the log start is read from the log start. ``max_wait_ms``
         bounds the broker's wait when there is nothing new; Tansu also stops scanning a partition of
         many batches when it runs out, so a caller that got nothing below the high watermark asks
-        again with a longer wait.
+        again with a longer wait. ``READ_COMMITTED`` answers stop at the last stable offset.
         """
         with self._lock:
             wanted = dict(positions)
@@ -144,7 +149,7 @@ class RawFetcher:
                         if leader is None or leader < 0:
                             raise ConnectError(f"Partition {topic}-{partition} has no leader")
                         by_leader.setdefault(leader, {})[partition] = offset
-                    answers = [self._send(leader, _fetch_request(topic, parts, max_wait_ms))
+                    answers = [self._send(leader, _fetch_request(topic, parts, max_wait_ms, isolation_level))
                                for leader, parts in by_leader.items()]
                 except _ExchangeFailed as e:
                     last = e
@@ -161,7 +166,7 @@ class RawFetcher:
                                                f"{data.error_code}")
                         else:
                             out[partition] = FetchedBatches(_batches(data.records, offset), data.high_watermark,
-                                                            data.log_start_offset)
+                                                            data.log_start_offset, data.last_stable_offset)
                             del wanted[partition]
             if not wanted:
                 return out
@@ -172,13 +177,13 @@ class RawFetcher:
             self._reset()
 
 
-def _fetch_request(topic: str, positions: Mapping[int, int], max_wait_ms: int) -> Any:
+def _fetch_request(topic: str, positions: Mapping[int, int], max_wait_ms: int, isolation_level: int) -> Any:
     parts = [FetchRequest.FetchTopic.FetchPartition(partition=partition, current_leader_epoch=-1, fetch_offset=offset,
                                                     last_fetched_epoch=-1, log_start_offset=-1,
                                                     partition_max_bytes=_PARTITION_MAX_BYTES)
              for partition, offset in positions.items()]
     return FetchRequest(replica_id=-1, max_wait_ms=max_wait_ms, min_bytes=1, max_bytes=_MAX_BYTES,
-                        isolation_level=_READ_UNCOMMITTED, session_id=0, session_epoch=-1,
+                        isolation_level=isolation_level, session_id=0, session_epoch=-1,
                         topics=[FetchRequest.FetchTopic(topic=topic, partitions=parts)], forgotten_topics_data=[],
                         rack_id="", max_version=_FETCH_MAX_VERSION)
 
