@@ -1,7 +1,8 @@
 """``mm2 backfill`` at fleet width: 400 topics x 5 partitions with a small backlog each, on ``local[2]``.
 
-The job cuts the 2,000 partitions into tasks of at most 50 (a transaction spans its task's partitions),
-so none outlives the producer's timeout, no task is retried, and the operator's terminal shows the
+The job cuts the 2,000 partitions into one task per partition of the flow's offsets topic (25 tasks of
+about 80; a transaction spans its task's partitions, and no two tasks' transactions share one), so none
+outlives the producer's timeout, no task is retried, and the operator's terminal shows the
 job's own output only: no Python traceback, no Java stack (Spark's logs go to their own file). The
 time is printed (README: about 2 minutes here, most of it the test broker's transaction handling).
 Then a plain consumer (read_committed, librdkafka's default) reads every record of every partition on B:
