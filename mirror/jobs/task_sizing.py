@@ -5,14 +5,16 @@ unit (one partition) never spans two tasks. Units are dealt largest first to the
 longest-processing-time rule), and the tasks are listed heaviest first, so Spark, which launches them
 in order, starts the long ones while the short ones fill in. A task also holds at most ``max_units``
 units: one task's transaction spans its partitions, and one spanning a thousand partitions takes
-seconds to commit (two such at once outlived a 30 s transaction timeout on the test broker).
+seconds to commit (two such at once outlived a 30 s transaction timeout on the test broker). Units
+may come in groups that must share a task (the backfill's: units whose progress lands on one partition of
+the offsets topic, so that no two tasks' transactions share a partition).
 """
 
 from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -29,27 +31,32 @@ def task_count(units: int, slots: int, max_units: int = MAX_UNITS_PER_TASK) -> i
 
 
 def sized_tasks(units: Sequence[T], weight: Callable[[T], float], slots: int,
-                max_units: int = MAX_UNITS_PER_TASK) -> list[list[T]]:
+                max_units: int = MAX_UNITS_PER_TASK, group: Callable[[T], Hashable] | None = None) -> list[list[T]]:
     """``units`` in tasks of about equal weight, heaviest task first; each task's units heaviest first.
 
-    Ties keep the given order, so equal units are dealt round-robin in that order."""
-    count = task_count(len(units), slots, max_units)
+    ``group``: units of one group always share a task (so no two tasks hold one group), and there are no
+    more tasks than groups. Ties keep the given order, so equal units are dealt round-robin in that order."""
+    bins: dict[Hashable, list[int]] = {}
+    for i, unit in enumerate(units):
+        bins.setdefault(i if group is None else group(unit), []).append(i)
+    count = min(len(bins), task_count(len(units), slots, max_units))
     if count == 0:
         return []
-    tasks: list[list[T]] = [[] for _ in range(count)]
+    tasks: list[list[int]] = [[] for _ in range(count)]
     totals = [0.0] * count
-    # (total weight, units held, task index): the lightest task with room gets the next unit
+    # (total weight, units held, task index): the lightest task with room gets the next bin
     heap = [(0.0, 0, i) for i in range(count)]
-    order = sorted(range(len(units)), key=lambda i: -weight(units[i]))
-    for i in order:
+    weights = [weight(u) for u in units]
+    dealt = sorted(bins.values(), key=lambda members: -sum(weights[i] for i in members))
+    for members in dealt:
         total, held, index = heapq.heappop(heap)
-        w = weight(units[i])
-        tasks[index].append(units[i])
+        w = sum(weights[i] for i in members)
+        tasks[index].extend(members)
         totals[index] = total + w
-        if held + 1 < max_units or not heap:  # a full task takes no more (count leaves room elsewhere)
-            heapq.heappush(heap, (total + w, held + 1, index))
+        if held + len(members) < max_units or not heap:  # a full task takes no more (count leaves room elsewhere)
+            heapq.heappush(heap, (total + w, held + len(members), index))
     ranked = sorted(range(count), key=lambda i: (-totals[i], i))
-    return [tasks[i] for i in ranked if tasks[i]]
+    return [[units[i] for i in sorted(tasks[t], key=lambda i: -weights[i])] for t in ranked if tasks[t]]
 
 
 def max_concurrency(intervals: Iterable[tuple[float, float]]) -> int:

@@ -1,9 +1,12 @@
 """``mm2 backfill`` at fleet width: 400 topics x 5 partitions with a small backlog each, on ``local[2]``.
 
-The job cuts the 2,000 partitions into tasks of at most 50 (a transaction spans its task's partitions),
-so none outlives the producer's timeout, no task is retried, and the operator's terminal shows the
+The job cuts the 2,000 partitions into one task per partition of the flow's offsets topic (25 tasks of
+about 80; a transaction spans its task's partitions, and no two tasks' transactions share one), so none
+outlives the producer's timeout, no task is retried, and the operator's terminal shows the
 job's own output only: no Python traceback, no Java stack (Spark's logs go to their own file). The
 time is printed (README: about 2 minutes here, most of it the test broker's transaction handling).
+Then a plain consumer (read_committed, librdkafka's default) reads every record of every partition on B:
+the job leaves no partition's last stable offset below its high watermark.
 """
 
 from __future__ import annotations
@@ -14,14 +17,17 @@ import time
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Producer
+from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import NewTopic
 
 from connect_core.kafka.client_logging import RDKAFKA_LOG
+from connect_core.kafka.types import ClientPartition
 from embedded_kafka import KafkaCluster
 from tests.e2e.mm2_helpers import mirrored_identically, mm2_command, mm2_properties, write_properties
 
 TOPICS, PARTITIONS, PER_PARTITION = 400, 5, 40
+#: how long a plain consumer may take to read the target (2,000 partitions) on a busy machine
+PLAIN_READ_DEADLINE_S = 300.0
 _JAVA_FRAME = re.compile(r"^\s+at [\w$.]+\(.*\)$|^Caused by: |^\s*\.\.\. \d+ more$", re.MULTILINE)
 
 
@@ -47,9 +53,40 @@ def produce_small_backlogs(cluster: KafkaCluster, names: list[str], partitions: 
     assert producer.flush(60) == 0
 
 
+def plain_consumer_counts(cluster: KafkaCluster, wanted: dict[tuple[str, int], int]) -> dict[tuple[str, int], int]:
+    """Records per partition a plain confluent-kafka consumer reads (librdkafka's default isolation,
+    read_committed, as most users read), until every partition reaches ``wanted`` or the deadline passes."""
+    consumer = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": f"plain-{time.time_ns()}",
+                         "enable.auto.commit": False, "logger": RDKAFKA_LOG, "allow.auto.create.topics": False})
+    counts = dict.fromkeys(wanted, 0)
+    short = set(wanted)
+    try:
+        consumer.assign([ClientPartition(t, p, 0) for t, p in wanted])
+        deadline = time.monotonic() + PLAIN_READ_DEADLINE_S
+        while short and time.monotonic() < deadline:
+            for msg in consumer.consume(5000, 0.5):
+                if msg.error() is None:
+                    tp = (msg.topic(), msg.partition())
+                    counts[tp] += 1
+                    if counts[tp] >= wanted[tp]:
+                        short.discard(tp)
+    finally:
+        consumer.close()
+    return counts
+
+
+def assert_plain_consumer_reads_everything(b: KafkaCluster, names: list[str]) -> None:
+    """Every record of every partition of every remote topic, for a read_committed consumer: a transaction
+    the target broker still held (last stable offset below the high watermark) would hide a partition."""
+    wanted = {(f"A.{name}", p): PER_PARTITION for name in names for p in range(PARTITIONS)}
+    counts = plain_consumer_counts(b, wanted)
+    short = sorted((tp, n) for tp, n in counts.items() if n != wanted[tp])
+    assert not short, f"{len(short)} of {len(wanted)} partitions read short by a plain consumer, e.g. {short[:5]}"
+
+
 @pytest.mark.e2e
 @pytest.mark.spark
-@pytest.mark.timeout(600)  # about 2 minutes alone on 2 cores (README): room for a busy machine
+@pytest.mark.timeout(900)  # about 2 minutes alone on 2 cores (README): room for a busy machine and the read
 def test_two_thousand_partitions_on_two_cores_no_retry_no_stack_on_the_terminal(
         two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path) -> None:
     a, b = two_clusters
@@ -76,3 +113,4 @@ def test_two_thousand_partitions_on_two_cores_no_retry_no_stack_on_the_terminal(
           f"copy {report['copy_seconds']} s, {totals['tasks']} tasks)")
     for name in (names[0], names[-1]):
         assert mirrored_identically(a, name, b, f"A.{name}")
+    assert_plain_consumer_reads_everything(b, names)

@@ -29,6 +29,7 @@ from mirror.jobs.backfill.flow import (
     PreparedBackfill,
     create_internal_topics,
     create_target_topics,
+    partition_counts,
     prepare,
 )
 from mirror.jobs.backfill.foreign import describe, foreign_partitions
@@ -222,12 +223,17 @@ def _copy(prepared: PreparedBackfill, clients: BackfillClients, master: str | No
     units = list(prepared.plan.units)
     if not units:
         return []
+    offsets_partitions = partition_counts(prepared.flow, "target").get(clients.offsets_topic, 0)
+    if offsets_partitions <= 0:
+        raise ConnectError(f"The flow's offsets topic {clients.offsets_topic} is missing on cluster "
+                           f"'{prepared.plan.target}'")
     watcher = ProgressWatcher(clients, units, progress) if progress is not None else None
     if watcher is not None:
         watcher.start()
     try:
         if spark is not None:
-            results, report.task_slots = run_tasks(spark, prepared.plan, units, clients, report.throughput_limit)
+            results, report.task_slots = run_tasks(spark, prepared.plan, units, clients, offsets_partitions,
+                                                   report.throughput_limit)
         else:
             from mirror.jobs.spark import spark_session
 
@@ -235,7 +241,7 @@ def _copy(prepared: PreparedBackfill, clients: BackfillClients, master: str | No
             with spark_session(f"mm2 backfill {prepared.plan.source}->{prepared.plan.target}", master) as session:
                 report.spark_startup_seconds = time.perf_counter() - t0
                 results, report.task_slots = run_tasks(session, prepared.plan, units, clients,
-                                                       report.throughput_limit)
+                                                       offsets_partitions, report.throughput_limit)
     finally:
         if watcher is not None:
             watcher.stop()

@@ -13,11 +13,12 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from mirror.jobs.backfill.copy import BackfillClients, UnitResult, copy_units
+from connect_core.kafka.partitioning import key_partition
+from mirror.jobs.backfill.copy import BackfillClients, UnitResult, copy_units, offset_key
 from mirror.jobs.backfill.plan import BackfillPlan, WorkUnit
 from mirror.jobs.backfill.task_ids import record_ids, task_ids
 from mirror.jobs.spark import executor_logging, run_slices, spark_log_file
@@ -30,20 +31,31 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def unit_tasks(plan: BackfillPlan, units: list[WorkUnit], slots: int) -> list[list[WorkUnit]]:
-    """The units in tasks of about equal estimated bytes for ``slots`` concurrent tasks, largest first."""
-    return sized_tasks(units, plan.unit_bytes, slots)
+def unit_tasks(plan: BackfillPlan, units: list[WorkUnit], slots: int,
+               offsets_partition: Callable[[WorkUnit], int] | None = None) -> list[list[WorkUnit]]:
+    """The units in tasks of about equal estimated bytes for ``slots`` concurrent tasks, largest first;
+    units whose progress goes to one partition of the offsets topic (``offsets_partition``) in one task."""
+    return sized_tasks(units, plan.unit_bytes, slots, group=offsets_partition)
+
+
+def progress_partition(clients: BackfillClients, offsets_partitions: int) -> Callable[[WorkUnit], int]:
+    """unit -> the partition of the flow's offsets topic its progress records go to (the key's partition)."""
+    return lambda unit: key_partition(offset_key(clients, unit), offsets_partitions)
 
 
 def run_tasks(spark: SparkSession, plan: BackfillPlan, units: list[WorkUnit], clients: BackfillClients,
-              throughput_limit: float | None = None) -> tuple[list[UnitResult], int]:
+              offsets_partitions: int, throughput_limit: float | None = None) -> tuple[list[UnitResult], int]:
     """Copy ``units`` in Spark tasks; their results sorted by partition, and the slots they were sized for.
 
+    No two tasks write progress to one partition of the offsets topic (``offsets_partitions`` of them),
+    so no two transactions of the job share a partition: a broker never has to order one's end against
+    another's (some brokers can hold a committed transaction unreadable to read_committed consumers for
+    good when two that share a partition end at once, or end in a chain; docs/backfill.md).
     ``throughput_limit`` (bytes per second, the whole job) is divided evenly between the tasks that run at once
     (the cluster's slots, or fewer tasks): each task throttles its own fetching to its share."""
     sc = spark.sparkContext
     slots = cluster_slots(sc)
-    tasks = unit_tasks(plan, units, slots)
+    tasks = unit_tasks(plan, units, slots, progress_partition(clients, offsets_partitions))
     if throughput_limit is not None:
         clients = replace(clients, task_throughput_limit=throughput_limit / max(1, min(len(tasks), slots)))
     shared = sc.broadcast(clients)
@@ -96,4 +108,4 @@ def warn_retried(results: list[UnitResult]) -> None:
                         f"; why the earlier attempt failed is in {where}" if where else "")
 
 
-__all__ = ["run_tasks", "unit_tasks", "warn_retried"]
+__all__ = ["progress_partition", "run_tasks", "unit_tasks", "warn_retried"]

@@ -6,9 +6,9 @@ import logging
 
 import pytest
 
-from mirror.jobs.backfill.copy import UnitResult
+from mirror.jobs.backfill.copy import BackfillClients, UnitResult
 from mirror.jobs.backfill.plan import BackfillPlan, WorkUnit
-from mirror.jobs.backfill.tasks import unit_tasks, warn_retried
+from mirror.jobs.backfill.tasks import progress_partition, unit_tasks, warn_retried
 from mirror.jobs.spark_cluster import granted_cores, master_ui_urls
 from mirror.jobs.task_sizing import max_concurrency, sized_tasks, task_count
 
@@ -70,3 +70,30 @@ def test_a_retried_task_is_one_warning_line(caplog: pytest.LogCaptureFixture) ->
         warn_retried([result(0, 0, 0), result(1, 1, 2), result(1, 2, 2), result(1, 3, 2)])
     lines = [r.getMessage() for r in caplog.records]
     assert len(lines) == 1 and "task 1 (t-1 and 2 other partition(s)) was retried: attempt 3" in lines[0]
+
+
+def test_units_of_one_group_share_a_task_and_there_are_no_more_tasks_than_groups() -> None:
+    units = list(range(20))
+    tasks = sized_tasks(units, float, slots=8, max_units=3, group=lambda u: u % 5)
+    assert len(tasks) == 5
+    assert all(len({u % 5 for u in task}) == 1 for task in tasks)
+    assert all(task == sorted(task, reverse=True) for task in tasks)  # heaviest unit first
+    assert sorted(u for task in tasks for u in task) == units
+    two = sized_tasks(units, float, slots=2, max_units=50, group=lambda u: u % 5)
+    assert len(two) == 2 and sorted(u for task in two for u in task) == units
+    assert len({u % 5 for u in two[0]} & {u % 5 for u in two[1]}) == 0
+
+
+def test_the_backfills_tasks_never_share_a_partition_of_the_offsets_topic() -> None:
+    """The fleet of issue 37 (400 topics x 5 partitions, 2 slots, 25 offsets-topic partitions): concurrent
+    transactions sharing a partition there are what Tansu holds unreadable to read_committed consumers."""
+    clients = BackfillClients("A", "B", {}, {}, {}, "mm2-offsets.A.internal", None, "mm2-offset-syncs.B.internal",
+                              None, 50_000, 30.0)
+    units = [WorkUnit(f"fleet-{i:03d}", p, f"A.fleet-{i:03d}", 0, 40) for i in range(400) for p in range(5)]
+    plan = BackfillPlan("A", "B", tuple(units), avg_record_bytes=16.0)
+    where = progress_partition(clients, 25)
+    tasks = unit_tasks(plan, units, slots=2, offsets_partition=where)
+    used = [{where(u) for u in task} for task in tasks]
+    assert sum(len(u) for u in used) == len(set().union(*used)) == 25  # each partition in exactly one task
+    assert sorted((u.topic, u.partition) for task in tasks for u in task) == [(u.topic, u.partition) for u in units]
+    assert len(tasks) == 25
