@@ -22,11 +22,15 @@ MAX_PARALLEL = 8
 
 
 def fence_transactional_ids(conf: Mapping[str, Any], transactional_ids: Iterable[str],
-                            timeout_s: float = FENCE_TIMEOUT_S, *, whose: str = "") -> None:  # fmt: skip
+                            timeout_s: float = FENCE_TIMEOUT_S, *, whose: str = "",
+                            warm_up_topic: str | None = None) -> None:  # fmt: skip
     """InitProducerId for every id (librdkafka producer config ``conf``); raise ConnectError on any failure.
 
     The one way the product fences: Connect's zombie fencing, ``mm2 run`` taking back an expired backfill
-    lease. ``whose`` names the ids' owner in the error (``"the backfill's "``)."""
+    lease, a backfill fencing an earlier run's ids. ``whose`` names the ids' owner in the error (``"the
+    backfill's "``). ``warm_up_topic``: metadata of this topic is read first, twice, so librdkafka has a broker
+    up before it looks for the transaction coordinator (it would otherwise wait out a 500 ms retry timer: the
+    first answer may come from the bootstrap connection it then drops for the broker the answer names)."""
     ids = list(transactional_ids)
     if not ids:
         return
@@ -34,6 +38,9 @@ def fence_transactional_ids(conf: Mapping[str, Any], transactional_ids: Iterable
     def fence(transactional_id: str) -> None:
         producer = create_producer({**conf, "transactional.id": transactional_id, "enable.idempotence": True})
         try:
+            if warm_up_topic is not None:
+                producer.list_topics(warm_up_topic, timeout_s)
+                producer.list_topics(warm_up_topic, timeout_s)
             producer.init_transactions(timeout_s)
         except KafkaException as e:
             raise ConnectError(f"Failed to fence out {whose}transactional id {transactional_id!r}: {e}") from e

@@ -20,12 +20,12 @@ import gc
 import logging
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 from connect_core.api.errors import ConnectError
 from connect_core.kafka.clients import consumer_config, create_consumer, create_producer, producer_config
+from connect_core.kafka.fencing import fence_transactional_ids
 from connect_core.kafka.types import ClientPartition, KafkaError, KafkaException, Message, Producer
 from connect_core.storage.offset_storage import (
     deserialize_offset_key,
@@ -225,15 +225,8 @@ def fence_ids(clients: BackfillClients, ids: Iterable[str]) -> None:
     """Re-initialise transactional ids an earlier run used (on the Spark driver): aborts what it left open
     (on some brokers an open transaction holds the last stable offset back) and fences its stray executors.
     Which ids: :mod:`mirror.jobs.backfill.task_ids`."""
-    def fence(transactional_id: str) -> None:
-        producer = transactional_producer(clients, transactional_id)
-        try:
-            init_transactions(producer, clients, clients.offsets_topic, transactional_id)
-        finally:
-            producer.flush(0)
-
-    with ThreadPoolExecutor(max_workers=8, thread_name_prefix="mm2-backfill-fence") as pool:
-        list(pool.map(fence, ids))
+    fence_transactional_ids(transactional_producer_config(clients, ""), ids, clients.timeout_s,
+                            whose="an earlier backfill run's ", warm_up_topic=clients.offsets_topic)
 
 
 def plain_producer_config(clients: BackfillClients) -> dict[str, Any]:
