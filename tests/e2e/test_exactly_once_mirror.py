@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from connect_core.embedded import KafkaCluster, free_port
-from connect_core.embedded.committed_reader import read_topic_committed
 from tests.e2e.mm2_helpers import Mm2Process, eventually, mm2_properties, status_json, write_properties
 from tests.e2e.sequenced_producer import MirrorReport, SequencedProducer, compare, decode, sequences
+from tests.oracle.committed_reader import read_topic_committed
 
 PARTITIONS = 2
 RESTARTS = 2

@@ -14,8 +14,8 @@ import pytest
 from confluent_kafka import KafkaException, Producer
 
 from connect_core.embedded import KafkaCluster
-from connect_core.embedded.committed_reader import committed_values, read_topic_committed
 from connect_core.kafka.client_logging import RDKAFKA_LOG
+from tests.oracle.committed_reader import committed_values, read_topic_committed
 
 pytestmark = pytest.mark.integration
 

@@ -17,7 +17,6 @@ import pytest
 from confluent_kafka import Producer
 
 from connect_core.embedded import KafkaCluster, unique_name
-from connect_core.embedded.committed_reader import read_topic_committed
 from connect_core.kafka.admin import NewTopicSpec
 from connect_core.storage.committed_offsets import read_committed_offsets
 from connect_core.storage.kafka_offsets import KafkaOffsetBackingStore
@@ -26,6 +25,7 @@ from connect_core.storage.offset_storage import (
     serialize_offset_key,
     serialize_offset_value,
 )
+from tests.oracle.committed_reader import read_topic_committed
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 

@@ -23,7 +23,6 @@ from confluent_kafka import KafkaError, KafkaException
 
 from connect_core.api.errors import ConnectError
 from connect_core.embedded import KafkaCluster
-from connect_core.embedded.committed_reader import read_topic_committed
 from connect_core.kafka.admin import NewTopicSpec
 from connect_core.kafka.clients import create_producer, producer_config
 from connect_core.model import ConnectorTaskId, State
@@ -32,6 +31,7 @@ from connect_core.runtime.exactly_once_source_task import ExactlyOnceWorkerSourc
 from connect_core.runtime.worker import Worker
 from connect_core.storage.kafka_offsets import KafkaOffsetBackingStore
 from tests.integration.connect_core.test_exactly_once_source_task import Env, wait_for
+from tests.oracle.committed_reader import read_topic_committed
 from tests.worker_plugins import CONNECTOR, Registry
 
 RECOVERY_S = 120.0

@@ -15,7 +15,6 @@ import pytest
 
 from connect_core.api import SourceRecord, SourceTask
 from connect_core.embedded import KafkaCluster
-from connect_core.embedded.committed_reader import read_topic_committed
 from connect_core.kafka.admin import NewTopicSpec
 from connect_core.kafka.clients import create_producer, producer_config
 from connect_core.model import ConnectorTaskId, State, TargetState
@@ -26,6 +25,7 @@ from connect_core.runtime.worker import Worker
 from connect_core.storage.kafka_offsets import KafkaOffsetBackingStore
 from connect_core.storage.memory import MemoryStatusBackingStore
 from connect_core.storage.offset_storage import OffsetStorageReaderImpl, deserialize_offset_key
+from tests.oracle.committed_reader import read_topic_committed
 from tests.worker_plugins import BYTES, CONNECTOR, CountingSourceConnector, CountingSourceTask, Registry
 
 BOUNDARY_CONNECTOR = f"{__name__}:BoundaryConnector"

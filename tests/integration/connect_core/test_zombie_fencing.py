@@ -18,7 +18,6 @@ import pytest
 from confluent_kafka import KafkaException, Producer
 
 from connect_core.embedded import KafkaCluster, free_port, unique_name
-from connect_core.embedded.committed_reader import PartitionLog, read_topic_committed
 from connect_core.herder.distributed.session_key import signature_headers
 from mirror.cli.distributed_cmd import DistributedWorker
 from tests.integration.connect_core.test_distributed_herder import (
@@ -28,6 +27,7 @@ from tests.integration.connect_core.test_distributed_herder import (
     leader_and_follower,
     wait_for,
 )
+from tests.oracle.committed_reader import PartitionLog, read_topic_committed
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 

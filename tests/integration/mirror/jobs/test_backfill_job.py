@@ -18,7 +18,6 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
 
 from connect_core.api.errors import ConfigError, ConnectError
 from connect_core.embedded import KafkaCluster
-from connect_core.embedded.committed_reader import read_topic_committed
 from connect_core.kafka.client_logging import RDKAFKA_LOG
 from connect_core.kafka.types import ClientPartition
 from mirror.client.formats import TopicPartition
@@ -31,6 +30,7 @@ from mirror.jobs.backfill_task_ids import decode_ids, encode_ids, record_key
 from mirror.jobs.spark import spark_session
 from mirror.jobs.translate_logic import Translated
 from mirror.jobs.translate_offsets import load_translator
+from tests.oracle.committed_reader import read_topic_committed
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 

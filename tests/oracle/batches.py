@@ -1,0 +1,180 @@
+"""Kafka record batches (v2, magic 2) parsed from their bytes, each one's CRC-32C checked.
+
+The suite's own parser: no product code and no Kafka client library decides what a batch holds.
+Codecs: none and gzip (the standard library's); a batch in snappy, lz4 or zstd raises
+:class:`UnsupportedCodec` by name instead of being misread (no test writes one today).
+"""
+
+from __future__ import annotations
+
+import gzip
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from tests.oracle.crc32c import crc32c
+
+#: baseOffset, batchLength, partitionLeaderEpoch, magic, crc, attributes, lastOffsetDelta,
+#: baseTimestamp, maxTimestamp, producerId, producerEpoch, baseSequence, recordCount
+_HEADER = struct.Struct(">qiibIhiqqqhii")
+HEADER_SIZE = _HEADER.size  # 61
+_CRC_FROM = 21  # the checksum covers the batch from its attributes to its end
+_CODECS = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
+_LOG_APPEND_TIME, _TRANSACTIONAL, _CONTROL = 0x08, 0x10, 0x20
+ABORT, COMMIT = 0, 1  # control record types
+
+
+class CorruptBatch(ValueError):
+    """A batch whose bytes contradict themselves (CRC, magic, lengths, record count)."""
+
+
+class UnsupportedCodec(ValueError):
+    """A batch compressed with a codec this reader does not decompress."""
+
+
+@dataclass(frozen=True)
+class Record:
+    """One record of a batch; ``offset`` and ``timestamp`` already absolute."""
+
+    offset: int
+    timestamp: int
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[tuple[str, bytes | None], ...]
+
+
+@dataclass(frozen=True)
+class Batch:
+    """One v2 record batch as stored in the log."""
+
+    base_offset: int
+    last_offset_delta: int
+    attributes: int
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+    records: tuple[Record, ...]
+
+    @property
+    def next_offset(self) -> int:
+        return self.base_offset + self.last_offset_delta + 1
+
+    @property
+    def is_transactional(self) -> bool:
+        return bool(self.attributes & _TRANSACTIONAL)
+
+    @property
+    def is_control_batch(self) -> bool:
+        return bool(self.attributes & _CONTROL)
+
+    @property
+    def codec(self) -> str:
+        return _CODECS.get(self.attributes & 0x07, f"unknown ({self.attributes & 0x07})")
+
+    def control_types(self) -> list[tuple[int, int]]:
+        """(offset, type) of each control record: ABORT 0, COMMIT 1 (a control batch's keys)."""
+        found = []
+        for record in self.records:
+            if record.key is None or len(record.key) < 4:
+                raise CorruptBatch(f"control record at {record.offset} has no version/type key")
+            _version, kind = struct.unpack_from(">hh", record.key)
+            found.append((record.offset, kind))
+        return found
+
+    def __iter__(self) -> Iterator[Record]:
+        return iter(self.records)
+
+
+def parse_batches(data: bytes) -> list[Batch]:
+    """Every whole batch in ``data``, in order; a trailing partial batch (a cut fetch answer) is left out."""
+    view = memoryview(data)
+    batches, pos = [], 0
+    while len(view) - pos >= 12:
+        length = struct.unpack_from(">i", view, pos + 8)[0]
+        end = pos + 12 + length
+        if end > len(view):
+            break
+        batches.append(parse_batch(view[pos:end]))
+        pos = end
+    return batches
+
+
+def parse_batch(raw: bytes | memoryview) -> Batch:
+    """One whole batch; raises :class:`CorruptBatch` unless its magic, CRC and record count hold."""
+    view = memoryview(raw)
+    if len(view) < HEADER_SIZE:
+        raise CorruptBatch(f"a batch of {len(view)} bytes is shorter than the v2 header")
+    (base_offset, _length, _leader_epoch, magic, crc, attributes, last_delta, base_ts, max_ts, producer_id,
+     producer_epoch, base_sequence, count) = _HEADER.unpack_from(view)
+    if magic != 2:
+        raise CorruptBatch(f"batch at {base_offset} has magic {magic}; only v2 batches are read")
+    actual = crc32c(view[_CRC_FROM:])
+    if actual != crc:
+        raise CorruptBatch(f"batch at {base_offset}: CRC-32C {actual:#010x} computed, {crc:#010x} stored")
+    body = _decompress(base_offset, attributes, view[HEADER_SIZE:])
+    append_time = max_ts if attributes & _LOG_APPEND_TIME else None  # the broker's time stands for every record
+    records, pos = [], 0
+    for _ in range(count):
+        record, pos = _record(body, pos, base_offset, base_ts, append_time)
+        records.append(record)
+    if pos != len(body):
+        raise CorruptBatch(f"batch at {base_offset}: {len(body) - pos} bytes after its {count} records")
+    return Batch(base_offset, last_delta, attributes, producer_id, producer_epoch, base_sequence, tuple(records))
+
+
+def _decompress(base_offset: int, attributes: int, body: memoryview) -> memoryview:
+    codec = attributes & 0x07
+    if codec == 0:
+        return body
+    if codec == 1:
+        return memoryview(gzip.decompress(body))
+    raise UnsupportedCodec(f"batch at {base_offset} is compressed with {_CODECS.get(codec, codec)}, which the "
+                           "test reader does not decompress (none and gzip only)")
+
+
+def _varint(data: memoryview, pos: int) -> tuple[int, int]:
+    """A zigzag varint (Kafka's signed varint/varlong) at ``pos``: (value, next position)."""
+    shift = raw = 0
+    while True:
+        if pos >= len(data):
+            raise CorruptBatch("a record ends inside a varint")
+        byte = data[pos]
+        pos += 1
+        raw |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return (raw >> 1) ^ -(raw & 1), pos
+        shift += 7
+        if shift > 63:
+            raise CorruptBatch("a varint longer than ten bytes")
+
+
+def _bytes(data: memoryview, pos: int) -> tuple[bytes | None, int]:
+    size, pos = _varint(data, pos)
+    if size < 0:
+        return None, pos
+    if pos + size > len(data):
+        raise CorruptBatch("a record's field runs past its batch")
+    return bytes(data[pos:pos + size]), pos + size
+
+
+def _record(data: memoryview, pos: int, base_offset: int, base_ts: int,
+            append_time: int | None) -> tuple[Record, int]:
+    length, pos = _varint(data, pos)
+    end = pos + length
+    if length < 0 or end > len(data):
+        raise CorruptBatch(f"a record of {length} bytes runs past its batch")
+    pos += 1  # the record's attributes: unused by v2
+    ts_delta, pos = _varint(data, pos)
+    offset_delta, pos = _varint(data, pos)
+    key, pos = _bytes(data, pos)
+    value, pos = _bytes(data, pos)
+    header_count, pos = _varint(data, pos)
+    headers = []
+    for _ in range(header_count):
+        name, pos = _bytes(data, pos)
+        header_value, pos = _bytes(data, pos)
+        headers.append(((name or b"").decode(), header_value))
+    if pos != end:
+        raise CorruptBatch(f"record at {base_offset + offset_delta}: its fields end {pos - end} bytes off its length")
+    timestamp = base_ts + ts_delta if append_time is None else append_time
+    return Record(base_offset + offset_delta, timestamp, key, value, tuple(headers)), end
