@@ -17,14 +17,14 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tests.oracle.batches import Batch
-from tests.oracle.fetch import FetchError, fetch_all
+from tests.oracle.fetch import BrokerConnection, FetchError, PartitionBatches, fetch_all
 from tests.oracle.rule import CommittedRecord, PartitionLog, apply_read_committed
 
 if TYPE_CHECKING:
     from connect_core.embedded.cluster import KafkaCluster
 
 __all__ = ["CommittedRecord", "FetchError", "PartitionLog", "apply_read_committed", "committed_values", "leaders",
-           "raw_batches", "read_committed", "read_topic_committed"]
+           "raw_batches", "read_committed", "read_topic_committed", "read_topics_committed", "topic_leaders"]
 
 
 def tls_context(client_config: Mapping[str, Any]) -> ssl.SSLContext | None:
@@ -50,22 +50,48 @@ def raw_batches(address: str, topic: str, partition: int, timeout_s: float = 30.
 def read_committed(address: str, topic: str, partition: int, timeout_s: float = 30.0,
                    tls: ssl.SSLContext | None = None) -> PartitionLog:
     """The partition as a read_committed consumer sees it, whatever the broker lists as aborted."""
-    batches, high_watermark = raw_batches(address, topic, partition, timeout_s, tls)
-    log = apply_read_committed(batches)
-    log.high_watermark = high_watermark
+    return _decided(fetch_all(address, topic, partition, timeout_s, tls))
+
+
+def _decided(found: PartitionBatches) -> PartitionLog:
+    log = apply_read_committed(found.batches)
+    log.high_watermark = found.high_watermark
     return log
 
 
-def leaders(cluster: KafkaCluster, topic: str, timeout_s: float = 10.0) -> dict[int, str]:
-    """Partition -> "host:port" of its leader (a Fetch must go to the leader on a multi-broker cluster).
+def topic_leaders(cluster: KafkaCluster, topics: Sequence[str], timeout_s: float = 10.0) -> dict[str, dict[int, str]]:
+    """Topic -> partition -> "host:port" of its leader, from one metadata request (a Fetch must go to the
+    leader on a multi-broker cluster).
 
     A full metadata request: asking for one named topic auto-creates it on Tansu.
     """
     metadata = cluster.admin().list_topics(timeout=timeout_s)
-    if topic not in metadata.topics:
-        raise FetchError(f"topic {topic!r} does not exist on cluster {cluster.name}")
+    missing = [t for t in topics if t not in metadata.topics]
+    if missing:
+        raise FetchError(f"topics {missing} do not exist on cluster {cluster.name}")
     brokers = {b.id: f"{b.host}:{b.port}" for b in metadata.brokers.values()}
-    return {p.id: brokers.get(p.leader, cluster.bootstrap_servers) for p in metadata.topics[topic].partitions.values()}
+    return {t: {p.id: brokers.get(p.leader, cluster.bootstrap_servers) for p in metadata.topics[t].partitions.values()}
+            for t in topics}
+
+
+def leaders(cluster: KafkaCluster, topic: str, timeout_s: float = 10.0) -> dict[int, str]:
+    """Partition -> "host:port" of its leader."""
+    return topic_leaders(cluster, [topic], timeout_s)[topic]
+
+
+def read_topics_committed(cluster: KafkaCluster, topics: Sequence[str],
+                          timeout_s: float = 30.0) -> dict[str, dict[int, PartitionLog]]:
+    """Topic -> partition -> what a read_committed consumer sees of it (many topics: one metadata request
+    and one connection per broker)."""
+    found = topic_leaders(cluster, topics)
+    tls = tls_context(cluster.client_config())
+    out: dict[str, dict[int, PartitionLog]] = {t: {} for t in topics}
+    for address in sorted({a for partitions in found.values() for a in partitions.values()}):
+        with BrokerConnection(address, timeout_s, tls) as connection:
+            for topic in topics:
+                for partition in sorted(p for p, leader in found[topic].items() if leader == address):
+                    out[topic][partition] = _decided(connection.fetch_all(topic, partition, timeout_s))
+    return {t: dict(sorted(logs.items())) for t, logs in out.items()}
 
 
 def read_topic_committed(cluster: KafkaCluster, topic: str, partitions: Sequence[int] | None = None,

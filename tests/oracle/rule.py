@@ -20,18 +20,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from tests.oracle.batches import ABORT, COMMIT, Batch
+from tests.oracle.batches import ABORT, COMMIT, Batch, Record
 
-
-@dataclass(frozen=True)
-class CommittedRecord:
-    """A record a read_committed consumer would see (headers as (key, value) pairs)."""
-
-    offset: int
-    key: bytes | None
-    value: bytes | None
-    headers: tuple[tuple[str, bytes | None], ...]
-    timestamp: int
+#: A record a read_committed consumer would see: offset, key, value, headers ((key, value) pairs), timestamp.
+CommittedRecord = Record
 
 
 @dataclass
@@ -45,10 +37,6 @@ class PartitionLog:
     markers: list[tuple[int, int, bool]] = field(default_factory=list)  # (offset, producer id, commit?)
     high_watermark: int = 0
     last_stable_offset: int | None = None  # None: no transaction is open
-
-
-def _records(batch: Batch) -> list[CommittedRecord]:
-    return [CommittedRecord(r.offset, r.key, r.value, r.headers, r.timestamp) for r in batch.records]
 
 
 def apply_read_committed(batches: Iterable[Batch]) -> PartitionLog:
@@ -73,7 +61,7 @@ def apply_read_committed(batches: Iterable[Batch]) -> PartitionLog:
     if still_open:
         log.last_stable_offset = data[min(still_open)].base_offset
     for index, batch in enumerate(data):
-        records = _records(batch)
+        records = batch.records
         if index in still_open:
             log.undecided.extend(records)
         if log.last_stable_offset is not None and batch.base_offset >= log.last_stable_offset:
