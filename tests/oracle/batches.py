@@ -114,9 +114,15 @@ def parse_batch(raw: bytes | memoryview) -> Batch:
     body = _decompress(base_offset, attributes, view[HEADER_SIZE:])
     append_time = max_ts if attributes & _LOG_APPEND_TIME else None  # the broker's time stands for every record
     records, pos = [], 0
-    for _ in range(count):
-        record, pos = _record(body, pos, base_offset, base_ts, append_time)
-        records.append(record)
+    short = CorruptBatch(f"batch at {base_offset}: its records end before its record count ({count})")
+    try:
+        for _ in range(count):
+            if pos >= len(body):
+                raise short
+            record, pos = _record(body, pos, base_offset, base_ts, append_time)
+            records.append(record)
+    except IndexError:
+        raise short from None
     if pos != len(body):
         raise CorruptBatch(f"batch at {base_offset}: {len(body) - pos} bytes after its {count} records")
     return Batch(base_offset, last_delta, attributes, producer_id, producer_epoch, base_sequence, tuple(records))
@@ -157,20 +163,45 @@ def _bytes(data: bytes, pos: int) -> tuple[bytes | None, int]:
         return None, pos
     if pos + size > len(data):
         raise CorruptBatch("a record's field runs past its batch")
-    return bytes(data[pos:pos + size]), pos + size
+    return data[pos:pos + size], pos + size
+
+
+#: zigzag varints of one byte (most lengths, deltas and counts of a record), decoded ahead
+_ONE_BYTE = tuple((b >> 1) ^ -(b & 1) for b in range(0x80))
 
 
 def _record(data: bytes, pos: int, base_offset: int, base_ts: int,
             append_time: int | None) -> tuple[Record, int]:
+    """One record at ``pos``: (record, position after it). One-byte varints are decoded inline (a
+    function call each would double the cost of a log of small records)."""
     length, pos = _varint(data, pos)
     end = pos + length
     if length < 0 or end > len(data):
         raise CorruptBatch(f"a record of {length} bytes runs past its batch")
     pos += 1  # the record's attributes: unused by v2
-    ts_delta, pos = _varint(data, pos)
-    offset_delta, pos = _varint(data, pos)
-    key, pos = _bytes(data, pos)
-    value, pos = _bytes(data, pos)
+    fields: list[int] = []
+    for _ in range(2):  # timestamp delta, offset delta
+        byte = data[pos]
+        if byte < 0x80:
+            fields.append(_ONE_BYTE[byte])
+            pos += 1
+        else:
+            value, pos = _varint(data, pos)
+            fields.append(value)
+    ts_delta, offset_delta = fields
+    key_value: list[bytes | None] = []
+    for _ in range(2):  # key, value
+        byte = data[pos]
+        if byte < 0x80:
+            size = _ONE_BYTE[byte]
+            pos += 1
+        else:
+            size, pos = _varint(data, pos)
+        if size < 0:
+            key_value.append(None)
+        else:
+            key_value.append(data[pos:pos + size])
+            pos += size
     header_count, pos = _varint(data, pos)
     headers = []
     for _ in range(header_count):
@@ -180,4 +211,4 @@ def _record(data: bytes, pos: int, base_offset: int, base_ts: int,
     if pos != end:
         raise CorruptBatch(f"record at {base_offset + offset_delta}: its fields end {pos - end} bytes off its length")
     timestamp = base_ts + ts_delta if append_time is None else append_time
-    return Record(base_offset + offset_delta, key, value, tuple(headers), timestamp), end
+    return Record(base_offset + offset_delta, key_value[0], key_value[1], tuple(headers), timestamp), end

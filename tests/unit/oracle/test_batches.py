@@ -86,3 +86,18 @@ def test_only_v2_batches_are_read() -> None:
     raw[16] = 1
     with pytest.raises(CorruptBatch, match="magic 1"):
         parse_batch(bytes(raw))
+
+
+def test_a_record_count_beyond_the_records_is_refused() -> None:
+    raw = bytearray(batch(0, ENTRIES))
+    struct.pack_into(">i", raw, 57, 3)
+    struct.pack_into(">I", raw, 17, crc32c(bytes(raw[21:])))
+    with pytest.raises(CorruptBatch, match=r"records end before its record count \(3\)"):
+        parse_batch(bytes(raw))
+
+
+def test_long_fields_and_deltas_take_multi_byte_varints() -> None:
+    entries = [(b"k" * 70, bytes([i]) * 300, (("h" * 65, b"v" * 200),)) for i in range(150)]
+    parsed = parse_batch(batch(7, entries))
+    assert [(r.offset, r.key, r.value, r.headers, r.timestamp) for r in parsed] == [
+        (7 + i, b"k" * 70, bytes([i]) * 300, (("h" * 65, b"v" * 200),), BASE_TIMESTAMP + i) for i in range(150)]
