@@ -210,7 +210,7 @@ def run_mirror(a: EmbeddedKafkaCluster, b: EmbeddedKafkaCluster, topic: str, cas
     remote = f"{SOURCE}.{topic}"
     target_ends = b.end_offsets(remote)
     if exactly_once:  # each partition also holds a COMMIT marker per transaction: count the records instead
-        from embedded_kafka.committed_reader import read_topic_committed
+        from tests.oracle.committed_reader import read_topic_committed
 
         target_ends = {p: len(log.committed) for p, log in read_topic_committed(b, remote).items()}
     if target_ends != source_ends:

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from confluent_kafka import Message
 
 from embedded_kafka import KafkaCluster, wait_for
+from tests.oracle.committed_reader import read_topic_committed
 
 T = TypeVar("T")
 #: A wait with a measure of progress ends at this many times its timeout, moving or not.
@@ -160,13 +161,24 @@ def partitions_view(cluster: KafkaCluster, topic: str) -> dict[int, list[tuple[A
     return {p: [record_view(m) for m in msgs] for p, msgs in cluster.read_all(topic).items()}
 
 
+def committed_view(cluster: KafkaCluster, topic: str) -> dict[int, list[tuple[Any, ...]]]:
+    """:func:`partitions_view` as a read_committed consumer sees the topic, decided by the suite's oracle."""
+    return {p: [(r.key, r.value, r.headers, r.timestamp) for r in log.committed]
+            for p, log in read_topic_committed(cluster, topic).items()}
+
+
 def mirrored_identically(source: KafkaCluster, topic: str, target: KafkaCluster, remote: str,
                          at_least: int | None = None) -> bool:
-    """True when the remote topic holds exactly the source partitions' records (same order)."""
+    """True when the remote topic holds exactly the source partitions' records (same order).
+
+    The target is read as a read_committed consumer sees it, by the suite's oracle: backfill and
+    exactly-once write it in transactions, and a plain read (Tansu's read_committed too) would count an
+    aborted copy as present, hiding a gap behind it or showing a duplicate that no consumer sees.
+    """
     if remote not in target.topic_names():
         return False
     src = partitions_view(source, topic)
-    dst = partitions_view(target, remote)
+    dst = committed_view(target, remote)
     if at_least is not None and sum(len(v) for v in src.values()) < at_least:
         return False
     return src == dst

@@ -19,13 +19,13 @@ import pytest
 
 from connect_core.kafka.client_logging import RDKAFKA_LOG
 from embedded_kafka import KafkaCluster
-from embedded_kafka.committed_reader import read_topic_committed
 from mirror.driver.backfill_leases import Lease, decode_lease, leases_topic
 from mirror.driver.driver import make_config
 from mirror.jobs.backfill.flow import committed_offsets, resolve_flow
 from mirror.jobs.backfill.handoff import ConfigTopicView, excludes, read_config_topic
 from mirror.jobs.backfill.plan import assigned_partitions
 from tests.e2e.mm2_helpers import Mm2Process, eventually, mm2_command, mm2_properties, write_properties
+from tests.oracle.committed_reader import read_topic_committed
 
 PARTITIONS = 3
 TOPIC, REMOTE = "big", "A.big"
@@ -53,9 +53,9 @@ class CommittedDuplicate(Exception):
 
 def batches_between(cluster: KafkaCluster, topic: str, partition: int, low: int, high: int) -> str:
     """The log's batches in [low, high]: who wrote them, transactional or not (to explain a duplicate)."""
-    from embedded_kafka.committed_reader import _raw_batches, leaders
+    from tests.oracle.committed_reader import leaders, raw_batches
 
-    batches, _ = _raw_batches(leaders(cluster, topic)[partition], topic, partition, 30.0)
+    batches, _ = raw_batches(leaders(cluster, topic)[partition], topic, partition, 30.0)
     lines = []
     for batch in batches:
         if batch.next_offset >= low and batch.base_offset <= high:

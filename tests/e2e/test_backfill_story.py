@@ -2,10 +2,11 @@
 
 The mirror was stopped while a backlog piled up (1,000,000 records here, not the 2M of the story: sized for a
 2-core machine that also runs both brokers, Spark and ``mm2 run``); a backfill starts; ``mm2 run`` is
-started during it; a Spark Python worker is SIGKILLed (its task is retried); the backfill is SIGKILLed;
-it is run again to completion. Live tailing owns the topic afterwards, and the target holds every record
-exactly once, in order, read with the read_committed test reader (a committed duplicate fails; a retried
-chunk aborted by the fencing does not).
+started during it; a Spark Python worker is SIGKILLed; the backfill is SIGKILLed; it is run again to
+completion, its Python workers SIGKILLed while it copies (the failed task is retried: its report says so).
+Live tailing owns the topic afterwards, and the target holds every record exactly once, in order, read
+with the suite's read_committed reader (a committed duplicate fails; a retried chunk aborted by the fencing
+does not).
 """
 
 from __future__ import annotations
@@ -66,7 +67,18 @@ def test_catch_up_after_an_outage_through_restarts_and_kills_is_exactly_once(
         assert done < 300 + BACKLOG, "killed before it finished"
 
         rerun = Backfill(config, tmp_path, name="rerun")
-        rerun.finish()
+        # the rerun's Python workers SIGKILLed once it committed copies of its own, far from half of what is
+        # left (its tasks are mid-copy; the log's end is no trigger: on Tansu it jumps when the rerun's fencing
+        # writes markers): Spark retries each failed task, which resumes from its last commit
+        eventually(lambda: sum(p + 1 for p in committed_positions(props, b).values()) >= done + 30_000, 240,
+                   "the rerun committing copies", mm2, interval=1.0)
+        killed = eventually(lambda: spark_python_workers(rerun.proc.pid), 60, "the rerun's Python workers")
+        for pid in killed:
+            os.kill(pid, signal.SIGKILL)
+        report = rerun.finish()
+        why = f"killed {killed}:\n{rerun.err.read_text()[-3000:]}"
+        assert report["totals"]["tasks_retried"] >= 1, f"{report['totals']}; {why}"
+        assert "was retried: attempt 2 succeeded" in rerun.err.read_text(), why
         assert lease_of(b) is None
         produce(a, TOPIC, 2 * BACKLOG, 300)  # live tailing owns the topic afterwards
         until_exactly_once(a, b, TOPIC, REMOTE, BACKLOG + 600, "every record exactly once, in order", mm2)

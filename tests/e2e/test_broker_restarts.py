@@ -22,9 +22,9 @@ from pathlib import Path
 import pytest
 
 from embedded_kafka import EmbeddedKafkaCluster, KafkaCluster, free_port, unique_name
-from embedded_kafka.committed_reader import read_topic_committed
 from tests.e2e.mm2_helpers import Mm2Process, eventually, mm2_properties, write_properties
 from tests.e2e.sequenced_producer import SequencedProducer, TailReader, compare, decode, sequences
+from tests.oracle.committed_reader import read_topic_committed
 
 Factory = Callable[[Sequence[str]], list[KafkaCluster]]
 pytestmark = pytest.mark.timeout(900)

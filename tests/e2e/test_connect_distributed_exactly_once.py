@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from embedded_kafka import KafkaCluster, free_port, unique_name
-from embedded_kafka.committed_reader import PartitionLog, read_topic_committed
 from tests.e2e.test_connect_distributed import WorkerProc, http, wait_for
+from tests.oracle.committed_reader import PartitionLog, read_topic_committed
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 

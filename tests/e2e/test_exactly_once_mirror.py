@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from embedded_kafka import KafkaCluster, free_port
-from embedded_kafka.committed_reader import read_topic_committed
 from tests.e2e.mm2_helpers import Mm2Process, eventually, mm2_properties, status_json, write_properties
 from tests.e2e.sequenced_producer import MirrorReport, SequencedProducer, compare, decode, sequences
+from tests.oracle.committed_reader import read_topic_committed
 
 PARTITIONS = 2
 RESTARTS = 2
@@ -226,14 +226,15 @@ def test_a_thawed_zombie_is_fenced_and_the_copy_stays_exactly_once(
         eventually(lambda: _reached(b, flow, marks), 120, "records copied by the other node", survivor)
         zombie.proc.send_signal(signal.SIGCONT)  # thawed: it still believes it runs the task
         assert zombie is not None
-        # Two instances of the task now hold the same transactional id: one of them fails as fenced (the
-        # thawed one, whose commit cannot go through; or, should its herder restart it first, the other one).
-        fenced = eventually(lambda: next((n for n in (zombie, survivor) if _FENCED.search(n.output())), None), 180,
-                            "a task instance failing as fenced", survivor)
-        # A failed task stays FAILED where it failed; the operator takes that node out, and the other node
-        # runs the task again from what its committed transactions recorded.
-        runner = survivor if fenced is zombie else zombie
-        fenced.terminate(60)
+        # Two instances of the task now hold the same transactional id. Kafka's rule: the newest
+        # init_transactions wins, so the thawed zombie (its epoch is the older) is the one fenced, its commit
+        # refused; the instance that took over is never fenced, and copies on.
+        eventually(lambda: _FENCED.search(zombie.output()) or None, 180, "the thawed zombie failing as fenced",
+                   survivor)
+        assert not _FENCED.search(survivor.output()), survivor.output()[-3000:]
+        # A failed task stays FAILED where it failed; the operator takes that node out.
+        runner = survivor
+        zombie.terminate(60)
         marks = producer.next_seqs()
         eventually(lambda: _reached(b, flow, marks), 120, "records still copied after the thaw", runner)
         producer.finish()
@@ -246,6 +247,7 @@ def test_a_thawed_zombie_is_fenced_and_the_copy_stays_exactly_once(
         # task resumed from the offset before it: nothing lost above, nothing copied twice
         assert _open_source_offsets(b, offset_partitions) == 0
         assert sum(log.aborted for log in read_topic_committed(b, OFFSETS_TOPIC, offset_partitions).values()) >= 1
+        assert not _FENCED.search(survivor.output()), survivor.output()[-3000:]  # the survivor never was
         assert runner.terminate(60) == 0, runner.output()[-3000:]
     finally:
         if zombie is not None and zombie.alive():

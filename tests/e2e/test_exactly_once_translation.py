@@ -29,7 +29,6 @@ import pytest
 from confluent_kafka import Producer
 
 from embedded_kafka import KafkaCluster, free_port
-from embedded_kafka.committed_reader import PartitionLog, read_topic_committed
 from mirror.client.formats import Checkpoint, OffsetSync, TopicPartition
 from mirror.connectors.offset_mapping_index import OffsetMappingIndex
 from tests.e2e.mm2_helpers import (
@@ -46,6 +45,7 @@ from tests.e2e.mm2_helpers import (
     write_properties,
 )
 from tests.e2e.mm2_helpers import mm2_command as mm2
+from tests.oracle.committed_reader import PartitionLog, read_topic_committed
 
 pytestmark = [pytest.mark.e2e, pytest.mark.spark]
 

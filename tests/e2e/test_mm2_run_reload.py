@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from embedded_kafka import KafkaCluster, free_port
-from embedded_kafka.committed_reader import read_topic_committed
 from tests.e2e.mm2_helpers import Mm2Process, eventually, mm2_properties, write_properties
 from tests.e2e.sequenced_producer import SequencedProducer, TailReader, compare, decode, sequences
+from tests.oracle.committed_reader import read_topic_committed
 
 PARTITIONS = 2
 STARTUP_S = 240.0

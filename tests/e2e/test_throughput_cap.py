@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from embedded_kafka import KafkaCluster, free_port
-from embedded_kafka.committed_reader import read_topic_committed
 from tests.e2e.metrics_harness import Mm2Run, Samples, total
 from tests.e2e.mm2_helpers import mm2_command, mm2_properties, write_properties
+from tests.oracle.committed_reader import read_topic_committed
 
 CAP = 512 * 1024
 RECORD = 1024

@@ -3,7 +3,8 @@
 Aborted, committed, plain and still-open transactions, and a zombie fenced by a newer producer of the same
 transactional.id, on one partition; the reader returns exactly the committed records in log order. On
 Tansu a read_committed consumer would also return the aborted ones (broker-notes.md): this reader does not
-depend on the broker hiding them, so "no committed duplicate" is checkable on every broker.
+depend on the broker hiding them, so "no committed duplicate" is checkable on every broker. The reader is
+the suite's own (tests/oracle): none of the product's code decides what it returns.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from confluent_kafka import KafkaException, Producer
 
 from connect_core.kafka.client_logging import RDKAFKA_LOG
 from embedded_kafka import KafkaCluster
-from embedded_kafka.committed_reader import committed_values, read_topic_committed
+from tests.oracle.committed_reader import committed_values, read_topic_committed, read_topics_committed
 
 pytestmark = pytest.mark.integration
 
@@ -62,6 +63,7 @@ def test_only_committed_records_in_log_order(kafka_cluster: KafkaCluster,
     assert logs[0].aborted == 4 and logs[0].open == 0  # 3 aborted by the producer, 1 by the fencing
     assert [commit for _offset, _pid, commit in logs[0].markers] == [False, True, False, True]
     assert committed_values(kafka_cluster, topic, [1]) == {1: [b"committed-1"]}
+    assert read_topics_committed(kafka_cluster, [topic]) == {topic: logs}  # one connection for all partitions
 
 
 def test_an_open_transaction_holds_back_everything_after_it(kafka_cluster: KafkaCluster,

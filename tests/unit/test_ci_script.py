@@ -2,8 +2,9 @@
 
 The script runs for real in a scratch copy of the repository, with a PATH that holds only the
 tools it needs plus stubs that record their calls: ``apt-get`` (installs stub ``promtool``,
-``prometheus`` and ``stunnel4``), ``python3`` (makes a ``.venv/bin/python`` that records pip and pytest), ``id``
-and ``sudo``. So "no promtool on this machine" is tested here even where promtool is installed.
+``prometheus``, ``stunnel4``, and a Java 17 ``java`` and ``keytool``), ``python3`` (makes a ``.venv/bin/python``
+that records pip and pytest), ``id``, ``sudo``, and a ``java`` of a chosen version. So "no promtool" or "no
+Java 17 on this machine" is tested here even where they are installed.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-TOOLS = ("bash", "dirname", "env", "cat", "chmod", "mkdir")
+TOOLS = ("bash", "dirname", "env", "cat", "chmod", "mkdir", "sed", "head")
+JDK = "openjdk-17-jre-headless"
 PYTEST = "venv-python -m pytest -p no:cacheprovider -q -ra --durations=15 -n 10 --dist worksteal"
 ARCHIVE = ".ci/spark_class_archive.py"
 
@@ -27,10 +29,19 @@ echo "{name} $*" >> "$CALLS"
 {body}
 """
 APT_GET_OK = """if [ "$1" = install ]; then
-  for t in promtool prometheus stunnel4; do printf '#!/bin/bash\\nexit 0\\n' > "$STUBS/$t"; chmod +x "$STUBS/$t"; done
+  for t in promtool prometheus stunnel4 keytool; do
+    printf '#!/bin/bash\\nexit 0\\n' > "$STUBS/$t"; chmod +x "$STUBS/$t"
+  done
+  case " $* " in *" openjdk-17-jre-headless "*)
+    printf '#!/bin/bash\\necho "openjdk version \\\\"${INSTALLED_JAVA:-17.0.15}\\\\" 2025-04-15" >&2\\n' > "$STUBS/java"
+    chmod +x "$STUBS/java";;
+  esac
 fi
 exit "${APT_EXIT:-0}"
 """
+#: what ``java -version`` prints (on stderr), by Java release
+JAVA_VERSION = {"8": 'java version "1.8.0_392"', "11": 'openjdk version "11.0.21" 2023-10-17',
+                "17": 'openjdk version "17.0.15" 2025-04-15', "21": 'openjdk version "21.0.5" 2024-10-15'}
 VENV_PYTHON = """#!/bin/bash
 echo "venv-python $*" >> "$CALLS"
 echo "venv-python $* opts=$SPARK_SUBMIT_OPTS" >> "$CALLS.opts"
@@ -53,8 +64,11 @@ def _stub(directory: Path, name: str, body: str) -> None:
 
 
 def _sandbox(tmp_path: Path, uid: int = 0, sudo: bool = False, prometheus: bool = False,
-             stunnel: bool | None = None) -> tuple[Path, dict[str, str]]:
-    """``stunnel``: whether stunnel4 is present (by default: as prometheus)."""
+             stunnel: bool | None = None, java: str | None = "", keytool: bool | None = None
+             ) -> tuple[Path, dict[str, str]]:
+    """``stunnel``: whether stunnel4 is present (by default: as prometheus); ``java``: the release of the
+    ``java`` present (None: none; by default Java 17 with prometheus, none without); ``keytool``: whether
+    keytool is present (by default: with java)."""
     repo = tmp_path / "repo"
     (repo / ".ci").mkdir(parents=True)
     shutil.copy2(ROOT / ".ci" / "run", repo / ".ci" / "run")
@@ -74,6 +88,12 @@ def _sandbox(tmp_path: Path, uid: int = 0, sudo: bool = False, prometheus: bool 
             _stub(stubs, t, "exit 0")
     if prometheus if stunnel is None else stunnel:
         _stub(stubs, "stunnel4", "exit 0")
+    release = ("17" if prometheus else None) if java == "" else java
+    if release is not None:  # not a recording stub: asking its version is no call the tests list
+        (stubs / "java").write_text(f"#!/bin/bash\necho '{JAVA_VERSION[release]}' >&2\n")
+        (stubs / "java").chmod(0o755)
+    if release is not None if keytool is None else keytool:
+        _stub(stubs, "keytool", "exit 0")
     env = {"PATH": str(stubs), "CALLS": str(tmp_path / "calls"), "STUBS": str(stubs), "HOME": str(tmp_path)}
     return repo, env
 
@@ -92,6 +112,8 @@ def test_sandbox_path_really_lacks_promtool(tmp_path: Path) -> None:
     assert shutil.which("promtool", path=env["PATH"]) is None
     assert shutil.which("prometheus", path=env["PATH"]) is None
     assert shutil.which("stunnel4", path=env["PATH"]) is None
+    assert shutil.which("java", path=env["PATH"]) is None
+    assert shutil.which("keytool", path=env["PATH"]) is None
 
 
 def test_without_promtool_it_installs_prometheus_then_the_test_extra_then_runs_pytest(tmp_path: Path) -> None:
@@ -100,7 +122,7 @@ def test_without_promtool_it_installs_prometheus_then_the_test_extra_then_runs_p
     assert run.returncode == 0, run.stdout + run.stderr
     assert calls == [
         "apt-get update -qq",
-        "apt-get install -y -qq prometheus stunnel4",
+        f"apt-get install -y -qq prometheus stunnel4 {JDK}",
         "python3 -m venv .venv",
         "venv-python -m pip install -q --upgrade pip",
         "venv-python -m pip install -q -e .[test]",
@@ -134,6 +156,41 @@ def test_with_prometheus_present_only_a_missing_stunnel4_is_installed(tmp_path: 
     assert [c for c in calls if c.startswith("apt-get")] == ["apt-get update -qq", "apt-get install -y -qq stunnel4"]
 
 
+@pytest.mark.parametrize(("java", "keytool", "why"), [
+    (None, False, "no java at all"),
+    ("8", True, "Java 8 (version 1.8): Spark 4 needs 17"),
+    ("11", True, "Java 11"),
+    ("17", False, "Java 17 without keytool (a JRE without its tools)"),
+])
+def test_without_java_17_and_keytool_a_jre_is_installed_in_the_same_apt_get_run(
+        tmp_path: Path, java: str | None, keytool: bool, why: str) -> None:
+    repo, env = _sandbox(tmp_path, prometheus=True, stunnel=False, java=java, keytool=keytool)
+    run, calls = _run(repo, env)
+    assert run.returncode == 0, run.stderr
+    assert [c for c in calls if c.startswith("apt-get")] == [
+        "apt-get update -qq", f"apt-get install -y -qq stunnel4 {JDK}"], why
+    assert calls[-1] == PYTEST
+
+
+@pytest.mark.parametrize("java", ["17", "21"])
+def test_with_java_17_or_later_and_keytool_no_jre_is_installed(tmp_path: Path, java: str) -> None:
+    repo, env = _sandbox(tmp_path, prometheus=True, stunnel=False, java=java)
+    run, calls = _run(repo, env)
+    assert run.returncode == 0, run.stderr
+    assert [c for c in calls if c.startswith("apt-get")] == ["apt-get update -qq", "apt-get install -y -qq stunnel4"]
+
+
+def test_when_the_installed_java_is_still_old_it_stops_with_one_line(tmp_path: Path) -> None:
+    """Debian installed Java 17, yet an older java stays first on PATH: say so, run no test."""
+    repo, env = _sandbox(tmp_path, prometheus=True, java="11")
+    run, calls = _run(repo, env | {"INSTALLED_JAVA": "11.0.21"})
+    assert run.returncode == 1
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(".ci/run: error: ") and "older than 17 (11)" in lines[0], \
+        run.stderr
+    assert not [c for c in calls if "pytest" in c]
+
+
 def test_with_prometheus_and_stunnel4_present_nothing_is_installed_from_debian(tmp_path: Path) -> None:
     repo, env = _sandbox(tmp_path, prometheus=True)
     run, calls = _run(repo, env)
@@ -154,8 +211,9 @@ def test_not_root_goes_through_sudo(tmp_path: Path) -> None:
     run, calls = _run(repo, env)
     assert run.returncode == 0, run.stderr
     assert calls[:4] == ["sudo -n apt-get update -qq", "apt-get update -qq",
-                         "sudo -n env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus stunnel4",
-                         "apt-get install -y -qq prometheus stunnel4"]
+                         "sudo -n env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus stunnel4 "
+                         f"{JDK}",
+                         f"apt-get install -y -qq prometheus stunnel4 {JDK}"]
 
 
 @pytest.mark.parametrize(("uid", "apt_exit", "message"), [

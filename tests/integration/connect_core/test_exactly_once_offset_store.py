@@ -25,7 +25,7 @@ from connect_core.storage.offset_storage import (
     serialize_offset_value,
 )
 from embedded_kafka import KafkaCluster, unique_name
-from embedded_kafka.committed_reader import read_topic_committed
+from tests.oracle.committed_reader import read_topic_committed
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 

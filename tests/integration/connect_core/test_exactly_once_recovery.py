@@ -30,8 +30,8 @@ from connect_core.runtime.exactly_once_source_task import ExactlyOnceWorkerSourc
 from connect_core.runtime.worker import Worker
 from connect_core.storage.kafka_offsets import KafkaOffsetBackingStore
 from embedded_kafka import KafkaCluster
-from embedded_kafka.committed_reader import read_topic_committed
 from tests.integration.connect_core.test_exactly_once_source_task import Env, wait_for
+from tests.oracle.committed_reader import read_topic_committed
 from tests.worker_plugins import CONNECTOR, Registry
 
 RECOVERY_S = 120.0

@@ -25,7 +25,7 @@ from connect_core.storage.kafka_offsets import KafkaOffsetBackingStore
 from connect_core.storage.memory import MemoryStatusBackingStore
 from connect_core.storage.offset_storage import OffsetStorageReaderImpl, deserialize_offset_key
 from embedded_kafka import KafkaCluster
-from embedded_kafka.committed_reader import read_topic_committed
+from tests.oracle.committed_reader import read_topic_committed
 from tests.worker_plugins import BYTES, CONNECTOR, CountingSourceConnector, CountingSourceTask, Registry
 
 BOUNDARY_CONNECTOR = f"{__name__}:BoundaryConnector"

@@ -19,7 +19,6 @@ from confluent_kafka import KafkaException, Producer
 
 from connect_core.herder.distributed.session_key import signature_headers
 from embedded_kafka import KafkaCluster, free_port, unique_name
-from embedded_kafka.committed_reader import PartitionLog, read_topic_committed
 from mirror.cli.distributed_cmd import DistributedWorker
 from tests.integration.connect_core.test_distributed_herder import (
     CONNECTOR,
@@ -28,6 +27,7 @@ from tests.integration.connect_core.test_distributed_herder import (
     leader_and_follower,
     wait_for,
 )
+from tests.oracle.committed_reader import PartitionLog, read_topic_committed
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 

@@ -20,7 +20,6 @@ from connect_core.api.errors import ConfigError, ConnectError
 from connect_core.kafka.client_logging import RDKAFKA_LOG
 from connect_core.kafka.types import ClientPartition
 from embedded_kafka import KafkaCluster
-from embedded_kafka.committed_reader import read_topic_committed
 from mirror.client.formats import TopicPartition
 from mirror.driver.driver import make_config
 from mirror.driver.maker_config import MirrorMakerConfig
@@ -31,6 +30,7 @@ from mirror.jobs.backfill.task_ids import decode_ids, encode_ids, record_key
 from mirror.jobs.spark import spark_session
 from mirror.jobs.translate.job import load_translator
 from mirror.jobs.translate.logic import Translated
+from tests.oracle.committed_reader import PartitionLog, read_topic_committed
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
@@ -71,8 +71,8 @@ def produce_backlog(cluster: KafkaCluster, topic: str, partitions: int, per_part
 
 
 def read_partition(cluster: KafkaCluster, topic: str, partition: int, expected: int | None = None,
-                   timeout_s: float = 60.0, offsets: list[int] | None = None) -> list[Record]:
-    """Every record of one partition, read to its end (fetch EOF); their offsets go to ``offsets``."""
+                   timeout_s: float = 60.0) -> list[Record]:
+    """Every record of one (non-transactional source) partition, read to its end (fetch EOF)."""
     consumer = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": "backfill-reader",
                          "enable.auto.commit": False, "enable.partition.eof": True,
                          "isolation.level": "read_committed", "logger": RDKAFKA_LOG})
@@ -88,8 +88,6 @@ def read_partition(cluster: KafkaCluster, topic: str, partition: int, expected: 
                     eof = eof or err.code() == KafkaError._PARTITION_EOF
                     continue
                 out.append((msg.key(), msg.value(), tuple(msg.headers() or ()), msg.timestamp()[1]))
-                if offsets is not None:
-                    offsets.append(msg.offset() or 0)
             if eof and (expected is None or len(out) >= expected):
                 return out
         raise AssertionError(f"{topic}-{partition}: read {len(out)} records, expected {expected}")
@@ -97,10 +95,14 @@ def read_partition(cluster: KafkaCluster, topic: str, partition: int, expected: 
         consumer.close()
 
 
+def records_of(log: PartitionLog) -> list[Record]:
+    """The records a read_committed consumer sees in one partition, as :func:`read_partition` gives them."""
+    return [(r.key, r.value, r.headers, r.timestamp) for r in log.committed]
+
+
 def committed_partition(cluster: KafkaCluster, topic: str, partition: int) -> list[Record]:
-    """What a read_committed consumer sees, applied from the transaction markers (any broker)."""
-    log = read_topic_committed(cluster, topic, [partition])[partition]
-    return [(r.key, r.value, r.headers, r.timestamp) for r in log.committed]  # type: ignore[misc]
+    """What a read_committed consumer sees, applied from the transaction markers by the suite's oracle."""
+    return records_of(read_topic_committed(cluster, topic, [partition])[partition])
 
 
 def test_backlog_copied_identical_per_partition_with_offsets_committed(
@@ -126,10 +128,11 @@ def test_backlog_copied_identical_per_partition_with_offsets_committed(
     assert report.records_copied == partitions * per_partition
     assert seen and seen[-1] == (partitions * per_partition, partitions * per_partition)
     target_offsets: dict[int, list[int]] = {}
+    copies = read_topic_committed(b, f"A.{topic}")  # as a read_committed consumer sees them (the oracle)
     for p in range(partitions):
         source = read_partition(a, topic, p, per_partition)
-        target = read_partition(b, f"A.{topic}", p, per_partition, offsets=target_offsets.setdefault(p, []))
-        assert target == source, f"partition {p} differs"
+        assert records_of(copies[p]) == source, f"partition {p} differs"
+        target_offsets[p] = [r.offset for r in copies[p].committed]
     flow = resolve_flow(config, "A", "B")
     assert committed_offsets(flow, b.topic_names()) == {(topic, p): per_partition - 1 for p in range(partitions)}
 
@@ -158,15 +161,12 @@ def test_failed_unit_is_retried_from_its_last_committed_chunk(
     retried = {r.partition: r for r in report.results}
     assert retried[1].attempt == 1 and retried[1].resumed_from == 2 * chunk, "resumed after the 2 committed chunks"
     assert retried[0].attempt == 0 and retried[0].records == per_partition
+    # no gap and no duplicate, as a read_committed consumer sees the target (the suite's oracle: Tansu shows
+    # aborted records to consumers): the retried partition is exactly the source, nothing left open
+    copies = read_topic_committed(b, f"A.{topic}")
     for p in range(partitions):
-        source = read_partition(a, topic, p, per_partition)
-        target = read_partition(b, f"A.{topic}", p, per_partition)
-        # no gap: every source record is on the target, in order
-        assert [r for r in target if r in set(source)] == source
-    # no duplicate: read_committed applied from the markers (Tansu shows aborted records to consumers), the
-    # retried partition is exactly the source, its failed attempt's open chunk aborted
-    for p in range(partitions):
-        assert committed_partition(b, f"A.{topic}", p) == read_partition(a, topic, p, per_partition)
+        assert records_of(copies[p]) == read_partition(a, topic, p, per_partition), f"partition {p} differs"
+        assert copies[p].open == 0, f"partition {p}: {copies[p].open} records behind an open transaction"
 
 
 def test_a_transaction_an_earlier_run_abandoned_is_aborted_and_its_producer_fenced(

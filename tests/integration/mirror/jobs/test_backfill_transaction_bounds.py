@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from embedded_kafka import KafkaCluster
-from embedded_kafka.committed_reader import read_topic_committed
 from mirror.jobs.backfill.copy import copy_units
 from mirror.jobs.backfill.flow import create_internal_topics, create_target_topics, prepare
 from tests.integration.mirror.jobs.test_backfill_job import mm2_config, produce_backlog, read_partition
+from tests.oracle.committed_reader import read_topic_committed
 
 pytestmark = pytest.mark.integration
 
