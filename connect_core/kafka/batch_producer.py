@@ -50,10 +50,12 @@ TopicPartitionKey = tuple[str, int]
 class _Entry:
     """One batch on its way: the bytes as sent (fixed sequence), its callback, where it stands."""
 
-    __slots__ = ("callback", "data", "deadline", "generation", "sent")
+    __slots__ = ("batch", "callback", "data", "deadline", "generation", "sent", "sequence")
 
-    def __init__(self, data: bytearray, callback: BatchCallback, deadline: float) -> None:
-        self.data = data
+    def __init__(self, batch: RawBatch, sequence: int, callback: BatchCallback, deadline: float) -> None:
+        self.batch = batch
+        self.sequence = sequence
+        self.data: bytearray | None = None  # the bytes as sent, made once the producer id is known
         self.callback = callback
         self.deadline = deadline
         self.sent = False
@@ -107,7 +109,7 @@ class BatchProducer:
         return self._client
 
     def start(self) -> None:
-        """Connect and get the producer id (idempotence) before the first batch."""
+        """Connect and get the producer id (idempotence); done by the first send otherwise."""
         client = self._connected()
         node = client.least_loaded_node(bootstrap_fallback=True)
         request = InitProducerIdRequest(transactional_id=None, transaction_timeout_ms=60_000, producer_id=-1,
@@ -143,14 +145,11 @@ class BatchProducer:
         header = batch.header
         if header is None:
             raise ValueError("only v2 record batches can be produced as they are")
-        if self.producer_id < 0:
-            self.start()
         state = self._partitions.get((topic, partition))
         if state is None:
             state = self._partitions[(topic, partition)] = _Partition()
-        data = rewrite_for_produce(batch, self.producer_id, self.producer_epoch, state.next_sequence, False)
+        state.entries.append(_Entry(batch, state.next_sequence, callback, time.monotonic() + self._delivery_timeout_s))
         state.next_sequence = (state.next_sequence + header.record_count) % _SEQUENCE_LIMIT
-        state.entries.append(_Entry(data, callback, time.monotonic() + self._delivery_timeout_s))
         self.in_flight += 1
 
     def poll(self, timeout_s: float = 0.0) -> None:
@@ -180,10 +179,18 @@ class BatchProducer:
         if not self.in_flight or time.monotonic() < self._retry_at:
             return
         self._expire()
-        unknown = {tp[0] for tp, s in self._partitions.items() if _has_unsent(s) and self._leaders.get(tp, -1) < 0}
-        if unknown:
-            self._refresh(unknown)
-        client = self._connected()
+        try:  # the target may be unreachable for a while: back off and try again, never fail the caller
+            if self.producer_id < 0:
+                self.start()
+            unknown = {tp[0] for tp, s in self._partitions.items()
+                       if _has_unsent(s) and self._leaders.get(tp, -1) < 0}
+            if unknown:
+                self._refresh(unknown)
+            client = self._connected()
+        except RetriableError as e:
+            log.debug("Batch producer waiting for the target: %s", e)
+            self._retry_at = time.monotonic() + _RETRY_BACKOFF_S * 10
+            return
         by_leader: dict[int, dict[TopicPartitionKey, tuple[_Entry, int]]] = {}
         sizes: dict[int, int] = {}
         for tp, state in self._partitions.items():
@@ -195,6 +202,9 @@ class BatchProducer:
             entry = next((e for e in state.entries if not e.sent), None)
             if entry is None:
                 continue
+            if entry.data is None:
+                entry.data = rewrite_for_produce(entry.batch, self.producer_id, self.producer_epoch, entry.sequence,
+                                                 False)
             size = sizes.get(leader, 0)
             if size and size + len(entry.data) > self._max_request_bytes:
                 continue
@@ -214,6 +224,7 @@ class BatchProducer:
     def _request(self, parts: Mapping[TopicPartitionKey, tuple[_Entry, int]]) -> Any:
         topics: dict[str, list[Any]] = {}
         for (topic, partition), (entry, _generation) in parts.items():
+            assert entry.data is not None
             topics.setdefault(topic, []).append(
                 ProduceRequest.TopicProduceData.PartitionProduceData(index=partition, records=bytes(entry.data)))
         return ProduceRequest(transactional_id=None, acks=self._acks, timeout_ms=self._timeout_ms,

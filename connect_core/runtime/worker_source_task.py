@@ -267,12 +267,7 @@ class WorkerSourceTask(WorkerTask[SourceTask]):
 
     def _start_batch_copier(self) -> None:
         assert self._batch_producer_factory is not None
-        producer = self._batch_producer_factory()
-        try:
-            producer.start()
-        except BaseException:
-            producer.close()
-            raise
+        producer = self._batch_producer_factory()  # connects with its first batch (a target down is waited for)
         self._batch_copier = BatchCopier(self, self.task, producer, self._hand_to_record_path,  # type: ignore[arg-type]
                                          self._records_in_flight, self._drain_record_path,
                                          int(getattr(self.task, "batch_copy_max_in_flight_bytes", 0) or 32 << 20))

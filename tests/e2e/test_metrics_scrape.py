@@ -2,8 +2,9 @@
 
 A backlog is replicated while /metrics is scraped in a tight loop: lag in records and seconds is
 seen above zero while the backlog drains and returns to zero once caught up, and the record and
-byte counters end at exactly the backlog (value bytes only, as Kafka's byte-count); each round of
-live records then moves them by exactly what was produced. The runtime's own series
+byte counters end at exactly the backlog (on the batch path, the default, bytes are those of the source's
+record batches as stored, read raw here); each round of live records then moves them by exactly what was
+produced. The runtime's own series
 (connector/task states, heartbeats, offset flushes) are checked on the same process.
 """
 
@@ -15,6 +16,7 @@ from pathlib import Path
 
 from connect_core.embedded import KafkaCluster, free_port
 from tests.e2e.metrics_harness import Mm2Run, Samples, matching, total, write_mm2_config
+from tests.raw_batch_bytes import HEADER, data_batches
 
 PARTITIONS = 2
 BACKLOG = 50000
@@ -32,6 +34,12 @@ def produce_backlog(cluster: KafkaCluster, topic: str, count: int, start: int = 
         if i % 1000 == 0:
             producer.poll(0)
     assert producer.flush(30) == 0, "backlog not fully produced"
+
+
+def batch_bytes(cluster: KafkaCluster, topic: str) -> int:
+    """What the batch path counts: the bytes of the topic's record batches as stored (header included)."""
+    return sum(HEADER + len(b.records) for p in range(PARTITIONS) for b in data_batches(cluster.bootstrap_servers,
+                                                                                        topic, p))
 
 
 def test_counters_and_lag_follow_the_flow(
@@ -72,7 +80,7 @@ def test_counters_and_lag_follow_the_flow(
         assert total(samples, "mm2_source_records_total", topic=remote) == BACKLOG
         for p in range(PARTITIONS):
             assert total(samples, "mm2_source_records_total", topic=remote, partition=str(p)) == BACKLOG / PARTITIONS
-        assert total(samples, "mm2_source_bytes_total", topic=remote) == BACKLOG * len(VALUE)
+        assert total(samples, "mm2_source_bytes_total", topic=remote) == batch_bytes(a, topic)
         assert set(matching(samples, "mm2_replication_lag_seconds", topic=remote).values()) == {0.0}
         assert total(samples, "mm2_source_replication_latency_seconds_count", topic=remote) > 0
         assert total(samples, "mm2_source_record_age_seconds_count", topic=remote) > 0
@@ -90,7 +98,7 @@ def test_counters_and_lag_follow_the_flow(
 
             samples = mm2.wait_for(caught_up, 60, f"{expected} records replicated")
             assert total(samples, "mm2_source_records_total", topic=remote) == expected
-            assert total(samples, "mm2_source_bytes_total", topic=remote) == expected * len(VALUE)
+            assert total(samples, "mm2_source_bytes_total", topic=remote) == batch_bytes(a, topic)
 
         # The runtime's series, on the same process: connectors and their tasks RUNNING, heartbeats, flushes.
         def runtime_visible(s: Samples) -> bool:
