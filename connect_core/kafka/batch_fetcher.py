@@ -11,6 +11,7 @@ business (Apache Kafka does, Tansu never does). Security settings arrive as kafk
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -61,6 +62,7 @@ class BatchFetcher:
         self.partition_max_bytes = partition_max_bytes
         self._client: KafkaNetClient | None = None
         self._leaders: dict[TopicPartitionKey, int] = {}
+        self._pending: tuple[dict[TopicPartitionKey, int], list[Any], float] | None = None
 
     def _connected(self) -> KafkaNetClient:
         if self._client is None:
@@ -75,6 +77,7 @@ class BatchFetcher:
         return self._client
 
     def _reset(self) -> None:
+        self._pending = None
         if self._client is not None:
             self._client.close()
             self._client = None
@@ -102,15 +105,30 @@ class BatchFetcher:
             self._reset()
             raise RetriableError(f"Request to broker {node_id} failed: {e}") from e
 
+    @property
+    def pending(self) -> bool:
+        """A Fetch was sent and its answers not taken yet (see :meth:`send`/:meth:`receive`)."""
+        return self._pending is not None
+
     def fetch(self, positions: Mapping[TopicPartitionKey, int], max_wait_ms: int) -> dict[TopicPartitionKey,
                                                                                         PartitionAnswer]:
-        """One Fetch per leader for the partitions in ``positions`` ((topic, partition) -> offset).
+        """One Fetch per leader for the partitions in ``positions`` ((topic, partition) -> offset), waited for.
 
         Partitions whose leader moved are left out of the answer (asked again next time); a position
         before the log start is moved to it. Connection failures raise :class:`RetriableError`.
         """
-        if not positions:
-            return {}
+        self.send(positions, max_wait_ms)
+        answers = self.receive(self._timeout_ms + max_wait_ms)
+        if answers is None:
+            self._reset()
+            raise RetriableError("Fetch timed out")
+        return answers
+
+    def send(self, positions: Mapping[TopicPartitionKey, int], max_wait_ms: int) -> None:
+        """Send the Fetch of :meth:`fetch` without waiting: the caller serves other work (the target's
+        acknowledgements) and takes the answers with :meth:`receive`."""
+        if self._pending is not None:
+            raise RuntimeError("a Fetch is already in flight")
         missing = {tp[0] for tp in positions if self._leaders.get(tp, -1) < 0}
         if missing:
             self._refresh(missing)
@@ -128,13 +146,30 @@ class BatchFetcher:
                 self._reset()
                 raise RetriableError(f"Cannot connect to broker {leader}: {e}") from e
             futures.append(client.send(leader, self._request(parts, max_wait_ms)))
+        self._pending = (dict(positions), futures, time.monotonic() + (self._timeout_ms + max_wait_ms) / 1000)
+
+    def receive(self, timeout_ms: int) -> dict[TopicPartitionKey, PartitionAnswer] | None:
+        """The answers of the Fetch sent last, waiting up to ``timeout_ms`` (0: only what has arrived);
+        None while some leader has not answered yet."""
+        if self._pending is None:
+            return {}
+        positions, futures, deadline = self._pending
+        client = self._connected()
+        wait_until = time.monotonic() + timeout_ms / 1000
+        for future in futures:
+            if not future.is_done:
+                client.poll(timeout_ms=max(0, int((wait_until - time.monotonic()) * 1000)), future=future)
+            if not future.is_done:
+                if time.monotonic() > deadline:
+                    self._reset()
+                    raise RetriableError("Fetch timed out")
+                return None
+        self._pending = None
         out: dict[TopicPartitionKey, PartitionAnswer] = {}
-        for future in futures:  # every leader's Fetch is in flight at once
-            client.poll(timeout_ms=self._timeout_ms + max_wait_ms, future=future)
+        for future in futures:
             if not future.succeeded():
-                error = future.exception if future.failed() else "timed out"
                 self._reset()
-                raise RetriableError(f"Fetch failed: {error}")
+                raise RetriableError(f"Fetch failed: {future.exception}")
             self._read_answer(future.value, positions, out)
         return out
 

@@ -157,6 +157,8 @@ class BatchProducer:
         self._dispatch()
         client = self._client
         if client is None or not self._requests:
+            if self.in_flight and timeout_s > 0:  # waiting out a retry back-off: no busy loop for the caller
+                time.sleep(min(timeout_s, max(0.0, self._retry_at - time.monotonic())))
             return
         client.poll(timeout_ms=int(timeout_s * 1000))
         self._collect()

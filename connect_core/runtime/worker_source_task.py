@@ -82,6 +82,8 @@ GC_GEN0_THRESHOLD = 20_000
 SEND_FAILED_BACKOFF_S = 0.1
 _PAUSE_TICK_S = PAUSE_TICK_S
 _BUFFER_FULL_POLL_S = 0.05
+#: Batch path: longest wait for the target's answers while a source fetch is out.
+_ACK_WAIT_S = 0.005
 _BYTES = SchemaType.BYTES
 #: Records submitted between two moves of acknowledged prefixes into the committable offsets.
 _PRUNE_EVERY = 10_000
@@ -268,6 +270,7 @@ class WorkerSourceTask(WorkerTask[SourceTask]):
     def _start_batch_copier(self) -> None:
         assert self._batch_producer_factory is not None
         producer = self._batch_producer_factory()  # connects with its first batch (a target down is waited for)
+        self._copier = None  # the task reads batches now, never messages
         self._batch_copier = BatchCopier(self, self.task, producer, self._hand_to_record_path,  # type: ignore[arg-type]
                                          self._records_in_flight, self._drain_record_path,
                                          int(getattr(self.task, "batch_copy_max_in_flight_bytes", 0) or 32 << 20))
@@ -390,9 +393,12 @@ class WorkerSourceTask(WorkerTask[SourceTask]):
             if self._batch_copier.full:
                 self._batch_copier.producer.poll(_BUFFER_FULL_POLL_S)
                 return None
-            items = self.task.poll_batches(self.submitted.num_unacked > 0)  # type: ignore[attr-defined]
+            in_flight = self.submitted.num_unacked > 0
+            items = self.task.poll_batches(in_flight)  # type: ignore[attr-defined]
             if items:
                 self._to_batch = items
+            elif in_flight:  # the fetch is still out: serve the target's acknowledgements meanwhile
+                self._batch_copier.producer.poll(_ACK_WAIT_S)
             return items  # type: ignore[no-any-return]
         if self._copier is not None:
             messages = self._copier.task.poll_messages()

@@ -66,11 +66,15 @@ class SourceBatches:
         """Read ``topic``-``partition`` from ``position`` (an offset, or :data:`LATEST`)."""
         self.partitions[(topic, partition)] = PartitionReader(route, position, position)
 
-    def read(self, max_wait_ms: int) -> tuple[list[BatchItem], list[PartitionReader]]:
+    def read(self, max_wait_ms: int, block: bool = True) -> tuple[list[BatchItem], list[PartitionReader]]:
         """One Fetch over every partition: the items to send (source order per partition) and the
-        partitions the answer covered (their high watermarks updated)."""
-        wanted = {tp: max(p.position, 0) for tp, p in self.partitions.items()}
-        answers = self._fetcher.fetch(wanted, max_wait_ms)
+        partitions the answer covered (their high watermarks updated). ``block`` False: the Fetch stays
+        in flight and nothing is returned until its answer came (the caller serves acknowledgements)."""
+        if not self._fetcher.pending:
+            self._fetcher.send({tp: max(p.position, 0) for tp, p in self.partitions.items()}, max_wait_ms)
+        answers = self._fetcher.receive(max_wait_ms + 30_000 if block else 0)
+        if answers is None:
+            return [], []
         items: list[BatchItem] = []
         seen: list[PartitionReader] = []
         for tp, answer in answers.items():

@@ -324,7 +324,7 @@ class MirrorSourceTask(SourceTask):
                 wait_ms = min(wait_ms, MIN_FETCH_WAIT_MS)
             if self._unpublished:
                 wait_ms = max(MIN_FETCH_WAIT_MS, min(wait_ms, int(self._maybe_publish(wait_ms / 1000) * 1000)))
-            items, seen = batches.read(wait_ms)
+            items, seen = batches.read(wait_ms, block=not in_flight)
             for reader in seen:
                 route = reader.route
                 route.high_watermark = reader.high_watermark
