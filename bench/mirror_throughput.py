@@ -29,9 +29,9 @@ a shared B would favour whichever phase ran first):
 ``--compression lz4|zstd|...`` writes the source (and the raw-produce yardstick) with that codec.
 
 Printed: the rates, the CPU seconds this process and each broker used in each phase, the mirroring
-process's CPU-seconds per GB of record values (batch and record path), mirror / min(a, b), mirror / naive copy, and this process's peak RSS while
-mirroring (sampled every 20 ms plus the kernel's VmHWM, reset before the phase), with the delta over
-the RSS before it.
+process's CPU-seconds per GB of record values (batch and record path), mirror / min(a, b), mirror /
+naive copy, and this process's peak RSS while mirroring (sampled every 20 ms plus the kernel's VmHWM,
+reset before the phase), with the delta over the RSS before it.
 Targets (issue "Mirror connectors"): ratio >= 0.7 with 1 KB records; peak RSS < 500 MB on 64 partitions.
 """
 
