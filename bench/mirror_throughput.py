@@ -19,8 +19,8 @@ a shared B would favour whichever phase ran first):
    acknowledged the last record; then the target's end offsets are checked against the source's.
    (c') is the same run timed from the first acknowledgement (start-up latency left out).
 6. (f) the same mirror on the record path (``batch.copy.enabled = false``: every record decoded and
-   produced again), on its own empty target broker; (c) itself runs the product's default, the batch
-   path (the source's batches copied as bytes);
+   produced again), on its own empty target broker; (c) itself runs the batch path
+   (``batch.copy.enabled = true``: the source's batches copied as bytes);
 7. with ``--exactly-once``: (e) the same mirror with ``B.exactly.once.source.support = enabled``
    (KIP-618: a transaction per poll batch, the source offsets in it; records count once their
    transaction committed), on its own empty target broker; printed as exactly-once / at-least-once
@@ -163,6 +163,8 @@ class Result:
 #: extra mm2.properties lines from ``--mm2 KEY=VALUE`` (e.g. ``A.consumer.fetch.queue.backoff.ms=20``)
 EXTRA_MM2: dict[str, str] = {}
 #: what ``--exactly-once`` adds for phase (e)
+#: what phase (c) adds: the batch path (source batches as bytes; off by default in the product for now)
+BATCH_PATH_MM2: dict[str, str] = {"batch.copy.enabled": "true"}
 #: what the record-path phase (f) adds: the batch path off, every record decoded and produced again
 RECORD_PATH_MM2: dict[str, str] = {"batch.copy.enabled": "false"}
 EXACTLY_ONCE_MM2: dict[str, str] = {f"{TARGET}.exactly.once.source.support": "enabled",
@@ -185,7 +187,7 @@ def mm2_properties(a: EmbeddedKafkaCluster, b: EmbeddedKafkaCluster, topic: str,
         "sync.topic.acls.enabled": "false",
         "emit.heartbeats.enabled": "false",
         **(EXACTLY_ONCE_MM2 if exactly_once else {}),
-        **(RECORD_PATH_MM2 if record_path else {}),
+        **(RECORD_PATH_MM2 if record_path or exactly_once else BATCH_PATH_MM2),
         **EXTRA_MM2,
     }
 

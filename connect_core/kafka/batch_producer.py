@@ -132,6 +132,7 @@ class BatchProducer:
             answer = client.send_and_receive(node, request, timeout_ms=self._timeout_ms)
         except kafka_errors.KafkaError as e:
             log.debug("Metadata request of the batch producer failed: %s", e)
+            self._retry_at = time.monotonic() + _RETRY_BACKOFF_S * 10  # the target is away: no busy loop
             return
         client.cluster.update_metadata(answer)
         for topic in answer.topics:

@@ -1,7 +1,7 @@
-"""A transactional source on the batch path (stock ``mm2 run``): committed transactions arrive, aborted ones
-never reach the target (not even as aborted records: Tansu lists no aborted transactions, the markers
-decide), an open transaction and everything after it wait until it commits, and control batches are
-never copied. B is read with the read_committed test reader and raw."""
+"""A transactional source on the batch path (``mm2 run``, ``batch.copy.enabled = true``): committed
+transactions arrive, aborted ones never reach the target (not even as aborted records: Tansu lists no
+aborted transactions, the markers decide), an open transaction and everything after it wait until it
+commits, and control batches are never copied. B is read with the read_committed test reader and raw."""
 
 from __future__ import annotations
 
@@ -70,7 +70,7 @@ def test_committed_aborted_and_open_transactions(two_clusters: tuple[KafkaCluste
     stable = [b"plain-1a", b"plain-1b", b"t1-a", b"t1-b", b"t1-c", b"plain-2a", b"plain-2b"]
 
     config = write_properties(tmp_path / "mm2.properties", mm2_properties(
-        {"A": a, "B": b}, ["A->B"], topics="txn.*"))
+        {"A": a, "B": b}, ["A->B"], topics="txn.*", **{"batch.copy.enabled": "true"}))
     mm2 = Mm2Process(config, log_dir=tmp_path)
     try:
         eventually(lambda: _committed(b, "A.txn") == {0: stable} or None, STARTUP_S, "the stable prefix on B",

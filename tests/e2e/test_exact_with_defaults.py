@@ -62,7 +62,7 @@ def latest_checkpoints(b: KafkaCluster) -> dict[tuple[str, int], Checkpoint]:
     return latest
 
 
-@pytest.mark.parametrize("copy_path", ["batch", "record"])  # the default, and the record path turned on by hand
+@pytest.mark.parametrize("copy_path", ["batch", "record"])  # the record path is the default for now
 def test_exact_within_seconds_with_the_default_offset_flush(two_clusters: tuple[KafkaCluster, KafkaCluster],
                                                             unique_name: NameFn, tmp_path: Path,
                                                             copy_path: str) -> None:
@@ -79,7 +79,7 @@ def test_exact_within_seconds_with_the_default_offset_flush(two_clusters: tuple[
     for group, position in groups.items():
         commit_group(a, group, {(topic, p): position for p in range(PARTITIONS)})
     props = mm2_properties({"A": a, "B": b}, ["A->B"], topics=topic, **CHECKPOINTS, **GROUP_SYNC,
-                           **({} if copy_path == "batch" else {"A->B.batch.copy.enabled": "false"}))
+                           **({"A->B.batch.copy.enabled": "true"} if copy_path == "batch" else {}))
     assert not any(k.endswith("offset.flush.interval.ms") for k in props)
     config = write_properties(tmp_path / "mm2.properties", props)
     proc = Mm2Process(config, log_dir=tmp_path)
