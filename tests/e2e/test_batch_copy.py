@@ -6,6 +6,7 @@
   61-byte header) are the source's, with valid CRCs (read raw on both sides by the test's own reader).
 * Per-batch fallbacks inside one partition - a batch above the target topic's max.message.bytes and a
   LogAppendTime batch between batches the batch path passes - keep source order on the target.
+* The batch path's clients get the flow's TLS / mutual TLS settings (Java stores).
 * Per-flow fallbacks: a flow with a transform (and predicate) and a flow with a non-byte-array converter
   use the record path, say so in their log and in ``mm2 status``, and still copy every record.
 """
@@ -14,9 +15,11 @@ from __future__ import annotations
 
 import re
 import struct
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 from kafka.record._crc32c import crc as pure_python_crc32c  # type: ignore[import-untyped]
 from kafka.record.default_records import DefaultRecordBatchBuilder  # type: ignore[import-untyped]
 
@@ -32,13 +35,37 @@ from tests.e2e.mm2_helpers import (
     status_json,
     write_properties,
 )
+from tests.e2e.test_mm2_tls import java_mutual_tls, java_tls
 from tests.raw_batch_bytes import data_batches
+from tests.tls_brokers import TlsCluster
+from tests.tls_pki import Pki, shared_pki
 
 STARTUP_S = 120.0
 #: The batch path is off by default for now (see the README): the only setting these tests add.
 BATCH_PATH: dict[str, str] = {"batch.copy.enabled": "true"}
 CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 BIG_VALUE = bytes(range(256)) * 1200  # ~300 KB
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
+    return shared_pki(tmp_path_factory)
+
+
+@pytest.fixture
+def tls_clusters(pki: Pki, tmp_path: Path) -> Iterator[Callable[..., TlsCluster]]:
+    started: list[TlsCluster] = []
+
+    def start(name: str, **kwargs: object) -> TlsCluster:
+        cluster = TlsCluster(name, tmp_path, pki, **kwargs)  # type: ignore[arg-type]
+        started.append(cluster)
+        return cluster.start()
+
+    try:
+        yield start
+    finally:
+        for cluster in started:
+            cluster.stop()
 
 
 def _write_awkward(cluster: KafkaCluster, topic: str, codec: str, partitions: int) -> None:
@@ -182,3 +209,24 @@ def test_flows_with_a_transform_or_another_converter_use_the_record_path(
         assert mm2.terminate() == 0
     finally:
         mm2.close()
+
+
+def test_the_batch_path_over_tls_and_mutual_tls_with_java_stores(tls_clusters: Callable[..., TlsCluster], pki: Pki,
+                                                                  tmp_path: Path) -> None:
+    """The batch path's own clients get the flow's security settings: A over TLS (JKS truststore), B over
+    mutual TLS (PKCS12 stores), as the record path gets them."""
+    a, b = tls_clusters("A"), tls_clusters("B", mutual=True)
+    topic = a.create_topic("secured", 2)
+    _write_awkward(a, topic, "lz4", 2)
+    props = mm2_properties({"A": a, "B": b}, ["A->B"], topics="secured", **BATCH_PATH)
+    props.update(java_tls("A", pki) | java_mutual_tls("B", pki))
+    config = write_properties(tmp_path / "mm2.properties", props)
+    mm2 = Mm2Process(config, log_dir=tmp_path)
+    try:
+        eventually(lambda: mirrored_identically(a, topic, b, "A.secured", at_least=36) or None, STARTUP_S,
+                   "A.secured on B over TLS", mm2, interval=1.0)
+        assert "(batch path)" in mm2.output()
+        assert mm2.terminate() == 0
+    finally:
+        mm2.close()
+    assert "Traceback" not in mm2.log_path.read_text(errors="replace")
