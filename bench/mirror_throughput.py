@@ -18,15 +18,20 @@ a shared B would favour whichever phase ran first):
    (``mirror.driver.maker_config.MirrorMakerConfig``), from the task's first poll until the target
    acknowledged the last record; then the target's end offsets are checked against the source's.
    (c') is the same run timed from the first acknowledgement (start-up latency left out).
-6. with ``--exactly-once``: (e) the same mirror with ``B.exactly.once.source.support = enabled``
+6. (f) the same mirror on the record path (``batch.copy.enabled = false``: every record decoded and
+   produced again), on its own empty target broker; (c) itself runs the batch path
+   (``batch.copy.enabled = true``: the source's batches copied as bytes);
+7. with ``--exactly-once``: (e) the same mirror with ``B.exactly.once.source.support = enabled``
    (KIP-618: a transaction per poll batch, the source offsets in it; records count once their
    transaction committed), on its own empty target broker; printed as exactly-once / at-least-once
    (issue "Exactly-once mirroring": target >= 0.8).
 
-Printed: the rates, the CPU seconds this process and each broker used in each phase, mirror /
-min(a, b), mirror / naive copy, and this process's peak RSS while
-mirroring (sampled every 20 ms plus the kernel's VmHWM, reset before the phase), with the delta over
-the RSS before it.
+``--compression lz4|zstd|...`` writes the source (and the raw-produce yardstick) with that codec.
+
+Printed: the rates, the CPU seconds this process and each broker used in each phase, the mirroring
+process's CPU-seconds per GB of record values (batch and record path), mirror / min(a, b), mirror /
+naive copy, and this process's peak RSS while mirroring (sampled every 20 ms plus the kernel's VmHWM,
+reset before the phase), with the delta over the RSS before it.
 Targets (issue "Mirror connectors"): ratio >= 0.7 with 1 KB records; peak RSS < 500 MB on 64 partitions.
 """
 
@@ -109,6 +114,11 @@ class CountingMirrorSourceTask(MirrorSourceTask):
             CountingMirrorSourceTask.first_poll_at = time.perf_counter()
         return super().poll_messages()
 
+    def poll_batches(self, in_flight: bool) -> list[Any] | None:
+        if CountingMirrorSourceTask.first_poll_at is None:
+            CountingMirrorSourceTask.first_poll_at = time.perf_counter()
+        return super().poll_batches(in_flight)
+
 
 class BenchMirrorSourceConnector(MirrorSourceConnector):
     """MirrorSourceConnector whose tasks are the counting subclass; nothing else differs."""
@@ -121,9 +131,10 @@ class BenchMirrorSourceConnector(MirrorSourceConnector):
 class Case:
     records: int
     size: int
+    compression: str = "none"
 
     def __str__(self) -> str:
-        return f"{self.records} x {self.size} B"
+        return f"{self.records} x {self.size} B" + ("" if self.compression == "none" else f" {self.compression}")
 
 
 @dataclass
@@ -138,6 +149,9 @@ class Result:
     rss_before_mb: float
     rss_peak_mb: float
     exactly_once: Rate | None = None
+    record_path: Rate | None = None
+    cpu_per_gb: float = 0.0  # CPU seconds of the mirroring process per GB of record values (batch path)
+    record_cpu_per_gb: float = 0.0
 
     @property
     def slower(self) -> Rate:
@@ -152,13 +166,17 @@ class Result:
 #: extra mm2.properties lines from ``--mm2 KEY=VALUE`` (e.g. ``A.consumer.fetch.queue.backoff.ms=20``)
 EXTRA_MM2: dict[str, str] = {}
 #: what ``--exactly-once`` adds for phase (e)
+#: what phase (c) adds: the batch path (source batches as bytes; off by default in the product for now)
+BATCH_PATH_MM2: dict[str, str] = {"batch.copy.enabled": "true"}
+#: what the record-path phase (f) adds: the batch path off, every record decoded and produced again
+RECORD_PATH_MM2: dict[str, str] = {"batch.copy.enabled": "false"}
 EXACTLY_ONCE_MM2: dict[str, str] = {f"{TARGET}.exactly.once.source.support": "enabled",
                                     "dedicated.mode.enable.internal.rest": "true",
                                     "offset.storage.replication.factor": "1"}
 
 
 def mm2_properties(a: EmbeddedKafkaCluster, b: EmbeddedKafkaCluster, topic: str,
-                   exactly_once: bool = False) -> dict[str, str]:
+                   exactly_once: bool = False, record_path: bool = False) -> dict[str, str]:
     """An mm2.properties for one flow A->B of one topic, sized for a single-broker test cluster."""
     return {
         "clusters": f"{SOURCE}, {TARGET}",
@@ -172,14 +190,16 @@ def mm2_properties(a: EmbeddedKafkaCluster, b: EmbeddedKafkaCluster, topic: str,
         "sync.topic.acls.enabled": "false",
         "emit.heartbeats.enabled": "false",
         **(EXACTLY_ONCE_MM2 if exactly_once else {}),
+        **(RECORD_PATH_MM2 if record_path or exactly_once else BATCH_PATH_MM2),
         **EXTRA_MM2,
     }
 
 
 def herder_configs(a: EmbeddedKafkaCluster, b: EmbeddedKafkaCluster, topic: str,
-                   name: str, exactly_once: bool = False) -> tuple[dict[str, str], dict[str, str]]:
+                   name: str, exactly_once: bool = False, record_path: bool = False) -> tuple[dict[str, str],
+                                                                                             dict[str, str]]:
     """(worker props, connector config) exactly as mm2 derives them."""
-    mm2 = MirrorMakerConfig(mm2_properties(a, b, topic, exactly_once))
+    mm2 = MirrorMakerConfig(mm2_properties(a, b, topic, exactly_once, record_path))
     pair = SourceAndTarget(SOURCE, TARGET)
     worker = mm2.worker_config(pair)
     connector = mm2.connector_base_config(pair, SOURCE_CONNECTOR)
@@ -190,14 +210,14 @@ def herder_configs(a: EmbeddedKafkaCluster, b: EmbeddedKafkaCluster, topic: str,
 
 def run_mirror(a: EmbeddedKafkaCluster, b: EmbeddedKafkaCluster, topic: str, case: Case,
                source_ends: dict[int, int], timeout_s: float,
-               exactly_once: bool = False) -> tuple[Rate, Rate, RssSampler]:
+               exactly_once: bool = False, record_path: bool = False) -> tuple[Rate, Rate, RssSampler]:
     """Mirror ``topic``; returns (first poll -> last ack, first ack -> last ack, the RSS sampler)."""
     CountingMirrorSourceTask.acks = acks = AckCounter(case.records)
     CountingMirrorSourceTask.first_poll_at = None
     CountingMirrorSourceTask.first_records_at = None
     sampler = RssSampler()
     name = unique_name("bench-mirror")
-    worker, connector = herder_configs(a, b, topic, name, exactly_once)
+    worker, connector = herder_configs(a, b, topic, name, exactly_once, record_path)
     sampler.start()
     try:
         with running_connector(worker, connector) as run:
@@ -232,12 +252,17 @@ def run_case(case: Case, partitions: int, rounds: int, timeout_s: float, exactly
     steadies: list[Rate] = []
     copies: list[Rate] = []
     exactly: list[Rate] = []
+    records: list[Rate] = []
+    cpu_gb: list[float] = []
+    record_cpu_gb: list[float] = []
+    gigabytes = case.records * case.size / 1e9
     rss_before = rss_peak = 0.0
     with embedded_clusters("A") as (a,):
         for r in range(rounds):
             label = f"  round {r + 1}"
             topic = a.create_topic(unique_name("bench-src"), partitions)
-            fill = raw_clients.produce(a.bootstrap_servers, topic, partitions, case.records, case.size)
+            fill = raw_clients.produce(a.bootstrap_servers, topic, partitions, case.records, case.size,
+                                       case.compression)
             print(f"{label} fill A      : {fill}", flush=True)
             source_ends = a.end_offsets(topic)
             if sum(source_ends.values()) != case.records:
@@ -250,7 +275,7 @@ def run_case(case: Case, partitions: int, rounds: int, timeout_s: float, exactly
             with embedded_clusters("B") as (b,), CpuMeter([a, b]) as cpu:
                 raw_target = b.create_topic(unique_name("bench-raw"), partitions)
                 produces.append(raw_clients.produce(b.bootstrap_servers, raw_target, partitions, case.records,
-                                                    case.size))
+                                                    case.size, case.compression))
             print(f"{label} (b) produce : {produces[-1]}\n      {cpu}", flush=True)
             with embedded_clusters("B") as (b,), CpuMeter([a, b]) as cpu:
                 copy_target = b.create_topic(unique_name("bench-copy"), partitions)
@@ -262,12 +287,18 @@ def run_case(case: Case, partitions: int, rounds: int, timeout_s: float, exactly
                 broker_rss = broker_rss_line([a, b])
             mirrors.append(rate)
             steadies.append(steady)
+            cpu_gb.append(cpu.used.get("this process", 0.0) / gigabytes)
             print(f"{label} (c) mirror  : {rate}  peak RSS {sampler.peak_mb:.0f} MB "
                   f"(+{sampler.delta_mb:.0f} MB over {sampler.baseline_mb:.0f} MB)\n      {cpu} (start-up included)",
                   flush=True)
             print(broker_rss, flush=True)
             if sampler.peak_mb >= rss_peak:
                 rss_before, rss_peak = sampler.baseline_mb, sampler.peak_mb
+            with embedded_clusters("B") as (b,), CpuMeter([a, b]) as cpu:
+                rate, _steady, sampler = run_mirror(a, b, topic, case, source_ends, timeout_s, record_path=True)
+            records.append(rate)
+            record_cpu_gb.append(cpu.used.get("this process", 0.0) / gigabytes)
+            print(f"{label} (f) record path: {rate}  peak RSS {sampler.peak_mb:.0f} MB\n      {cpu}", flush=True)
             if exactly_once:
                 with embedded_clusters("B") as (b,), CpuMeter([a, b]) as cpu:
                     rate, _steady, sampler = run_mirror(a, b, topic, case, source_ends, timeout_s, True)
@@ -275,7 +306,8 @@ def run_case(case: Case, partitions: int, rounds: int, timeout_s: float, exactly
                 print(f"{label} (e) mirror exactly-once: {rate}  peak RSS {sampler.peak_mb:.0f} MB\n      {cpu}",
                       flush=True)
     result = Result(case, partitions, best(consumes), best(produces), best(mirrors), best(steadies), best(copies),
-                    rss_before, rss_peak, best(exactly) if exactly else None)
+                    rss_before, rss_peak, best(exactly) if exactly else None, best(records), min(cpu_gb),
+                    min(record_cpu_gb))
     print(Line("(a) raw consume A", result.consume))
     print(Line("(b) raw produce B", result.produce))
     print(Line("(c) mirror A->B", result.mirror))
@@ -284,6 +316,11 @@ def run_case(case: Case, partitions: int, rounds: int, timeout_s: float, exactly
     print(ratio_line("ratio mirror/min(a,b)", result.mirror, result.slower))
     print(ratio_line("ratio mirror'/min(a,b)", result.mirror_steady, result.slower))
     print(ratio_line("ratio mirror/naive copy", result.mirror, result.copy))
+    assert result.record_path is not None
+    print(Line("(f) mirror record path", result.record_path))
+    print(ratio_line("ratio record path/min(a,b)", result.record_path, result.slower))
+    print(f"{'CPU-s per GB (c) batch path':<28}: {result.cpu_per_gb:.2f}")
+    print(f"{'CPU-s per GB (f) record path':<28}: {result.record_cpu_per_gb:.2f}")
     if result.exactly_once is not None:
         print(Line("(e) mirror exactly-once", result.exactly_once))
         print(ratio_line("ratio exactly-once/at-least-once", result.exactly_once, result.mirror))
@@ -316,6 +353,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--records", type=int, help="records per case (default: two cases, 200000x100 and 100000x1024)")
     p.add_argument("--size", type=int, help="record value size in bytes (with --records; default 1024)")
+    p.add_argument("--compression", default="none", help="codec the source topic is written with (none, lz4, zstd...)")
     p.add_argument("--partitions", type=int, default=4, help="partitions of the mirrored topic (64: memory check)")
     p.add_argument("--rounds", type=int, default=1, help="repeat a/b/c; the best round of each is compared")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for the mirror to finish")
@@ -328,8 +366,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def cases_from(args: argparse.Namespace) -> list[Case]:
     if args.records is None and args.size is None:
-        return [Case(200_000, 100), Case(100_000, 1024)]
-    return [Case(args.records or 100_000, args.size if args.size is not None else 1024)]
+        return [Case(200_000, 100, args.compression), Case(100_000, 1024, args.compression)]
+    return [Case(args.records or 100_000, args.size if args.size is not None else 1024, args.compression)]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

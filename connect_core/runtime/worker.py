@@ -25,6 +25,8 @@ from typing import Any
 from connect_core.api.connector import SinkConnector, SourceConnector
 from connect_core.api.errors import BadRequestError, ConfigError, ConnectError, DataError
 from connect_core.api.task import SourceTask
+from connect_core.kafka.batch_producer import BatchProducer
+from connect_core.kafka.security import kafka_python_security
 from connect_core.model import ConnectorTaskId, TargetState
 from connect_core.plugins import Plugins
 from connect_core.runtime.config_references import WorkerConfigTransformer, reverse_transform
@@ -96,6 +98,28 @@ def _default_producer_factory(props: dict[str, Any]) -> ProducerLike:
     from connect_core.kafka.clients import create_producer, producer_config
 
     return create_producer(producer_config(props))
+
+
+def batch_producer_for(props: Mapping[str, Any]) -> Callable[[], BatchProducer]:
+    """The batch path's producer to the same target, with the same security settings as the task's
+    librdkafka producer (Java keys: ``bootstrap.servers``, ``ssl.*``, ``sasl.*``, ``acks``, timeouts)."""
+
+    def number(key: str, default: int) -> int:
+        try:
+            return int(str(props.get(key, default)).strip())
+        except ValueError:
+            return default
+
+    acks = str(props.get("acks", "all")).strip().lower()
+
+    def create() -> BatchProducer:
+        return BatchProducer(str(props.get("bootstrap.servers", "")), kafka_python_security(props),
+                             f"{props.get('client.id', 'connect')}-batches",
+                             acks=-1 if acks in ("all", "-1") else int(acks),
+                             request_timeout_s=number("request.timeout.ms", 30_000) / 1000,
+                             delivery_timeout_s=number("delivery.timeout.ms", 120_000) / 1000)
+
+    return create
 
 
 def _client_error_reporter(metrics: TaskMetrics) -> Callable[[Any], None]:
@@ -210,6 +234,7 @@ class Worker:
         self.status_store = status_store
         self.policy = config.override_policy()
         self._producer_factory = producer_factory or _default_producer_factory
+        self._real_producers = producer_factory is None
         self._admin_factory = admin_factory or _default_admin_factory
         self._group_admin_factory = group_admin_factory or _default_group_admin_factory
         self._task_metrics = task_metrics
@@ -431,6 +456,9 @@ class Worker:
             topic_tracking=self.config.topic_tracking_enable,
             metrics=metrics,
             ordered_delivery=keeps_partition_order(java_producer),
+            # batches as bytes: only with the real client (not a test double) and never transactional
+            batch_producer_factory=(batch_producer_for(java_producer)
+                                    if transactional_id is None and self._real_producers else None),
             **eos,
         )
 

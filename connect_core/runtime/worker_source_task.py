@@ -38,15 +38,18 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from connect_core.api.batch_copy import BatchCopyTask, BatchItem, CopyBatch
 from connect_core.api.errors import ConnectError, RetriableError
 from connect_core.api.message_copy import MessageCopyTask
 from connect_core.api.records import RecordMetadata, SourceRecord
 from connect_core.api.schema import SchemaType
 from connect_core.api.task import SourceTask
 from connect_core.converters.byte_array import ByteArrayConverter
+from connect_core.kafka.batch_producer import BatchProducer
 from connect_core.kafka.errors import from_kafka_error
 from connect_core.kafka.types import KafkaError, KafkaException, Producer
 from connect_core.model import ConnectorTaskId, TargetState
+from connect_core.runtime.batch_copy_loop import BatchCopier
 from connect_core.runtime.connector_config import TopicCreationGroup, topic_creation_group_for
 from connect_core.runtime.message_copy_loop import MessageCopier
 from connect_core.runtime.source_offset_flush import SourceOffsetFlusher
@@ -79,6 +82,8 @@ GC_GEN0_THRESHOLD = 20_000
 SEND_FAILED_BACKOFF_S = 0.1
 _PAUSE_TICK_S = PAUSE_TICK_S
 _BUFFER_FULL_POLL_S = 0.05
+#: Batch path: longest wait for the target's answers while a source fetch is out.
+_ACK_WAIT_S = 0.005
 _BYTES = SchemaType.BYTES
 #: Records submitted between two moves of acknowledged prefixes into the committable offsets.
 _PRUNE_EVERY = 10_000
@@ -178,9 +183,11 @@ class WorkerSourceTask(WorkerTask[SourceTask]):
         on_exit: Callable[[WorkerSourceTask], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
         ordered_delivery: bool = False,
+        batch_producer_factory: Callable[[], BatchProducer] | None = None,
     ) -> None:
         """``ordered_delivery``: the producer keeps each partition in order (idempotent, or one
-        request in flight), which the message-copy loop relies on."""
+        request in flight), which the message-copy loop relies on. ``batch_producer_factory``: the
+        target's batch producer, for a :class:`BatchCopyTask` (None: batches are never copied as bytes)."""
         super().__init__(
             task_id, task, task_props, listener=listener, key_converter=key_converter,
             value_converter=value_converter, header_converter=header_converter,
@@ -230,6 +237,10 @@ class WorkerSourceTask(WorkerTask[SourceTask]):
             self._copier = MessageCopier(self, task)
         self._to_copy: list[Any] | None = None
         self._warm_up: threading.Thread | None = None  # from _initialize_and_start to _execute
+        # The batch path (connect_core.api.batch_copy): offered when nothing could change a record.
+        self._batch_producer_factory = batch_producer_factory if self._fast_path else None
+        self._batch_copier: BatchCopier | None = None
+        self._to_batch: list[BatchItem] | None = None
 
     def _on_cancel(self) -> None:
         self.offset_reader.close()
@@ -248,8 +259,40 @@ class WorkerSourceTask(WorkerTask[SourceTask]):
         raise_gc_threshold()
         self._warm_up = self._warm_up_producer()
         self.task.initialize(WorkerSourceTaskContext(self.offset_reader, self.task_props))
+        batch_task = self._batch_producer_factory is not None and isinstance(self.task, BatchCopyTask)
+        if batch_task:
+            self.task.offer_batch_copy()  # type: ignore[attr-defined]
         self.task.start(dict(self.task_props))
-        log.info("Source task %s finished initialization and start", self.id)
+        if batch_task and self.task.batch_copy_active:  # type: ignore[attr-defined]
+            self._start_batch_copier()
+        log.info("Source task %s finished initialization and start (copy path: %s)", self.id, self.copy_path)
+
+    def _start_batch_copier(self) -> None:
+        assert self._batch_producer_factory is not None
+        producer = self._batch_producer_factory()  # connects with its first batch (a target down is waited for)
+        self._copier = None  # the task reads batches now, never messages
+        self._batch_copier = BatchCopier(self, self.task, producer, self._hand_to_record_path,  # type: ignore[arg-type]
+                                         self._records_in_flight, self._drain_record_path,
+                                         int(getattr(self.task, "batch_copy_max_in_flight_bytes", 0) or 32 << 20))
+
+    @property
+    def copy_path(self) -> str:
+        """How records reach the target: ``batch`` (source batches as bytes), ``message`` or ``record``."""
+        if self._batch_copier is not None:
+            return "batch"
+        return "message" if self._copier is not None else "record"
+
+    def _hand_to_record_path(self, records: list[SourceRecord]) -> None:
+        self._to_send = records
+
+    def _records_in_flight(self) -> int:
+        """Records the librdkafka producer still has (every submitted handle but the batch runs)."""
+        batches = self._batch_copier.producer.in_flight if self._batch_copier is not None else 0
+        return self.submitted.num_unacked - batches
+
+    def _drain_record_path(self, timeout_s: float) -> None:
+        self.producer.poll(timeout_s)
+        self._after_callbacks()
 
     def _execute(self) -> None:
         self._flusher.schedule_first()
@@ -318,7 +361,9 @@ class WorkerSourceTask(WorkerTask[SourceTask]):
                 self._mark_resumed()
                 continue
             started = self._clock()
-            if self._to_send is None and self._to_copy is None:
+            if self._batch_copier is not None:
+                self._batch_copier.producer.poll(0)
+            if self._to_send is None and self._to_copy is None and self._to_batch is None:
                 producer.poll(0)
                 self._after_callbacks()
                 try:
@@ -328,7 +373,7 @@ class WorkerSourceTask(WorkerTask[SourceTask]):
                     batch = None
                 if not batch:
                     continue
-                polled = len(batch)
+                polled = self._polled_records(batch)
             else:
                 polled = 0
             sent_bytes, complete = self._send_records()
@@ -337,8 +382,24 @@ class WorkerSourceTask(WorkerTask[SourceTask]):
             if not complete:
                 self._stop_event.wait(SEND_FAILED_BACKOFF_S)
 
+    def _polled_records(self, polled: list[Any]) -> int:
+        if self._batch_copier is None:
+            return len(polled)
+        return sum(i.batch.header.record_count if isinstance(i, CopyBatch) else len(i.records) for i in polled)
+
     def _poll_task(self) -> list[Any] | None:
         """The task's next batch, kept as what is to be sent (messages to copy, or SourceRecords)."""
+        if self._batch_copier is not None:
+            if self._batch_copier.full:
+                self._batch_copier.producer.poll(_BUFFER_FULL_POLL_S)
+                return None
+            in_flight = self.submitted.num_unacked > 0
+            items = self.task.poll_batches(in_flight)  # type: ignore[attr-defined]
+            if items:
+                self._to_batch = items
+            elif in_flight:  # the fetch is still out: serve the target's acknowledgements meanwhile
+                self._batch_copier.producer.poll(_ACK_WAIT_S)
+            return items  # type: ignore[no-any-return]
         if self._copier is not None:
             messages = self._copier.task.poll_messages()
             if messages:
@@ -351,7 +412,7 @@ class WorkerSourceTask(WorkerTask[SourceTask]):
 
     def _after_callbacks(self) -> None:
         submitted = self.submitted
-        copier = self._copier
+        copier: MessageCopier | BatchCopier | None = self._copier or self._batch_copier
         submitted_records = submitted._submitted_total + (copier.records_submitted if copier is not None else 0)
         if submitted_records - self._pruned_at >= _PRUNE_EVERY:
             # Move acknowledged prefixes out of SubmittedRecords now rather than at the next offset
@@ -380,6 +441,14 @@ class WorkerSourceTask(WorkerTask[SourceTask]):
         """Dispatch ``_to_send``; returns (value bytes sent, True) or (.., False) if the rest must wait."""
         if self._producer_error is not None:
             self._raise_producer_error()
+        if self._to_batch is not None and self._to_send is None:
+            assert self._batch_copier is not None
+            items, self._to_batch = self._to_batch, None
+            nbytes, self._to_batch = self._batch_copier.send(items, lambda: self._stopping)
+            if self._to_send is None:
+                return nbytes, True
+            more, complete = self._send_records()
+            return nbytes + more, complete
         if self._to_copy is not None:
             assert self._copier is not None
             messages, self._to_copy = self._to_copy, None
@@ -675,7 +744,12 @@ class WorkerSourceTask(WorkerTask[SourceTask]):
         """Drain the producer (bounded), then write every committable offset synchronously."""
 
         def drain(timeout_s: float) -> int:
+            deadline = time.monotonic() + timeout_s
             remaining = int(self.producer.flush(timeout_s))
+            if self._batch_copier is not None:
+                batches = self._batch_copier.producer
+                batches.flush(max(0.0, deadline - time.monotonic()))
+                remaining += batches.in_flight
             self._after_callbacks()
             return remaining
 
@@ -693,6 +767,8 @@ class WorkerSourceTask(WorkerTask[SourceTask]):
             self.producer.flush(0 if self._cancelled else min(1.0, self.flush_timeout_s))
         except Exception:
             pass
+        if self._batch_copier is not None:
+            self._batch_copier.producer.close()
         self.offset_reader.close()
 
     def __repr__(self) -> str:

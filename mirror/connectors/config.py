@@ -101,6 +101,9 @@ REPLICATION_FACTOR = "replication.factor"
 OFFSET_SYNCS_TOPIC_REPLICATION_FACTOR = "offset-syncs.topic.replication.factor"
 OFFSET_LAG_MAX = "offset.lag.max"
 HEARTBEATS_REPLICATION_ENABLED = "heartbeats.replication.enabled"
+BATCH_COPY_ENABLED = "batch.copy.enabled"
+BATCH_COPY_ENABLED_DEFAULT = False
+BATCH_COPY_MAX_IN_FLIGHT_BYTES = "batch.copy.max.in.flight.bytes"
 USE_DEFAULTS_FROM = "use.defaults.from"
 TASK_TOPIC_PARTITIONS = "task.assigned.partitions"
 
@@ -315,6 +318,16 @@ def _define_source(cd: ConfigDef) -> ConfigDef:
                 "MirrorCheckpointConnector will not be able to sync group offsets or emit checkpoints if "
                 "emit.checkpoints.enabled and/or sync.group.offsets.enabled are enabled while "
                 "emit.offset-syncs.enabled is disabled.")
+        .define(BATCH_COPY_ENABLED, Type.BOOLEAN, BATCH_COPY_ENABLED_DEFAULT, None, Importance.MEDIUM,
+                "Copy the source's record batches as bytes (never decompressed or re-compressed; only the "
+                "producer's fields and the CRC are rewritten) wherever the flow needs no decoded record: "
+                "byte-array converters (the default), no transforms or predicates, and not exactly-once. A batch "
+                "it cannot pass (old message format, LogAppendTime, offset gaps, above the target topic's "
+                "max.message.bytes) goes through the record path, in order. false: every record is decoded and "
+                "produced again.")
+        .define(BATCH_COPY_MAX_IN_FLIGHT_BYTES, long_, 32 * 1024 * 1024, Range.at_least(1), low,
+                "Batch path: the most bytes of source batches produced and not yet acknowledged by the target "
+                "per task; fetching waits above it (bounds the task's memory).")
         .define(HEARTBEATS_REPLICATION_ENABLED, Type.BOOLEAN, True, None, low,
                 "Whether to replicate the heartbeats topics even when the topic filter does not include them. If "
                 "set to true, heartbeats topics identified by the replication policy will always be replicated, "
@@ -623,6 +636,14 @@ class MirrorSourceConfig(MirrorConnectorConfig):
     @property
     def emit_offset_syncs_enabled(self) -> bool:
         return self.get_boolean(EMIT_OFFSET_SYNCS_ENABLED)
+
+    @property
+    def batch_copy_enabled(self) -> bool:
+        return self.get_boolean(BATCH_COPY_ENABLED)
+
+    @property
+    def batch_copy_max_in_flight_bytes(self) -> int:
+        return self.get_long(BATCH_COPY_MAX_IN_FLIGHT_BYTES)
 
     @property
     def heartbeats_replication_enabled(self) -> bool:

@@ -34,13 +34,16 @@ import threading
 import time
 from typing import Any, Protocol
 
+from connect_core.api.batch_copy import BatchItem, DecodedRecords
 from connect_core.api.errors import ConfigError, ConfigIssue
 from connect_core.api.message_copy import CopyRun
 from connect_core.api.records import RecordMetadata, SourceRecord
 from connect_core.api.schema import OPTIONAL_BYTES_SCHEMA
 from connect_core.api.task import SourceTask
+from connect_core.kafka.batch_fetcher import READ_COMMITTED, BatchFetcher
 from connect_core.kafka.clients import consumer_config, create_consumer
 from connect_core.kafka.errors import from_kafka_error
+from connect_core.kafka.security import kafka_python_security
 from connect_core.kafka.types import OFFSET_BEGINNING, OFFSET_END, ClientPartition, Consumer, KafkaError
 from mirror.client.formats import (
     OFFSET_KEY,
@@ -54,9 +57,11 @@ from mirror.client.formats import (
 from mirror.client.policy import ReplicationPolicy
 from mirror.connectors.config import REPLICATION_CONSUMER_ROLE, MirrorSourceTaskConfig
 from mirror.connectors.log_start_lookup import LogStartLookup
+from mirror.connectors.mirror_admin import MirrorAdmin
 from mirror.connectors.offset_mapping_tracker import OffsetMappingTracker
 from mirror.connectors.offset_sync_producer import OffsetSyncProducer
 from mirror.connectors.offset_sync_writer import OffsetSyncQueue, PartitionState
+from mirror.connectors.source_batches import DEFAULT_MAX_MESSAGE_BYTES, LATEST, SourceBatches
 from mirror.connectors.source_gaps import LOST_KEY, GapTracker, LostRange, LostTotal
 from mirror.connectors.source_gaps_check import GAPS_ADMIN_ROLE, log_starts_now, report_lost
 from mirror.connectors.source_incarnation import TOPIC_ID_KEY, RecreatedAction
@@ -128,9 +133,9 @@ class _Partition:
     per-run callbacks).
     """
 
-    __slots__ = ("acked", "batch_read", "end", "in_flight", "mapping", "max_latency", "newest", "next_offset",
-                 "offset_extra", "oldest", "partition", "polled", "polled_bytes", "read_through", "read_timestamp",
-                 "source_partition", "sync_state", "task", "topic", "tp")
+    __slots__ = ("acked", "batch_read", "end", "high_watermark", "in_flight", "mapping", "max_latency", "newest",
+                 "next_offset", "offset_extra", "oldest", "partition", "polled", "polled_bytes", "read_through",
+                 "read_timestamp", "source_partition", "sync_state", "task", "topic", "tp")
 
     def __init__(self, task: MirrorSourceTask, tp: TopicPartition, source_partition: dict[str, Any],
                  topic: str) -> None:
@@ -158,6 +163,7 @@ class _Partition:
         self.offset_extra: dict[str, Any] | None = None
         # the offset the next record read should have (-1: unknown); a higher one is a jump (see source_gaps)
         self.next_offset = -1
+        self.high_watermark = -1  # the batch path's view of the source's high watermark (last fetch)
 
     def source_offset(self, upstream_offset: int) -> dict[str, Any]:
         extra = self.offset_extra
@@ -208,6 +214,11 @@ class MirrorSourceTask(SourceTask):
         self._gaps = GapTracker()  # jumps in the offsets read, checked against the log start (issue 38)
         self._gap_starts: LogStartLookup | None = None
         self._lost: dict[TopicPartition, LostTotal] = {}
+        self._batch_offered = False  # the runtime can produce source batches as they are
+        self._batches: SourceBatches | None = None  # set when this task reads raw batches (the batch path)
+        self._target_admin: MirrorAdmin | None = None
+        self._max_message_bytes: dict[str, int] = {}
+        self._batch_bytes_limit = 0
 
     @property
     def _offset_syncs(self) -> OffsetSyncProducer | None:
@@ -261,13 +272,116 @@ class MirrorSourceTask(SourceTask):
                                                         mappings_topic=config.offset_mappings_topic())
                 self._log_starts = LogStartLookup(config.source_admin_config(MAPPINGS_RETENTION_ADMIN_ROLE),
                                                   timeout_s=config.admin_timeout_s)
-            self._consumer = create_consumer(replication_consumer_config(java, config.entity_label()))
-            self._initialize_consumer(self.assigned, str(java.get("auto.offset.reset", "earliest")).strip())
+            reset = str(java.get("auto.offset.reset", "earliest")).strip()
+            if self._batch_offered and config.batch_copy_enabled:
+                self._start_batches(config, java, reset)
+            else:
+                self._consumer = create_consumer(replication_consumer_config(java, config.entity_label()))
+                self._initialize_consumer(self.assigned, reset)
         except BaseException:
             self.stop()
             raise
-        log.info("%s replicating %d topic-partitions %s->%s: %s.", config.entity_label(), len(self.assigned),
-                 self._source_alias, config.target_cluster_alias, [str(tp) for tp in self.assigned])
+        log.info("%s replicating %d topic-partitions %s->%s (%s path): %s.", config.entity_label(),
+                 len(self.assigned), self._source_alias, config.target_cluster_alias, self.copy_path,
+                 [str(tp) for tp in self.assigned])
+
+    # -- the batch path (connect_core.api.batch_copy) --------------------------------------------
+
+    def offer_batch_copy(self) -> None:
+        self._batch_offered = True
+
+    @property
+    def batch_copy_active(self) -> bool:
+        return self._batches is not None
+
+    @property
+    def copy_path(self) -> str:
+        """``batch`` (source batches as bytes) or ``record`` (records decoded and produced again)."""
+        return "batch" if self._batches is not None else "record"
+
+    @property
+    def batch_copy_max_in_flight_bytes(self) -> int:
+        return self._batch_bytes_limit
+
+    def _start_batches(self, config: MirrorSourceTaskConfig, java: dict[str, Any], reset: str) -> None:
+        """Read the assigned partitions as raw batches (read_committed) with the consumer's own settings."""
+        positions = {"earliest": 0, "smallest": 0, "beginning": 0, "latest": LATEST, "largest": LATEST,
+                     "end": LATEST}.get(reset.lower())
+        if positions is None:
+            raise ConfigError([ConfigIssue("consumer.auto.offset.reset",
+                                           f"Invalid value {reset}: MirrorSourceTask needs earliest or latest for "
+                                           "partitions without a stored offset")])
+        fetcher = BatchFetcher(str(java.get("bootstrap.servers", "")), kafka_python_security(java),
+                               f"{java.get('client.id', config.entity_label())}-batches",
+                               isolation_level=READ_COMMITTED,
+                               max_bytes=_int_setting(java, "fetch.max.bytes", 16 * 1024 * 1024),
+                               partition_max_bytes=_int_setting(java, "max.partition.fetch.bytes", 1024 * 1024))
+        self._batches = SourceBatches(fetcher, self._target_max_message_bytes)
+        self._batch_bytes_limit = config.batch_copy_max_in_flight_bytes
+        self._target_admin = MirrorAdmin(config.target_admin_config("batch-copy-admin"),
+                                         config.target_cluster_alias, timeout_s=config.admin_timeout_s)
+        wrapped = [self._partition_map(tp.topic, tp.partition) for tp in self.assigned]
+        for tp, offset in zip(self.assigned, self._stored_offsets(wrapped), strict=True):
+            route = self._partition(tp.topic, tp.partition)
+            if offset >= 0:
+                route.mapping = OffsetMappingTracker(tp, offset)
+            self._batches.assign(tp.topic, tp.partition, route, offset + 1 if offset >= 0 else positions)
+        self._load_max_message_bytes({self._remote_topic(tp.topic) for tp in self.assigned})
+
+    def _load_max_message_bytes(self, topics: set[str]) -> None:
+        """The target topics' max.message.bytes (Kafka's default where a topic does not set it)."""
+        found: dict[str, int] = {}
+        if self._target_admin is not None and topics:
+            try:
+                for topic, entries in self._target_admin.describe_topic_configs(sorted(topics)).items():
+                    for entry in entries:
+                        if entry.name == "max.message.bytes" and entry.value:
+                            found[topic] = int(entry.value)
+            except Exception as e:
+                log.warning("Could not read max.message.bytes of the target topics (Kafka's default applies): %s", e)
+        for topic in topics:
+            self._max_message_bytes[topic] = found.get(topic, DEFAULT_MAX_MESSAGE_BYTES)
+
+    def _target_max_message_bytes(self, topic: str) -> int:
+        limit = self._max_message_bytes.get(topic)
+        if limit is None:
+            self._load_max_message_bytes({topic})
+            limit = self._max_message_bytes[topic]
+        return limit
+
+    def poll_batches(self, in_flight: bool) -> list[BatchItem] | None:
+        """One Fetch over the assigned partitions: batches to copy and records of batches that cannot be."""
+        if not self._consumer_lock.acquire(blocking=False):
+            return None
+        try:
+            batches = self._batches
+            if self._stopping or batches is None:
+                return None
+            if self._acked_runs:
+                self._flush_ack_metrics(locked=True)
+            wait_ms = int(self._poll_timeout_s * 1000)
+            if in_flight:  # acknowledgements are served between fetches: wait no longer than the floor
+                wait_ms = min(wait_ms, MIN_FETCH_WAIT_MS)
+            if self._unpublished:
+                wait_ms = max(MIN_FETCH_WAIT_MS, min(wait_ms, int(self._maybe_publish(wait_ms / 1000) * 1000)))
+            items, seen = batches.read(wait_ms, block=not in_flight)
+            for reader in seen:
+                route = reader.route
+                route.high_watermark = reader.high_watermark
+                if reader.caught_up and reader.high_watermark > route.end:
+                    route.end = reader.high_watermark  # the partition's end (its mappings' trailing gap)
+                    self._unpublished = True
+                if self._lag_hook is not None and reader.caught_up and route.in_flight <= 0:
+                    self._report_partition_lag(route, reader.high_watermark - 1, route.read_timestamp)
+            for item in items:
+                if isinstance(item, DecodedRecords):
+                    self._unacknowledged += len(item.records)
+                    self._run_of[id(item.records[0].source_partition)].in_flight += len(item.records)
+            return items or None
+        finally:
+            self._consumer_lock.release()
+            if self._acked_runs:
+                self._flush_ack_metrics()
 
     def _initialize_consumer(self, partitions: list[TopicPartition], auto_offset_reset: str) -> None:
         assert self._consumer is not None
@@ -378,6 +492,8 @@ class MirrorSourceTask(SourceTask):
                 except Exception as e:  # closing quietly, as Kafka does
                     log.warning("Error closing the source consumer: %s", e)
                 self._consumer = None
+            if self._batches is not None:
+                self._batches.close()
         finally:
             if acquired:
                 self._consumer_lock.release()
@@ -389,6 +505,9 @@ class MirrorSourceTask(SourceTask):
             self._log_starts = None
         if self._gap_starts is not None:
             self._gap_starts.close()
+        if self._target_admin is not None:
+            self._target_admin.close()
+            self._target_admin = None
         self._flush_ack_metrics()
 
     # -- the data path ---------------------------------------------------------------------------
@@ -709,13 +828,14 @@ class MirrorSourceTask(SourceTask):
         route.read_through = newest_offset
         route.read_timestamp = newest_ts
         consumer = self._consumer
-        if consumer is None:
-            return
         tp = route.tp
-        try:
-            _low, high = consumer.get_watermark_offsets(ClientPartition(tp.topic, tp.partition), cached=True)
-        except Exception:
-            return
+        if consumer is None:
+            high = route.high_watermark  # the batch path: from its last fetch
+        else:
+            try:
+                _low, high = consumer.get_watermark_offsets(ClientPartition(tp.topic, tp.partition), cached=True)
+            except Exception:
+                return
         if high is None or high < 0:
             return
         self._lag_hook(route.topic, tp.partition, max(high - newest_offset - 1, 0) + max(route.in_flight, 0),

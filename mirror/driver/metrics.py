@@ -46,7 +46,8 @@ class Mm2Metrics:
         )
         self.source_bytes = Counter(
             "mm2_source_bytes",
-            "Value bytes replicated (Kafka byte-count: keys and headers excluded).",
+            "Bytes replicated: on the record path value bytes (Kafka byte-count: keys and headers excluded), on "
+            "the batch path the bytes of the source's record batches as stored (compressed, headers included).",
             PARTITION,
             registry=r,
         )

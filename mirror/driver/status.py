@@ -261,7 +261,7 @@ class FlowReader:
         pair = self.pair
         read_at = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
         flow = FlowStatus(pair.source, pair.target, enabled=self.config.flow_enabled(pair), read_at=read_at,
-                          delivery=self.config.delivery_mode(pair))
+                          delivery=self.config.delivery_mode(pair), copy_path=self.config.copy_path(pair))
         try:
             self._read(flow)
         except Exception as e:  # one broken flow must not hide the others

@@ -83,6 +83,7 @@ class FlowStatus:
     read_at: str | None = None  # when the clusters were read (UTC, ISO 8601)
     delivery: str = "at-least-once"  # or exactly-once (the target's exactly.once.source.support)
     source_changes: list[SourceChange] = field(default_factory=list)
+    copy_path: str = "record"  # or batch: the source's record batches copied as bytes (batch.copy.enabled)
 
     @property
     def total_lag(self) -> int:
@@ -131,6 +132,7 @@ def render_table(flows: list[FlowStatus]) -> str:
         read_at = f" (read {flow.read_at})" if flow.read_at else ""
         out.append(f"== {title}: total lag {flow.total_lag} records{read_at}")
         out.append(f"  delivery: {flow.delivery}")
+        out.append(f"  copy path: {flow.copy_path}")
         if flow.error:
             out.append(f"  error: {flow.error}")
         rows = []

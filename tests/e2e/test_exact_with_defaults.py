@@ -62,8 +62,10 @@ def latest_checkpoints(b: KafkaCluster) -> dict[tuple[str, int], Checkpoint]:
     return latest
 
 
+@pytest.mark.parametrize("copy_path", ["batch", "record"])  # the record path is the default for now
 def test_exact_within_seconds_with_the_default_offset_flush(two_clusters: tuple[KafkaCluster, KafkaCluster],
-                                                            unique_name: NameFn, tmp_path: Path) -> None:
+                                                            unique_name: NameFn, tmp_path: Path,
+                                                            copy_path: str) -> None:
     a, b = two_clusters
     topic = unique_name("orders")
     remote = f"A.{topic}"
@@ -76,7 +78,8 @@ def test_exact_within_seconds_with_the_default_offset_flush(two_clusters: tuple[
     groups = {unique_name(name): position for name, position in POSITIONS.items()}
     for group, position in groups.items():
         commit_group(a, group, {(topic, p): position for p in range(PARTITIONS)})
-    props = mm2_properties({"A": a, "B": b}, ["A->B"], topics=topic, **CHECKPOINTS, **GROUP_SYNC)
+    props = mm2_properties({"A": a, "B": b}, ["A->B"], topics=topic, **CHECKPOINTS, **GROUP_SYNC,
+                           **({"A->B.batch.copy.enabled": "true"} if copy_path == "batch" else {}))
     assert not any(k.endswith("offset.flush.interval.ms") for k in props)
     config = write_properties(tmp_path / "mm2.properties", props)
     proc = Mm2Process(config, log_dir=tmp_path)
@@ -113,6 +116,7 @@ def test_exact_within_seconds_with_the_default_offset_flush(two_clusters: tuple[
                        for g in groups)
 
         eventually(lambda: synced_exact() or None, 30, "exact group offsets on the target", proc)
+        assert f"({copy_path} path)" in proc.output()
     finally:
         assert proc.terminate() == 0, proc.output()[-3000:]
         proc.close()

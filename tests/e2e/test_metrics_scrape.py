@@ -2,7 +2,8 @@
 
 A backlog is replicated while /metrics is scraped in a tight loop: lag in records and seconds is
 seen above zero while the backlog drains and returns to zero once caught up, and the record and
-byte counters end at exactly the backlog (value bytes only, as Kafka's byte-count); each round of
+byte counters end at exactly the backlog (value bytes, as Kafka's byte-count, on the record path; the
+source's record batches as stored, read raw here, on the batch path); each round of
 live records then moves them by exactly what was produced. The runtime's own series
 (connector/task states, heartbeats, offset flushes) are checked on the same process.
 """
@@ -13,8 +14,11 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from embedded_kafka import KafkaCluster, free_port
 from tests.e2e.metrics_harness import Mm2Run, Samples, matching, total, write_mm2_config
+from tests.raw_batch_bytes import HEADER, data_batches
 
 PARTITIONS = 2
 BACKLOG = 50000
@@ -34,8 +38,15 @@ def produce_backlog(cluster: KafkaCluster, topic: str, count: int, start: int = 
     assert producer.flush(30) == 0, "backlog not fully produced"
 
 
+def batch_bytes(cluster: KafkaCluster, topic: str) -> int:
+    """What the batch path counts: the bytes of the topic's record batches as stored (header included)."""
+    return sum(HEADER + len(b.records) for p in range(PARTITIONS) for b in data_batches(cluster.bootstrap_servers,
+                                                                                        topic, p))
+
+
+@pytest.mark.parametrize("copy_path", ["record", "batch"])  # bytes: values (record path), stored batches (batch)
 def test_counters_and_lag_follow_the_flow(
-    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path, unique_name: Callable[[str], str]
+    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path, unique_name: Callable[[str], str], copy_path: str
 ) -> None:
     a, b = two_clusters
     topic = unique_name("payments")
@@ -45,6 +56,7 @@ def test_counters_and_lag_follow_the_flow(
     # Small polls make the drain take many batches, so lag is visible between them.
     config = write_mm2_config(tmp_path / "mm2.properties", a.bootstrap_servers, b.bootstrap_servers,
                               topics=re.escape(topic), extra={"A.consumer.max.poll.records": "100",
+                                                               "batch.copy.enabled": str(copy_path == "batch").lower(),
                                                                # offset flushes are among the series checked
                                                                "B.offset.flush.interval.ms": "1000"})
     port = free_port()
@@ -72,7 +84,8 @@ def test_counters_and_lag_follow_the_flow(
         assert total(samples, "mm2_source_records_total", topic=remote) == BACKLOG
         for p in range(PARTITIONS):
             assert total(samples, "mm2_source_records_total", topic=remote, partition=str(p)) == BACKLOG / PARTITIONS
-        assert total(samples, "mm2_source_bytes_total", topic=remote) == BACKLOG * len(VALUE)
+        expected_bytes = batch_bytes(a, topic) if copy_path == "batch" else BACKLOG * len(VALUE)
+        assert total(samples, "mm2_source_bytes_total", topic=remote) == expected_bytes
         assert set(matching(samples, "mm2_replication_lag_seconds", topic=remote).values()) == {0.0}
         assert total(samples, "mm2_source_replication_latency_seconds_count", topic=remote) > 0
         assert total(samples, "mm2_source_record_age_seconds_count", topic=remote) > 0
@@ -90,7 +103,8 @@ def test_counters_and_lag_follow_the_flow(
 
             samples = mm2.wait_for(caught_up, 60, f"{expected} records replicated")
             assert total(samples, "mm2_source_records_total", topic=remote) == expected
-            assert total(samples, "mm2_source_bytes_total", topic=remote) == expected * len(VALUE)
+            expected_bytes = batch_bytes(a, topic) if copy_path == "batch" else expected * len(VALUE)
+            assert total(samples, "mm2_source_bytes_total", topic=remote) == expected_bytes
 
         # The runtime's series, on the same process: connectors and their tasks RUNNING, heartbeats, flushes.
         def runtime_visible(s: Samples) -> bool:

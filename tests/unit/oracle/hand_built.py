@@ -47,6 +47,12 @@ def batch(base_offset: int, entries: list[Entry], *, attributes: int = 0, produc
     records = b"".join(record(i, k, v, h) for i, (k, v, h) in enumerate(entries))
     if attributes & 0x07 == GZIP:
         records = gzip.compress(records)
+    elif attributes & 0x07 in (2, 3, 4):
+        import cramjam
+
+        codec = attributes & 0x07
+        records = bytes(cramjam.snappy.compress_raw(records) if codec == 2 else
+                        cramjam.lz4.compress(records) if codec == 3 else cramjam.zstd.compress(records))
     last = len(entries) - 1
     covered = struct.pack(">hiqqqhii", attributes, last, BASE_TIMESTAMP, BASE_TIMESTAMP + last, producer_id,
                           producer_epoch, -1 if producer_id < 0 else 0, len(entries)) + records

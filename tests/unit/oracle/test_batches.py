@@ -50,14 +50,28 @@ def test_base_offset_and_leader_epoch_lie_outside_the_checksum_as_in_kafka() -> 
     assert [r.offset for r in parse_batch(bytes(raw))] == [1000, 1001]
 
 
-def test_gzip_batches_are_read_and_other_codecs_are_named() -> None:
-    parsed = parse_batch(batch(3, ENTRIES, attributes=GZIP))
-    assert parsed.codec == "gzip"
+@pytest.mark.parametrize(("code", "name"), [(GZIP, "gzip"), (2, "snappy"), (3, "lz4"), (4, "zstd")])
+def test_compressed_batches_are_read(code: int, name: str) -> None:
+    parsed = parse_batch(batch(3, ENTRIES, attributes=code))
+    assert parsed.codec == name
     assert [(r.offset, r.key, r.value, r.headers) for r in parsed] == [
         (3, b"k", b"value-0", (("h", b"1"),)), (4, None, b"value-1", ())]
-    for code, name in ((2, "snappy"), (3, "lz4"), (4, "zstd")):
-        with pytest.raises(UnsupportedCodec, match=f"compressed with {name}"):
-            parse_batch(batch(0, ENTRIES, attributes=code))
+
+
+def test_snappy_in_the_java_clients_xerial_frames_is_read() -> None:
+    import cramjam
+
+    from tests.oracle.batches import _snappy
+
+    data = b"record bytes " * 50
+    halves = [bytes(cramjam.snappy.compress_raw(part)) for part in (data[:300], data[300:])]
+    framed = b"\x82SNAPPY\x00" + struct.pack(">ii", 1, 1) + b"".join(struct.pack(">i", len(h)) + h for h in halves)
+    assert _snappy(framed) == data
+
+
+def test_an_unknown_codec_is_named_not_misread() -> None:
+    with pytest.raises(UnsupportedCodec, match="compressed with 5"):
+        parse_batch(batch(0, ENTRIES, attributes=5))
 
 
 def test_log_append_time_gives_every_record_the_batch_max_timestamp() -> None:

@@ -209,3 +209,19 @@ def test_exactly_once_per_target_reaches_the_worker_reads_committed_and_needs_in
         "at-least-once (preparing exactly-once)"
     bad = make({**base, "B.exactly.once.source.support": "on"}).problems()
     assert [i.key for i in bad] == ["B.exactly.once.source.support"]
+
+
+@pytest.mark.parametrize(("extra", "path"), [
+    ({}, "batch"),
+    ({"A->B.batch.copy.enabled": "false"}, "record"),
+    ({"batch.copy.enabled": "false"}, "record"),
+    ({"A->B.transforms": "drop", "A->B.transforms.drop.type": "x.Filter"}, "record"),
+    ({"A->B.value.converter": "org.apache.kafka.connect.json.JsonConverter"}, "record"),
+    ({"value.converter": "org.apache.kafka.connect.storage.StringConverter"}, "record"),
+    ({"B.exactly.once.source.support": "enabled"}, "record"),
+])
+def test_the_copy_path_of_a_flow(extra: dict[str, str], path: str) -> None:
+    cfg = MirrorMakerConfig({"clusters": "A, B", "A.bootstrap.servers": "a:9092", "B.bootstrap.servers": "b:9092",
+                             "A->B.enabled": "true", "batch.copy.enabled": "true", **extra},
+                            lambda: NAMES | {"batch.copy.enabled"})
+    assert cfg.copy_path(SourceAndTarget("A", "B")) == path

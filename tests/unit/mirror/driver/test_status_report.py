@@ -74,3 +74,11 @@ def test_the_delivery_mode_is_shown_in_the_table_and_the_json() -> None:
     f.delivery = "exactly-once"
     assert "  delivery: exactly-once\n" in render_table([f])
     assert render_json([f])["flows"][0]["delivery"] == "exactly-once"
+
+
+def test_the_copy_path_is_shown_in_the_table_and_the_json() -> None:
+    f = flow()
+    assert "  copy path: record\n" in render_table([f])
+    f.copy_path = "batch"
+    assert "  copy path: batch\n" in render_table([f])
+    assert render_json([f])["flows"][0]["copy_path"] == "batch"

@@ -1,0 +1,215 @@
+"""Fetch raw record batches of many partitions from their leaders: the read side of the batch copy.
+
+Unlike :class:`~connect_core.kafka.raw_fetch.RawFetcher` (one topic, rare offset lookups, kafka-python's
+batch objects) this serves a replication loop: one Fetch per leader carries every partition asked for,
+the answer stays bytes (:func:`~connect_core.kafka.record_batch.split_batches`), and the isolation level
+is the caller's (read_committed stops at the last stable offset). The answer's aborted-transaction list
+and last stable offset are handed on as they are: whether a broker fills the list is the caller's
+business (Apache Kafka does, Tansu never does). Security settings arrive as kafka-python keywords
+(:func:`connect_core.kafka.security.kafka_python_security`), exactly as for the record path.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kafka import errors as kafka_errors
+from kafka.net.compat import KafkaNetClient
+from kafka.protocol.consumer import FetchRequest
+from kafka.protocol.metadata import MetadataRequest
+
+from connect_core.api.errors import ConnectError, RetriableError
+from connect_core.kafka.record_batch import RawBatch, split_batches
+
+READ_UNCOMMITTED = 0
+READ_COMMITTED = 1
+#: kafka-python refuses answers above 1 MB by default; a broker may exceed the asked size by a batch.
+_MAX_FRAME = 256 * 1024 * 1024
+_FETCH_MAX_VERSION = 12  # the last Fetch version that names topics (v13 on: topic ids only)
+_OFFSET_OUT_OF_RANGE = 1
+_STALE_LEADER = {3, 5, 6, 74, 75, 100}  # unknown partition, no leader, not leader, leader epochs, topic id
+
+TopicPartitionKey = tuple[str, int]
+
+
+@dataclass
+class PartitionAnswer:
+    """One partition of a Fetch answer: its whole batches at or after the asked offset, in log order."""
+
+    batches: list[RawBatch]
+    high_watermark: int
+    last_stable_offset: int
+    log_start_offset: int
+    aborted: list[tuple[int, int]] = field(default_factory=list)  # (producer id, first offset)
+    fetch_offset: int = 0  # the offset asked for (moved to the log start when it lay before it)
+
+
+class BatchFetcher:
+    """Fetches raw batches of any partitions of a cluster (caller's thread; one caller at a time)."""
+
+    def __init__(self, bootstrap_servers: str, client_configs: Mapping[str, Any], client_id: str, *,
+                 isolation_level: int = READ_COMMITTED, max_bytes: int = 16 * 1024 * 1024,
+                 partition_max_bytes: int = 1024 * 1024, request_timeout_s: float = 30.0) -> None:
+        self._configs = {"bootstrap_servers": bootstrap_servers, "client_id": client_id,
+                         "request_timeout_ms": int(request_timeout_s * 1000), "receive_message_max_bytes": _MAX_FRAME,
+                         **dict(client_configs)}
+        self._timeout_ms = int(request_timeout_s * 1000)
+        self.isolation_level = isolation_level
+        self.max_bytes = max_bytes
+        self.partition_max_bytes = partition_max_bytes
+        self._client: KafkaNetClient | None = None
+        self._leaders: dict[TopicPartitionKey, int] = {}
+        self._pending: tuple[dict[TopicPartitionKey, int], list[Any], float] | None = None
+
+    def _connected(self) -> KafkaNetClient:
+        if self._client is None:
+            client = KafkaNetClient(**self._configs)
+            try:
+                client._manager.bootstrap(timeout_ms=self._timeout_ms)
+            except Exception as e:
+                client.close()
+                raise RetriableError(f"Cannot reach the Kafka cluster at {self._configs['bootstrap_servers']}: "
+                                     f"{e}") from e
+            self._client = client
+        return self._client
+
+    def _reset(self) -> None:
+        self._pending = None
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+        self._leaders.clear()
+
+    def _refresh(self, topics: set[str]) -> None:
+        client = self._connected()
+        node = client.least_loaded_node(bootstrap_fallback=True)
+        request = MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=t) for t in sorted(topics)],
+                                  allow_auto_topic_creation=False, include_cluster_authorized_operations=False,
+                                  include_topic_authorized_operations=False)
+        response = self._exchange(node, request)
+        client.cluster.update_metadata(response)
+        for topic in response.topics:
+            if topic.error_code:
+                continue
+            for p in topic.partitions:
+                self._leaders[(topic.name, p.partition_index)] = p.leader_id
+
+    def _exchange(self, node_id: int, request: Any) -> Any:
+        client = self._connected()
+        try:
+            return client.send_and_receive(node_id, request, timeout_ms=self._timeout_ms)
+        except kafka_errors.KafkaError as e:
+            self._reset()
+            raise RetriableError(f"Request to broker {node_id} failed: {e}") from e
+
+    @property
+    def pending(self) -> bool:
+        """A Fetch was sent and its answers not taken yet (see :meth:`send`/:meth:`receive`)."""
+        return self._pending is not None
+
+    def fetch(self, positions: Mapping[TopicPartitionKey, int], max_wait_ms: int) -> dict[TopicPartitionKey,
+                                                                                        PartitionAnswer]:
+        """One Fetch per leader for the partitions in ``positions`` ((topic, partition) -> offset), waited for.
+
+        Partitions whose leader moved are left out of the answer (asked again next time); a position
+        before the log start is moved to it. Connection failures raise :class:`RetriableError`.
+        """
+        self.send(positions, max_wait_ms)
+        answers = self.receive(self._timeout_ms + max_wait_ms)
+        if answers is None:
+            self._reset()
+            raise RetriableError("Fetch timed out")
+        return answers
+
+    def send(self, positions: Mapping[TopicPartitionKey, int], max_wait_ms: int) -> None:
+        """Send the Fetch of :meth:`fetch` without waiting: the caller serves other work (the target's
+        acknowledgements) and takes the answers with :meth:`receive`."""
+        if self._pending is not None:
+            raise RuntimeError("a Fetch is already in flight")
+        missing = {tp[0] for tp in positions if self._leaders.get(tp, -1) < 0}
+        if missing:
+            self._refresh(missing)
+        by_leader: dict[int, dict[TopicPartitionKey, int]] = {}
+        for tp, offset in positions.items():
+            leader = self._leaders.get(tp, -1)
+            if leader >= 0:
+                by_leader.setdefault(leader, {})[tp] = offset
+        client = self._connected()
+        futures = []
+        for leader, parts in by_leader.items():
+            try:
+                client.await_ready(leader, timeout_ms=self._timeout_ms)
+            except kafka_errors.KafkaError as e:
+                self._reset()
+                raise RetriableError(f"Cannot connect to broker {leader}: {e}") from e
+            futures.append(client.send(leader, self._request(parts, max_wait_ms)))
+        self._pending = (dict(positions), futures, time.monotonic() + (self._timeout_ms + max_wait_ms) / 1000)
+
+    def receive(self, timeout_ms: int) -> dict[TopicPartitionKey, PartitionAnswer] | None:
+        """The answers of the Fetch sent last, waiting up to ``timeout_ms`` (0: only what has arrived);
+        None while some leader has not answered yet."""
+        if self._pending is None:
+            return {}
+        positions, futures, deadline = self._pending
+        client = self._connected()
+        wait_until = time.monotonic() + timeout_ms / 1000
+        for future in futures:
+            if not future.is_done:
+                client.poll(timeout_ms=max(0, int((wait_until - time.monotonic()) * 1000)), future=future)
+            if not future.is_done:
+                if time.monotonic() > deadline:
+                    self._reset()
+                    raise RetriableError("Fetch timed out")
+                return None
+        self._pending = None
+        out: dict[TopicPartitionKey, PartitionAnswer] = {}
+        for future in futures:
+            if not future.succeeded():
+                self._reset()
+                raise RetriableError(f"Fetch failed: {future.exception}")
+            self._read_answer(future.value, positions, out)
+        return out
+
+    def _read_answer(self, answer: Any, positions: Mapping[TopicPartitionKey, int],
+                     out: dict[TopicPartitionKey, PartitionAnswer]) -> None:
+        for topic in answer.responses:
+            for data in topic.partitions:
+                tp = (topic.topic, data.partition_index)
+                offset = positions.get(tp)
+                if offset is None:
+                    continue
+                code = data.error_code
+                if code in _STALE_LEADER:
+                    self._leaders.pop(tp, None)
+                elif code == _OFFSET_OUT_OF_RANGE and data.log_start_offset > offset:
+                    out[tp] = PartitionAnswer([], data.high_watermark, data.last_stable_offset,
+                                              data.log_start_offset, fetch_offset=data.log_start_offset)
+                elif code:
+                    error = kafka_errors.for_code(code)
+                    message = f"Fetch of {tp[0]}-{tp[1]} at {offset} failed: {error.__name__} ({code})"
+                    raise RetriableError(message) if error.retriable else ConnectError(message)
+                else:
+                    batches = [b for b in split_batches(data.records) if b.next_offset > offset]
+                    aborted = [(a.producer_id, a.first_offset) for a in (data.aborted_transactions or [])]
+                    out[tp] = PartitionAnswer(batches, data.high_watermark, data.last_stable_offset,
+                                              data.log_start_offset, aborted, offset)
+
+    def _request(self, parts: Mapping[TopicPartitionKey, int], max_wait_ms: int) -> Any:
+        topics: dict[str, list[Any]] = {}
+        for (topic, partition), offset in parts.items():
+            topics.setdefault(topic, []).append(FetchRequest.FetchTopic.FetchPartition(
+                partition=partition, current_leader_epoch=-1, fetch_offset=offset, last_fetched_epoch=-1,
+                log_start_offset=-1, partition_max_bytes=self.partition_max_bytes))
+        return FetchRequest(replica_id=-1, max_wait_ms=max_wait_ms, min_bytes=1, max_bytes=self.max_bytes,
+                            isolation_level=self.isolation_level, session_id=0, session_epoch=-1,
+                            topics=[FetchRequest.FetchTopic(topic=t, partitions=p) for t, p in topics.items()],
+                            forgotten_topics_data=[], rack_id="", max_version=_FETCH_MAX_VERSION)
+
+    def close(self) -> None:
+        self._reset()
+
+
+__all__ = ["READ_COMMITTED", "READ_UNCOMMITTED", "BatchFetcher", "PartitionAnswer"]
