@@ -373,10 +373,17 @@ class MirrorSourceTask(SourceTask):
                     self._unpublished = True
                 if self._lag_hook is not None and reader.caught_up and route.in_flight <= 0:
                     self._report_partition_lag(route, reader.high_watermark - 1, route.read_timestamp)
+            fetched = 0
             for item in items:
                 if isinstance(item, DecodedRecords):
                     self._unacknowledged += len(item.records)
                     self._run_of[id(item.records[0].source_partition)].in_flight += len(item.records)
+                    fetched += sum(len(r.value or b"") + len(r.key or b"") for r in item.records)
+                else:
+                    fetched += len(item.batch.data)  # the batch as stored: what the fetch took from the source
+            if self._cap is not None:  # the flow's throughput cap holds on the batch path too
+                self._cap.take(fetched)
+                self.metrics.throughput(self._cap.limit, self._cap.rate())
             return items or None
         finally:
             self._consumer_lock.release()
