@@ -67,11 +67,19 @@ class WorkerRun:
             from connect_core.runtime.distributed_config import DistributedConfig
             from connect_core.storage.kafka_offsets import KafkaOffsetBackingStore
 
-            self.worker = Worker("bench-worker", DistributedConfig(worker_props),
-                                 KafkaOffsetBackingStore.from_worker_config(worker_props), status_store=self.status)
+            self.worker = Worker(
+                "bench-worker",
+                DistributedConfig(worker_props),
+                KafkaOffsetBackingStore.from_worker_config(worker_props),
+                status_store=self.status,
+            )
         else:
-            self.worker = Worker("bench-worker", StandaloneConfig(worker_props),
-                                 FileOffsetBackingStore(offsets_file), status_store=self.status)
+            self.worker = Worker(
+                "bench-worker",
+                StandaloneConfig(worker_props),
+                FileOffsetBackingStore(offsets_file),
+                status_store=self.status,
+            )
         self.task_ids: list[ConnectorTaskId] = []
         self._reconfigure = threading.Event()
 
@@ -89,8 +97,9 @@ class WorkerRun:
             else:
                 started.set_result(state)
 
-        self.worker.start_connector(self.name, self.connector_props, self, self.recorder, TargetState.STARTED,
-                                    on_started)
+        self.worker.start_connector(
+            self.name, self.connector_props, self, self.recorder, TargetState.STARTED, on_started
+        )
         started.result(timeout_s)
         deadline = time.monotonic() + timeout_s
         configs = self.worker.connector_task_configs(self.name, self.connector_props)
@@ -102,8 +111,9 @@ class WorkerRun:
             configs = self.worker.connector_task_configs(self.name, self.connector_props)
         for index, task_props in enumerate(configs):
             task_id = ConnectorTaskId(self.name, index)
-            if not self.worker.start_source_task(task_id, self.connector_props, task_props, self.recorder,
-                                                 TargetState.STARTED, len(configs)):
+            if not self.worker.start_source_task(
+                task_id, self.connector_props, task_props, self.recorder, TargetState.STARTED, len(configs)
+            ):
                 self.check()
                 raise RuntimeError(f"task {task_id} did not start")
             self.task_ids.append(task_id)

@@ -86,11 +86,19 @@ class Measured:
 
 
 def mm2_config(a: EmbeddedKafkaCluster, b: EmbeddedKafkaCluster, topic: str) -> dict[str, str]:
-    return {"clusters": "A, B", "A.bootstrap.servers": a.bootstrap_servers, "B.bootstrap.servers": b.bootstrap_servers,
-            "A->B.enabled": "true", "A->B.topics": topic, "replication.factor": "1",
-            "offset-syncs.topic.replication.factor": "1", "offset.storage.replication.factor": "1",
-            "status.storage.replication.factor": "1", "config.storage.replication.factor": "1",
-            "emit.heartbeats.enabled": "false"}
+    return {
+        "clusters": "A, B",
+        "A.bootstrap.servers": a.bootstrap_servers,
+        "B.bootstrap.servers": b.bootstrap_servers,
+        "A->B.enabled": "true",
+        "A->B.topics": topic,
+        "replication.factor": "1",
+        "offset-syncs.topic.replication.factor": "1",
+        "offset.storage.replication.factor": "1",
+        "status.storage.replication.factor": "1",
+        "config.storage.replication.factor": "1",
+        "emit.heartbeats.enabled": "false",
+    }
 
 
 def _import_copier(items: Iterable[int]) -> Iterator[int]:
@@ -137,8 +145,10 @@ def describe(label: str, m: Measured) -> str:
 
 
 def round_ratios_line(label: str, backfills: Sequence[Measured], lives: Sequence[Measured]) -> str:
-    ratios = [b.rate.records_per_s / m.rate.records_per_s if m.rate.records_per_s else 0.0
-              for b, m in zip(backfills, lives, strict=True)]
+    ratios = [
+        b.rate.records_per_s / m.rate.records_per_s if m.rate.records_per_s else 0.0
+        for b, m in zip(backfills, lives, strict=True)
+    ]
     listed = ", ".join(f"{r:.2f}" for r in ratios)
     return f"{label:<28}: median {statistics.median(ratios):.2f} ({listed})"
 
@@ -191,8 +201,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(ratio_line("ratio live/min(a,b)", live.rate, slower))
     ratio = two.rate.records_per_s / live.rate.records_per_s if live.rate.records_per_s else 0.0
     verdict = "meets" if ratio >= RATIO_TARGET else "misses"
-    print(f"verdict: backfill on local[2] {verdict} the target ({ratio:.2f}x the live task, target "
-          f"{RATIO_TARGET:.1f}x)", flush=True)
+    print(
+        f"verdict: backfill on local[2] {verdict} the target ({ratio:.2f}x the live task, target {RATIO_TARGET:.1f}x)",
+        flush=True,
+    )
     return 0
 
 

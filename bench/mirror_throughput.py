@@ -170,13 +170,16 @@ EXTRA_MM2: dict[str, str] = {}
 BATCH_PATH_MM2: dict[str, str] = {"batch.copy.enabled": "true"}
 #: what the record-path phase (f) adds: the batch path off, every record decoded and produced again
 RECORD_PATH_MM2: dict[str, str] = {"batch.copy.enabled": "false"}
-EXACTLY_ONCE_MM2: dict[str, str] = {f"{TARGET}.exactly.once.source.support": "enabled",
-                                    "dedicated.mode.enable.internal.rest": "true",
-                                    "offset.storage.replication.factor": "1"}
+EXACTLY_ONCE_MM2: dict[str, str] = {
+    f"{TARGET}.exactly.once.source.support": "enabled",
+    "dedicated.mode.enable.internal.rest": "true",
+    "offset.storage.replication.factor": "1",
+}
 
 
-def mm2_properties(a: EmbeddedKafkaCluster, b: EmbeddedKafkaCluster, topic: str,
-                   exactly_once: bool = False, record_path: bool = False) -> dict[str, str]:
+def mm2_properties(
+    a: EmbeddedKafkaCluster, b: EmbeddedKafkaCluster, topic: str, exactly_once: bool = False, record_path: bool = False
+) -> dict[str, str]:
     """An mm2.properties for one flow A->B of one topic, sized for a single-broker test cluster."""
     return {
         "clusters": f"{SOURCE}, {TARGET}",
@@ -195,9 +198,14 @@ def mm2_properties(a: EmbeddedKafkaCluster, b: EmbeddedKafkaCluster, topic: str,
     }
 
 
-def herder_configs(a: EmbeddedKafkaCluster, b: EmbeddedKafkaCluster, topic: str,
-                   name: str, exactly_once: bool = False, record_path: bool = False) -> tuple[dict[str, str],
-                                                                                             dict[str, str]]:
+def herder_configs(
+    a: EmbeddedKafkaCluster,
+    b: EmbeddedKafkaCluster,
+    topic: str,
+    name: str,
+    exactly_once: bool = False,
+    record_path: bool = False,
+) -> tuple[dict[str, str], dict[str, str]]:
     """(worker props, connector config) exactly as mm2 derives them."""
     mm2 = MirrorMakerConfig(mm2_properties(a, b, topic, exactly_once, record_path))
     pair = SourceAndTarget(SOURCE, TARGET)
@@ -208,9 +216,16 @@ def herder_configs(a: EmbeddedKafkaCluster, b: EmbeddedKafkaCluster, topic: str,
     return worker, connector
 
 
-def run_mirror(a: EmbeddedKafkaCluster, b: EmbeddedKafkaCluster, topic: str, case: Case,
-               source_ends: dict[int, int], timeout_s: float,
-               exactly_once: bool = False, record_path: bool = False) -> tuple[Rate, Rate, RssSampler]:
+def run_mirror(
+    a: EmbeddedKafkaCluster,
+    b: EmbeddedKafkaCluster,
+    topic: str,
+    case: Case,
+    source_ends: dict[int, int],
+    timeout_s: float,
+    exactly_once: bool = False,
+    record_path: bool = False,
+) -> tuple[Rate, Rate, RssSampler]:
     """Mirror ``topic``; returns (first poll -> last ack, first ack -> last ack, the RSS sampler)."""
     CountingMirrorSourceTask.acks = acks = AckCounter(case.records)
     CountingMirrorSourceTask.first_poll_at = None
@@ -239,8 +254,9 @@ def run_mirror(a: EmbeddedKafkaCluster, b: EmbeddedKafkaCluster, topic: str, cas
     got = CountingMirrorSourceTask.first_records_at or done
     total = Rate(case.records, case.records * case.size, done - started)
     steady = Rate(case.records, case.records * case.size, done - first)
-    print(f"    (first records {got - started:.2f} s, first ack {first - started:.2f} s after the first poll)",
-          flush=True)
+    print(
+        f"    (first records {got - started:.2f} s, first ack {first - started:.2f} s after the first poll)", flush=True
+    )
     return total, steady, sampler
 
 
@@ -261,8 +277,9 @@ def run_case(case: Case, partitions: int, rounds: int, timeout_s: float, exactly
         for r in range(rounds):
             label = f"  round {r + 1}"
             topic = a.create_topic(unique_name("bench-src"), partitions)
-            fill = raw_clients.produce(a.bootstrap_servers, topic, partitions, case.records, case.size,
-                                       case.compression)
+            fill = raw_clients.produce(
+                a.bootstrap_servers, topic, partitions, case.records, case.size, case.compression
+            )
             print(f"{label} fill A      : {fill}", flush=True)
             source_ends = a.end_offsets(topic)
             if sum(source_ends.values()) != case.records:
@@ -274,13 +291,19 @@ def run_case(case: Case, partitions: int, rounds: int, timeout_s: float, exactly
             # it fills, which would otherwise penalise whichever phase runs last.
             with embedded_clusters("B") as (b,), CpuMeter([a, b]) as cpu:
                 raw_target = b.create_topic(unique_name("bench-raw"), partitions)
-                produces.append(raw_clients.produce(b.bootstrap_servers, raw_target, partitions, case.records,
-                                                    case.size, case.compression))
+                produces.append(
+                    raw_clients.produce(
+                        b.bootstrap_servers, raw_target, partitions, case.records, case.size, case.compression
+                    )
+                )
             print(f"{label} (b) produce : {produces[-1]}\n      {cpu}", flush=True)
             with embedded_clusters("B") as (b,), CpuMeter([a, b]) as cpu:
                 copy_target = b.create_topic(unique_name("bench-copy"), partitions)
-                copies.append(raw_clients.naive_copy(a.bootstrap_servers, b.bootstrap_servers, topic, copy_target,
-                                                     partitions, case.records))
+                copies.append(
+                    raw_clients.naive_copy(
+                        a.bootstrap_servers, b.bootstrap_servers, topic, copy_target, partitions, case.records
+                    )
+                )
             print(f"{label} (d) copy    : {copies[-1]}\n      {cpu}", flush=True)
             with embedded_clusters("B") as (b,), CpuMeter([a, b]) as cpu:
                 rate, steady, sampler = run_mirror(a, b, topic, case, source_ends, timeout_s)
@@ -288,9 +311,11 @@ def run_case(case: Case, partitions: int, rounds: int, timeout_s: float, exactly
             mirrors.append(rate)
             steadies.append(steady)
             cpu_gb.append(cpu.used.get("this process", 0.0) / gigabytes)
-            print(f"{label} (c) mirror  : {rate}  peak RSS {sampler.peak_mb:.0f} MB "
-                  f"(+{sampler.delta_mb:.0f} MB over {sampler.baseline_mb:.0f} MB)\n      {cpu} (start-up included)",
-                  flush=True)
+            print(
+                f"{label} (c) mirror  : {rate}  peak RSS {sampler.peak_mb:.0f} MB "
+                f"(+{sampler.delta_mb:.0f} MB over {sampler.baseline_mb:.0f} MB)\n      {cpu} (start-up included)",
+                flush=True,
+            )
             print(broker_rss, flush=True)
             if sampler.peak_mb >= rss_peak:
                 rss_before, rss_peak = sampler.baseline_mb, sampler.peak_mb
@@ -303,11 +328,25 @@ def run_case(case: Case, partitions: int, rounds: int, timeout_s: float, exactly
                 with embedded_clusters("B") as (b,), CpuMeter([a, b]) as cpu:
                     rate, _steady, sampler = run_mirror(a, b, topic, case, source_ends, timeout_s, True)
                 exactly.append(rate)
-                print(f"{label} (e) mirror exactly-once: {rate}  peak RSS {sampler.peak_mb:.0f} MB\n      {cpu}",
-                      flush=True)
-    result = Result(case, partitions, best(consumes), best(produces), best(mirrors), best(steadies), best(copies),
-                    rss_before, rss_peak, best(exactly) if exactly else None, best(records), min(cpu_gb),
-                    min(record_cpu_gb))
+                print(
+                    f"{label} (e) mirror exactly-once: {rate}  peak RSS {sampler.peak_mb:.0f} MB\n      {cpu}",
+                    flush=True,
+                )
+    result = Result(
+        case,
+        partitions,
+        best(consumes),
+        best(produces),
+        best(mirrors),
+        best(steadies),
+        best(copies),
+        rss_before,
+        rss_peak,
+        best(exactly) if exactly else None,
+        best(records),
+        min(cpu_gb),
+        min(record_cpu_gb),
+    )
     print(Line("(a) raw consume A", result.consume))
     print(Line("(b) raw produce B", result.produce))
     print(Line("(c) mirror A->B", result.mirror))
@@ -324,8 +363,11 @@ def run_case(case: Case, partitions: int, rounds: int, timeout_s: float, exactly
     if result.exactly_once is not None:
         print(Line("(e) mirror exactly-once", result.exactly_once))
         print(ratio_line("ratio exactly-once/at-least-once", result.exactly_once, result.mirror))
-    print(f"{'peak RSS mirroring':<28}: {rss_peak:.0f} MB (+{rss_peak - rss_before:.0f} MB over "
-          f"{rss_before:.0f} MB before)", flush=True)
+    print(
+        f"{'peak RSS mirroring':<28}: {rss_peak:.0f} MB (+{rss_peak - rss_before:.0f} MB over "
+        f"{rss_before:.0f} MB before)",
+        flush=True,
+    )
     return result
 
 
@@ -339,28 +381,42 @@ def verdicts(results: list[Result]) -> list[str]:
         if r.exactly_once is not None:
             eos = r.exactly_once.records_per_s / r.mirror.records_per_s if r.mirror.records_per_s else 0.0
             ok = "met" if eos >= EXACTLY_ONCE_RATIO_TARGET else "MISSED"
-            lines.append(f"target exactly-once/at-least-once >= {EXACTLY_ONCE_RATIO_TARGET} ({r.case}, "
-                         f"{r.partitions} p): {eos:.2f} {ok}")
+            lines.append(
+                f"target exactly-once/at-least-once >= {EXACTLY_ONCE_RATIO_TARGET} ({r.case}, "
+                f"{r.partitions} p): {eos:.2f} {ok}"
+            )
         if r.partitions >= 64:
             ok = "met" if r.rss_peak_mb < RSS_TARGET_MB else "MISSED"
-            lines.append(f"target RSS < {RSS_TARGET_MB:.0f} MB ({r.case}, {r.partitions} p): "
-                         f"{r.rss_peak_mb:.0f} MB {ok}")
+            lines.append(
+                f"target RSS < {RSS_TARGET_MB:.0f} MB ({r.case}, {r.partitions} p): {r.rss_peak_mb:.0f} MB {ok}"
+            )
     return lines
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m bench.mirror_throughput", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m bench.mirror_throughput",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--records", type=int, help="records per case (default: two cases, 200000x100 and 100000x1024)")
     p.add_argument("--size", type=int, help="record value size in bytes (with --records; default 1024)")
     p.add_argument("--compression", default="none", help="codec the source topic is written with (none, lz4, zstd...)")
     p.add_argument("--partitions", type=int, default=4, help="partitions of the mirrored topic (64: memory check)")
     p.add_argument("--rounds", type=int, default=1, help="repeat a/b/c; the best round of each is compared")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for the mirror to finish")
-    p.add_argument("--exactly-once", action="store_true",
-                   help="also mirror with B.exactly.once.source.support=enabled and print the ratio to at-least-once")
-    p.add_argument("--mm2", action="append", default=[], metavar="KEY=VALUE",
-                   help="extra mm2.properties line (repeatable), e.g. A.consumer.fetch.queue.backoff.ms=20")
+    p.add_argument(
+        "--exactly-once",
+        action="store_true",
+        help="also mirror with B.exactly.once.source.support=enabled and print the ratio to at-least-once",
+    )
+    p.add_argument(
+        "--mm2",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="extra mm2.properties line (repeatable), e.g. A.consumer.fetch.queue.backoff.ms=20",
+    )
     return p.parse_args(argv)
 
 

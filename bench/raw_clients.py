@@ -61,8 +61,9 @@ CONSUMER_TUNING = {
 
 def produce(bootstrap: str, topic: str, partitions: int, count: int, size: int, compression: str = "none") -> Rate:
     """Produce ``count`` records of ``size`` bytes round-robin over partitions; timed until all acked."""
-    producer = Producer({"bootstrap.servers": bootstrap, "logger": RDKAFKA_LOG, **PRODUCER_TUNING,
-                         "compression.type": compression})
+    producer = Producer(
+        {"bootstrap.servers": bootstrap, "logger": RDKAFKA_LOG, **PRODUCER_TUNING, "compression.type": compression}
+    )
     # compressible like real data when a codec is asked for (random bytes would not compress at all)
     value = payload(size) if compression == "none" else payload((size + 1) // 2).hex().encode()[:size]
     key_base = b"key-"
@@ -83,8 +84,7 @@ def produce(bootstrap: str, topic: str, partitions: int, count: int, size: int, 
     return Rate(count, count * size, elapsed)
 
 
-def consume(bootstrap: str, topic: str, partitions: int, count: int, wait_s: float = 1.0,
-            **overrides: Any) -> Rate:
+def consume(bootstrap: str, topic: str, partitions: int, count: int, wait_s: float = 1.0, **overrides: Any) -> Rate:
     """Read ``count`` records from offset 0 of every partition with batch consume()."""
     consumer = Consumer(
         {
@@ -150,8 +150,14 @@ def naive_copy(source: str, target: str, topic: str, target_topic: str, partitio
             value = msg.value()
             while True:
                 try:
-                    producer.produce(target_topic, value, msg.key(), msg.partition() or 0,
-                                     timestamp=msg.timestamp()[1], headers=msg.headers())
+                    producer.produce(
+                        target_topic,
+                        value,
+                        msg.key(),
+                        msg.partition() or 0,
+                        timestamp=msg.timestamp()[1],
+                        headers=msg.headers(),
+                    )
                     break
                 except BufferError:
                     producer.poll(0.01)

@@ -78,10 +78,14 @@ class BareServer:
         # proto=IPPROTO_TCP: asyncio sets TCP_NODELAY only on sockets that say so (as the worker's server does)
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self._sock.bind(("127.0.0.1", 0))
-        self._server = uvicorn.Server(uvicorn.Config(self._app, http="h11", lifespan="off", ws="none",
-                                                     interface="asgi3", log_config=None, access_log=False))
-        self._thread = threading.Thread(target=lambda: asyncio.run(self._server.serve(sockets=[self._sock])),
-                                        daemon=True)
+        self._server = uvicorn.Server(
+            uvicorn.Config(
+                self._app, http="h11", lifespan="off", ws="none", interface="asgi3", log_config=None, access_log=False
+            )
+        )
+        self._thread = threading.Thread(
+            target=lambda: asyncio.run(self._server.serve(sockets=[self._sock])), daemon=True
+        )
 
     async def _app(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -89,9 +93,13 @@ class BareServer:
         more = True
         while more:
             more = (await receive()).get("more_body", False)
-        await send({"type": "http.response.start", "status": 200,
-                    "headers": [(b"content-type", b"application/json"),
-                                (b"content-length", str(len(self._BODY)).encode())]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(self._BODY)).encode())],
+            }
+        )
         await send({"type": "http.response.body", "body": self._BODY})
 
     def start(self) -> None:
@@ -139,8 +147,12 @@ def _client(port: int, kind: str, fresh: bool, worker: int, start_at: float, sec
             if kind == "get_status":
                 conn.request("GET", f"/connectors/{name}/status")
             else:
-                conn.request("PUT", f"/connectors/{name}/config", body=json.dumps(_config(name, n)).encode(),
-                             headers={"Content-Type": "application/json"})
+                conn.request(
+                    "PUT",
+                    f"/connectors/{name}/config",
+                    body=json.dumps(_config(name, n)).encode(),
+                    headers={"Content-Type": "application/json"},
+                )
             resp = conn.getresponse()
             resp.read()
             if resp.status != 200:
@@ -158,8 +170,9 @@ def _warm_up(seconds: float) -> None:
     time.sleep(seconds)
 
 
-def measure(make: Callable[[], Server], kind: str, fresh: bool, pool: ProcessPoolExecutor, clients: int,
-            seconds: float) -> float:
+def measure(
+    make: Callable[[], Server], kind: str, fresh: bool, pool: ProcessPoolExecutor, clients: int, seconds: float
+) -> float:
     """Requests per second of ``kind`` on a fresh server, its clients in other processes as real ones are
     (client threads in the server's process would measure their share of its GIL too)."""
     server = make()
@@ -171,8 +184,9 @@ def measure(make: Callable[[], Server], kind: str, fresh: bool, pool: ProcessPoo
         server.attach(RestApp.for_herder(herder))
         port = server.bound_port()
         start_at = time.time() + 0.2  # every client process ready before the first request
-        done = list(pool.map(_client, *zip(*[(port, kind, fresh, w, start_at, seconds) for w in range(clients)],
-                                           strict=True)))
+        done = list(
+            pool.map(_client, *zip(*[(port, kind, fresh, w, start_at, seconds) for w in range(clients)], strict=True))
+        )
         errors = [error for _, error in done if error]
         if errors:
             raise RuntimeError(f"requests failed: {errors[:3]}")
@@ -197,8 +211,9 @@ def main(argv: list[str] | None = None) -> None:
         for connection, fresh in (("keepalive", False), ("fresh", True)):
             for kind in ("get_status", "put_config"):
                 case = f"{kind}_{connection}"
-                rates = {name: measure(make, kind, fresh, pool, args.clients, args.seconds)
-                         for name, make in servers.items()}
+                rates = {
+                    name: measure(make, kind, fresh, pool, args.clients, args.seconds) for name, make in servers.items()
+                }
                 for name, rate in rates.items():
                     print(f"{name}_{case}_req_per_s: {rate:.0f}")
                 print(f"ratio_{case}_worker_over_bare: {rates['worker_rest'] / rates['bare_uvicorn']:.2f}")

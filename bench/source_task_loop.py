@@ -93,8 +93,7 @@ class BenchSourceTask(SourceTask):
         n = self._partitions
         topic, value, keys, sps = self._topic, self._value, self._keys, self._source_partitions
         records = [
-            SourceRecord(sps[i % n], {"offset": i // n}, topic, i % n, keys[i % 1000], value)
-            for i in range(start, end)
+            SourceRecord(sps[i % n], {"offset": i // n}, topic, i % n, keys[i % 1000], value) for i in range(start, end)
         ]
         self._next = end
         return records
@@ -158,8 +157,9 @@ def worker_props(bootstrap: str) -> dict[str, str]:
     }
 
 
-def connector_config(name: str, topic: str, case: Case, partitions: int, batch: int,
-                     transforms: bool) -> dict[str, str]:
+def connector_config(
+    name: str, topic: str, case: Case, partitions: int, batch: int, transforms: bool
+) -> dict[str, str]:
     config = {
         "name": name,
         "connector.class": CONNECTOR_CLASS,
@@ -171,17 +171,20 @@ def connector_config(name: str, topic: str, case: Case, partitions: int, batch: 
         BATCH: str(batch),
     }
     if transforms:
-        config.update({
-            "transforms": "hdr",
-            "transforms.hdr.type": "org.apache.kafka.connect.transforms.InsertHeader",
-            "transforms.hdr.header": "bench",
-            "transforms.hdr.value.literal": "1",
-        })
+        config.update(
+            {
+                "transforms": "hdr",
+                "transforms.hdr.type": "org.apache.kafka.connect.transforms.InsertHeader",
+                "transforms.hdr.header": "bench",
+                "transforms.hdr.value.literal": "1",
+            }
+        )
     return config
 
 
-def run_worker(cluster: EmbeddedKafkaCluster, case: Case, partitions: int, batch: int, transforms: bool,
-               timeout_s: float) -> Rate:
+def run_worker(
+    cluster: EmbeddedKafkaCluster, case: Case, partitions: int, batch: int, transforms: bool, timeout_s: float
+) -> Rate:
     """Run the connector in a fresh StandaloneHerder until every record is acknowledged."""
     topic = cluster.create_topic(unique_name("bench-worker"), partitions)
     BenchSourceTask.acks = acks = AckCounter(case.records)
@@ -197,8 +200,11 @@ def run_worker(cluster: EmbeddedKafkaCluster, case: Case, partitions: int, batch
     if sum(ends.values()) != case.records:
         raise RuntimeError(f"worker wrote {sum(ends.values())} records, expected {case.records}: {ends}")
     first = acks.first_at if acks.first_at is not None else done
-    print(f"    (first ack {first - started:.2f} s after the first poll; from then on "
-          f"{Rate(case.records, case.records * case.size, done - first)})", flush=True)
+    print(
+        f"    (first ack {first - started:.2f} s after the first poll; from then on "
+        f"{Rate(case.records, case.records * case.size, done - first)})",
+        flush=True,
+    )
     return Rate(case.records, case.records * case.size, done - started)
 
 
@@ -209,8 +215,11 @@ def run_raw(cluster: EmbeddedKafkaCluster, case: Case, partitions: int) -> Rate:
 
 def run_case(case: Case, partitions: int, rounds: int, batch: int, transforms: bool, timeout_s: float) -> float:
     """Fresh broker per case (Tansu keeps everything in memory); returns the best-round ratio."""
-    print(f"== source task loop: {case}, {partitions} partitions, {rounds} round(s)"
-          f"{', InsertHeader transform' if transforms else ''}", flush=True)
+    print(
+        f"== source task loop: {case}, {partitions} partitions, {rounds} round(s)"
+        f"{', InsertHeader transform' if transforms else ''}",
+        flush=True,
+    )
     raws: list[Rate] = []
     workers: list[Rate] = []
     with embedded_clusters("src-loop") as (cluster,):
@@ -228,8 +237,11 @@ def run_case(case: Case, partitions: int, rounds: int, batch: int, transforms: b
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m bench.source_task_loop", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m bench.source_task_loop",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--records", type=int, help="records per run (default: two cases, 200000x100 and 100000x1024)")
     p.add_argument("--size", type=int, help="record value size in bytes (with --records; default 100)")
     p.add_argument("--partitions", type=int, default=4)
@@ -237,8 +249,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--batch", type=int, default=1000, help="records per SourceTask.poll()")
     p.add_argument("--transform", action="store_true", help="add an InsertHeader transform to the connector")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for the worker to finish")
-    p.add_argument("--worker", action="append", default=[], metavar="KEY=VALUE",
-                   help="extra worker property (repeatable), e.g. producer.enable.idempotence=true")
+    p.add_argument(
+        "--worker",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="extra worker property (repeatable), e.g. producer.enable.idempotence=true",
+    )
     return p.parse_args(argv)
 
 

@@ -53,8 +53,9 @@ def commit_groups(a: EmbeddedKafkaCluster, topic: str, positions: dict[str, list
     pending: list[Future[object]] = []
     for group, pos in positions.items():
         tps = [ClientPartition(topic, p, o) for p, o in enumerate(pos)]
-        pending.extend(admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(group, tps)],
-                                                          request_timeout=60).values())
+        pending.extend(
+            admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(group, tps)], request_timeout=60).values()
+        )
         if len(pending) >= 500:
             for f in pending:
                 f.result(timeout=120)
@@ -77,8 +78,15 @@ def write_records(cluster: EmbeddedKafkaCluster, topic: str, records: list[tuple
 
 def remote_consumer_offsets(bootstrap: str, topic: str, group: str) -> dict[TopicPartition, OffsetAndMetadata]:
     """Kafka's ``MirrorClient.remoteConsumerOffsets``: read the whole checkpoints topic for one group."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench-loop", "enable.auto.commit": False,
-                         "enable.partition.eof": True, "allow.auto.create.topics": False})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "bench-loop",
+            "enable.auto.commit": False,
+            "enable.partition.eof": True,
+            "allow.auto.create.topics": False,
+        }
+    )
     out: dict[TopicPartition, OffsetAndMetadata] = {}
     try:
         consumer.assign([ClientPartition(topic, 0, 0)])
@@ -116,22 +124,39 @@ def run(groups: int, records: int, loop_sample: int, master: str, seed: int) -> 
         raw_clients.produce(b.bootstrap_servers, remote, PARTITIONS, (records + max(shift)) * PARTITIONS, 100)
         a.create_topic("mm2-offset-mappings.B.internal", config={"cleanup.policy": "compact"})
         mappings = [OffsetMapping(TopicPartition(topic, p), 0, 0, shift[p], records) for p in range(PARTITIONS)]
-        a.produce("mm2-offset-mappings.B.internal",
-                  [{"key": m.record_key(), "value": m.record_value(), "partition": 0} for m in mappings])
+        a.produce(
+            "mm2-offset-mappings.B.internal",
+            [{"key": m.record_key(), "value": m.record_value(), "partition": 0} for m in mappings],
+        )
         names = [f"bench-group-{i:05d}" for i in range(groups)]
         positions = {g: [rng.randint(0, records) for _ in range(PARTITIONS)] for g in names}
         commit_groups(a, topic, positions)
         checkpoints_topic = "A.checkpoints.internal"
         b.create_topic(checkpoints_topic, config={"cleanup.policy": "compact"})
-        write_records(b, checkpoints_topic, [
-            (cp.record_key(), cp.record_value())
-            for g, pos in positions.items() for p, o in enumerate(pos)
-            for cp in [Checkpoint(g, TopicPartition(remote, p), o, shift[p] + o)]])
-        print(f"{'setup':<28}: {groups} groups x {PARTITIONS} partitions committed, "
-              f"{groups * PARTITIONS} checkpoints written in {time.perf_counter() - started:.1f} s", flush=True)
+        write_records(
+            b,
+            checkpoints_topic,
+            [
+                (cp.record_key(), cp.record_value())
+                for g, pos in positions.items()
+                for p, o in enumerate(pos)
+                for cp in [Checkpoint(g, TopicPartition(remote, p), o, shift[p] + o)]
+            ],
+        )
+        print(
+            f"{'setup':<28}: {groups} groups x {PARTITIONS} partitions committed, "
+            f"{groups * PARTITIONS} checkpoints written in {time.perf_counter() - started:.1f} s",
+            flush=True,
+        )
 
-        config = make_config({"clusters": "A, B", "A.bootstrap.servers": a.bootstrap_servers,
-                              "B.bootstrap.servers": b.bootstrap_servers, "A->B.enabled": "true"})
+        config = make_config(
+            {
+                "clusters": "A, B",
+                "A.bootstrap.servers": a.bootstrap_servers,
+                "B.bootstrap.servers": b.bootstrap_servers,
+                "A->B.enabled": "true",
+            }
+        )
         t0 = time.perf_counter()
         with spark_session("bench translate-offsets", master) as spark:
             t1 = time.perf_counter()
@@ -139,8 +164,11 @@ def run(groups: int, records: int, loop_sample: int, master: str, seed: int) -> 
             t2 = time.perf_counter()
         check_job(plans, positions, shift, remote)
         job_s, with_session_s = t2 - t1, t2 - t0
-        print(f"{'(a) spark job':<28}: {groups} groups in {job_s:.1f} s ({groups / job_s:,.0f} groups/s), "
-              f"{with_session_s:.1f} s with the SparkSession start ({master})", flush=True)
+        print(
+            f"{'(a) spark job':<28}: {groups} groups in {job_s:.1f} s ({groups / job_s:,.0f} groups/s), "
+            f"{with_session_s:.1f} s with the SparkSession start ({master})",
+            flush=True,
+        )
 
         sample = rng.sample(names, min(loop_sample, groups))
         t3 = time.perf_counter()
@@ -152,8 +180,11 @@ def run(groups: int, records: int, loop_sample: int, master: str, seed: int) -> 
         loop_s = time.perf_counter() - t3
         per_group = loop_s / len(sample)
         projected = per_group * groups
-        print(f"{'(b) per-group loop':<28}: {len(sample)} groups in {loop_s:.1f} s ({per_group * 1000:.0f} ms/group); "
-              f"projected {groups} groups: {projected:.0f} s", flush=True)
+        print(
+            f"{'(b) per-group loop':<28}: {len(sample)} groups in {loop_s:.1f} s ({per_group * 1000:.0f} ms/group); "
+            f"projected {groups} groups: {projected:.0f} s",
+            flush=True,
+        )
         print(f"{'ratio loop/job':<28}: {projected / with_session_s:.1f}")
         ok = "met" if with_session_s < TARGET_S else "MISSED"
         print(f"target < {TARGET_S:.0f} s for {groups} groups (job with session start): {with_session_s:.1f} s {ok}")
@@ -172,8 +203,11 @@ def check_job(plans: list[GroupPlan], positions: dict[str, list[int]], shift: li
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m bench.translate_offsets", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m bench.translate_offsets",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--groups", type=int, default=10_000, help="consumer groups (each on 4 partitions)")
     p.add_argument("--records", type=int, default=1000, help="records per partition (groups sit in 0..records)")
     p.add_argument("--loop-sample", type=int, default=20, help="groups the per-group loop is timed on")

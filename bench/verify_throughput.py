@@ -41,29 +41,55 @@ from mirror.jobs.verify.logic import DEFAULT_CHUNK_RECORDS
 TARGET_RATIO = 0.5
 
 
-def flow_state(a: EmbeddedKafkaCluster, b: EmbeddedKafkaCluster, topic: str, partitions: int, per_partition: int,
-               shift: list[int]) -> None:
+def flow_state(
+    a: EmbeddedKafkaCluster, b: EmbeddedKafkaCluster, topic: str, partitions: int, per_partition: int, shift: list[int]
+) -> None:
     """What a mirror that copied everything leaves behind: committed offsets on B, offset mappings on A."""
     b.create_topic("mm2-offsets.A.internal", config={"cleanup.policy": "compact"})
-    b.produce("mm2-offsets.A.internal", [
-        {"key": serialize_offset_key("MirrorSourceConnector", {"cluster": "A", "partition": p, "topic": topic}),
-         "value": serialize_offset_value({"offset": per_partition - 1})} for p in range(partitions)])
+    b.produce(
+        "mm2-offsets.A.internal",
+        [
+            {
+                "key": serialize_offset_key("MirrorSourceConnector", {"cluster": "A", "partition": p, "topic": topic}),
+                "value": serialize_offset_value({"offset": per_partition - 1}),
+            }
+            for p in range(partitions)
+        ],
+    )
     a.create_topic("mm2-offset-mappings.B.internal", config={"cleanup.policy": "compact"})
-    a.produce("mm2-offset-mappings.B.internal", [
-        {"key": m.record_key(), "value": m.record_value(), "partition": 0}
-        for p in range(partitions) for m in [OffsetMapping(TopicPartition(topic, p), 0, 0, shift[p], per_partition)]])
+    a.produce(
+        "mm2-offset-mappings.B.internal",
+        [
+            {"key": m.record_key(), "value": m.record_value(), "partition": 0}
+            for p in range(partitions)
+            for m in [OffsetMapping(TopicPartition(topic, p), 0, 0, shift[p], per_partition)]
+        ],
+    )
 
 
 def raw_consume(bootstrap: str, topic: str, partitions: int, count: int) -> Rate:
     """``raw_clients.consume`` without its tail wait: batch ``consume`` with a short timeout, so the last,
     partial batch does not wait up to a second for records that will never come (which would make the
     yardstick look slower than a raw reader is), and big fetches."""
-    return raw_clients.consume(bootstrap, topic, partitions, count, wait_s=0.05,
-                               **{"max.partition.fetch.bytes": 8 * 1024 * 1024, "fetch.max.bytes": 64 * 1024 * 1024})
+    return raw_clients.consume(
+        bootstrap,
+        topic,
+        partitions,
+        count,
+        wait_s=0.05,
+        **{"max.partition.fetch.bytes": 8 * 1024 * 1024, "fetch.max.bytes": 64 * 1024 * 1024},
+    )
 
 
-def raw_both_sides(a: EmbeddedKafkaCluster, b: EmbeddedKafkaCluster, topic: str, remote: str, partitions: int,
-                   records: int, shifted: int) -> Rate:
+def raw_both_sides(
+    a: EmbeddedKafkaCluster,
+    b: EmbeddedKafkaCluster,
+    topic: str,
+    remote: str,
+    partitions: int,
+    records: int,
+    shifted: int,
+) -> Rate:
     source = raw_consume(a.bootstrap_servers, topic, partitions, records)
     target = raw_consume(b.bootstrap_servers, remote, partitions, records + shifted)
     return Rate(records, source.bytes, source.seconds + target.seconds)
@@ -79,17 +105,27 @@ def run(records: int, size: int, partitions: int, rounds: int, master: str, chun
         started = time.perf_counter()
         a.create_topic(topic, partitions=partitions)
         b.create_topic(remote, partitions=partitions)
-        b.produce(remote, [{"value": b"before-mirroring", "partition": p} for p in range(partitions)
-                           for _ in range(shift[p])])
+        b.produce(
+            remote, [{"value": b"before-mirroring", "partition": p} for p in range(partitions) for _ in range(shift[p])]
+        )
         produced = raw_clients.produce(a.bootstrap_servers, topic, partitions, records, size)
         copied = raw_clients.naive_copy(a.bootstrap_servers, b.bootstrap_servers, topic, remote, partitions, records)
         flow_state(a, b, topic, partitions, per_partition, shift)
-        print(f"{'setup':<28}: {records} records of {size} B on {partitions} partitions produced "
-              f"({produced.records_per_s:,.0f} rec/s) and copied ({copied.records_per_s:,.0f} rec/s) in "
-              f"{time.perf_counter() - started:.1f} s", flush=True)
+        print(
+            f"{'setup':<28}: {records} records of {size} B on {partitions} partitions produced "
+            f"({produced.records_per_s:,.0f} rec/s) and copied ({copied.records_per_s:,.0f} rec/s) in "
+            f"{time.perf_counter() - started:.1f} s",
+            flush=True,
+        )
 
-        config = make_config({"clusters": "A, B", "A.bootstrap.servers": a.bootstrap_servers,
-                              "B.bootstrap.servers": b.bootstrap_servers, "A->B.enabled": "true"})
+        config = make_config(
+            {
+                "clusters": "A, B",
+                "A.bootstrap.servers": a.bootstrap_servers,
+                "B.bootstrap.servers": b.bootstrap_servers,
+                "A->B.enabled": "true",
+            }
+        )
         raw_rates: list[Rate] = []
         job_rates: list[Rate] = []
         t0 = time.perf_counter()
@@ -117,8 +153,11 @@ def run(records: int, size: int, partitions: int, rounds: int, master: str, chun
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m bench.verify_throughput", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m bench.verify_throughput",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--records", type=int, default=600_000, help="source records in all")
     p.add_argument("--size", type=int, default=512, help="value bytes per record")
     p.add_argument("--partitions", type=int, default=4)

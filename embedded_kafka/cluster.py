@@ -544,8 +544,11 @@ class EmbeddedKafkaCluster(KafkaCluster):
         if self._s3 is None or self._bucket is None:
             raise BrokerStartError(f"cluster {self.name!r}: deleting records needs durable (s3) storage")
         prefix = f"clusters/{self._cluster_id}/topics/{topic}/partitions/{partition:010d}/records/"
-        bases = [(int(key[len(prefix):].split(".")[0]), key) for key in self._s3.list_keys(self._bucket, prefix)
-                 if key.endswith(".batch")]
+        bases = [
+            (int(key[len(prefix) :].split(".")[0]), key)
+            for key in self._s3.list_keys(self._bucket, prefix)
+            if key.endswith(".batch")
+        ]
         bases.sort()
         removed = 0
         for (_base, key), (next_base, _next) in itertools.pairwise(bases):

@@ -129,9 +129,13 @@ class MotoS3Server:
         """A boto3 S3 client of this server (boto3 comes with moto[server]; moto checks no credentials)."""
         import boto3
 
-        return boto3.client("s3", endpoint_url=self.endpoint, aws_access_key_id=_AWS_ENV["AWS_ACCESS_KEY_ID"],
-                            aws_secret_access_key=_AWS_ENV["AWS_SECRET_ACCESS_KEY"],
-                            region_name=_AWS_ENV["AWS_DEFAULT_REGION"])
+        return boto3.client(
+            "s3",
+            endpoint_url=self.endpoint,
+            aws_access_key_id=_AWS_ENV["AWS_ACCESS_KEY_ID"],
+            aws_secret_access_key=_AWS_ENV["AWS_SECRET_ACCESS_KEY"],
+            region_name=_AWS_ENV["AWS_DEFAULT_REGION"],
+        )
 
     def list_keys(self, bucket: str, prefix: str) -> list[str]:
         """Keys under ``prefix`` in ``bucket``, in key order."""

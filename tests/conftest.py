@@ -60,7 +60,6 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests under tests/integration and tests/e2e get their tier marker without writing it; a test that
     uses a fixture named ``spark`` (a local SparkSession) gets the ``spark`` marker the same way. Tests

@@ -71,8 +71,10 @@ class BoundarySourceTask(SourceTask):
             self._stop.wait(0.2)
             return None
         count = min(self.batch, self.total - self.next)
-        batch = [SourceRecord({"p": 0}, {"n": n}, self.topic, 0, None, f"v-{n}", None, None, None, STRING_SCHEMA)
-                 for n in range(self.next, self.next + count)]
+        batch = [
+            SourceRecord({"p": 0}, {"n": n}, self.topic, 0, None, f"v-{n}", None, None, None, STRING_SCHEMA)
+            for n in range(self.next, self.next + count)
+        ]
         self.next += count
         self.in_transaction += count
         if self.in_transaction >= self.every:

@@ -94,8 +94,10 @@ class GatedSourceConnector(CountingSourceConnector):
         return GatedSourceTask
 
     def config(self) -> ConfigDef:
-        return super().config().define(
-            "secret", Type.PASSWORD, None, _long_secret, importance=Importance.LOW, documentation="a secret"
+        return (
+            super()
+            .config()
+            .define("secret", Type.PASSWORD, None, _long_secret, importance=Importance.LOW, documentation="a secret")
         )
 
 

@@ -45,8 +45,19 @@ def _split(data: bytes) -> list[StoredBatch]:
             break
         (crc,) = struct.unpack_from(">I", data, pos + 17)
         attributes, delta, first_ts, max_ts, pid, _epoch, _seq, count = struct.unpack_from(">hiqqqhii", data, pos + 21)
-        out.append(StoredBatch(base, attributes, delta, first_ts, max_ts, pid, count,
-                               crc == pure_python_crc32c(data[pos + 21:end]), data[pos + HEADER:end]))
+        out.append(
+            StoredBatch(
+                base,
+                attributes,
+                delta,
+                first_ts,
+                max_ts,
+                pid,
+                count,
+                crc == pure_python_crc32c(data[pos + 21 : end]),
+                data[pos + HEADER : end],
+            )
+        )
         pos = end
     return out
 

@@ -64,8 +64,12 @@ def _worker_count(config: pytest.Config) -> int:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--store-durations", action="store_true", default=False,
-                     help="write each test's setup+call+teardown seconds to tests/durations.json")
+    parser.addoption(
+        "--store-durations",
+        action="store_true",
+        default=False,
+        help="write each test's setup+call+teardown seconds to tests/durations.json",
+    )
 
 
 @pytest.hookimpl(trylast=True)  # after conftest's own hook has added the tier markers

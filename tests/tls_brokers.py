@@ -30,14 +30,22 @@ def stunnel_binary() -> str:
 class Stunnel:
     """One stunnel process: TLS on ``accept_port`` -> plaintext ``connect_port``."""
 
-    def __init__(self, workdir: Path, name: str, accept_port: int, connect_port: int, cert: Path,
-                 ca: Path | None = None) -> None:
+    def __init__(
+        self, workdir: Path, name: str, accept_port: int, connect_port: int, cert: Path, ca: Path | None = None
+    ) -> None:
         self.accept_port = accept_port
         self.log = workdir / f"stunnel-{name}.log"
         self.conf = workdir / f"stunnel-{name}.conf"
         lines = [
-            "foreground = yes", "pid =", f"output = {self.log}", "debug = 5", "",
-            "[kafka]", "client = no", f"accept = 127.0.0.1:{accept_port}", f"connect = 127.0.0.1:{connect_port}",
+            "foreground = yes",
+            "pid =",
+            f"output = {self.log}",
+            "debug = 5",
+            "",
+            "[kafka]",
+            "client = no",
+            f"accept = 127.0.0.1:{accept_port}",
+            f"connect = 127.0.0.1:{connect_port}",
             f"cert = {cert}",
         ]
         if ca is not None:
@@ -47,8 +55,12 @@ class Stunnel:
 
     def start(self, timeout_s: float = 30.0) -> Stunnel:
         self.log.unlink(missing_ok=True)  # stunnel appends: a previous run's lines must not count
-        self._proc = subprocess.Popen([stunnel_binary(), str(self.conf)], stdin=subprocess.DEVNULL,
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        self._proc = subprocess.Popen(
+            [stunnel_binary(), str(self.conf)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.STDOUT,
+        )
         deadline = time.monotonic() + timeout_s
         while not (self._configured() and accepts_connections(self.accept_port)):  # ours, not a port thief's
             if self._proc.poll() is not None or time.monotonic() > deadline:
@@ -75,8 +87,9 @@ class TlsCluster(EmbeddedKafkaCluster):
     test's own clients (``admin()``, ``producer()``, ``consumer()`` and every helper built on them) go
     through TLS with the test CA in PEM (and the client certificate when ``mutual``)."""
 
-    def __init__(self, name: str, workdir: Path, pki: Pki, *, mutual: bool = False,
-                 server_cert: Path | None = None) -> None:
+    def __init__(
+        self, name: str, workdir: Path, pki: Pki, *, mutual: bool = False, server_cert: Path | None = None
+    ) -> None:
         self.tls_port = free_port()
         super().__init__(name, advertised_port=self.tls_port)
         self._workdir, self._pki, self.mutual = workdir, pki, mutual
@@ -96,8 +109,12 @@ class TlsCluster(EmbeddedKafkaCluster):
         if self._server_cert != self._pki.server_cert:  # a certificate for another host: the test's own clients
             tls["ssl.endpoint.identification.algorithm"] = "none"  # still reach it
         if self.mutual:
-            tls.update({"ssl.certificate.location": str(self._pki.client_cert_pem),
-                        "ssl.key.location": str(self._pki.client_key_pem)})
+            tls.update(
+                {
+                    "ssl.certificate.location": str(self._pki.client_cert_pem),
+                    "ssl.key.location": str(self._pki.client_key_pem),
+                }
+            )
         return super().client_config(**{**tls, **overrides})
 
     def start(self) -> Self:
@@ -106,8 +123,14 @@ class TlsCluster(EmbeddedKafkaCluster):
         for attempt in range(3):  # the TLS port was free when picked; someone may have taken it since
             super().start()
             try:
-                self.stunnel = Stunnel(self._workdir, self.name, self.tls_port, self.port or 0, self._server_cert,
-                                       self._pki.ca_pem if self.mutual else None).start()
+                self.stunnel = Stunnel(
+                    self._workdir,
+                    self.name,
+                    self.tls_port,
+                    self.port or 0,
+                    self._server_cert,
+                    self._pki.ca_pem if self.mutual else None,
+                ).start()
                 return self
             except RuntimeError:
                 super().stop()

@@ -65,10 +65,17 @@ def _run(*args: str) -> None:
 
 def _layout(root: Path) -> Pki:
     return Pki(
-        dir=root, ca_pem=root / "ca.pem", server_cert=root / "server.pem", wrong_host_cert=root / "wrong-host.pem",
-        client_cert_pem=root / "client-cert.pem", client_key_pem=root / "client-key.pem",
-        client_key_encrypted_pem=root / "client-key-enc.pem", truststore_jks=root / "truststore.jks",
-        truststore_p12=root / "truststore.p12", keystore_p12=root / "keystore.p12", keystore_jks=root / "keystore.jks",
+        dir=root,
+        ca_pem=root / "ca.pem",
+        server_cert=root / "server.pem",
+        wrong_host_cert=root / "wrong-host.pem",
+        client_cert_pem=root / "client-cert.pem",
+        client_key_pem=root / "client-key.pem",
+        client_key_encrypted_pem=root / "client-key-enc.pem",
+        truststore_jks=root / "truststore.jks",
+        truststore_p12=root / "truststore.p12",
+        keystore_p12=root / "keystore.p12",
+        keystore_jks=root / "keystore.jks",
         other_ca_pem=root / "other-ca.pem",
     )
 
@@ -103,25 +110,71 @@ def make_pki(root: Path) -> Pki:
     client = ca.issue_cert("mm2-client@example.invalid")
     key = load_pem_private_key(client.private_key_pem.bytes(), None)
     p.client_key_pem.write_bytes(key.private_bytes(Encoding.PEM, PrivateFormat.PKCS8, NoEncryption()))
-    p.client_key_encrypted_pem.write_bytes(key.private_bytes(Encoding.PEM, PrivateFormat.PKCS8,
-                                                             BestAvailableEncryption(PEM_KEY_PASSWORD.encode())))
+    p.client_key_encrypted_pem.write_bytes(
+        key.private_bytes(Encoding.PEM, PrivateFormat.PKCS8, BestAvailableEncryption(PEM_KEY_PASSWORD.encode()))
+    )
     p.client_cert_pem.write_bytes(b"".join(c.bytes() for c in client.cert_chain_pems))
     cert = x509.load_pem_x509_certificate(client.cert_chain_pems[0].bytes())
     source = root / "client-source.p12"
-    source.write_bytes(pkcs12.serialize_key_and_certificates(
-        b"client", key, cert, None, BestAvailableEncryption(KEYSTORE_PASSWORD.encode())))  # type: ignore[arg-type]
+    source.write_bytes(
+        pkcs12.serialize_key_and_certificates(
+            b"client", key, cert, None, BestAvailableEncryption(KEYSTORE_PASSWORD.encode())
+        )
+    )  # type: ignore[arg-type]
     for old in (p.truststore_jks, p.truststore_p12, p.keystore_p12, p.keystore_jks):
         old.unlink(missing_ok=True)
     for store, kind in ((p.truststore_jks, "JKS"), (p.truststore_p12, "PKCS12")):
-        _run("-importcert", "-noprompt", "-alias", "ca", "-file", str(p.ca_pem), "-keystore", str(store),
-             "-storetype", kind, "-storepass", TRUST_PASSWORD)
-    _run("-importkeystore", "-noprompt", "-srckeystore", str(source), "-srcstoretype", "PKCS12",
-         "-srcstorepass", KEYSTORE_PASSWORD, "-destkeystore", str(p.keystore_p12), "-deststoretype", "PKCS12",
-         "-deststorepass", KEYSTORE_PASSWORD)
-    _run("-importkeystore", "-noprompt", "-srckeystore", str(source), "-srcstoretype", "PKCS12",
-         "-srcstorepass", KEYSTORE_PASSWORD, "-srcalias", "client", "-destkeystore", str(p.keystore_jks),
-         "-deststoretype", "JKS", "-deststorepass", KEYSTORE_PASSWORD, "-destkeypass", KEY_PASSWORD,
-         "-destalias", "client")
+        _run(
+            "-importcert",
+            "-noprompt",
+            "-alias",
+            "ca",
+            "-file",
+            str(p.ca_pem),
+            "-keystore",
+            str(store),
+            "-storetype",
+            kind,
+            "-storepass",
+            TRUST_PASSWORD,
+        )
+    _run(
+        "-importkeystore",
+        "-noprompt",
+        "-srckeystore",
+        str(source),
+        "-srcstoretype",
+        "PKCS12",
+        "-srcstorepass",
+        KEYSTORE_PASSWORD,
+        "-destkeystore",
+        str(p.keystore_p12),
+        "-deststoretype",
+        "PKCS12",
+        "-deststorepass",
+        KEYSTORE_PASSWORD,
+    )
+    _run(
+        "-importkeystore",
+        "-noprompt",
+        "-srckeystore",
+        str(source),
+        "-srcstoretype",
+        "PKCS12",
+        "-srcstorepass",
+        KEYSTORE_PASSWORD,
+        "-srcalias",
+        "client",
+        "-destkeystore",
+        str(p.keystore_jks),
+        "-deststoretype",
+        "JKS",
+        "-deststorepass",
+        KEYSTORE_PASSWORD,
+        "-destkeypass",
+        KEY_PASSWORD,
+        "-destalias",
+        "client",
+    )
     source.unlink()
     return p
-

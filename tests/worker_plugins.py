@@ -32,8 +32,14 @@ class Registry:
     @classmethod
     def reset(cls) -> None:
         with cls.lock:
-            for d in (cls.commits, cls.committed_records, cls.started, cls.stopped, cls.alter_calls,
-                      cls.task_config_calls):
+            for d in (
+                cls.commits,
+                cls.committed_records,
+                cls.started,
+                cls.stopped,
+                cls.alter_calls,
+                cls.task_config_calls,
+            ):
                 d.clear()
 
 

@@ -75,9 +75,7 @@ class Herder(Protocol):
         """Committed (partition, offset) pairs of a connector (KIP-875 GET /offsets)."""
         ...
 
-    def alter_connector_offsets(
-        self, name: str, offsets: list[tuple[dict[str, Any], dict[str, Any] | None]]
-    ) -> str:
+    def alter_connector_offsets(self, name: str, offsets: list[tuple[dict[str, Any], dict[str, Any] | None]]) -> str:
         """PATCH /offsets; the connector must be STOPPED. Returns the success message."""
         ...
 

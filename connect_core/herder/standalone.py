@@ -206,8 +206,9 @@ class StandaloneHerder:
         return common.plugin_infos(connectors_only)
 
     def validate_connector_config(self, config: dict[str, str]) -> ConfigInfos:
-        return common.validate_connector_config(config, self.worker.policy, self.worker.topic_creation_enabled,
-                                                self.worker.resolve_config)
+        return common.validate_connector_config(
+            config, self.worker.policy, self.worker.topic_creation_enabled, self.worker.resolve_config
+        )
 
     # ------------------------------------------------------------------ config changes
 
@@ -500,8 +501,15 @@ def build_standalone_herder(
     wid = worker_id or default_worker_id(props)
     task_metrics = runtime_metrics.for_task if runtime_metrics is not None else None
     sink_metrics = runtime_metrics.for_sink_task if runtime_metrics is not None else None
-    worker = Worker(wid, config, offset_store, status_store=status_store, task_metrics=task_metrics,
-                    sink_task_metrics=sink_metrics, on_task_created=on_task_created)
+    worker = Worker(
+        wid,
+        config,
+        offset_store,
+        status_store=status_store,
+        task_metrics=task_metrics,
+        sink_task_metrics=sink_metrics,
+        on_task_created=on_task_created,
+    )
     return StandaloneHerder(
         worker,
         status_store=status_store,

@@ -16,8 +16,9 @@ from collections.abc import Iterable
 from connect_core.kafka.transaction_markers import BatchLike, CommittedRecord
 
 
-def listed_read_committed(batches: Iterable[BatchLike],
-                          aborted_transactions: Iterable[tuple[int, int]]) -> list[CommittedRecord]:
+def listed_read_committed(
+    batches: Iterable[BatchLike], aborted_transactions: Iterable[tuple[int, int]]
+) -> list[CommittedRecord]:
     """The records of one partition's read_committed answer a consumer returns, in offset order."""
     pending = [(first_offset, producer_id) for producer_id, first_offset in aborted_transactions]
     heapq.heapify(pending)
@@ -34,8 +35,7 @@ def listed_read_committed(batches: Iterable[BatchLike],
             if not any(bool(marker.commit) for marker in records):
                 aborted.discard(batch.producer_id)
         elif not (batch.is_transactional and batch.producer_id in aborted):
-            readable.extend(CommittedRecord(r.offset, r.key, r.value, tuple(r.headers), r.timestamp)
-                            for r in records)
+            readable.extend(CommittedRecord(r.offset, r.key, r.value, tuple(r.headers), r.timestamp) for r in records)
     return readable
 
 

@@ -177,8 +177,9 @@ class TopicAdmin:
         if not existing:
             return {}
         try:
-            futures = self.client.describe_topics(TopicCollection(existing),
-                                                  request_timeout=timeout_s or self.timeout_s)
+            futures = self.client.describe_topics(
+                TopicCollection(existing), request_timeout=timeout_s or self.timeout_s
+            )
         except KafkaException as e:
             raise from_exception(e, "Cannot describe topics") from e
         out: dict[str, str] = {}
@@ -186,8 +187,11 @@ class TopicAdmin:
             try:
                 described = future.result(timeout=timeout_s or self.timeout_s)
             except KafkaException as e:
-                if e.args and isinstance(e.args[0], KafkaError) and \
-                        e.args[0].code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
+                if (
+                    e.args
+                    and isinstance(e.args[0], KafkaError)
+                    and e.args[0].code() == KafkaError.UNKNOWN_TOPIC_OR_PART
+                ):
                     continue  # deleted since the listing
                 raise from_exception(e, f"Cannot describe topic {name}") from e
             topic_id = getattr(described, "topic_id", None)

@@ -50,12 +50,24 @@ class PartitionAnswer:
 class BatchFetcher:
     """Fetches raw batches of any partitions of a cluster (caller's thread; one caller at a time)."""
 
-    def __init__(self, bootstrap_servers: str, client_configs: Mapping[str, Any], client_id: str, *,
-                 isolation_level: int = READ_COMMITTED, max_bytes: int = 16 * 1024 * 1024,
-                 partition_max_bytes: int = 1024 * 1024, request_timeout_s: float = 30.0) -> None:
-        self._configs = {"bootstrap_servers": bootstrap_servers, "client_id": client_id,
-                         "request_timeout_ms": int(request_timeout_s * 1000), "receive_message_max_bytes": _MAX_FRAME,
-                         **dict(client_configs)}
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        client_configs: Mapping[str, Any],
+        client_id: str,
+        *,
+        isolation_level: int = READ_COMMITTED,
+        max_bytes: int = 16 * 1024 * 1024,
+        partition_max_bytes: int = 1024 * 1024,
+        request_timeout_s: float = 30.0,
+    ) -> None:
+        self._configs = {
+            "bootstrap_servers": bootstrap_servers,
+            "client_id": client_id,
+            "request_timeout_ms": int(request_timeout_s * 1000),
+            "receive_message_max_bytes": _MAX_FRAME,
+            **dict(client_configs),
+        }
         self._timeout_ms = int(request_timeout_s * 1000)
         self.isolation_level = isolation_level
         self.max_bytes = max_bytes
@@ -71,8 +83,9 @@ class BatchFetcher:
                 client._manager.bootstrap(timeout_ms=self._timeout_ms)
             except Exception as e:
                 client.close()
-                raise RetriableError(f"Cannot reach the Kafka cluster at {self._configs['bootstrap_servers']}: "
-                                     f"{e}") from e
+                raise RetriableError(
+                    f"Cannot reach the Kafka cluster at {self._configs['bootstrap_servers']}: {e}"
+                ) from e
             self._client = client
         return self._client
 
@@ -86,9 +99,12 @@ class BatchFetcher:
     def _refresh(self, topics: set[str]) -> None:
         client = self._connected()
         node = client.least_loaded_node(bootstrap_fallback=True)
-        request = MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=t) for t in sorted(topics)],
-                                  allow_auto_topic_creation=False, include_cluster_authorized_operations=False,
-                                  include_topic_authorized_operations=False)
+        request = MetadataRequest(
+            topics=[MetadataRequest.MetadataRequestTopic(name=t) for t in sorted(topics)],
+            allow_auto_topic_creation=False,
+            include_cluster_authorized_operations=False,
+            include_topic_authorized_operations=False,
+        )
         response = self._exchange(node, request)
         client.cluster.update_metadata(response)
         for topic in response.topics:
@@ -110,8 +126,9 @@ class BatchFetcher:
         """A Fetch was sent and its answers not taken yet (see :meth:`send`/:meth:`receive`)."""
         return self._pending is not None
 
-    def fetch(self, positions: Mapping[TopicPartitionKey, int], max_wait_ms: int) -> dict[TopicPartitionKey,
-                                                                                        PartitionAnswer]:
+    def fetch(
+        self, positions: Mapping[TopicPartitionKey, int], max_wait_ms: int
+    ) -> dict[TopicPartitionKey, PartitionAnswer]:
         """One Fetch per leader for the partitions in ``positions`` ((topic, partition) -> offset), waited for.
 
         Partitions whose leader moved are left out of the answer (asked again next time); a position
@@ -173,8 +190,9 @@ class BatchFetcher:
             self._read_answer(future.value, positions, out)
         return out
 
-    def _read_answer(self, answer: Any, positions: Mapping[TopicPartitionKey, int],
-                     out: dict[TopicPartitionKey, PartitionAnswer]) -> None:
+    def _read_answer(
+        self, answer: Any, positions: Mapping[TopicPartitionKey, int], out: dict[TopicPartitionKey, PartitionAnswer]
+    ) -> None:
         for topic in answer.responses:
             for data in topic.partitions:
                 tp = (topic.topic, data.partition_index)
@@ -185,8 +203,13 @@ class BatchFetcher:
                 if code in _STALE_LEADER:
                     self._leaders.pop(tp, None)
                 elif code == _OFFSET_OUT_OF_RANGE and data.log_start_offset > offset:
-                    out[tp] = PartitionAnswer([], data.high_watermark, data.last_stable_offset,
-                                              data.log_start_offset, fetch_offset=data.log_start_offset)
+                    out[tp] = PartitionAnswer(
+                        [],
+                        data.high_watermark,
+                        data.last_stable_offset,
+                        data.log_start_offset,
+                        fetch_offset=data.log_start_offset,
+                    )
                 elif code:
                     error = kafka_errors.for_code(code)
                     message = f"Fetch of {tp[0]}-{tp[1]} at {offset} failed: {error.__name__} ({code})"
@@ -194,19 +217,36 @@ class BatchFetcher:
                 else:
                     batches = [b for b in split_batches(data.records) if b.next_offset > offset]
                     aborted = [(a.producer_id, a.first_offset) for a in (data.aborted_transactions or [])]
-                    out[tp] = PartitionAnswer(batches, data.high_watermark, data.last_stable_offset,
-                                              data.log_start_offset, aborted, offset)
+                    out[tp] = PartitionAnswer(
+                        batches, data.high_watermark, data.last_stable_offset, data.log_start_offset, aborted, offset
+                    )
 
     def _request(self, parts: Mapping[TopicPartitionKey, int], max_wait_ms: int) -> Any:
         topics: dict[str, list[Any]] = {}
         for (topic, partition), offset in parts.items():
-            topics.setdefault(topic, []).append(FetchRequest.FetchTopic.FetchPartition(
-                partition=partition, current_leader_epoch=-1, fetch_offset=offset, last_fetched_epoch=-1,
-                log_start_offset=-1, partition_max_bytes=self.partition_max_bytes))
-        return FetchRequest(replica_id=-1, max_wait_ms=max_wait_ms, min_bytes=1, max_bytes=self.max_bytes,
-                            isolation_level=self.isolation_level, session_id=0, session_epoch=-1,
-                            topics=[FetchRequest.FetchTopic(topic=t, partitions=p) for t, p in topics.items()],
-                            forgotten_topics_data=[], rack_id="", max_version=_FETCH_MAX_VERSION)
+            topics.setdefault(topic, []).append(
+                FetchRequest.FetchTopic.FetchPartition(
+                    partition=partition,
+                    current_leader_epoch=-1,
+                    fetch_offset=offset,
+                    last_fetched_epoch=-1,
+                    log_start_offset=-1,
+                    partition_max_bytes=self.partition_max_bytes,
+                )
+            )
+        return FetchRequest(
+            replica_id=-1,
+            max_wait_ms=max_wait_ms,
+            min_bytes=1,
+            max_bytes=self.max_bytes,
+            isolation_level=self.isolation_level,
+            session_id=0,
+            session_epoch=-1,
+            topics=[FetchRequest.FetchTopic(topic=t, partitions=p) for t, p in topics.items()],
+            forgotten_topics_data=[],
+            rack_id="",
+            max_version=_FETCH_MAX_VERSION,
+        )
 
     def close(self) -> None:
         self._reset()

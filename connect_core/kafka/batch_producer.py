@@ -74,12 +74,26 @@ class _Partition:
 class BatchProducer:
     """An idempotent producer of pre-built v2 batches (see the module docstring)."""
 
-    def __init__(self, bootstrap_servers: str, client_configs: Mapping[str, Any], client_id: str, *,
-                 acks: int = -1, request_timeout_s: float = 30.0, delivery_timeout_s: float = 120.0,
-                 max_in_flight: int = 5, max_request_bytes: int = 8 * 1024 * 1024) -> None:
-        self._configs = {"bootstrap_servers": bootstrap_servers, "client_id": client_id,
-                         "request_timeout_ms": int(request_timeout_s * 1000), "receive_message_max_bytes": _MAX_FRAME,
-                         "max_in_flight_requests_per_connection": max_in_flight, **dict(client_configs)}
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        client_configs: Mapping[str, Any],
+        client_id: str,
+        *,
+        acks: int = -1,
+        request_timeout_s: float = 30.0,
+        delivery_timeout_s: float = 120.0,
+        max_in_flight: int = 5,
+        max_request_bytes: int = 8 * 1024 * 1024,
+    ) -> None:
+        self._configs = {
+            "bootstrap_servers": bootstrap_servers,
+            "client_id": client_id,
+            "request_timeout_ms": int(request_timeout_s * 1000),
+            "receive_message_max_bytes": _MAX_FRAME,
+            "max_in_flight_requests_per_connection": max_in_flight,
+            **dict(client_configs),
+        }
         self._acks = acks
         self._timeout_ms = int(request_timeout_s * 1000)
         self._delivery_timeout_s = delivery_timeout_s
@@ -103,8 +117,9 @@ class BatchProducer:
                 client._manager.bootstrap(timeout_ms=self._timeout_ms)
             except Exception as e:
                 client.close()
-                raise RetriableError(f"Cannot reach the target Kafka cluster at {self._configs['bootstrap_servers']}: "
-                                     f"{e}") from e
+                raise RetriableError(
+                    f"Cannot reach the target Kafka cluster at {self._configs['bootstrap_servers']}: {e}"
+                ) from e
             self._client = client
         return self._client
 
@@ -112,8 +127,13 @@ class BatchProducer:
         """Connect and get the producer id (idempotence); done by the first send otherwise."""
         client = self._connected()
         node = client.least_loaded_node(bootstrap_fallback=True)
-        request = InitProducerIdRequest(transactional_id=None, transaction_timeout_ms=60_000, producer_id=-1,
-                                        producer_epoch=-1, max_version=_INIT_PRODUCER_ID_VERSION)
+        request = InitProducerIdRequest(
+            transactional_id=None,
+            transaction_timeout_ms=60_000,
+            producer_id=-1,
+            producer_epoch=-1,
+            max_version=_INIT_PRODUCER_ID_VERSION,
+        )
         try:
             answer = client.send_and_receive(node, request, timeout_ms=self._timeout_ms)
         except kafka_errors.KafkaError as e:
@@ -125,9 +145,12 @@ class BatchProducer:
     def _refresh(self, topics: set[str]) -> None:
         client = self._connected()
         node = client.least_loaded_node(bootstrap_fallback=True)
-        request = MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=t) for t in sorted(topics)],
-                                  allow_auto_topic_creation=False, include_cluster_authorized_operations=False,
-                                  include_topic_authorized_operations=False)
+        request = MetadataRequest(
+            topics=[MetadataRequest.MetadataRequestTopic(name=t) for t in sorted(topics)],
+            allow_auto_topic_creation=False,
+            include_cluster_authorized_operations=False,
+            include_topic_authorized_operations=False,
+        )
         try:
             answer = client.send_and_receive(node, request, timeout_ms=self._timeout_ms)
         except kafka_errors.KafkaError as e:
@@ -185,8 +208,7 @@ class BatchProducer:
         try:  # the target may be unreachable for a while: back off and try again, never fail the caller
             if self.producer_id < 0:
                 self.start()
-            unknown = {tp[0] for tp, s in self._partitions.items()
-                       if _has_unsent(s) and self._leaders.get(tp, -1) < 0}
+            unknown = {tp[0] for tp, s in self._partitions.items() if _has_unsent(s) and self._leaders.get(tp, -1) < 0}
             if unknown:
                 self._refresh(unknown)
             client = self._connected()
@@ -206,8 +228,9 @@ class BatchProducer:
             if entry is None:
                 continue
             if entry.data is None:
-                entry.data = rewrite_for_produce(entry.batch, self.producer_id, self.producer_epoch, entry.sequence,
-                                                 False)
+                entry.data = rewrite_for_produce(
+                    entry.batch, self.producer_id, self.producer_epoch, entry.sequence, False
+                )
             size = sizes.get(leader, 0)
             if size and size + len(entry.data) > self._max_request_bytes:
                 continue
@@ -229,10 +252,15 @@ class BatchProducer:
         for (topic, partition), (entry, _generation) in parts.items():
             assert entry.data is not None
             topics.setdefault(topic, []).append(
-                ProduceRequest.TopicProduceData.PartitionProduceData(index=partition, records=bytes(entry.data)))
-        return ProduceRequest(transactional_id=None, acks=self._acks, timeout_ms=self._timeout_ms,
-                              topic_data=[ProduceRequest.TopicProduceData(name=t, partition_data=p)
-                                          for t, p in topics.items()], max_version=_PRODUCE_MAX_VERSION)
+                ProduceRequest.TopicProduceData.PartitionProduceData(index=partition, records=bytes(entry.data))
+            )
+        return ProduceRequest(
+            transactional_id=None,
+            acks=self._acks,
+            timeout_ms=self._timeout_ms,
+            topic_data=[ProduceRequest.TopicProduceData(name=t, partition_data=p) for t, p in topics.items()],
+            max_version=_PRODUCE_MAX_VERSION,
+        )
 
     # ------------------------------------------------------------------ answers
 
@@ -309,8 +337,11 @@ class BatchProducer:
         now = time.monotonic()
         for tp, state in self._partitions.items():
             if state.entries and not state.entries[0].sent and state.entries[0].deadline < now:
-                self._fail_partition(tp, state, RetriableError(
-                    f"Batches for {tp[0]}-{tp[1]} were not written within the delivery timeout"))
+                self._fail_partition(
+                    tp,
+                    state,
+                    RetriableError(f"Batches for {tp[0]}-{tp[1]} were not written within the delivery timeout"),
+                )
 
     def close(self) -> None:
         if self._client is not None:

@@ -82,8 +82,9 @@ def capabilities_for(client_props: Mapping[str, Any]) -> BrokerCapabilities:
         return _known.get(cluster_key(client_props), _UNKNOWN)
 
 
-def record_fetch_answer(client_props: Mapping[str, Any], batches: Sequence[_Batch],
-                        aborted_transactions: Iterable[tuple[int, int]]) -> BrokerCapabilities:
+def record_fetch_answer(
+    client_props: Mapping[str, Any], batches: Sequence[_Batch], aborted_transactions: Iterable[tuple[int, int]]
+) -> BrokerCapabilities:
     """Learn from one partition's read_committed Fetch answer; what is known afterwards.
 
     ``aborted_transactions``: the answer's (producer id, first offset) pairs. Cheap when the answer
@@ -101,8 +102,7 @@ def record_fetch_answer(client_props: Mapping[str, Any], batches: Sequence[_Batc
         return known
 
 
-def aborted_listing_evidence(batches: Sequence[_Batch],
-                             aborted_transactions: Iterable[tuple[int, int]]) -> bool | None:
+def aborted_listing_evidence(batches: Sequence[_Batch], aborted_transactions: Iterable[tuple[int, int]]) -> bool | None:
     """Whether one answer proves the broker lists aborted transactions: True (every aborted transaction
     with data in the answer is listed), False (one is not) or None (the answer holds none to judge by).
 
@@ -123,8 +123,10 @@ def aborted_listing_evidence(batches: Sequence[_Batch],
     if not judged:
         return None
     listed = list(aborted_transactions)
-    return all(any(pid == producer_id and floor < first <= start for pid, first in listed)
-               for producer_id, floor, start in judged)
+    return all(
+        any(pid == producer_id and floor < first <= start for pid, first in listed)
+        for producer_id, floor, start in judged
+    )
 
 
 def _is_abort(control_batch: _Batch) -> bool:
@@ -133,5 +135,4 @@ def _is_abort(control_batch: _Batch) -> bool:
     return bool(markers) and not any(bool(marker.commit) for marker in markers)
 
 
-__all__ = ["BrokerCapabilities", "aborted_listing_evidence", "capabilities_for", "cluster_key",
-           "record_fetch_answer"]
+__all__ = ["BrokerCapabilities", "aborted_listing_evidence", "capabilities_for", "cluster_key", "record_fetch_answer"]

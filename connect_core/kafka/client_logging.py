@@ -35,10 +35,17 @@ EPISODE_QUIET_S = 60.0
 
 #: librdkafka syslog levels (0 emerg .. 7 debug) -> Python levels. NOTICE/INFO lines are client
 #: chatter (disconnects, group changes the runtime reports itself): DEBUG.
-_SYSLOG_TO_PYTHON = {0: logging.CRITICAL, 1: logging.CRITICAL, 2: logging.CRITICAL, 3: logging.ERROR,
-                     4: logging.WARNING, 5: logging.DEBUG, 6: logging.DEBUG, 7: logging.DEBUG}
-_PYTHON_TO_SYSLOG = {logging.CRITICAL: 2, logging.ERROR: 3, logging.WARNING: 4, logging.INFO: 6,
-                     logging.DEBUG: 7}
+_SYSLOG_TO_PYTHON = {
+    0: logging.CRITICAL,
+    1: logging.CRITICAL,
+    2: logging.CRITICAL,
+    3: logging.ERROR,
+    4: logging.WARNING,
+    5: logging.DEBUG,
+    6: logging.DEBUG,
+    7: logging.DEBUG,
+}
+_PYTHON_TO_SYSLOG = {logging.CRITICAL: 2, logging.ERROR: 3, logging.WARNING: 4, logging.INFO: 6, logging.DEBUG: 7}
 
 # "127.0.0.1:9092/bootstrap: Connect to ipv4#127.0.0.1:9092 failed: ..." or "GroupCoordinator: host:port: ..."
 _BROKER = re.compile(r"(?P<addr>\[?[\w.\-:]+?\]?:\d+)(?:/\w+)?:\s")
@@ -116,8 +123,10 @@ class RdKafkaLogRouter:
         text = line.text
         if line.broker is not None:
             if self.episodes.first_of_episode(line.broker):
-                text = (f"Kafka broker {line.broker} is unreachable: {line.text} (repeats are logged at DEBUG "
-                        f"until it has been quiet for {EPISODE_QUIET_S:g} s)")
+                text = (
+                    f"Kafka broker {line.broker} is unreachable: {line.text} (repeats are logged at DEBUG "
+                    f"until it has been quiet for {EPISODE_QUIET_S:g} s)"
+                )
             else:
                 level_out = logging.DEBUG
         if self.logger.isEnabledFor(level_out):

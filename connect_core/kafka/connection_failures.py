@@ -17,15 +17,22 @@ from collections.abc import Iterable, Mapping
 from connect_core.kafka.security import tls_material, uses_tls
 
 _RULES: tuple[tuple[str, str], ...] = (
-    ("alert certificate required",
-     "TLS handshake failed: the cluster requires a client certificate (set ssl.keystore.location)"),
+    (
+        "alert certificate required",
+        "TLS handshake failed: the cluster requires a client certificate (set ssl.keystore.location)",
+    ),
     ("alert unknown ca", "TLS handshake failed: the cluster does not trust the client certificate (unknown CA)"),
     ("alert bad certificate", "TLS handshake failed: the cluster rejected the client certificate"),
     ("alert certificate expired", "TLS handshake failed: the cluster says the client certificate expired"),
-    ("certificate verify failed", "TLS handshake failed: the cluster's certificate was not accepted "
-                                  "(check ssl.truststore.* and ssl.endpoint.identification.algorithm)"),
-    ("connecting to a plaintext broker listener", "TLS handshake failed: the port looks like a plaintext listener "
-                                                  "(security.protocol=SSL against PLAINTEXT?)"),
+    (
+        "certificate verify failed",
+        "TLS handshake failed: the cluster's certificate was not accepted "
+        "(check ssl.truststore.* and ssl.endpoint.identification.algorithm)",
+    ),
+    (
+        "connecting to a plaintext broker listener",
+        "TLS handshake failed: the port looks like a plaintext listener (security.protocol=SSL against PLAINTEXT?)",
+    ),
 )
 #: SASL failures are said well by librdkafka itself: its words, from "SASL", without the timing.
 _SASL = re.compile(r"SASL (?:authentication error|(?:\S+ )?(?:mechanism )?handshake failed).*", re.I)
@@ -57,8 +64,10 @@ def server_certificate_problem(bootstrap_servers: str, props: Mapping[str, str],
         context = ssl.create_default_context(cadata=tls.ca_pem)
     context.check_hostname = tls.check_hostname
     try:
-        with socket.create_connection((host, int(port)), timeout=timeout_s) as sock, \
-                context.wrap_socket(sock, server_hostname=host):
+        with (
+            socket.create_connection((host, int(port)), timeout=timeout_s) as sock,
+            context.wrap_socket(sock, server_hostname=host),
+        ):
             return None
     except ssl.SSLCertVerificationError as e:
         return str(e.verify_message or e.reason or "verification failed").rstrip(".")

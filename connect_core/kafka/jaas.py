@@ -49,7 +49,7 @@ def parse(text: str) -> JaasEntry:
         om = _OPTION.match(rest, pos)
         if om is None:
             if rest[pos:].strip():
-                raise ConfigError("cannot read its options (name=\"value\" pairs)", key=KEY)
+                raise ConfigError('cannot read its options (name="value" pairs)', key=KEY)
             break
         quoted = om.group(3)
         options[om.group(1)] = _ESCAPE.sub(r"\1", quoted) if quoted is not None else om.group(2)
@@ -69,21 +69,20 @@ def translate(text: str, props: Mapping[str, str]) -> dict[str, str]:
 
 def _user_password(options: dict[str, str], _props: Mapping[str, str]) -> dict[str, str]:
     if "username" not in options:
-        raise ConfigError("the login module needs username=\"...\" and password=\"...\"", key=KEY)
+        raise ConfigError('the login module needs username="..." and password="..."', key=KEY)
     return {"sasl.username": options["username"], "sasl.password": options.get("password", "")}
 
 
 def _oauthbearer(options: dict[str, str], props: Mapping[str, str]) -> dict[str, str]:
     endpoint = props.get("sasl.oauthbearer.token.endpoint.url", "").strip()
-    extensions = {k[len("extension_"):]: v for k, v in options.items() if k.startswith("extension_")}
+    extensions = {k[len("extension_") :]: v for k, v in options.items() if k.startswith("extension_")}
     if endpoint:
         out = {"sasl.oauthbearer.method": "oidc", "sasl.oauthbearer.token.endpoint.url": endpoint}
         for java, rd in (("clientId", "client.id"), ("clientSecret", "client.secret"), ("scope", "scope")):
             if options.get(java):
                 out[f"sasl.oauthbearer.{rd}"] = options[java]
         if "sasl.oauthbearer.client.id" not in out:
-            raise ConfigError("OAUTHBEARER with a token endpoint needs clientId=\"...\" and clientSecret=\"...\"",
-                              key=KEY)
+            raise ConfigError('OAUTHBEARER with a token endpoint needs clientId="..." and clientSecret="..."', key=KEY)
         if extensions:
             out["sasl.oauthbearer.extensions"] = ",".join(f"{k}={v}" for k, v in extensions.items())
         return out
@@ -92,8 +91,11 @@ def _oauthbearer(options: dict[str, str], props: Mapping[str, str]) -> dict[str,
     scope_claim = options.get("unsecuredLoginScopeClaimName", "scope")
     principal = options.get(f"unsecuredLoginStringClaim_{principal_claim}")
     if not principal:
-        raise ConfigError(f"OAUTHBEARER without sasl.oauthbearer.token.endpoint.url needs "
-                          f"unsecuredLoginStringClaim_{principal_claim}=\"<principal>\"", key=KEY)
+        raise ConfigError(
+            f"OAUTHBEARER without sasl.oauthbearer.token.endpoint.url needs "
+            f'unsecuredLoginStringClaim_{principal_claim}="<principal>"',
+            key=KEY,
+        )
     parts = [f"principal={principal}"]
     scope = options.get(f"unsecuredLoginListClaim_{scope_claim}")
     if scope:  # Kafka: the value's first character is the delimiter
@@ -101,8 +103,11 @@ def _oauthbearer(options: dict[str, str], props: Mapping[str, str]) -> dict[str,
     if options.get("unsecuredLoginLifetimeSeconds"):
         parts.append(f"lifeSeconds={options['unsecuredLoginLifetimeSeconds']}")
     parts += [f"extension_{k}={v}" for k, v in extensions.items()]
-    parts += [f"extension_{k[len('unsecuredLoginExtension_'):]}={v}" for k, v in options.items()
-              if k.startswith("unsecuredLoginExtension_")]
+    parts += [
+        f"extension_{k[len('unsecuredLoginExtension_') :]}={v}"
+        for k, v in options.items()
+        if k.startswith("unsecuredLoginExtension_")
+    ]
     return {"enable.sasl.oauthbearer.unsecure.jwt": "true", "sasl.oauthbearer.config": " ".join(parts)}
 
 
@@ -112,7 +117,7 @@ def _kerberos(options: dict[str, str], _props: Mapping[str, str]) -> dict[str, s
         out["sasl.kerberos.principal"] = options["principal"]
     if options.get("useKeyTab", "false").lower() == "true":
         if not options.get("keyTab"):
-            raise ConfigError("useKeyTab=true needs keyTab=\"<path>\"", key=KEY)
+            raise ConfigError('useKeyTab=true needs keyTab="<path>"', key=KEY)
         out["sasl.kerberos.keytab"] = options["keyTab"]
     return out
 

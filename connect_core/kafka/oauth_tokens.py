@@ -66,8 +66,9 @@ class UnsecuredTokens(AbstractTokenProvider):  # type: ignore[misc]
 class ClientCredentialsTokens(AbstractTokenProvider):  # type: ignore[misc]
     """Tokens from an OAuth 2 token endpoint (client credentials grant), reused until due for refresh."""
 
-    def __init__(self, endpoint: str, client_id: str, client_secret: str, scope: str | None,
-                 extensions: Mapping[str, str]) -> None:
+    def __init__(
+        self, endpoint: str, client_id: str, client_secret: str, scope: str | None, extensions: Mapping[str, str]
+    ) -> None:
         super().__init__()
         self._endpoint, self._client_id, self._client_secret, self._scope = endpoint, client_id, client_secret, scope
         self._extensions = dict(extensions)
@@ -93,15 +94,23 @@ class ClientCredentialsTokens(AbstractTokenProvider):  # type: ignore[misc]
         quote = urllib.parse.quote
         basic = base64.b64encode(f"{quote(self._client_id)}:{quote(self._client_secret)}".encode()).decode()
         request = urllib.request.Request(
-            self._endpoint, data=urllib.parse.urlencode(form).encode(), method="POST",
-            headers={"Authorization": f"Basic {basic}", "Content-Type": "application/x-www-form-urlencoded",
-                     "Accept": "application/json"})
+            self._endpoint,
+            data=urllib.parse.urlencode(form).encode(),
+            method="POST",
+            headers={
+                "Authorization": f"Basic {basic}",
+                "Content-Type": "application/x-www-form-urlencoded",
+                "Accept": "application/json",
+            },
+        )
         with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT_S) as response:
             body = json.loads(response.read())
         token = body.get("access_token") if isinstance(body, dict) else None
         if not isinstance(token, str) or not token:
-            raise ConfigError(f"the token endpoint {self._endpoint} answered without an access_token",
-                              key="sasl.oauthbearer.token.endpoint.url")
+            raise ConfigError(
+                f"the token endpoint {self._endpoint} answered without an access_token",
+                key="sasl.oauthbearer.token.endpoint.url",
+            )
         return token, float(body.get("expires_in") or DEFAULT_LIFETIME_S)
 
 
@@ -109,14 +118,15 @@ def token_provider(rd: Mapping[str, str]) -> AbstractTokenProvider:
     """The provider for librdkafka's OAUTHBEARER keys (what :func:`jaas.translate` gave)."""
     if rd.get("sasl.oauthbearer.method") == "oidc":
         return ClientCredentialsTokens(
-            rd["sasl.oauthbearer.token.endpoint.url"], rd.get("sasl.oauthbearer.client.id", ""),
-            rd.get("sasl.oauthbearer.client.secret", ""), rd.get("sasl.oauthbearer.scope"),
-            _pairs(rd.get("sasl.oauthbearer.extensions", ""), ","))
+            rd["sasl.oauthbearer.token.endpoint.url"],
+            rd.get("sasl.oauthbearer.client.id", ""),
+            rd.get("sasl.oauthbearer.client.secret", ""),
+            rd.get("sasl.oauthbearer.scope"),
+            _pairs(rd.get("sasl.oauthbearer.extensions", ""), ","),
+        )
     config = _pairs(rd.get("sasl.oauthbearer.config", ""), " ")
     if not config.get("principal"):
-        raise ConfigError("OAUTHBEARER needs a token endpoint or unsecuredLoginStringClaim_sub",
-                          key="sasl.jaas.config")
-    extensions = {k[len("extension_"):]: v for k, v in config.items() if k.startswith("extension_")}
+        raise ConfigError("OAUTHBEARER needs a token endpoint or unsecuredLoginStringClaim_sub", key="sasl.jaas.config")
+    extensions = {k[len("extension_") :]: v for k, v in config.items() if k.startswith("extension_")}
     scope = [s for s in config.get("scope", "").split(",") if s]
-    return UnsecuredTokens(config["principal"], scope, int(config.get("lifeSeconds") or DEFAULT_LIFETIME_S),
-                           extensions)
+    return UnsecuredTokens(config["principal"], scope, int(config.get("lifeSeconds") or DEFAULT_LIFETIME_S), extensions)

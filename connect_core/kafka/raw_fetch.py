@@ -82,11 +82,21 @@ class FetchedBatches:
 class RawFetcher:
     """Fetches raw batches of one topic's partitions from their leaders (control batches included)."""
 
-    def __init__(self, bootstrap_servers: str, client_configs: Mapping[str, Any], client_id: str,
-                 request_timeout_s: float = 30.0, read_committed: bool = False) -> None:
-        self._configs = {"bootstrap_servers": bootstrap_servers, "client_id": client_id,
-                         "request_timeout_ms": int(request_timeout_s * 1000), "receive_message_max_bytes": _MAX_FRAME,
-                         **dict(client_configs)}
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        client_configs: Mapping[str, Any],
+        client_id: str,
+        request_timeout_s: float = 30.0,
+        read_committed: bool = False,
+    ) -> None:
+        self._configs = {
+            "bootstrap_servers": bootstrap_servers,
+            "client_id": client_id,
+            "request_timeout_ms": int(request_timeout_s * 1000),
+            "receive_message_max_bytes": _MAX_FRAME,
+            **dict(client_configs),
+        }
         self._timeout_ms = int(request_timeout_s * 1000)
         self._isolation = _READ_COMMITTED if read_committed else _READ_UNCOMMITTED
         self._client: KafkaNetClient | None = None
@@ -100,8 +110,9 @@ class RawFetcher:
                 client._manager.bootstrap(timeout_ms=self._timeout_ms)
             except Exception as e:
                 client.close()
-                raise ConnectError(f"Cannot reach the Kafka cluster at {self._configs['bootstrap_servers']}: "
-                                   f"{e}") from e
+                raise ConnectError(
+                    f"Cannot reach the Kafka cluster at {self._configs['bootstrap_servers']}: {e}"
+                ) from e
             self._client = client
         return self._client
 
@@ -134,9 +145,12 @@ class RawFetcher:
         client = self._connected()
         node = client.least_loaded_node(bootstrap_fallback=True)
         # allow_auto_topic_creation=False: Tansu creates a topic a metadata request names otherwise
-        request = MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=topic)],
-                                  allow_auto_topic_creation=False, include_cluster_authorized_operations=False,
-                                  include_topic_authorized_operations=False)
+        request = MetadataRequest(
+            topics=[MetadataRequest.MetadataRequestTopic(name=topic)],
+            allow_auto_topic_creation=False,
+            include_cluster_authorized_operations=False,
+            include_topic_authorized_operations=False,
+        )
         response = self._send(node, request)
         client.cluster.update_metadata(response)
         found = {t.name: t for t in response.topics}
@@ -173,8 +187,10 @@ class RawFetcher:
                         if leader is None or leader < 0:
                             raise ConnectError(f"Partition {topic}-{partition} has no leader")
                         by_leader.setdefault(leader, {})[partition] = offset
-                    answers = [self._send(leader, _fetch_request(topic, parts, max_wait_ms, self._isolation))
-                               for leader, parts in by_leader.items()]
+                    answers = [
+                        self._send(leader, _fetch_request(topic, parts, max_wait_ms, self._isolation))
+                        for leader, parts in by_leader.items()
+                    ]
                 except _ExchangeFailed as e:
                     last = e
                     continue
@@ -186,12 +202,17 @@ class RawFetcher:
                         elif data.error_code == _OFFSET_OUT_OF_RANGE and data.log_start_offset > offset:
                             wanted[partition] = data.log_start_offset
                         elif data.error_code:
-                            raise ConnectError(f"Fetch of {topic}-{partition} at {offset} failed with error code "
-                                               f"{data.error_code}")
+                            raise ConnectError(
+                                f"Fetch of {topic}-{partition} at {offset} failed with error code {data.error_code}"
+                            )
                         else:
                             out[partition] = FetchedBatches(
-                                _batches(data.records, offset), data.high_watermark, data.log_start_offset,
-                                _aborted(data.aborted_transactions), _int(data.last_stable_offset))
+                                _batches(data.records, offset),
+                                data.high_watermark,
+                                data.log_start_offset,
+                                _aborted(data.aborted_transactions),
+                                _int(data.last_stable_offset),
+                            )
                             del wanted[partition]
             if not wanted:
                 return out
@@ -203,14 +224,30 @@ class RawFetcher:
 
 
 def _fetch_request(topic: str, positions: Mapping[int, int], max_wait_ms: int, isolation: int) -> Any:
-    parts = [FetchRequest.FetchTopic.FetchPartition(partition=partition, current_leader_epoch=-1, fetch_offset=offset,
-                                                    last_fetched_epoch=-1, log_start_offset=-1,
-                                                    partition_max_bytes=_PARTITION_MAX_BYTES)
-             for partition, offset in positions.items()]
-    return FetchRequest(replica_id=-1, max_wait_ms=max_wait_ms, min_bytes=1, max_bytes=_MAX_BYTES,
-                        isolation_level=isolation, session_id=0, session_epoch=-1,
-                        topics=[FetchRequest.FetchTopic(topic=topic, partitions=parts)], forgotten_topics_data=[],
-                        rack_id="", max_version=_FETCH_MAX_VERSION)
+    parts = [
+        FetchRequest.FetchTopic.FetchPartition(
+            partition=partition,
+            current_leader_epoch=-1,
+            fetch_offset=offset,
+            last_fetched_epoch=-1,
+            log_start_offset=-1,
+            partition_max_bytes=_PARTITION_MAX_BYTES,
+        )
+        for partition, offset in positions.items()
+    ]
+    return FetchRequest(
+        replica_id=-1,
+        max_wait_ms=max_wait_ms,
+        min_bytes=1,
+        max_bytes=_MAX_BYTES,
+        isolation_level=isolation,
+        session_id=0,
+        session_epoch=-1,
+        topics=[FetchRequest.FetchTopic(topic=topic, partitions=parts)],
+        forgotten_topics_data=[],
+        rack_id="",
+        max_version=_FETCH_MAX_VERSION,
+    )
 
 
 def _batches(records: bytes | None, offset: int) -> list[RawBatch]:
@@ -221,8 +258,16 @@ def _batches(records: bytes | None, offset: int) -> list[RawBatch]:
     batches: list[RawBatch] = []
     while (batch := memory.next_batch()) is not None:
         if batch.next_offset > offset:
-            batches.append(RawBatch(batch.base_offset, batch.next_offset, batch.producer_id, batch.is_transactional,
-                                    batch.is_control_batch, tuple(batch)))
+            batches.append(
+                RawBatch(
+                    batch.base_offset,
+                    batch.next_offset,
+                    batch.producer_id,
+                    batch.is_transactional,
+                    batch.is_control_batch,
+                    tuple(batch),
+                )
+            )
     return batches
 
 

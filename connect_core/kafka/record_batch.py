@@ -131,7 +131,7 @@ def split_batches(data: bytes | memoryview | None) -> list[RawBatch]:
         if length <= 0 or pos + size > end:
             break
         magic = view[pos + _MAGIC_AT]
-        chunk = view[pos:pos + size]
+        chunk = view[pos : pos + size]
         if magic >= 2:
             if size < HEADER_SIZE:
                 break
@@ -174,8 +174,9 @@ def ineligible_reason(batch: RawBatch, max_message_bytes: int) -> str | None:
     return None
 
 
-def rewrite_for_produce(batch: RawBatch, producer_id: int, producer_epoch: int, base_sequence: int,
-                        transactional: bool) -> bytearray:
+def rewrite_for_produce(
+    batch: RawBatch, producer_id: int, producer_epoch: int, base_sequence: int, transactional: bool
+) -> bytearray:
     """The batch as a producer sends it: base offset 0, partition leader epoch -1, the producer's id,
     epoch and base sequence and the transactional bit; the CRC is recomputed only when a field it
     covers changed (a batch from a plain producer sent by a plain producer keeps its bytes)."""
@@ -183,8 +184,12 @@ def rewrite_for_produce(batch: RawBatch, producer_id: int, producer_epoch: int, 
     if header is None:
         raise ValueError("only v2 record batches can be produced as they are")
     attributes = (header.attributes | TRANSACTIONAL) if transactional else (header.attributes & ~TRANSACTIONAL)
-    covered_changed = (attributes != header.attributes or producer_id != header.producer_id
-                       or producer_epoch != header.producer_epoch or base_sequence != header.base_sequence)
+    covered_changed = (
+        attributes != header.attributes
+        or producer_id != header.producer_id
+        or producer_epoch != header.producer_epoch
+        or base_sequence != header.base_sequence
+    )
     out = bytearray(batch.data)
     _OFFSET_EPOCH.pack_into(out, 0, 0, header.batch_length, -1)
     if covered_changed:

@@ -115,8 +115,11 @@ def tls_material(props: Mapping[str, str]) -> TlsMaterial:
     if props.get("ssl.truststore.certificates", "").strip():
         ca = pem_certificates(props["ssl.truststore.certificates"], "ssl.truststore.certificates")
     elif props.get("ssl.truststore.location", "").strip():
-        ca = truststore_pem(props["ssl.truststore.location"].strip(), props.get("ssl.truststore.type", "JKS"),
-                            props.get("ssl.truststore.password") or None)
+        ca = truststore_pem(
+            props["ssl.truststore.location"].strip(),
+            props.get("ssl.truststore.type", "JKS"),
+            props.get("ssl.truststore.password") or None,
+        )
     elif props.get("ssl.ca.location", "").strip():  # librdkafka's own key, for the kafka-python client
         try:
             ca = truststore_pem(props["ssl.ca.location"].strip(), "PEM", None)
@@ -127,11 +130,16 @@ def tls_material(props: Mapping[str, str]) -> TlsMaterial:
     if props.get("ssl.keystore.key", "").strip():
         if not props.get("ssl.keystore.certificate.chain", "").strip():
             raise ConfigError("ssl.keystore.key needs its certificate chain", key="ssl.keystore.certificate.chain")
-        client = pem_certificate(props["ssl.keystore.certificate.chain"], props["ssl.keystore.key"], key_password,
-                                 "ssl.keystore.key")
+        client = pem_certificate(
+            props["ssl.keystore.certificate.chain"], props["ssl.keystore.key"], key_password, "ssl.keystore.key"
+        )
     elif props.get("ssl.keystore.location", "").strip():
-        client = keystore_certificate(props["ssl.keystore.location"].strip(), props.get("ssl.keystore.type", "JKS"),
-                                      props.get("ssl.keystore.password") or None, key_password)
+        client = keystore_certificate(
+            props["ssl.keystore.location"].strip(),
+            props.get("ssl.keystore.type", "JKS"),
+            props.get("ssl.keystore.password") or None,
+            key_password,
+        )
     elif props.get("ssl.certificate.location", "").strip() and props.get("ssl.key.location", "").strip():
         chain = Path(props["ssl.certificate.location"].strip())
         key = Path(props["ssl.key.location"].strip())
@@ -141,8 +149,9 @@ def tls_material(props: Mapping[str, str]) -> TlsMaterial:
             raise ConfigError(f"cannot read {e.filename}: {e.strerror}", key="ssl.certificate.location") from None
     algorithm = props.get("ssl.endpoint.identification.algorithm", "https").strip().lower()
     if algorithm not in ("", "https", "none"):
-        raise ConfigError(f"unsupported value {algorithm!r} (https, or empty to disable)",
-                          key="ssl.endpoint.identification.algorithm")
+        raise ConfigError(
+            f"unsupported value {algorithm!r} (https, or empty to disable)", key="ssl.endpoint.identification.algorithm"
+        )
     return TlsMaterial(ca, client, algorithm == "https")
 
 
@@ -151,8 +160,10 @@ def _cipher_suites(value: str) -> str | None:
     mapped = [_OPENSSL_CIPHERS[n] for n in names if n in _OPENSSL_CIPHERS]
     others = [n for n in names if n not in _OPENSSL_CIPHERS]
     if others:
-        _warn_once("ssl.cipher.suites", f"no librdkafka equivalent for {', '.join(others)}; "
-                   "they are left to OpenSSL's defaults")
+        _warn_once(
+            "ssl.cipher.suites",
+            f"no librdkafka equivalent for {', '.join(others)}; they are left to OpenSSL's defaults",
+        )
     return ":".join(mapped) or None
 
 
@@ -209,8 +220,10 @@ def kafka_python_security(props: Mapping[str, str]) -> dict[str, Any]:
 
             out["sasl_oauth_token_provider"] = token_provider(rd)
         else:
-            raise ConfigError(f"unsupported SASL mechanism {mechanism!r} (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, "
-                              "OAUTHBEARER, GSSAPI)", key="sasl.mechanism")
+            raise ConfigError(
+                f"unsupported SASL mechanism {mechanism!r} (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER, GSSAPI)",
+                key="sasl.mechanism",
+            )
     return out
 
 
@@ -227,8 +240,11 @@ def ssl_context(tls: TlsMaterial) -> ssl.SSLContext:
 
         passphrase = secrets.token_urlsafe(24).encode()
         private = serialization.load_pem_private_key(tls.client.key_pem.encode(), password=None)
-        encrypted = private.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                          serialization.BestAvailableEncryption(passphrase))
+        encrypted = private.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.BestAvailableEncryption(passphrase),
+        )
         with tempfile.TemporaryDirectory(prefix="mm2-tls-") as tmp:
             cert_path, key_path = os.path.join(tmp, "cert.pem"), os.path.join(tmp, "key.pem")
             for path, data in ((cert_path, tls.client.chain_pem.encode()), (key_path, encrypted)):

@@ -117,15 +117,17 @@ def _pem_certs(data: bytes, key: str) -> list[str]:
 # ------------------------------------------------------------------ keystores
 
 
-def keystore_certificate(location: str, store_type: str, password: str | None,
-                         key_password: str | None) -> ClientCertificate:
+def keystore_certificate(
+    location: str, store_type: str, password: str | None, key_password: str | None
+) -> ClientCertificate:
     """The client certificate chain and key of a keystore file (JKS, PKCS12 or PEM)."""
     return _keystore_certificate(_file_id(location), store_type, password, key_password)
 
 
 @functools.lru_cache(maxsize=64)
-def _keystore_certificate(file_id: tuple[str, int, int], store_type: str, password: str | None,
-                          key_password: str | None) -> ClientCertificate:
+def _keystore_certificate(
+    file_id: tuple[str, int, int], store_type: str, password: str | None, key_password: str | None
+) -> ClientCertificate:
     location = file_id[0]
     data = _read(location, "ssl.keystore.location")
     kind = _kind(data, store_type, "ssl.keystore")
@@ -137,8 +139,9 @@ def _keystore_certificate(file_id: tuple[str, int, int], store_type: str, passwo
     if kind == "PKCS12":
         bundle = _load_pkcs12(data, password, "ssl.keystore", location)
         if bundle.key is None or bundle.cert is None:
-            raise ConfigError(f"the keystore {location} holds no private key with its certificate",
-                              key="ssl.keystore.location")
+            raise ConfigError(
+                f"the keystore {location} holds no private key with its certificate", key="ssl.keystore.location"
+            )
         chain = [bundle.cert.certificate, *(c.certificate for c in bundle.additional_certs)]
         return ClientCertificate(
             "".join(c.public_bytes(serialization.Encoding.PEM).decode() for c in chain), _pkcs8(bundle.key)
@@ -154,11 +157,16 @@ def pem_certificate(chain: str, key_text: str, key_password: str | None, key: st
         private = serialization.load_pem_private_key(key_text.encode(), password=secret)
     except TypeError:  # encrypted without a password, or a password for a plain key
         which = "ssl.key.password" if not secret else key
-        raise ConfigError("the private key is encrypted: set ssl.key.password" if not secret
-                          else "the private key is not encrypted: remove ssl.key.password", key=which) from None
+        raise ConfigError(
+            "the private key is encrypted: set ssl.key.password"
+            if not secret
+            else "the private key is not encrypted: remove ssl.key.password",
+            key=which,
+        ) from None
     except ValueError:
-        raise ConfigError("wrong password, or no readable PEM private key", key="ssl.key.password" if secret
-                          else key) from None
+        raise ConfigError(
+            "wrong password, or no readable PEM private key", key="ssl.key.password" if secret else key
+        ) from None
     return ClientCertificate("".join(certs), _pkcs8(private))
 
 
@@ -192,8 +200,9 @@ def _load_jks(data: bytes, password: str | None, prefix: str, location: str) -> 
     try:
         return jks.KeyStore.loads(data, password)
     except jks.KeystoreSignatureException:
-        raise ConfigError(f"wrong password for {location} (the store's integrity check failed)",
-                          key=f"{prefix}.password") from None
+        raise ConfigError(
+            f"wrong password for {location} (the store's integrity check failed)", key=f"{prefix}.password"
+        ) from None
     except Exception as e:  # malformed data: pyjks raises several types
         raise ConfigError(f"unreadable JKS store {location} ({type(e).__name__})", key=f"{prefix}.location") from None
 
@@ -203,7 +212,8 @@ def _load_pkcs12(data: bytes, password: str | None, prefix: str, location: str) 
         return pkcs12.load_pkcs12(data, password.encode() if password else None)
     except ValueError:
         if not data[:1] == b"\x30":
-            raise ConfigError(f"unreadable store {location} (neither JKS nor PKCS12)",
-                              key=f"{prefix}.location") from None
+            raise ConfigError(
+                f"unreadable store {location} (neither JKS nor PKCS12)", key=f"{prefix}.location"
+            ) from None
         what = "wrong password" if password else "a password is needed"
         raise ConfigError(f"{what} for {location} (or a damaged PKCS12 file)", key=f"{prefix}.password") from None

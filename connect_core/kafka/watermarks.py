@@ -22,8 +22,9 @@ from connect_core.kafka.types import ClientPartition
 TopicPartitionKey = tuple[str, int]
 
 
-def high_watermarks(consumer_props: Mapping[str, Any], positions: Mapping[TopicPartitionKey, int],
-                    timeout_s: float) -> dict[TopicPartitionKey, int]:
+def high_watermarks(
+    consumer_props: Mapping[str, Any], positions: Mapping[TopicPartitionKey, int], timeout_s: float
+) -> dict[TopicPartitionKey, int]:
     """(topic, partition) -> high watermark, fetching each partition once from ``positions[tp]``.
 
     Start each partition at an offset known to exist (a fetch from there returns at most one
@@ -32,14 +33,17 @@ def high_watermarks(consumer_props: Mapping[str, Any], positions: Mapping[TopicP
     """
     if not positions:
         return {}
-    conf = consumer_config(consumer_props, {
-        "group.id": f"mm2-watermarks-{uuid.uuid4().hex[:8]}",  # assign() only: never joins, never commits
-        "enable.auto.commit": False,
-        "enable.partition.eof": True,
-        "auto.offset.reset": "earliest",
-        "max.partition.fetch.bytes": 1024,
-        "fetch.wait.max.ms": 100,
-    })
+    conf = consumer_config(
+        consumer_props,
+        {
+            "group.id": f"mm2-watermarks-{uuid.uuid4().hex[:8]}",  # assign() only: never joins, never commits
+            "enable.auto.commit": False,
+            "enable.partition.eof": True,
+            "auto.offset.reset": "earliest",
+            "max.partition.fetch.bytes": 1024,
+            "fetch.wait.max.ms": 100,
+        },
+    )
     consumer = create_consumer(conf)
     try:
         consumer.assign([ClientPartition(t, p, max(0, o)) for (t, p), o in positions.items()])

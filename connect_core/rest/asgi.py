@@ -53,7 +53,7 @@ def _is_internal(app: RestApp, method: str, raw_path: str) -> bool:
         parts = split_path(raw_path)
         if len(parts) < app.selector.depth:
             return False
-        return app.router.match(method, parts[app.selector.depth:]).route.internal
+        return app.router.match(method, parts[app.selector.depth :]).route.internal
     except RestError:
         return False
 
@@ -72,8 +72,9 @@ def serve(exchange: Exchange, app: RestApp | None, authenticator: Authenticator 
         return Response(401, error_body(401, UNAUTHORIZED_MESSAGE), {"WWW-Authenticate": WWW_AUTHENTICATE})
     if app is None:
         return Response(503, error_body(503, STARTING_MESSAGE))
-    return app.handle(exchange.method, exchange.raw_path, exchange.query, exchange.body, exchange.headers,
-                      exchange.host_url)
+    return app.handle(
+        exchange.method, exchange.raw_path, exchange.query, exchange.body, exchange.headers, exchange.host_url
+    )
 
 
 def to_http(response: Response, close: bool = False) -> HttpResponse:
@@ -154,4 +155,3 @@ def _server_host(scope: Scope) -> str:
 def build_asgi_app(endpoint: ConnectEndpoint) -> Starlette:
     """Starlette around the endpoint: its error middleware is the last line of defence."""
     return Starlette(routes=[Route("/{path:path}", endpoint=endpoint)])
-

@@ -158,11 +158,11 @@ def parse_jaas(text: str, source: str) -> dict[str, list[tuple[str, str, dict[st
         name = take("w")
         take("p", "{")
         modules: list[tuple[str, str, dict[str, str]]] = []
-        while tokens[i:i + 1] != [("p", "}")]:
+        while tokens[i : i + 1] != [("p", "}")]:
             module = take("w")
             flag = take("w")
             options: dict[str, str] = {}
-            while tokens[i:i + 1] != [("p", ";")]:
+            while tokens[i : i + 1] != [("p", ";")]:
                 opt = take("w")
                 take("p", "=")
                 if i >= len(tokens) or tokens[i][0] == "p":
@@ -187,7 +187,7 @@ def _jaas_file(props: Mapping[str, str], environ: Mapping[str, str]) -> str | No
         words = []
     for word in words:
         if word.startswith(prefix):
-            return word[len(prefix):]
+            return word[len(prefix) :]
     return None
 
 
@@ -197,8 +197,9 @@ def credentials_file_from_jaas(path: str) -> str:
     try:
         text = p.read_text(encoding="utf-8")
     except OSError as e:
-        raise ConfigError(f"{JAAS_LOGIN_CONFIG}: JAAS file {p} could not be read: {e.strerror or e}",
-                          key=JAAS_LOGIN_CONFIG) from None
+        raise ConfigError(
+            f"{JAAS_LOGIN_CONFIG}: JAAS file {p} could not be read: {e.strerror or e}", key=JAAS_LOGIN_CONFIG
+        ) from None
     entries = parse_jaas(text, str(p))
     modules = entries.get(LOGIN_CONTEXT)
     if not modules:
@@ -211,8 +212,11 @@ def credentials_file_from_jaas(path: str) -> str:
         )
     file = modules[0][2].get("file", "").strip()
     if not file:
-        raise ConfigError(f"{JAAS_LOGIN_CONFIG}: Property Credentials file must be specified (the file option "
-                          f"of {PROPERTY_FILE_LOGIN_MODULE} in {p})", key=JAAS_LOGIN_CONFIG)
+        raise ConfigError(
+            f"{JAAS_LOGIN_CONFIG}: Property Credentials file must be specified (the file option "
+            f"of {PROPERTY_FILE_LOGIN_MODULE} in {p})",
+            key=JAAS_LOGIN_CONFIG,
+        )
     return file
 
 
@@ -226,8 +230,9 @@ def _load_class(name: str) -> type:
     try:
         found = getattr(importlib.import_module(module_name), attr) if module_name and attr else None
     except ImportError as e:
-        raise ConfigError(f"Class {name} could not be imported for {AUTHENTICATOR_CLASS}: {e}",
-                          key=AUTHENTICATOR_CLASS) from None
+        raise ConfigError(
+            f"Class {name} could not be imported for {AUTHENTICATOR_CLASS}: {e}", key=AUTHENTICATOR_CLASS
+        ) from None
     except AttributeError:
         found = None
     if not isinstance(found, type):

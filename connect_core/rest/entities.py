@@ -131,11 +131,7 @@ def message(text: str) -> dict[str, Any]:
 
 
 def connector_offsets(offsets: Iterable[tuple[Mapping[str, Any], Mapping[str, Any] | None]]) -> dict[str, Any]:
-    return {
-        "offsets": [
-            {"partition": dict(p), "offset": None if o is None else dict(o)} for p, o in offsets
-        ]
-    }
+    return {"offsets": [{"partition": dict(p), "offset": None if o is None else dict(o)} for p, o in offsets]}
 
 
 def active_topics(connector: str, topics: Iterable[str]) -> dict[str, Any]:
@@ -227,8 +223,7 @@ def string_map(value: Any) -> dict[str, str | None]:
 def _unrecognized(field: str, entity: str, known: Iterable[str]) -> Exception:
     names = ", ".join(f'"{k}"' for k in known)
     return deserialization_error(
-        f'Unrecognized field "{field}" (class {_ENTITY}.{entity}), not marked as ignorable '
-        f"(known properties: {names})"
+        f'Unrecognized field "{field}" (class {_ENTITY}.{entity}), not marked as ignorable (known properties: {names})'
     )
 
 
@@ -283,7 +278,7 @@ def connector_offsets_request(value: Any) -> list[tuple[dict[str, Any], dict[str
         if not isinstance(item, dict):
             raise deserialization_error(
                 f"Cannot construct instance of `{_ENTITY}.ConnectorOffset` from {_json_kind(item)}: "
-                "expected an object with \"partition\" and \"offset\""
+                'expected an object with "partition" and "offset"'
             )
         for k in item:
             if k not in ("partition", "offset"):

@@ -56,10 +56,26 @@ def fence_zombies(req: Request) -> Response:
 def install_internal_routes(app: RestApp) -> RestApp:
     """Add the internal endpoints to ``app``'s routing table (idempotent per app)."""
     if not any(r.internal for r in app.router.routes):
-        app.router.add("POST", "/connectors/{connector}/tasks", put_task_configs, internal=True, body=True,
-                       doc=Doc("A follower hands its task configs to the leader (signed)", {204: None},
-                               request="TaskConfigs", params=_SIGNATURE))
-        app.router.add("PUT", "/connectors/{connector}/fence", fence_zombies, internal=True, body=True,
-                       forwardable=True,
-                       doc=Doc("Fence a connector's zombie tasks (signed)", {204: None}, params=_SIGNATURE))
+        app.router.add(
+            "POST",
+            "/connectors/{connector}/tasks",
+            put_task_configs,
+            internal=True,
+            body=True,
+            doc=Doc(
+                "A follower hands its task configs to the leader (signed)",
+                {204: None},
+                request="TaskConfigs",
+                params=_SIGNATURE,
+            ),
+        )
+        app.router.add(
+            "PUT",
+            "/connectors/{connector}/fence",
+            fence_zombies,
+            internal=True,
+            body=True,
+            forwardable=True,
+            doc=Doc("Fence a connector's zombie tasks (signed)", {204: None}, params=_SIGNATURE),
+        )
     return app

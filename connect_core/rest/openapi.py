@@ -56,70 +56,139 @@ _CONNECTOR_TYPE = {"enum": ["source", "sink", "unknown"]}
 
 SCHEMAS: dict[str, dict[str, Any]] = {
     "ErrorMessage": _obj(["error_code", "message"], error_code=_INT, message=_NULLABLE_STR),
-    "ServerInfo": _obj(["version", "commit", "kafka_cluster_id"], version=_STR, commit=_STR,
-                       kafka_cluster_id=_NULLABLE_STR),
-    "HealthStatus": _obj(["status", "message"], status={"enum": ["healthy", "starting", "unhealthy"]},
-                         message=_STR),
+    "ServerInfo": _obj(
+        ["version", "commit", "kafka_cluster_id"], version=_STR, commit=_STR, kafka_cluster_id=_NULLABLE_STR
+    ),
+    "HealthStatus": _obj(["status", "message"], status={"enum": ["healthy", "starting", "unhealthy"]}, message=_STR),
     "StringMap": {"type": "object", "additionalProperties": _STR},
     "ConnectorConfig": {
-        "type": "object", "additionalProperties": _STR, "required": ["connector.class"],
+        "type": "object",
+        "additionalProperties": _STR,
+        "required": ["connector.class"],
         "description": "A connector's config; connector.class names an installed connector.",
     },
     "ConfigPatch": {
-        "type": "object", "additionalProperties": _NULLABLE_STR,
+        "type": "object",
+        "additionalProperties": _NULLABLE_STR,
         "description": "Keys to set; a null value removes the key.",
     },
     "ConnectorTaskId": _obj(["connector", "task"], connector=_STR, task=_INT),
-    "ConnectorInfo": _obj(["name", "config", "tasks", "type"], name=_STR, config=_ref("StringMap"),
-                          tasks=_array(_ref("ConnectorTaskId")), type=_CONNECTOR_TYPE),
+    "ConnectorInfo": _obj(
+        ["name", "config", "tasks", "type"],
+        name=_STR,
+        config=_ref("StringMap"),
+        tasks=_array(_ref("ConnectorTaskId")),
+        type=_CONNECTOR_TYPE,
+    ),
     "ConnectorState": _state(with_id=False),
     "TaskState": _state(with_id=True),
-    "ConnectorStateInfo": _obj(["name", "connector", "tasks", "type"], name=_STR, connector=_ref("ConnectorState"),
-                               tasks=_array(_ref("TaskState")), type=_CONNECTOR_TYPE),
+    "ConnectorStateInfo": _obj(
+        ["name", "connector", "tasks", "type"],
+        name=_STR,
+        connector=_ref("ConnectorState"),
+        tasks=_array(_ref("TaskState")),
+        type=_CONNECTOR_TYPE,
+    ),
     "ConnectorList": {
         "description": "Connector names; with ?expand=, an object of each connector's expansions.",
         "oneOf": [
             _array(_STR),
-            {"type": "object", "additionalProperties": _obj(status=_ref("ConnectorStateInfo"),
-                                                            info=_ref("ConnectorInfo"))},
+            {
+                "type": "object",
+                "additionalProperties": _obj(status=_ref("ConnectorStateInfo"), info=_ref("ConnectorInfo")),
+            },
         ],
     },
-    "CreateConnectorRequest": _obj(["name", "config"], name=_STR, config=_ref("ConnectorConfig"),
-                                   initial_state={"enum": ["RUNNING", "PAUSED", "STOPPED"]}),
+    "CreateConnectorRequest": _obj(
+        ["name", "config"],
+        name=_STR,
+        config=_ref("ConnectorConfig"),
+        initial_state={"enum": ["RUNNING", "PAUSED", "STOPPED"]},
+    ),
     "TaskInfo": _obj(["id", "config"], id=_ref("ConnectorTaskId"), config=_ref("StringMap")),
     "TaskInfoList": _array(_ref("TaskInfo")),
-    "TasksConfig": {"type": "object", "additionalProperties": _ref("StringMap"),
-                    "description": "Each task's config by '<connector>-<task>' (deprecated endpoint)."},
+    "TasksConfig": {
+        "type": "object",
+        "additionalProperties": _ref("StringMap"),
+        "description": "Each task's config by '<connector>-<task>' (deprecated endpoint).",
+    },
     "TaskConfigs": _array(_ref("StringMap")),
     "ActiveTopics": {"type": "object", "additionalProperties": _obj(["topics"], topics=_array(_STR))},
-    "ConnectorOffsets": _obj(["offsets"], offsets=_array(_obj(
-        ["partition", "offset"], partition={"type": "object"}, offset={"type": ["object", "null"]},
-    ))),
-    "AlterOffsetsRequest": _obj(["offsets"], offsets={**_array(_obj(
-        ["partition", "offset"], partition={"type": "object"}, offset={"type": ["object", "null"]},
-    )), "minItems": 1}),
+    "ConnectorOffsets": _obj(
+        ["offsets"],
+        offsets=_array(
+            _obj(
+                ["partition", "offset"],
+                partition={"type": "object"},
+                offset={"type": ["object", "null"]},
+            )
+        ),
+    ),
+    "AlterOffsetsRequest": _obj(
+        ["offsets"],
+        offsets={
+            **_array(
+                _obj(
+                    ["partition", "offset"],
+                    partition={"type": "object"},
+                    offset={"type": ["object", "null"]},
+                )
+            ),
+            "minItems": 1,
+        },
+    ),
     "Message": _obj(["message"], message=_STR),
-    "PluginInfo": _obj(["class", "type"], **{
-        "class": _STR,
-        "type": {"enum": ["source", "sink", "converter", "header_converter", "transformation", "predicate"]},
-        "version": _STR,
-    }),
+    "PluginInfo": _obj(
+        ["class", "type"],
+        **{
+            "class": _STR,
+            "type": {"enum": ["source", "sink", "converter", "header_converter", "transformation", "predicate"]},
+            "version": _STR,
+        },
+    ),
     "PluginInfoList": _array(_ref("PluginInfo")),
     "ConfigKeyInfo": _obj(
-        ["name", "type", "required", "default_value", "importance", "documentation", "group", "width",
-         "display_name", "dependents", "order"],
-        name=_STR, type=_STR, required=_BOOL, default_value=_NULLABLE_STR, importance=_STR,
-        documentation=_NULLABLE_STR, group=_NULLABLE_STR, width=_STR, display_name=_STR,
-        dependents=_array(_STR), order=_INT,
+        [
+            "name",
+            "type",
+            "required",
+            "default_value",
+            "importance",
+            "documentation",
+            "group",
+            "width",
+            "display_name",
+            "dependents",
+            "order",
+        ],
+        name=_STR,
+        type=_STR,
+        required=_BOOL,
+        default_value=_NULLABLE_STR,
+        importance=_STR,
+        documentation=_NULLABLE_STR,
+        group=_NULLABLE_STR,
+        width=_STR,
+        display_name=_STR,
+        dependents=_array(_STR),
+        order=_INT,
     ),
     "ConfigKeyInfoList": _array(_ref("ConfigKeyInfo")),
-    "ConfigValueInfo": _obj(["name", "value", "recommended_values", "errors", "visible"], name=_STR,
-                            value=_NULLABLE_STR, recommended_values=_array(_STR), errors=_array(_STR),
-                            visible=_BOOL),
-    "ConfigInfos": _obj(["name", "error_count", "groups", "configs"], name=_STR, error_count=_INT,
-                        groups=_array(_STR),
-                        configs=_array(_obj(["definition", "value"], definition=_ref("ConfigKeyInfo"),
-                                            value=_ref("ConfigValueInfo")))),
+    "ConfigValueInfo": _obj(
+        ["name", "value", "recommended_values", "errors", "visible"],
+        name=_STR,
+        value=_NULLABLE_STR,
+        recommended_values=_array(_STR),
+        errors=_array(_STR),
+        visible=_BOOL,
+    ),
+    "ConfigInfos": _obj(
+        ["name", "error_count", "groups", "configs"],
+        name=_STR,
+        error_count=_INT,
+        groups=_array(_STR),
+        configs=_array(_obj(["definition", "value"], definition=_ref("ConfigKeyInfo"), value=_ref("ConfigValueInfo"))),
+    ),
     "OpenApiDocument": {"type": "object", "required": ["openapi", "info", "paths"]},
 }
 
@@ -152,8 +221,15 @@ def _namespace_params(namespaces: Iterable[tuple[str, ...]], depth: int) -> list
         values = sorted({k[i] for k in keys})
         schema: dict[str, Any] = {"type": "string", "enum": values} if values else {"type": "string"}
         what = "source" if name == "source" else "target"
-        out.append({"name": name, "in": "path", "required": True, "schema": schema,
-                    "description": f"The {what} cluster alias of a replication flow served here."})
+        out.append(
+            {
+                "name": name,
+                "in": "path",
+                "required": True,
+                "schema": schema,
+                "description": f"The {what} cluster alias of a replication flow served here.",
+            }
+        )
     return out
 
 
@@ -178,8 +254,13 @@ def _operation(operation_id: str, doc: Doc, internal: bool, extra_params: list[d
         "responses": responses,
     }
     params = extra_params + [
-        {"name": p.name, "in": p.location, "required": False, "schema": dict(p.schema),
-         **({"description": p.description} if p.description else {})}
+        {
+            "name": p.name,
+            "in": p.location,
+            "required": False,
+            "schema": dict(p.schema),
+            **({"description": p.description} if p.description else {}),
+        }
         for p in doc.params
     ]
     if params:

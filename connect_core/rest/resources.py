@@ -112,12 +112,12 @@ def create_connector(req: Request) -> Response:
     herder: Herder = req.herder
     raw = req.json()
     if raw is None:
-        raise deserialization_error("A JSON object with the connector's \"name\" and \"config\" is required")
+        raise deserialization_error('A JSON object with the connector\'s "name" and "config" is required')
     name, config, initial_state = entities.create_connector_request(raw)
     name = "" if name is None else name.strip()
     if config is None:
         # Java fails here with a NullPointerException (500); a 400 here, saying what is wrong.
-        raise deserialization_error("Connector config is missing: the request needs a \"config\" object")
+        raise deserialization_error('Connector config is missing: the request needs a "config" object')
     _check_and_put_name(name, config)
     created, info = herder.put_connector_config(name, _require_string_config(config), False, initial_state)
     del created
@@ -360,9 +360,12 @@ def validate_config(req: Request) -> Response:
 
 
 _BOOL_PARAM: dict[str, Any] = {"type": "boolean"}
-_EXPAND = Param("expand", {"type": "array", "items": {"type": "string"}},
-                "status and/or info: answer an object of each connector's expansions instead of the names "
-                "(other values are ignored)")
+_EXPAND = Param(
+    "expand",
+    {"type": "array", "items": {"type": "string"}},
+    "status and/or info: answer an object of each connector's expansions instead of the names "
+    "(other values are ignored)",
+)
 # Java's status for a connector.class naming no installed connector; kept for its clients.
 _UNKNOWN_CLASS = {500: "ErrorMessage"}
 _INCLUDE_TASKS = Param("includeTasks", _BOOL_PARAM, "Restart the tasks too")
@@ -374,59 +377,181 @@ def build_router() -> Router:
     """The public Connect REST API (Java's RootResource, ConnectorsResource, ConnectorPluginsResource)."""
     r = Router()
     r.add("GET", "/", server_info, doc=Doc("Worker version and Kafka cluster id", {200: "ServerInfo"}))
-    r.add("GET", "/health", health, doc=Doc("Whether the worker has started and can serve requests",
-                                            {200: "HealthStatus"}, errors={503: "HealthStatus"}))
-    r.add("GET", "/connectors", list_connectors,
-          doc=Doc("Connector names, or their status/info", {200: "ConnectorList"}, params=(_EXPAND,)))
-    r.add("POST", "/connectors", create_connector, forwardable=True, body=True,
-          doc=Doc("Create a connector", {201: "ConnectorInfo"}, request="CreateConnectorRequest",
-                  errors=_UNKNOWN_CLASS))
-    r.add("GET", "/connectors/{connector}", get_connector,
-          doc=Doc("A connector's config, tasks and type", {200: "ConnectorInfo"}))
-    r.add("DELETE", "/connectors/{connector}", delete_connector, forwardable=True,
-          doc=Doc("Delete a connector", {204: None}))
-    r.add("GET", "/connectors/{connector}/config", get_connector_config,
-          doc=Doc("A connector's config (secrets hidden)", {200: "StringMap"}))
-    r.add("PUT", "/connectors/{connector}/config", put_connector_config, forwardable=True, body=True,
-          doc=Doc("Create or replace a connector's config", {200: "ConnectorInfo", 201: "ConnectorInfo"},
-                  request="ConnectorConfig", errors=_UNKNOWN_CLASS))
-    r.add("PATCH", "/connectors/{connector}/config", patch_connector_config, forwardable=True, body=True,
-          doc=Doc("Change some keys of a connector's config", {200: "ConnectorInfo"}, request="ConfigPatch",
-                  errors=_UNKNOWN_CLASS))
-    r.add("GET", "/connectors/{connector}/status", connector_status,
-          doc=Doc("A connector's and its tasks' states", {200: "ConnectorStateInfo"}))
-    r.add("GET", "/connectors/{connector}/tasks", task_configs,
-          doc=Doc("A connector's tasks and their configs", {200: "TaskInfoList"}))
-    r.add("GET", "/connectors/{connector}/tasks-config", tasks_config,
-          doc=Doc("Each task's config (deprecated: use /tasks)", {200: "TasksConfig"}))
-    r.add("GET", "/connectors/{connector}/tasks/{task:int}/status", task_status,
-          doc=Doc("One task's state", {200: "TaskState"}))
-    r.add("POST", "/connectors/{connector}/tasks/{task:int}/restart", restart_task, forwardable=True,
-          doc=Doc("Restart one task", {204: None}))
-    r.add("POST", "/connectors/{connector}/restart", restart_connector, forwardable=True,
-          doc=Doc("Restart a connector (and its tasks with includeTasks)",
-                  {202: "ConnectorStateInfo", 204: None}, params=(_INCLUDE_TASKS, _ONLY_FAILED)))
+    r.add(
+        "GET",
+        "/health",
+        health,
+        doc=Doc(
+            "Whether the worker has started and can serve requests", {200: "HealthStatus"}, errors={503: "HealthStatus"}
+        ),
+    )
+    r.add(
+        "GET",
+        "/connectors",
+        list_connectors,
+        doc=Doc("Connector names, or their status/info", {200: "ConnectorList"}, params=(_EXPAND,)),
+    )
+    r.add(
+        "POST",
+        "/connectors",
+        create_connector,
+        forwardable=True,
+        body=True,
+        doc=Doc("Create a connector", {201: "ConnectorInfo"}, request="CreateConnectorRequest", errors=_UNKNOWN_CLASS),
+    )
+    r.add(
+        "GET",
+        "/connectors/{connector}",
+        get_connector,
+        doc=Doc("A connector's config, tasks and type", {200: "ConnectorInfo"}),
+    )
+    r.add(
+        "DELETE",
+        "/connectors/{connector}",
+        delete_connector,
+        forwardable=True,
+        doc=Doc("Delete a connector", {204: None}),
+    )
+    r.add(
+        "GET",
+        "/connectors/{connector}/config",
+        get_connector_config,
+        doc=Doc("A connector's config (secrets hidden)", {200: "StringMap"}),
+    )
+    r.add(
+        "PUT",
+        "/connectors/{connector}/config",
+        put_connector_config,
+        forwardable=True,
+        body=True,
+        doc=Doc(
+            "Create or replace a connector's config",
+            {200: "ConnectorInfo", 201: "ConnectorInfo"},
+            request="ConnectorConfig",
+            errors=_UNKNOWN_CLASS,
+        ),
+    )
+    r.add(
+        "PATCH",
+        "/connectors/{connector}/config",
+        patch_connector_config,
+        forwardable=True,
+        body=True,
+        doc=Doc(
+            "Change some keys of a connector's config",
+            {200: "ConnectorInfo"},
+            request="ConfigPatch",
+            errors=_UNKNOWN_CLASS,
+        ),
+    )
+    r.add(
+        "GET",
+        "/connectors/{connector}/status",
+        connector_status,
+        doc=Doc("A connector's and its tasks' states", {200: "ConnectorStateInfo"}),
+    )
+    r.add(
+        "GET",
+        "/connectors/{connector}/tasks",
+        task_configs,
+        doc=Doc("A connector's tasks and their configs", {200: "TaskInfoList"}),
+    )
+    r.add(
+        "GET",
+        "/connectors/{connector}/tasks-config",
+        tasks_config,
+        doc=Doc("Each task's config (deprecated: use /tasks)", {200: "TasksConfig"}),
+    )
+    r.add(
+        "GET",
+        "/connectors/{connector}/tasks/{task:int}/status",
+        task_status,
+        doc=Doc("One task's state", {200: "TaskState"}),
+    )
+    r.add(
+        "POST",
+        "/connectors/{connector}/tasks/{task:int}/restart",
+        restart_task,
+        forwardable=True,
+        doc=Doc("Restart one task", {204: None}),
+    )
+    r.add(
+        "POST",
+        "/connectors/{connector}/restart",
+        restart_connector,
+        forwardable=True,
+        doc=Doc(
+            "Restart a connector (and its tasks with includeTasks)",
+            {202: "ConnectorStateInfo", 204: None},
+            params=(_INCLUDE_TASKS, _ONLY_FAILED),
+        ),
+    )
     r.add("PUT", "/connectors/{connector}/pause", pause_connector, doc=Doc("Pause a connector", {202: None}))
     r.add("PUT", "/connectors/{connector}/resume", resume_connector, doc=Doc("Resume a connector", {202: None}))
-    r.add("PUT", "/connectors/{connector}/stop", stop_connector, forwardable=True,
-          doc=Doc("Stop a connector and shut its tasks down", {204: None}))
-    r.add("GET", "/connectors/{connector}/topics", active_topics,
-          doc=Doc("Topics a connector has used", {200: "ActiveTopics"}))
-    r.add("PUT", "/connectors/{connector}/topics/reset", reset_active_topics,
-          doc=Doc("Forget the topics a connector has used", {202: None}))
-    r.add("GET", "/connectors/{connector}/offsets", get_offsets,
-          doc=Doc("A connector's committed offsets", {200: "ConnectorOffsets"}))
-    r.add("PATCH", "/connectors/{connector}/offsets", alter_offsets, forwardable=True, body=True,
-          doc=Doc("Alter a stopped connector's offsets", {200: "Message"}, request="AlterOffsetsRequest"))
-    r.add("DELETE", "/connectors/{connector}/offsets", reset_offsets, forwardable=True,
-          doc=Doc("Reset a stopped connector's offsets", {200: "Message"}))
-    r.add("GET", "/connector-plugins", list_plugins,
-          doc=Doc("Installed plugins", {200: "PluginInfoList"}, params=(_CONNECTORS_ONLY,)))
-    r.add("GET", "/connector-plugins/{plugin}/config", plugin_config,
-          doc=Doc("A plugin's config definition", {200: "ConfigKeyInfoList"}))
-    r.add("PUT", "/connector-plugins/{plugin}/config/validate", validate_config, body=True,
-          doc=Doc("Validate a connector config without creating it", {200: "ConfigInfos"},
-                  request="ConnectorConfig", errors=_UNKNOWN_CLASS))
+    r.add(
+        "PUT",
+        "/connectors/{connector}/stop",
+        stop_connector,
+        forwardable=True,
+        doc=Doc("Stop a connector and shut its tasks down", {204: None}),
+    )
+    r.add(
+        "GET",
+        "/connectors/{connector}/topics",
+        active_topics,
+        doc=Doc("Topics a connector has used", {200: "ActiveTopics"}),
+    )
+    r.add(
+        "PUT",
+        "/connectors/{connector}/topics/reset",
+        reset_active_topics,
+        doc=Doc("Forget the topics a connector has used", {202: None}),
+    )
+    r.add(
+        "GET",
+        "/connectors/{connector}/offsets",
+        get_offsets,
+        doc=Doc("A connector's committed offsets", {200: "ConnectorOffsets"}),
+    )
+    r.add(
+        "PATCH",
+        "/connectors/{connector}/offsets",
+        alter_offsets,
+        forwardable=True,
+        body=True,
+        doc=Doc("Alter a stopped connector's offsets", {200: "Message"}, request="AlterOffsetsRequest"),
+    )
+    r.add(
+        "DELETE",
+        "/connectors/{connector}/offsets",
+        reset_offsets,
+        forwardable=True,
+        doc=Doc("Reset a stopped connector's offsets", {200: "Message"}),
+    )
+    r.add(
+        "GET",
+        "/connector-plugins",
+        list_plugins,
+        doc=Doc("Installed plugins", {200: "PluginInfoList"}, params=(_CONNECTORS_ONLY,)),
+    )
+    r.add(
+        "GET",
+        "/connector-plugins/{plugin}/config",
+        plugin_config,
+        doc=Doc("A plugin's config definition", {200: "ConfigKeyInfoList"}),
+    )
+    r.add(
+        "PUT",
+        "/connector-plugins/{plugin}/config/validate",
+        validate_config,
+        body=True,
+        doc=Doc(
+            "Validate a connector config without creating it",
+            {200: "ConfigInfos"},
+            request="ConnectorConfig",
+            errors=_UNKNOWN_CLASS,
+        ),
+    )
     return r
 
 
@@ -512,8 +637,9 @@ class RestApp:
         """The API's OpenAPI document (outside every namespace, so it needs no herder)."""
         if method.upper() not in ("GET", "HEAD"):
             raise method_not_allowed(("GET", "HEAD"))
-        return Response(200, build_document(self.router, self.selector.depth, self.selector.keys(),
-                                            self.settings.version))
+        return Response(
+            200, build_document(self.router, self.selector.depth, self.selector.keys(), self.settings.version)
+        )
 
     def _forward(self, req: Request, namespace: str, exc: NotLeaderError, signed: bool = False) -> Response:
         forward = req.query_one("forward")

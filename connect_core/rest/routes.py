@@ -178,8 +178,14 @@ class Router:
         doc: Doc | None = None,
     ) -> Router:
         route = Route(
-            method.upper(), template, handler, forwardable=forwardable, internal=internal, body=body,
-            segments=_compile(template), doc=doc,
+            method.upper(),
+            template,
+            handler,
+            forwardable=forwardable,
+            internal=internal,
+            body=body,
+            segments=_compile(template),
+            doc=doc,
         )
         with self._lock:
             for existing in self._routes:

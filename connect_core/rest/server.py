@@ -150,8 +150,6 @@ def _format_host(host: str) -> str:
     return f"[{host}]" if ":" in host and not host.startswith("[") else host
 
 
-
-
 def _bind(listener: Listener) -> socket.socket:
     family = socket.AF_INET6 if ":" in listener.host else socket.AF_INET
     # proto=IPPROTO_TCP: asyncio sets TCP_NODELAY only on sockets that say so; without it a response
@@ -210,9 +208,7 @@ class RestServer:
         asgi = build_asgi_app(endpoint)
         self._servers = [uvicorn.Server(self._uvicorn_config(asgi, listener)) for listener, _, _ in self._bound]
         first = self._bound[0]
-        self._thread = threading.Thread(
-            target=self._run, name=f"rest-{first[0].host or '*'}:{first[2]}", daemon=True
-        )
+        self._thread = threading.Thread(target=self._run, name=f"rest-{first[0].host or '*'}:{first[2]}", daemon=True)
         self._thread.start()
         if not self._ready.wait(START_TIMEOUT_S) or self._failure is not None:
             reason = self._failure or "it did not start in time"

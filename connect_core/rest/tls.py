@@ -35,8 +35,15 @@ _TRUSTSTORE_TYPE = "ssl.truststore.type"
 _CLIENT_AUTH = "ssl.client.auth"
 _ENDPOINT_IDENTIFICATION = "ssl.endpoint.identification.algorithm"
 _KEYS = (
-    _KEYSTORE_LOCATION, _KEYSTORE_PASSWORD, _KEYSTORE_TYPE, _KEY_PASSWORD, _TRUSTSTORE_LOCATION,
-    _TRUSTSTORE_PASSWORD, _TRUSTSTORE_TYPE, _CLIENT_AUTH, _ENDPOINT_IDENTIFICATION,
+    _KEYSTORE_LOCATION,
+    _KEYSTORE_PASSWORD,
+    _KEYSTORE_TYPE,
+    _KEY_PASSWORD,
+    _TRUSTSTORE_LOCATION,
+    _TRUSTSTORE_PASSWORD,
+    _TRUSTSTORE_TYPE,
+    _CLIENT_AUTH,
+    _ENDPOINT_IDENTIFICATION,
 )
 _STORE_TYPES = ("PEM", "PKCS12", "JKS")
 
@@ -57,12 +64,14 @@ class SslSettings:
     endpoint_identification: str = "https"
 
     def __repr__(self) -> str:  # never show the passwords
-        return (f"SslSettings(prefix={self.prefix!r}, keystore={self.keystore_location!r}, "
-                f"truststore={self.truststore_location!r}, client_auth={self.client_auth!r})")
+        return (
+            f"SslSettings(prefix={self.prefix!r}, keystore={self.keystore_location!r}, "
+            f"truststore={self.truststore_location!r}, client_auth={self.client_auth!r})"
+        )
 
     @classmethod
     def from_props(cls, props: Mapping[str, object]) -> SslSettings:
-        prefixed = {k[len(HTTPS_PREFIX):]: v for k, v in props.items() if k.startswith(HTTPS_PREFIX)}
+        prefixed = {k[len(HTTPS_PREFIX) :]: v for k, v in props.items() if k.startswith(HTTPS_PREFIX)}
         prefix, values = (HTTPS_PREFIX, prefixed) if prefixed else ("", dict(props))
 
         def get(key: str) -> str | None:

@@ -34,9 +34,22 @@ _DRAIN_TICK_S = 0.05
 class BatchRun(SubmittedRecord):
     """One batch in flight: its SubmittedRecords handle and what the route hears of it (a ``CopyRun``)."""
 
-    __slots__ = ("_delta", "copier", "count", "delivered", "first_downstream", "first_timestamp", "first_upstream",
-                 "last_downstream", "last_timestamp", "last_upstream", "route", "skipped", "upstream_offsets",
-                 "value_bytes")
+    __slots__ = (
+        "_delta",
+        "copier",
+        "count",
+        "delivered",
+        "first_downstream",
+        "first_timestamp",
+        "first_upstream",
+        "last_downstream",
+        "last_timestamp",
+        "last_upstream",
+        "route",
+        "skipped",
+        "upstream_offsets",
+        "value_bytes",
+    )
 
     def __init__(self, owner: SubmittedRecords, route: CopyRoute, copier: BatchCopier, header: Any) -> None:
         super().__init__(owner, None, route.source_partition, route.source_offset(header.last_offset))
@@ -68,9 +81,16 @@ class BatchRun(SubmittedRecord):
 class BatchCopier:
     """Sends a batch-copy task's items for one WorkerSourceTask (its thread only)."""
 
-    def __init__(self, worker: CopyingWorker, task: BatchCopyTask, producer: BatchProducer,
-                 send_records: Callable[[list[SourceRecord]], None], records_in_flight: Callable[[], int],
-                 drain_records: Callable[[float], None], max_in_flight_bytes: int = 32 * 1024 * 1024) -> None:
+    def __init__(
+        self,
+        worker: CopyingWorker,
+        task: BatchCopyTask,
+        producer: BatchProducer,
+        send_records: Callable[[list[SourceRecord]], None],
+        records_in_flight: Callable[[], int],
+        drain_records: Callable[[float], None],
+        max_in_flight_bytes: int = 32 * 1024 * 1024,
+    ) -> None:
         self.worker = worker
         self.task = task
         self.producer = producer
@@ -119,7 +139,7 @@ class BatchCopier:
                     self._drain(lambda: self.producer.in_flight == 0, self.producer.poll, stopping)
                 self.fallback_records += len(item.records)
                 self._send_records(item.records)
-                rest = items[i + 1:]
+                rest = items[i + 1 :]
                 return nbytes, rest or None
         self.bytes_sent += nbytes
         return nbytes, None

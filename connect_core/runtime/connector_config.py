@@ -510,8 +510,9 @@ def sink_topic_errors(props: Mapping[str, Any]) -> dict[str, list[str]]:
         errors.setdefault(key, []).append(message)
 
     if has_topics and has_regex:
-        message = (f"{SINK_TOPICS_CONFIG} and {SINK_TOPICS_REGEX_CONFIG} are mutually exclusive options, but both "
-                   "are set.")
+        message = (
+            f"{SINK_TOPICS_CONFIG} and {SINK_TOPICS_REGEX_CONFIG} are mutually exclusive options, but both are set."
+        )
         add(SINK_TOPICS_CONFIG, message)
         add(SINK_TOPICS_REGEX_CONFIG, message)
     if not has_topics and not has_regex:
@@ -521,17 +522,23 @@ def sink_topic_errors(props: Mapping[str, Any]) -> dict[str, list[str]]:
     if dlq:
         listed = parse_topics_list(props)
         if has_topics and dlq in listed:
-            add(SINK_TOPICS_CONFIG, f"The DLQ topic '{dlq}' may not be included in the list of topics "
-                                    f"('{SINK_TOPICS_CONFIG}=[{', '.join(listed)}]') consumed by the connector")
+            add(
+                SINK_TOPICS_CONFIG,
+                f"The DLQ topic '{dlq}' may not be included in the list of topics "
+                f"('{SINK_TOPICS_CONFIG}=[{', '.join(listed)}]') consumed by the connector",
+            )
         if has_regex:
             try:
                 matched = re.fullmatch(regex, dlq) is not None
             except re.error:
                 matched = False
             if matched:
-                add(SINK_TOPICS_REGEX_CONFIG, f"The DLQ topic '{dlq}' may not be matched by the regex for the "
-                                              f"topics ('{SINK_TOPICS_REGEX_CONFIG}={regex}') consumed by the "
-                                              "connector")
+                add(
+                    SINK_TOPICS_REGEX_CONFIG,
+                    f"The DLQ topic '{dlq}' may not be matched by the regex for the "
+                    f"topics ('{SINK_TOPICS_REGEX_CONFIG}={regex}') consumed by the "
+                    "connector",
+                )
     return errors
 
 

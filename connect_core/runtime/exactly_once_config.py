@@ -89,7 +89,7 @@ def exactly_once_support_errors(
         errors.append(
             "The connector does not implement the API required for preflight validation of exactly-once source "
             "support. Please consult the documentation for the connector to determine whether it supports "
-            "exactly-once semantics, and then consider reconfiguring the connector to use the value \"requested\" "
+            'exactly-once semantics, and then consider reconfiguring the connector to use the value "requested" '
             "for this property (which will disable this preflight check and allow the connector to be created)."
         )
     elif support is not ExactlyOnceSupport.SUPPORTED:

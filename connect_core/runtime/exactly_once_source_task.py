@@ -250,8 +250,9 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
                 # A fenced or fatally failed producer; its delivery reports usually said why.
                 if self._producer_error is not None:
                     self._raise_producer_error()
-                raise TransactionalProducerError(f"Task {self.id} could not flush its transactional producer: {e}",
-                                                 classify_code(error_code(e))) from e
+                raise TransactionalProducerError(
+                    f"Task {self.id} could not flush its transactional producer: {e}", classify_code(error_code(e))
+                ) from e
             self._after_callbacks()
             if self._producer_error is not None:
                 self._raise_producer_error()
@@ -422,8 +423,9 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         probed = self._probe_fenced()
         if probed is not None:
             raise self._fenced_error(probed.str()) from error
-        raise TransactionalProducerError(f"Task {self.id}'s transactional producer failed to deliver: {error}",
-                                         classify_code(code)) from error
+        raise TransactionalProducerError(
+            f"Task {self.id}'s transactional producer failed to deliver: {error}", classify_code(code)
+        ) from error
 
     # ------------------------------------------------------------------ held callbacks
 

@@ -53,6 +53,7 @@ class CopyingWorker(Protocol):
 
     def _run_acknowledged(self, run: CopyRunHandle) -> None: ...
 
+
 log = logging.getLogger(__name__)
 
 _OPEN = sys.maxsize  # the count of a run still being produced: no delivery report can complete it
@@ -61,9 +62,22 @@ _OPEN = sys.maxsize  # the count of a run still being produced: no delivery repo
 class CopyRunHandle(SubmittedRecord):
     """One run in flight: its SubmittedRecords handle, its delivery callback and what it reports."""
 
-    __slots__ = ("copier", "count", "delivered", "first_downstream", "first_timestamp", "first_upstream",
-                 "last_downstream", "last_msg", "last_timestamp", "last_upstream", "route", "skipped",
-                 "upstream_offsets", "value_bytes")
+    __slots__ = (
+        "copier",
+        "count",
+        "delivered",
+        "first_downstream",
+        "first_timestamp",
+        "first_upstream",
+        "last_downstream",
+        "last_msg",
+        "last_timestamp",
+        "last_upstream",
+        "route",
+        "skipped",
+        "upstream_offsets",
+        "value_bytes",
+    )
 
     def __init__(self, owner: SubmittedRecords, route: CopyRoute, copier: MessageCopier) -> None:
         # key: set by SubmittedRecords.track; offset: when the run is closed
@@ -146,11 +160,11 @@ class MessageCopier:
             value = msg.value()
             ts = msg.timestamp()[1]
             try:
-                produce(route_topic, value, msg.key(), route_partition, run, None, ts if ts > 0 else 0,
-                        msg.headers())
+                produce(route_topic, value, msg.key(), route_partition, run, None, ts if ts > 0 else 0, msg.headers())
             except BufferError:
-                worker._produce_when_room(route_topic, value, msg.key(), route_partition, run,
-                                          ts if ts > 0 else 0, msg.headers())
+                worker._produce_when_room(
+                    route_topic, value, msg.key(), route_partition, run, ts if ts > 0 else 0, msg.headers()
+                )
             except KafkaException:
                 # Refused before queueing (e.g. too large): the general path decides, with tolerance.
                 assert run is not None

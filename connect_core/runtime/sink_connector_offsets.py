@@ -141,8 +141,7 @@ def _call_hook(name: str, connector: SinkConnector, config: dict[str, str],
         return bool(connector.alter_offsets(config, offsets))
     except NotImplementedError as e:
         raise ConnectError(
-            f"Failed to modify offsets for connector {name} because it doesn't support external modification of "
-            "offsets"
+            f"Failed to modify offsets for connector {name} because it doesn't support external modification of offsets"
         ) from e
     except ConnectError:
         raise

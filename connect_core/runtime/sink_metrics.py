@@ -97,8 +97,9 @@ class WindowedStat:
     Written by the task thread, read by the exporter's thread: a lock keeps the windows consistent.
     """
 
-    def __init__(self, window_s: float = SAMPLE_WINDOW_S, samples: int = NUM_SAMPLES,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, window_s: float = SAMPLE_WINDOW_S, samples: int = NUM_SAMPLES, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self._window_s = window_s
         self._samples = max(1, samples)
         self._clock = clock
@@ -112,7 +113,7 @@ class WindowedStat:
             windows = self._windows
             if not windows or now - windows[-1][0] >= self._window_s:
                 windows.append([now, 0.0, 0.0, -math.inf])
-                del windows[:-self._samples]
+                del windows[: -self._samples]
             current = windows[-1]
             current[1] += 1
             current[2] += value

@@ -34,30 +34,87 @@ class SinkMetricFamilies:
     def __init__(self, registry: CollectorRegistry, scope: Sequence[str] = ()) -> None:
         labels = (*scope, "connector", "task")
         r = registry
-        self.read = Counter("mm2_sink_record_read", "Records read from Kafka by the sink task, before conversion "
-                            "and transformations (Connect sink-record-read).", labels, registry=r)
-        self.send = Counter("mm2_sink_record_send", "Records put to the sink task after transformations "
-                            "(Connect sink-record-send).", labels, registry=r)
-        self.active = Gauge("mm2_sink_record_active_count", "Records read but not yet committed, over the task's "
-                            "partitions (Connect sink-record-active-count).", labels, registry=r)
-        self.active_max = Gauge("mm2_sink_record_active_count_max", "Largest active record count in the last "
-                                "minute (Connect sink-record-active-count-max).", labels, registry=r)
-        self.active_avg = Gauge("mm2_sink_record_active_count_avg", "Average active record count in the last "
-                                "minute (Connect sink-record-active-count-avg).", labels, registry=r)
-        self.partitions = Gauge("mm2_sink_partition_count", "Topic partitions assigned to the sink task "
-                                "(Connect partition-count).", labels, registry=r)
-        self.seq_no = Gauge("mm2_sink_offset_commit_seq_no", "Sequence number of the task's latest offset commit "
-                            "(Connect offset-commit-seq-no).", labels, registry=r)
-        self.completions = Counter("mm2_sink_offset_commit_completion", "Offset commits completed successfully "
-                                   "(Connect offset-commit-completion).", labels, registry=r)
-        self.skips = Counter("mm2_sink_offset_commit_skip", "Offset commit completions received after a newer "
-                             "commit had started, ignored (Connect offset-commit-skip).", labels, registry=r)
-        self.put_max = Gauge("mm2_sink_put_batch_max_time_seconds", "Longest put of a batch in the last minute "
-                             "(Connect put-batch-max-time-ms).", labels, registry=r)
-        self.put_avg = Gauge("mm2_sink_put_batch_avg_time_seconds", "Average time to put a batch in the last minute "
-                             "(Connect put-batch-avg-time-ms).", labels, registry=r)
-        self._all = (self.read, self.send, self.active, self.active_max, self.active_avg, self.partitions,
-                     self.seq_no, self.completions, self.skips, self.put_max, self.put_avg)
+        self.read = Counter(
+            "mm2_sink_record_read",
+            "Records read from Kafka by the sink task, before conversion "
+            "and transformations (Connect sink-record-read).",
+            labels,
+            registry=r,
+        )
+        self.send = Counter(
+            "mm2_sink_record_send",
+            "Records put to the sink task after transformations (Connect sink-record-send).",
+            labels,
+            registry=r,
+        )
+        self.active = Gauge(
+            "mm2_sink_record_active_count",
+            "Records read but not yet committed, over the task's partitions (Connect sink-record-active-count).",
+            labels,
+            registry=r,
+        )
+        self.active_max = Gauge(
+            "mm2_sink_record_active_count_max",
+            "Largest active record count in the last minute (Connect sink-record-active-count-max).",
+            labels,
+            registry=r,
+        )
+        self.active_avg = Gauge(
+            "mm2_sink_record_active_count_avg",
+            "Average active record count in the last minute (Connect sink-record-active-count-avg).",
+            labels,
+            registry=r,
+        )
+        self.partitions = Gauge(
+            "mm2_sink_partition_count",
+            "Topic partitions assigned to the sink task (Connect partition-count).",
+            labels,
+            registry=r,
+        )
+        self.seq_no = Gauge(
+            "mm2_sink_offset_commit_seq_no",
+            "Sequence number of the task's latest offset commit (Connect offset-commit-seq-no).",
+            labels,
+            registry=r,
+        )
+        self.completions = Counter(
+            "mm2_sink_offset_commit_completion",
+            "Offset commits completed successfully (Connect offset-commit-completion).",
+            labels,
+            registry=r,
+        )
+        self.skips = Counter(
+            "mm2_sink_offset_commit_skip",
+            "Offset commit completions received after a newer "
+            "commit had started, ignored (Connect offset-commit-skip).",
+            labels,
+            registry=r,
+        )
+        self.put_max = Gauge(
+            "mm2_sink_put_batch_max_time_seconds",
+            "Longest put of a batch in the last minute (Connect put-batch-max-time-ms).",
+            labels,
+            registry=r,
+        )
+        self.put_avg = Gauge(
+            "mm2_sink_put_batch_avg_time_seconds",
+            "Average time to put a batch in the last minute (Connect put-batch-avg-time-ms).",
+            labels,
+            registry=r,
+        )
+        self._all = (
+            self.read,
+            self.send,
+            self.active,
+            self.active_max,
+            self.active_avg,
+            self.partitions,
+            self.seq_no,
+            self.completions,
+            self.skips,
+            self.put_max,
+            self.put_avg,
+        )
         #: The latest instance bound per label set: an old instance closing late leaves its successor alone.
         self.current: dict[tuple[str, ...], PrometheusSinkTaskMetrics] = {}
 

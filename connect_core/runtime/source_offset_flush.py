@@ -89,8 +89,9 @@ class SourceOffsetFlusher:
             if partition is not None:
                 self.writer.offset(partition, offset)
         if offsets.has_pending:
-            log.debug("Task %s: %d records still unacknowledged at offset commit", self.task_id,
-                      offsets.num_uncommittable)
+            log.debug(
+                "Task %s: %d records still unacknowledged at offset commit", self.task_id, offsets.num_uncommittable
+            )
         try:
             should_flush = self.writer.begin_flush(self.timeout_s)
         except ConnectError as e:

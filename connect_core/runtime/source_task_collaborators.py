@@ -70,8 +70,9 @@ TopicCreator = Callable[[str, TopicCreationGroup | None], bool]
 class WorkerSourceTaskContext:
     """What a SourceTask may ask of the runtime: its stored offsets and its configs (Java's context)."""
 
-    def __init__(self, reader: OffsetStorageReader, configs: dict[str, str],
-                 transactions: TransactionContext | None = None) -> None:
+    def __init__(
+        self, reader: OffsetStorageReader, configs: dict[str, str], transactions: TransactionContext | None = None
+    ) -> None:
         self._reader = reader
         self._configs = configs
         self._transactions = transactions

@@ -41,27 +41,29 @@ def _code(name: str, default: int) -> int:
 FENCED_CODES = frozenset({_code("_FENCED", -144), _code("PRODUCER_FENCED", 90), _code("INVALID_PRODUCER_EPOCH", 47)})
 
 #: Errors a fresh producer would meet again: restarting cannot help, so the task fails with them.
-PERMANENT_CODES = frozenset({
-    _code("TOPIC_AUTHORIZATION_FAILED", 29),
-    _code("GROUP_AUTHORIZATION_FAILED", 30),
-    _code("CLUSTER_AUTHORIZATION_FAILED", 31),
-    _code("TRANSACTIONAL_ID_AUTHORIZATION_FAILED", 53),
-    _code("SASL_AUTHENTICATION_FAILED", 58),
-    _code("UNSUPPORTED_VERSION", 35),
-    _code("UNSUPPORTED_FOR_MESSAGE_FORMAT", 43),
-    _code("_UNSUPPORTED_FEATURE", -165),
-    _code("MSG_SIZE_TOO_LARGE", 10),
-    _code("RECORD_LIST_TOO_LARGE", 18),
-    _code("INVALID_RECORD", 87),
-    _code("_INVALID_ARG", -186),
-    _code("_AUTHENTICATION", -169),
-    # ambiguous: a zombie's end too (see the module docstring)
-    _code("_MSG_TIMED_OUT", -192),
-    _code("_TIMED_OUT", -185),
-    _code("_TIMED_OUT_QUEUE", -166),
-    _code("REQUEST_TIMED_OUT", 7),
-    _code("_TRANSPORT", -195),
-})
+PERMANENT_CODES = frozenset(
+    {
+        _code("TOPIC_AUTHORIZATION_FAILED", 29),
+        _code("GROUP_AUTHORIZATION_FAILED", 30),
+        _code("CLUSTER_AUTHORIZATION_FAILED", 31),
+        _code("TRANSACTIONAL_ID_AUTHORIZATION_FAILED", 53),
+        _code("SASL_AUTHENTICATION_FAILED", 58),
+        _code("UNSUPPORTED_VERSION", 35),
+        _code("UNSUPPORTED_FOR_MESSAGE_FORMAT", 43),
+        _code("_UNSUPPORTED_FEATURE", -165),
+        _code("MSG_SIZE_TOO_LARGE", 10),
+        _code("RECORD_LIST_TOO_LARGE", 18),
+        _code("INVALID_RECORD", 87),
+        _code("_INVALID_ARG", -186),
+        _code("_AUTHENTICATION", -169),
+        # ambiguous: a zombie's end too (see the module docstring)
+        _code("_MSG_TIMED_OUT", -192),
+        _code("_TIMED_OUT", -185),
+        _code("_TIMED_OUT_QUEUE", -166),
+        _code("REQUEST_TIMED_OUT", 7),
+        _code("_TRANSPORT", -195),
+    }
+)
 
 
 def classify_code(code: int | None) -> ProducerErrorKind:

@@ -113,11 +113,14 @@ def batch_producer_for(props: Mapping[str, Any]) -> Callable[[], BatchProducer]:
     acks = str(props.get("acks", "all")).strip().lower()
 
     def create() -> BatchProducer:
-        return BatchProducer(str(props.get("bootstrap.servers", "")), kafka_python_security(props),
-                             f"{props.get('client.id', 'connect')}-batches",
-                             acks=-1 if acks in ("all", "-1") else int(acks),
-                             request_timeout_s=number("request.timeout.ms", 30_000) / 1000,
-                             delivery_timeout_s=number("delivery.timeout.ms", 120_000) / 1000)
+        return BatchProducer(
+            str(props.get("bootstrap.servers", "")),
+            kafka_python_security(props),
+            f"{props.get('client.id', 'connect')}-batches",
+            acks=-1 if acks in ("all", "-1") else int(acks),
+            request_timeout_s=number("request.timeout.ms", 30_000) / 1000,
+            delivery_timeout_s=number("delivery.timeout.ms", 120_000) / 1000,
+        )
 
     return create
 
@@ -403,12 +406,14 @@ class Worker:
         num_tasks: int | None,
         recovery: RecoveryBudget | None = None,
     ) -> WorkerSourceTask | WorkerSinkTask:
-        restarter = partial(self._restart_task, conn_props=conn_props, task_props=task_props, listener=listener,
-                            num_tasks=num_tasks)  # the untransformed configs: a restart resolves them anew
+        restarter = partial(
+            self._restart_task, conn_props=conn_props, task_props=task_props, listener=listener, num_tasks=num_tasks
+        )  # the untransformed configs: a restart resolves them anew
         conn_props = self.config_transformer.transform(conn_props, f"config of connector {task_id.connector}")
         task_props = self.config_transformer.transform(task_props, f"config of task {task_id}")
-        if issubclass(Plugins.load(conn_props.get(CONNECTOR_CLASS_CONFIG, ""), key=CONNECTOR_CLASS_CONFIG),
-                      SinkConnector):
+        if issubclass(
+            Plugins.load(conn_props.get(CONNECTOR_CLASS_CONFIG, ""), key=CONNECTOR_CLASS_CONFIG), SinkConnector
+        ):
             return self._build_sink_task(task_id, conn_props, task_props, listener, target_state, num_tasks)
         conf = SourceConnectorConfig(conn_props, self.topic_creation_enabled)
         _enforce_tasks_max(task_id, conf, num_tasks)
@@ -431,9 +436,13 @@ class Worker:
         task_cls: type[WorkerSourceTask] = WorkerSourceTask
         if transactional_id is not None:
             task_cls = ExactlyOnceWorkerSourceTask
-            eos = {"transactional_id": transactional_id, "offsets_topic": self._offsets_topic(conn_props),
-                   "settings": ExactlyOnceSettings.from_props(conn_props, self.config.offset_flush_interval_s),
-                   "recovery": recovery or RecoveryBudget(MAX_RECOVERIES, RECOVERY_WINDOW_S), "restarter": restarter}
+            eos = {
+                "transactional_id": transactional_id,
+                "offsets_topic": self._offsets_topic(conn_props),
+                "settings": ExactlyOnceSettings.from_props(conn_props, self.config.offset_flush_interval_s),
+                "recovery": recovery or RecoveryBudget(MAX_RECOVERIES, RECOVERY_WINDOW_S),
+                "restarter": restarter,
+            }
         return task_cls(
             task_id,
             plugins.task,
@@ -457,8 +466,9 @@ class Worker:
             metrics=metrics,
             ordered_delivery=keeps_partition_order(java_producer),
             # batches as bytes: only with the real client (not a test double) and never transactional
-            batch_producer_factory=(batch_producer_for(java_producer)
-                                    if transactional_id is None and self._real_producers else None),
+            batch_producer_factory=(
+                batch_producer_for(java_producer) if transactional_id is None and self._real_producers else None
+            ),
             **eos,
         )
 

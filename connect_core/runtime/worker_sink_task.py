@@ -613,8 +613,9 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
             return
         offsets, started, seq_no = pending
         if seq_no != self.commit_seq_no:  # a newer commit started meanwhile: Java ignores this answer
-            log.debug("Task %s: completion of commit %d arrived after commit %d started", self.id, seq_no,
-                      self.commit_seq_no)
+            log.debug(
+                "Task %s: completion of commit %d arrived after commit %d started", self.id, seq_no, self.commit_seq_no
+            )
             self.sink_metrics.commit_skipped()
             return
         errors = [p for p in partitions or [] if getattr(p, "error", None) is not None]

@@ -110,8 +110,9 @@ class _InFlight(SubmittedRecord):
 
     record: SourceRecord | None
 
-    def __init__(self, owner: SubmittedRecords, key: PartitionKey, record: SourceRecord,
-                 worker: WorkerSourceTask) -> None:
+    def __init__(
+        self, owner: SubmittedRecords, key: PartitionKey, record: SourceRecord, worker: WorkerSourceTask
+    ) -> None:
         self._owner = owner
         self._key = key  # None when SubmittedRecords.track sets it
         self.partition = record.source_partition
@@ -213,8 +214,15 @@ class WorkerSourceTask(WorkerTask[SourceTask]):
         self._copied_acks_seen = 0  # MessageCopier.records_acked at the last metrics report
         self._skipped = 0
         self._flusher = SourceOffsetFlusher(
-            task_id, offset_writer, self.submitted, self.metrics, self._commit_task,
-            offset_flush_interval_s, offset_flush_timeout_s, lambda: self._cancelled, clock,
+            task_id,
+            offset_writer,
+            self.submitted,
+            self.metrics,
+            self._commit_task,
+            offset_flush_interval_s,
+            offset_flush_timeout_s,
+            lambda: self._cancelled,
+            clock,
         )
 
         self._key_passthrough = type(key_converter) is ByteArrayConverter
@@ -222,8 +230,9 @@ class WorkerSourceTask(WorkerTask[SourceTask]):
         self._header_passthrough = type(header_converter) is ByteArrayConverter
         self._commit_record_overridden = type(task).commit_record is not SourceTask.commit_record
         self._task_commit_record = task.commit_record if self._commit_record_overridden else None
-        self._fast_path = (self.chain is None and self._key_passthrough and self._value_passthrough
-                           and self._header_passthrough)
+        self._fast_path = (
+            self.chain is None and self._key_passthrough and self._value_passthrough and self._header_passthrough
+        )
         # confluent_kafka.Producer.produce(topic, value, key, partition, callback, on_delivery,
         # timestamp, headers): all positional parses ~250 ns faster per record than keywords.
         # Other producers (test doubles) get the documented keywords unless they declare
@@ -232,8 +241,7 @@ class WorkerSourceTask(WorkerTask[SourceTask]):
         # Tasks that copy consumed messages as they are skip SourceRecords entirely when nothing
         # in the pipeline could change a record (see connect_core.api.message_copy).
         self._copier: MessageCopier | None = None
-        if (self._fast_path and ordered_delivery and self._positional_produce
-                and isinstance(task, MessageCopyTask)):
+        if self._fast_path and ordered_delivery and self._positional_produce and isinstance(task, MessageCopyTask):
             self._copier = MessageCopier(self, task)
         self._to_copy: list[Any] | None = None
         self._warm_up: threading.Thread | None = None  # from _initialize_and_start to _execute
@@ -271,9 +279,15 @@ class WorkerSourceTask(WorkerTask[SourceTask]):
         assert self._batch_producer_factory is not None
         producer = self._batch_producer_factory()  # connects with its first batch (a target down is waited for)
         self._copier = None  # the task reads batches now, never messages
-        self._batch_copier = BatchCopier(self, self.task, producer, self._hand_to_record_path,  # type: ignore[arg-type]
-                                         self._records_in_flight, self._drain_record_path,
-                                         int(getattr(self.task, "batch_copy_max_in_flight_bytes", 0) or 32 << 20))
+        self._batch_copier = BatchCopier(
+            self,
+            self.task,  # type: ignore[arg-type]
+            producer,
+            self._hand_to_record_path,
+            self._records_in_flight,
+            self._drain_record_path,
+            int(getattr(self.task, "batch_copy_max_in_flight_bytes", 0) or 32 << 20),
+        )
 
     @property
     def copy_path(self) -> str:
@@ -527,14 +541,30 @@ class WorkerSourceTask(WorkerTask[SourceTask]):
             submitted._submitted_total += 1
             try:
                 if positional:
-                    produce(topic, value, key, -1 if partition is None else partition, handle, None,
-                            0 if ts is None else ts, headers)
+                    produce(
+                        topic,
+                        value,
+                        key,
+                        -1 if partition is None else partition,
+                        handle,
+                        None,
+                        0 if ts is None else ts,
+                        headers,
+                    )
                 else:
-                    produce(topic, value, key, -1 if partition is None else partition, handle,
-                            timestamp=0 if ts is None else ts, headers=headers)
+                    produce(
+                        topic,
+                        value,
+                        key,
+                        -1 if partition is None else partition,
+                        handle,
+                        timestamp=0 if ts is None else ts,
+                        headers=headers,
+                    )
             except BufferError:
-                self._produce_when_room(topic, value, key, -1 if partition is None else partition, handle,
-                                        0 if ts is None else ts, headers)
+                self._produce_when_room(
+                    topic, value, key, -1 if partition is None else partition, handle, 0 if ts is None else ts, headers
+                )
                 if self._producer_error is not None:
                     self._raise_producer_error()
             except KafkaException:

@@ -21,6 +21,7 @@ from connect_core.runtime.worker_config import ConnectorClientConfigOverridePoli
 
 log = logging.getLogger(__name__)
 
+
 class ProducerZombieFencer:
     """The herder's ``ZombieFencer``: fence ids by name with the connector's admin client settings."""
 

@@ -68,9 +68,13 @@ class CommittedOffsetView:
     def for_client_props(cls, topic: str, client_props: Mapping[str, Any], timeout_s: float) -> Self:
         """A view reading through a kafka-python client with the store's bootstrap servers and security."""
         props = text_props(client_props)
-        fetcher = RawFetcher(props.get("bootstrap.servers", ""), kafka_python_security(props),
-                             client_id=str(props.get("client.id") or f"connect-offsets-{topic}"),
-                             request_timeout_s=timeout_s, read_committed=True)
+        fetcher = RawFetcher(
+            props.get("bootstrap.servers", ""),
+            kafka_python_security(props),
+            client_id=str(props.get("client.id") or f"connect-offsets-{topic}"),
+            request_timeout_s=timeout_s,
+            read_committed=True,
+        )
         return cls(topic, fetcher, timeout_s, props)
 
     def get(self, keys: list[bytes]) -> dict[bytes, bytes | None]:
@@ -116,14 +120,16 @@ class CommittedOffsetView:
             if not behind:
                 return
             if time.monotonic() >= deadline:
-                raise ConnectError(f"Timed out reading offsets topic {self.topic} to its end (partitions "
-                                   f"{sorted(behind)} behind)")
+                raise ConnectError(
+                    f"Timed out reading offsets topic {self.topic} to its end (partitions {sorted(behind)} behind)"
+                )
             if not progressed:  # nothing below the end: a broker that stopped scanning when its wait ran out
                 wait_ms = min(wait_ms * 4, LONGEST_WAIT_MS)
 
 
-def read_committed_offsets(topic: str, client_props: Mapping[str, Any],
-                           timeout_s: float) -> list[tuple[bytes, bytes | None]]:
+def read_committed_offsets(
+    topic: str, client_props: Mapping[str, Any], timeout_s: float
+) -> list[tuple[bytes, bytes | None]]:
     """One read of an offsets topic to its end, each key's last committed value: for a reader that must
     not resume from an aborted transaction's offset record (a backfill resuming after a killed attempt)."""
     view = CommittedOffsetView.for_client_props(topic, client_props, timeout_s)

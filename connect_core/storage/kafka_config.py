@@ -31,6 +31,7 @@ from connect_core.storage.kafka_store import READ_WRITE_TIMEOUT_S, KafkaTopicSto
 
 log = logging.getLogger(__name__)
 
+
 class KafkaConfigBackingStore(KafkaTopicStore):
     storage = CONFIG_STORAGE
 
@@ -47,8 +48,9 @@ class KafkaConfigBackingStore(KafkaTopicStore):
         self._listener: ConfigUpdateListener | None = None
         self._started = False
         spec = NewTopicSpec(topic.name, 1, topic.replication_factor, topic.config)
-        super().__init__(spec, client_props, admin=admin, timeout_s=timeout_s,
-                         require_single_partition=f"{CONFIG_STORAGE}.topic")
+        super().__init__(
+            spec, client_props, admin=admin, timeout_s=timeout_s, require_single_partition=f"{CONFIG_STORAGE}.topic"
+        )
 
     # ------------------------------------------------------------------------------- lifecycle
 

@@ -88,11 +88,16 @@ class KafkaOffsetBackingStore(KafkaTopicStore):
         super().__init__(topic, client_props, admin=admin, timeout_s=timeout_s)
 
     @classmethod
-    def from_worker_config(cls, worker_props: Mapping[str, Any], admin: TopicAdmin | None = None, *,
-                           exactly_once: bool = False) -> Self:
+    def from_worker_config(
+        cls, worker_props: Mapping[str, Any], admin: TopicAdmin | None = None, *, exactly_once: bool = False
+    ) -> Self:
         """The store on the worker's offsets topic; ``exactly_once``: the worker runs exactly-once source tasks."""
-        return cls(internal_topic_spec(worker_props, cls.storage), store_client_props(worker_props), admin=admin,
-                   exactly_once=exactly_once)
+        return cls(
+            internal_topic_spec(worker_props, cls.storage),
+            store_client_props(worker_props),
+            admin=admin,
+            exactly_once=exactly_once,
+        )
 
     def stop(self) -> None:
         super().stop()
@@ -140,7 +145,12 @@ def _read_committed(client_props: Mapping[str, Any]) -> dict[str, Any]:
     props = dict(client_props)
     given = str(props.get(_ISOLATION_LEVEL, _READ_COMMITTED)).strip().lower()
     if given != _READ_COMMITTED:
-        log.warning("Overriding %s=%s with %s for the worker offsets topic consumer when exactly-once source "
-                    "support is enabled", _ISOLATION_LEVEL, given, _READ_COMMITTED)
+        log.warning(
+            "Overriding %s=%s with %s for the worker offsets topic consumer when exactly-once source "
+            "support is enabled",
+            _ISOLATION_LEVEL,
+            given,
+            _READ_COMMITTED,
+        )
     props[_ISOLATION_LEVEL] = _READ_COMMITTED
     return props

@@ -135,16 +135,29 @@ def backfill(
         bool, typer.Option("--force", help="Copy into target partitions that hold records the flow did not copy.")
     ] = False,
     release: Annotated[
-        bool, typer.Option("--release", help="Release the flow's backfill lease now (fencing its job): live tailing "
-                           "takes the topics back. Copies nothing.")
+        bool,
+        typer.Option(
+            "--release",
+            help="Release the flow's backfill lease now (fencing its job): live tailing "
+            "takes the topics back. Copies nothing.",
+        ),
     ] = False,
     lease_ttl: Annotated[
-        float, typer.Option("--lease-ttl", min=3.0, help="Seconds the topics stay excluded from live tailing after "
-                            "the job stops renewing its lease (killed job).")
+        float,
+        typer.Option(
+            "--lease-ttl",
+            min=3.0,
+            help="Seconds the topics stay excluded from live tailing after "
+            "the job stops renewing its lease (killed job).",
+        ),
     ] = DEFAULT_LEASE_TTL_S,
     throughput_limit: Annotated[
-        str | None, typer.Option("--throughput-limit", help="Most bytes per second the job copies (record keys and "
-                                 "values; 10MB, 512K...), divided between the Spark tasks running at once.")
+        str | None,
+        typer.Option(
+            "--throughput-limit",
+            help="Most bytes per second the job copies (record keys and "
+            "values; 10MB, 512K...), divided between the Spark tasks running at once.",
+        ),
     ] = None,
 ) -> None:
     """Bulk-copy a flow's existing partition backlogs with Spark, exactly once, handing over to live tailing."""
@@ -177,12 +190,15 @@ def translate_offsets(
     ] = False,
     force: Annotated[bool, typer.Option("--force", help="With --apply, also move target groups backwards.")] = False,
     json_output: Annotated[bool, typer.Option("--json", help="Print one JSON document instead of a table.")] = False,
-    master: Annotated[
-        str | None, typer.Option("--master", help="Spark master URL (default local[*]).")
-    ] = None,
+    master: Annotated[str | None, typer.Option("--master", help="Spark master URL (default local[*]).")] = None,
     timeout: Annotated[
-        float, typer.Option("--timeout", min=0.1, help="Seconds to wait for a cluster; a source that does not "
-                            "answer in time is failed over from its checkpoints on the target.")
+        float,
+        typer.Option(
+            "--timeout",
+            min=0.1,
+            help="Seconds to wait for a cluster; a source that does not "
+            "answer in time is failed over from its checkpoints on the target.",
+        ),
     ] = 30.0,
 ) -> None:
     """Translate many consumer groups' offsets at once with Spark (failover); a dry run unless --apply."""
@@ -204,9 +220,7 @@ def verify(
         str | None, typer.Option("--topics", help="Only source topics whose name fully matches this regex.")
     ] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print one JSON document instead of a table.")] = False,
-    master: Annotated[
-        str | None, typer.Option("--master", help="Spark master URL (default local[*]).")
-    ] = None,
+    master: Annotated[str | None, typer.Option("--master", help="Spark master URL (default local[*]).")] = None,
     chunk_records: Annotated[
         int, typer.Option("--chunk-records", min=1, help="Source records per Spark task.")
     ] = 100000,

@@ -46,18 +46,27 @@ class ProgressBar:
         )
 
         self._avg = plan.avg_record_bytes or 1.0
-        self._progress = Progress(TextColumn("backfill"), BarColumn(), TaskProgressColumn(),
-                                  TextColumn("{task.fields[records]}"), TransferSpeedColumn(), TimeRemainingColumn(),
-                                  console=Console(stderr=True), transient=True)
+        self._progress = Progress(
+            TextColumn("backfill"),
+            BarColumn(),
+            TaskProgressColumn(),
+            TextColumn("{task.fields[records]}"),
+            TransferSpeedColumn(),
+            TimeRemainingColumn(),
+            console=Console(stderr=True),
+            transient=True,
+        )
         self._task = self._progress.add_task("copy", total=max(1, plan.estimated_bytes), records="")
         self._progress.start()
 
     def __call__(self, done: int, total: int) -> None:
         if self._progress is None:
             return
-        self._progress.update(self._task, completed=int(done * self._avg),
-                              records=f"{done:,}/{total:,} rec {done * self._avg / _MB:,.0f}/"
-                                      f"{total * self._avg / _MB:,.0f} MB")
+        self._progress.update(
+            self._task,
+            completed=int(done * self._avg),
+            records=f"{done:,}/{total:,} rec {done * self._avg / _MB:,.0f}/{total * self._avg / _MB:,.0f} MB",
+        )
 
     def close(self) -> None:
         if self._progress is not None:
@@ -80,13 +89,24 @@ def release(config_path: Path, source: str, target: str) -> None:
     if lease is None:
         typer.echo(f"No backfill lease on {flow.pair}: nothing to release.")
     else:
-        typer.echo(f"Released the backfill lease of job {lease.job_id} on {flow.pair} ({', '.join(lease.topics)}): "
-                   "live tailing takes the topics back from what the job committed.")
+        typer.echo(
+            f"Released the backfill lease of job {lease.job_id} on {flow.pair} ({', '.join(lease.topics)}): "
+            "live tailing takes the topics back from what the job committed."
+        )
 
 
-def backfill(config_path: Path, source: str, target: str, topics: str | None, master: str | None, dry_run: bool,
-             json_output: bool, force: bool = False, lease_ttl_s: float = DEFAULT_LEASE_TTL_S,
-             throughput_limit: float | None = None) -> None:
+def backfill(
+    config_path: Path,
+    source: str,
+    target: str,
+    topics: str | None,
+    master: str | None,
+    dry_run: bool,
+    json_output: bool,
+    force: bool = False,
+    lease_ttl_s: float = DEFAULT_LEASE_TTL_S,
+    throughput_limit: float | None = None,
+) -> None:
     from mirror.jobs.backfill.job import run_job
     from mirror.jobs.backfill.report import render_json, render_table
 
@@ -94,9 +114,19 @@ def backfill(config_path: Path, source: str, target: str, topics: str | None, ma
     config = _config(config_path)
     bar = ProgressBar()
     try:
-        report = run_job(config, source, target, topics, master=master, dry_run=dry_run, progress=bar,
-                         on_plan=None if dry_run else bar.on_plan, force=force, lease_ttl_s=lease_ttl_s,
-                         throughput_limit=throughput_limit)
+        report = run_job(
+            config,
+            source,
+            target,
+            topics,
+            master=master,
+            dry_run=dry_run,
+            progress=bar,
+            on_plan=None if dry_run else bar.on_plan,
+            force=force,
+            lease_ttl_s=lease_ttl_s,
+            throughput_limit=throughput_limit,
+        )
     finally:
         bar.close()
     if json_output:

@@ -122,8 +122,9 @@ def parse_connector_file(path: str | Path) -> ConnectorRequest:
 HerderBuilder = Callable[[dict[str, str], str], BuiltHerder]
 
 
-def build_herder(worker_props: dict[str, str], worker_id: str,
-                 runtime_metrics: RuntimeMetrics | None = None) -> BuiltHerder:
+def build_herder(
+    worker_props: dict[str, str], worker_id: str, runtime_metrics: RuntimeMetrics | None = None
+) -> BuiltHerder:
     """The runtime's standalone herder (file offsets, memory config/status), not started yet."""
     return build_standalone_herder(worker_props, worker_id=worker_id, runtime_metrics=runtime_metrics)
 
@@ -197,7 +198,10 @@ def _validate_worker_config(worker_props: dict[str, str]) -> None:
 
 
 def run_standalone(
-    worker_config: Path, connector_configs: list[Path], *, stop: threading.Event | None = None,
+    worker_config: Path,
+    connector_configs: list[Path],
+    *,
+    stop: threading.Event | None = None,
     metrics_port: int | None = None,
 ) -> None:
     """The command body; returns after a clean stop (SIGTERM/SIGINT or ``stop`` set)."""

@@ -55,8 +55,9 @@ def story() -> None:
     try:
         check_spark_runtime()
     except SparkUnavailableError as e:
-        raise StartupError(f"{e} (the demo's backfill, verify and failover run on Spark; "
-                           "`mm2 demo --live-only` needs no Spark)") from None
+        raise StartupError(
+            f"{e} (the demo's backfill, verify and failover run on Spark; `mm2 demo --live-only` needs no Spark)"
+        ) from None
     workdir = Path(tempfile.mkdtemp(prefix="mm2-demo-"))
     log_path = workdir / "mm2.log"
     log_to_file(log_path)
@@ -74,8 +75,10 @@ def story() -> None:
         raise StartupError(f"cannot start the embedded clusters: {e}") from e
     checked = ", ".join(step.name for step in outcome.steps if step.ok)
     if outcome.ok:
-        say(f"Checked in {time.monotonic() - started:.0f} s: {checked}. B is an exact, verified copy of A and the "
-            "consumer group resumes on B where it stopped on A.")
+        say(
+            f"Checked in {time.monotonic() - started:.0f} s: {checked}. B is an exact, verified copy of A and the "
+            "consumer group resumes on B where it stopped on A."
+        )
         return
     failed = next((step.name for step in outcome.steps if not step.ok), "the story")
     say(f"NOT checked: {failed} failed (see above and {log_path}).")

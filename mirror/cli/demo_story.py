@@ -57,16 +57,23 @@ class StoryOutcome:
 
 
 def _views(cluster: KafkaCluster, topic: str) -> dict[int, list[tuple[Any, ...]]]:
-    return {p: [(m.key(), m.value(), tuple(m.headers() or ()), m.timestamp()[1]) for m in msgs]
-            for p, msgs in cluster.read_all(topic, timeout=30).items()}
+    return {
+        p: [(m.key(), m.value(), tuple(m.headers() or ()), m.timestamp()[1]) for m in msgs]
+        for p, msgs in cluster.read_all(topic, timeout=30).items()
+    }
 
 
 def _produce(cluster: KafkaCluster, topic: str, partitions: int, per_partition: int, start: int = 0) -> None:
     producer = cluster.producer(**{"linger.ms": 20})
     for p in range(partitions):
         for i in range(start, start + per_partition):
-            producer.produce(topic, key=f"{topic}-{p}-{i % 97}".encode(), value=f"{topic} event {p}/{i}".encode(),
-                             partition=p, headers=[("source", b"mm2-demo")])
+            producer.produce(
+                topic,
+                key=f"{topic}-{p}-{i % 97}".encode(),
+                value=f"{topic} event {p}/{i}".encode(),
+                partition=p,
+                headers=[("source", b"mm2-demo")],
+            )
             if i % 1000 == 0:
                 producer.poll(0)
     if producer.flush(30):
@@ -86,8 +93,15 @@ def _wait(check: Callable[[], bool], timeout_s: float = WAIT_S, every_s: float =
 def _identical(a: KafkaCluster, b: KafkaCluster, topics: dict[str, int]) -> list[str]:
     """Per remote topic, why B's partitions are not A's (empty when every record is there once, in order)."""
     names = b.topic_names()
-    return [d for t in topics for d in (partition_differences(f"A.{t}", _views(a, t), _views(b, f"A.{t}"))
-                                        if f"A.{t}" in names else [f"A.{t} does not exist on B"])]
+    return [
+        d
+        for t in topics
+        for d in (
+            partition_differences(f"A.{t}", _views(a, t), _views(b, f"A.{t}"))
+            if f"A.{t}" in names
+            else [f"A.{t} does not exist on B"]
+        )
+    ]
 
 
 def _counts_match(a: KafkaCluster, b: KafkaCluster, topics: dict[str, int]) -> bool:
@@ -95,8 +109,9 @@ def _counts_match(a: KafkaCluster, b: KafkaCluster, topics: dict[str, int]) -> b
     for t in topics:
         if f"A.{t}" not in names:
             return False
-        if {p: len(v) for p, v in a.read_all(t, timeout=30).items()} != \
-                {p: len(v) for p, v in b.read_all(f"A.{t}", timeout=30).items()}:
+        if {p: len(v) for p, v in a.read_all(t, timeout=30).items()} != {
+            p: len(v) for p, v in b.read_all(f"A.{t}", timeout=30).items()
+        }:
             return False
     return True
 
@@ -117,8 +132,10 @@ def _commit_group(cluster: KafkaCluster) -> None:
 
     consumer = cluster.consumer(**{"group.id": GROUP, "enable.auto.commit": False})
     try:
-        consumer.commit(offsets=[TopicPartition(t, p, GROUP_POSITION) for t, n in TOPICS.items() for p in range(n)],
-                        asynchronous=False)
+        consumer.commit(
+            offsets=[TopicPartition(t, p, GROUP_POSITION) for t, n in TOPICS.items() for p in range(n)],
+            asynchronous=False,
+        )
     finally:
         consumer.close()
 
@@ -183,17 +200,24 @@ class Story:
         from mirror.jobs.verify.job import run_job as verify
 
         with _clusters() as (a, b):
-            self.say(f"Two Kafka clusters on this machine: A (source) at {a.bootstrap_servers}, "
-                     f"B (target) at {b.bootstrap_servers}.")
+            self.say(
+                f"Two Kafka clusters on this machine: A (source) at {a.bootstrap_servers}, "
+                f"B (target) at {b.bootstrap_servers}."
+            )
             for topic, partitions in TOPICS.items():
                 a.create_topic(topic, partitions)
                 _produce(a, topic, partitions, BACKLOG_PER_PARTITION)
             _commit_group(a)
             backlog = BACKLOG_PER_PARTITION * sum(TOPICS.values())
-            self.say(f"1. A backlog on A: {backlog:,} records in {', '.join(TOPICS)}; consumer group {GROUP} has "
-                     f"read {GROUP_POSITION:,} of each partition.")
-            props = {**demo_properties(a.bootstrap_servers, b.bootstrap_servers),
-                     "A->B.topics": ", ".join(TOPICS), "sync.group.offsets.enabled": "false"}
+            self.say(
+                f"1. A backlog on A: {backlog:,} records in {', '.join(TOPICS)}; consumer group {GROUP} has "
+                f"read {GROUP_POSITION:,} of each partition."
+            )
+            props = {
+                **demo_properties(a.bootstrap_servers, b.bootstrap_servers),
+                "A->B.topics": ", ".join(TOPICS),
+                "sync.group.offsets.enabled": "false",
+            }
             config_path = self.workdir / "mm2.properties"
             config_path.write_text("".join(f"{k} = {v}\n" for k, v in props.items()))
             config = make_config(props)
@@ -203,9 +227,12 @@ class Story:
                 started = time.monotonic()
                 report = backfill(config, "A", "B", spark=spark)
                 copied = report.records_copied
-                if not self._step("backfill", copied == backlog and _counts_match(a, b, TOPICS),
-                                  f"{copied:,} of {backlog:,} records copied in {time.monotonic() - started:.0f} s, "
-                                  "exactly once, its positions handed to live mirroring"):
+                if not self._step(
+                    "backfill",
+                    copied == backlog and _counts_match(a, b, TOPICS),
+                    f"{copied:,} of {backlog:,} records copied in {time.monotonic() - started:.0f} s, "
+                    "exactly once, its positions handed to live mirroring",
+                ):
                     return self.outcome
 
                 self.say(f"3. mm2 run takes over while {LIVE_RECORDS} new records are written to A ...")
@@ -218,28 +245,37 @@ class Story:
                     caught_up = _wait(lambda: _counts_match(a, b, TOPICS))
                     differences = _identical(a, b, TOPICS)
                     total = backlog + per_partition * sum(TOPICS.values())
-                    if not self._step("live", caught_up and not differences,
-                                      f"B holds all {total:,} records of A once each, in order: live mirroring "
-                                      "continued exactly where the backfill ended (0 missing, 0 duplicated)"
-                                      if caught_up and not differences else
-                                      f"B is not A: {'; '.join(differences[:3]) or 'not caught up in time'}"):
+                    if not self._step(
+                        "live",
+                        caught_up and not differences,
+                        f"B holds all {total:,} records of A once each, in order: live mirroring "
+                        "continued exactly where the backfill ended (0 missing, 0 duplicated)"
+                        if caught_up and not differences
+                        else f"B is not A: {'; '.join(differences[:3]) or 'not caught up in time'}",
+                    ):
                         return self.outcome
 
                     self.say("4. mm2 verify compares A and B record for record ...")
                     verification = verify(config, "A", "B", spark=spark)
                     totals = verification.totals()
-                    if not self._step("verify", verification.equal,
-                                      f"{verification.outcome.upper()}: {totals['compared']:,} records compared, "
-                                      f"{totals['missing']} missing, {totals['mismatched']} different"):
+                    if not self._step(
+                        "verify",
+                        verification.equal,
+                        f"{verification.outcome.upper()}: {totals['compared']:,} records compared, "
+                        f"{totals['missing']} missing, {totals['mismatched']} different",
+                    ):
                         return self.outcome
 
                     self.say(f"5. Consumer group {GROUP} fails over: mm2 translate-offsets --apply ...")
                     translate_offsets(config, "A", "B", GROUP, apply=True, spark=spark)
                     exact, reread, skipped = failover_check(a, b)
                     partitions = sum(TOPICS.values())
-                    if not self._step("failover", exact == partitions,
-                                      f"{GROUP} placed on B in {exact} of {partitions} partitions at exactly the "
-                                      f"first record it had not read on A ({reread} re-read, {skipped} skipped)"):
+                    if not self._step(
+                        "failover",
+                        exact == partitions,
+                        f"{GROUP} placed on B in {exact} of {partitions} partitions at exactly the "
+                        f"first record it had not read on A ({reread} re-read, {skipped} skipped)",
+                    ):
                         return self.outcome
 
                     self._reload_step(a, b, driver, props, config_path)
@@ -261,9 +297,13 @@ class Story:
         applied = Reloader(config_path, None, driver, check_file, check_reachable).reload("the demo edited it")
         added = {topic: partitions}
         mirrored = applied is not None and _wait(lambda: _counts_match(a, b, added))
-        self._step("reload", mirrored and not _identical(a, b, added),
-                   f"all {ADDED_RECORDS} records of {topic} mirrored to A.{topic}, without a restart"
-                   if mirrored else f"A.{topic} did not receive {topic}'s records in time")
+        self._step(
+            "reload",
+            mirrored and not _identical(a, b, added),
+            f"all {ADDED_RECORDS} records of {topic} mirrored to A.{topic}, without a restart"
+            if mirrored
+            else f"A.{topic} did not receive {topic}'s records in time",
+        )
 
 
 __all__ = ["Story", "StoryOutcome", "failover_check"]

@@ -45,13 +45,14 @@ class _Story:
 
     def topics_created(self, topics: dict[str, int], group: str, rate: float) -> None:
         names = ", ".join(f"{t} ({n} partitions)" for t, n in topics.items())
-        self.echo(f"Created topics on A: {names}; producing {rate:g} records/s to them; consumer group {group} "
-                  "commits its progress on A.")
+        self.echo(
+            f"Created topics on A: {names}; producing {rate:g} records/s to them; consumer group {group} "
+            "commits its progress on A."
+        )
 
     def mirroring(self, setup: DemoSetup) -> None:
         remotes = ", ".join(setup.remote_topics.values())
-        self.echo(f"MirrorMaker is mirroring A->B: records into {remotes} on B, the group's offsets translated "
-                  "to B.")
+        self.echo(f"MirrorMaker is mirroring A->B: records into {remotes} on B, the group's offsets translated to B.")
         self.echo("While it runs, look at:")
         self.echo(f"  REST API  {setup.rest_url}")
         self.echo(f"  metrics   {setup.metrics_url}")
@@ -76,8 +77,10 @@ class PlainView(_Story):
         if elapsed_s < self._next:
             return
         self._next = elapsed_s + PLAIN_EVERY_S
-        parts = [f"{r.topic} {r.mirrored}/{r.produced} mirrored (lag {r.lag}, latency p50 {_ms(r.latency_p50_ms)})"
-                 for r in rows]
+        parts = [
+            f"{r.topic} {r.mirrored}/{r.produced} mirrored (lag {r.lag}, latency p50 {_ms(r.latency_p50_ms)})"
+            for r in rows
+        ]
         self.echo(f"  {elapsed_s:4.0f}s  " + " | ".join(parts))
 
 
@@ -88,8 +91,7 @@ class LiveView(_Story):
         from rich.console import Console
 
         self._console = Console(file=stream, highlight=False)
-        super().__init__(lambda line: self._console.print(line, markup=False, soft_wrap=True), self_command,
-                         log_path)
+        super().__init__(lambda line: self._console.print(line, markup=False, soft_wrap=True), self_command, log_path)
         self._live: Any = None
 
     def _table(self, elapsed_s: float, rows: list[TopicRow]) -> Any:
@@ -99,8 +101,15 @@ class LiveView(_Story):
         for name in ("topic on A", "remote topic on B", "produced", "mirrored", "lag", "latency p50", "max"):
             table.add_column(name, justify="left" if "topic" in name else "right")
         for r in rows:
-            table.add_row(r.topic, r.remote_topic, str(r.produced), str(r.mirrored), str(r.lag),
-                          _ms(r.latency_p50_ms), _ms(r.latency_max_ms))
+            table.add_row(
+                r.topic,
+                r.remote_topic,
+                str(r.produced),
+                str(r.mirrored),
+                str(r.lag),
+                _ms(r.latency_p50_ms),
+                _ms(r.latency_max_ms),
+            )
         return table
 
     def progress(self, elapsed_s: float, rows: list[TopicRow]) -> None:

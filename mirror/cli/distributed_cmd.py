@@ -55,8 +55,11 @@ class DistributedWorker:
         try:
             client = self.rest.rest_client()  # https peers verified with this worker's truststore
             self.herder = build_distributed_herder(
-                self.worker_props, worker_id=self.rest.worker_id(), advertised_url=self.rest.advertised_url(),
-                task_config_forwarder=client.post_task_configs, fence_forwarder=client.put_fence,
+                self.worker_props,
+                worker_id=self.rest.worker_id(),
+                advertised_url=self.rest.advertised_url(),
+                task_config_forwarder=client.post_task_configs,
+                fence_forwarder=client.put_fence,
                 runtime_metrics=self.runtime_metrics,
             )
             app = install_internal_routes(RestApp.for_herder(self.herder, self.settings, forwarder=client.forward))
@@ -76,8 +79,9 @@ class DistributedWorker:
             self.rest.stop()
 
 
-def run_distributed(worker_config: Path, *, stop: threading.Event | None = None,
-                    metrics_port: int | None = None) -> None:
+def run_distributed(
+    worker_config: Path, *, stop: threading.Event | None = None, metrics_port: int | None = None
+) -> None:
     """The command body; returns after a clean stop (SIGTERM/SIGINT or ``stop`` set)."""
     worker_props = load_properties(worker_config)
     stop = stop or threading.Event()

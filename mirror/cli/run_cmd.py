@@ -131,8 +131,9 @@ def resolved_cluster_props(config: MirrorMakerConfig, alias: str) -> dict[str, A
     return resolve_config_providers(config.cluster_props(alias), config.raw)
 
 
-def check_reachable(config: MirrorMakerConfig, aliases: Iterable[str],
-                    timeout_s: float = REACHABILITY_TIMEOUT_S) -> None:
+def check_reachable(
+    config: MirrorMakerConfig, aliases: Iterable[str], timeout_s: float = REACHABILITY_TIMEOUT_S
+) -> None:
     """One metadata request per cluster (in parallel, no topic named, so nothing is created)."""
 
     def probe(alias: str) -> str | None:
@@ -146,8 +147,10 @@ def check_reachable(config: MirrorMakerConfig, aliases: Iterable[str],
         except Exception as e:  # KafkaException, ConfigError from a bad client setting
             reason = " ".join(str(e).split()) or type(e).__name__
             if "timed out" in reason.lower() or "transport" in reason.lower():
-                reason = _connection_failure(lines.lines, servers, text_props(admin_props)) or \
-                    f"no answer within {timeout_s:g}s"
+                reason = (
+                    _connection_failure(lines.lines, servers, text_props(admin_props))
+                    or f"no answer within {timeout_s:g}s"
+                )
             return f"cluster '{alias}' ({servers}) is unreachable: {reason}"
         return None
 
@@ -246,8 +249,13 @@ class _Signals:
         self.stop.set()
 
 
-def run(config_path: Path, clusters: list[str] | None, metrics_port: int | None,
-        herder: str | None = None, watch_config: bool = False) -> None:
+def run(
+    config_path: Path,
+    clusters: list[str] | None,
+    metrics_port: int | None,
+    herder: str | None = None,
+    watch_config: bool = False,
+) -> None:
     """The whole ``mm2 run``; returns normally after a clean stop (exit 0)."""
     from mirror.driver.driver import MirrorMaker
     from mirror.driver.herder_factory import default_factory
@@ -261,8 +269,9 @@ def run(config_path: Path, clusters: list[str] | None, metrics_port: int | None,
     signals.install()
     if metrics_port is not None:
         start_metrics_server(metrics_port, metrics)
-    driver = MirrorMaker(config, default_factory(herder), clusters=clusters or None, metrics=metrics,
-                         leases=LeaseWatcher)
+    driver = MirrorMaker(
+        config, default_factory(herder), clusters=clusters or None, metrics=metrics, leases=LeaseWatcher
+    )
     from mirror.jobs.verify.schedule import ScheduledVerification
 
     verification = _Verification(ScheduledVerification, config, pairs, metrics)
@@ -278,8 +287,14 @@ def run(config_path: Path, clusters: list[str] | None, metrics_port: int | None,
         verification.stop()
         driver.stop(STOP_TIMEOUT_S)
         raise
-    reloader = Reloader(config_path, clusters, driver, check_file, check_reachable,
-                        on_applied=lambda plan: verification.follow(plan.config, driver.pairs))
+    reloader = Reloader(
+        config_path,
+        clusters,
+        driver,
+        check_file,
+        check_reachable,
+        on_applied=lambda plan: verification.follow(plan.config, driver.pairs),
+    )
     if watch is not None:
         log.info("Watching %s for changes (every %gs)", config_path, WATCH_INTERVAL_S)
     while not signals.stop.wait(0.5):
@@ -307,8 +322,13 @@ def _reload(reloader: Reloader, why: str) -> None:
 class _Verification:
     """The scheduled verification of the running flows, rebuilt when a reload changes its flows or settings."""
 
-    def __init__(self, make: Callable[[MirrorMakerConfig, list[SourceAndTarget], Mm2Metrics], Any],
-                 config: MirrorMakerConfig, pairs: list[SourceAndTarget], metrics: Mm2Metrics) -> None:
+    def __init__(
+        self,
+        make: Callable[[MirrorMakerConfig, list[SourceAndTarget], Mm2Metrics], Any],
+        config: MirrorMakerConfig,
+        pairs: list[SourceAndTarget],
+        metrics: Mm2Metrics,
+    ) -> None:
         self._make, self._metrics = make, metrics
         self._key = self._settings(config, pairs)
         self._current = make(config, pairs, metrics)

@@ -53,8 +53,9 @@ def _fingerprint(path: Path) -> str | None:
 class FileWatch:
     """Tells when a file's content differs from the last look (polled: no dependency, any filesystem)."""
 
-    def __init__(self, path: Path, interval_s: float = WATCH_INTERVAL_S,
-                 clock: Callable[[], float] | None = None) -> None:
+    def __init__(
+        self, path: Path, interval_s: float = WATCH_INTERVAL_S, clock: Callable[[], float] | None = None
+    ) -> None:
         import time
 
         self._path = path
@@ -103,9 +104,15 @@ def one_line(error: BaseException) -> str:
 class Reloader:
     """Re-reads ``path`` and applies it to ``target``; ``on_applied`` follows up (scheduled verification)."""
 
-    def __init__(self, path: Path, clusters: list[str] | None, target: ReloadTarget, check_file: FileCheck,
-                 check_reachable: Reachability,
-                 on_applied: Callable[[ReloadPlan], None] = lambda plan: None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        clusters: list[str] | None,
+        target: ReloadTarget,
+        check_file: FileCheck,
+        check_reachable: Reachability,
+        on_applied: Callable[[ReloadPlan], None] = lambda plan: None,
+    ) -> None:
         self._path = path
         self._clusters = clusters
         self._target = target

@@ -19,8 +19,17 @@ from mirror.driver.driver import make_config
 from mirror.jobs.translate.report import render_json, render_table, summary
 
 
-def translate_offsets(config_path: Path, source: str, target: str, groups: str | None, apply: bool, force: bool,
-                      json_output: bool, master: str | None, timeout_s: float = 30.0) -> None:
+def translate_offsets(
+    config_path: Path,
+    source: str,
+    target: str,
+    groups: str | None,
+    apply: bool,
+    force: bool,
+    json_output: bool,
+    master: str | None,
+    timeout_s: float = 30.0,
+) -> None:
     from mirror.jobs.translate.job import run_job
 
     quiet_broker_warnings()  # an unreachable source is said once, in the report

@@ -27,8 +27,16 @@ from mirror.jobs.verify.report import ProgressBar, render_json, render_table
 EXIT_NOTHING_COMPARED = 3
 
 
-def verify(config_path: Path, source: str, target: str, topics: str | None, json_output: bool, master: str | None,
-           chunk_records: int, timeout_s: float) -> None:
+def verify(
+    config_path: Path,
+    source: str,
+    target: str,
+    topics: str | None,
+    json_output: bool,
+    master: str | None,
+    chunk_records: int,
+    timeout_s: float,
+) -> None:
     from mirror.jobs.spark import SparkUnavailableError
     from mirror.jobs.verify.job import run_job
 
@@ -37,8 +45,16 @@ def verify(config_path: Path, source: str, target: str, topics: str | None, json
     config = make_config({k: str(v) for k, v in resolve_config_providers(raw.raw).items()})
     bar = ProgressBar(sys.stderr)
     try:
-        result = run_job(config, source, target, topics, master=master, chunk_records=chunk_records,
-                         progress=bar, timeout_s=timeout_s)
+        result = run_job(
+            config,
+            source,
+            target,
+            topics,
+            master=master,
+            chunk_records=chunk_records,
+            progress=bar,
+            timeout_s=timeout_s,
+        )
     except (ConnectError, SparkUnavailableError) as e:
         bar.abort()
         fail(" ".join(str(e).split()), code=2)

@@ -43,8 +43,9 @@ def _import(key: str, name: str) -> Any:
     try:
         return import_object(name)
     except ImportError as e:
-        raise MirrorConfigError(f"class {name!r} not found (use a Java MM2 class name or pkg.module.Class): {e}",
-                                key=key) from e
+        raise MirrorConfigError(
+            f"class {name!r} not found (use a Java MM2 class name or pkg.module.Class): {e}", key=key
+        ) from e
     except AttributeError as e:
         raise MirrorConfigError(f"class {name!r} not found: {e}", key=key) from e
 
@@ -54,8 +55,9 @@ def instantiate(key: str, cls: type[T]) -> T:
     try:
         return cls()
     except TypeError as e:
-        raise MirrorConfigError(f"class {cls.__module__}.{cls.__qualname__} cannot be built without "
-                                f"arguments: {e}", key=key) from e
+        raise MirrorConfigError(
+            f"class {cls.__module__}.{cls.__qualname__} cannot be built without arguments: {e}", key=key
+        ) from e
 
 
 def java_bool(value: Any) -> bool:

@@ -187,8 +187,12 @@ class DefaultConfigPropertyFilter(ConfigPropertyFilter):
         self.configure(props or {})
 
     def configure(self, props: Mapping[str, Any]) -> None:
-        self._exclude = _pattern(props, CONFIG_PROPERTIES_EXCLUDE_CONFIG, CONFIG_PROPERTIES_EXCLUDE_DEFAULT,
-                                 CONFIG_PROPERTIES_EXCLUDE_ALIAS_CONFIG)
+        self._exclude = _pattern(
+            props,
+            CONFIG_PROPERTIES_EXCLUDE_CONFIG,
+            CONFIG_PROPERTIES_EXCLUDE_DEFAULT,
+            CONFIG_PROPERTIES_EXCLUDE_ALIAS_CONFIG,
+        )
         use_defaults_from = _setting(props, USE_DEFAULTS_FROM_CONFIG, USE_DEFAULTS_FROM_DEFAULT)
         self._use_defaults_from = str(use_defaults_from)
 
@@ -222,8 +226,12 @@ _CONFIG_PROPERTY_ALIASES: dict[str, type[ConfigPropertyFilter]] = _aliases(Defau
 
 def topic_filter_from_config(props: Mapping[str, Any]) -> TopicFilter:
     """The filter named by ``topic.filter.class`` (default DefaultTopicFilter), configured with props."""
-    cls = resolve_class(TOPIC_FILTER_CLASS_CONFIG, props.get(TOPIC_FILTER_CLASS_CONFIG) or DefaultTopicFilter,
-                        TopicFilter, _TOPIC_ALIASES)
+    cls = resolve_class(
+        TOPIC_FILTER_CLASS_CONFIG,
+        props.get(TOPIC_FILTER_CLASS_CONFIG) or DefaultTopicFilter,
+        TopicFilter,
+        _TOPIC_ALIASES,
+    )
     f = instantiate(TOPIC_FILTER_CLASS_CONFIG, cls)
     f.configure(props)
     return f
@@ -231,8 +239,12 @@ def topic_filter_from_config(props: Mapping[str, Any]) -> TopicFilter:
 
 def group_filter_from_config(props: Mapping[str, Any]) -> GroupFilter:
     """The filter named by ``group.filter.class`` (default DefaultGroupFilter), configured with props."""
-    cls = resolve_class(GROUP_FILTER_CLASS_CONFIG, props.get(GROUP_FILTER_CLASS_CONFIG) or DefaultGroupFilter,
-                        GroupFilter, _GROUP_ALIASES)
+    cls = resolve_class(
+        GROUP_FILTER_CLASS_CONFIG,
+        props.get(GROUP_FILTER_CLASS_CONFIG) or DefaultGroupFilter,
+        GroupFilter,
+        _GROUP_ALIASES,
+    )
     f = instantiate(GROUP_FILTER_CLASS_CONFIG, cls)
     f.configure(props)
     return f
@@ -240,9 +252,12 @@ def group_filter_from_config(props: Mapping[str, Any]) -> GroupFilter:
 
 def config_property_filter_from_config(props: Mapping[str, Any]) -> ConfigPropertyFilter:
     """The filter named by ``config.property.filter.class`` (default DefaultConfigPropertyFilter)."""
-    cls = resolve_class(CONFIG_PROPERTY_FILTER_CLASS_CONFIG,
-                        props.get(CONFIG_PROPERTY_FILTER_CLASS_CONFIG) or DefaultConfigPropertyFilter,
-                        ConfigPropertyFilter, _CONFIG_PROPERTY_ALIASES)
+    cls = resolve_class(
+        CONFIG_PROPERTY_FILTER_CLASS_CONFIG,
+        props.get(CONFIG_PROPERTY_FILTER_CLASS_CONFIG) or DefaultConfigPropertyFilter,
+        ConfigPropertyFilter,
+        _CONFIG_PROPERTY_ALIASES,
+    )
     f = instantiate(CONFIG_PROPERTY_FILTER_CLASS_CONFIG, cls)
     f.configure(props)
     return f
@@ -257,8 +272,10 @@ def should_replicate_topic(
 ) -> bool:
     """MirrorSourceConnector's topic predicate: filter (or heartbeat), never internal, never a cycle."""
     return (
-        (topic_filter.should_replicate_topic(topic)
-         or (heartbeats_replication_enabled and policy.is_heartbeats_topic(topic)))
+        (
+            topic_filter.should_replicate_topic(topic)
+            or (heartbeats_replication_enabled and policy.is_heartbeats_topic(topic))
+        )
         and not policy.is_internal_topic(topic)
         and not is_cycle(policy, topic, target_cluster_alias)
     )

@@ -65,8 +65,9 @@ def _encode_string(value: str, field: str) -> bytes:
         raise RecordFormatError(f"Field '{field}' must be a string, got {value!r}")
     data = value.encode("utf-8", "replace")
     if len(data) > MAX_STRING_LENGTH:
-        raise RecordFormatError(f"String length {len(data)} of field '{field}' is larger than the maximum "
-                                f"string length.")
+        raise RecordFormatError(
+            f"String length {len(data)} of field '{field}' is larger than the maximum string length."
+        )
     return _I16.pack(len(data)) + data
 
 
@@ -79,8 +80,9 @@ def _pack(fmt: struct.Struct, *values: int) -> bytes:
 
 def _need(buf: bytes, pos: int, n: int, field: str) -> None:
     if pos + n > len(buf):
-        raise RecordFormatError(f"Error reading field '{field}': need {n} bytes at position {pos}, "
-                                f"only {max(len(buf) - pos, 0)} available")
+        raise RecordFormatError(
+            f"Error reading field '{field}': need {n} bytes at position {pos}, only {max(len(buf) - pos, 0)} available"
+        )
 
 
 def _read_string(buf: bytes, pos: int, field: str) -> tuple[str, int]:
@@ -90,7 +92,7 @@ def _read_string(buf: bytes, pos: int, field: str) -> tuple[str, int]:
     if n < 0:
         raise RecordFormatError(f"Error reading field '{field}': String length {n} cannot be negative")
     _need(buf, pos, n, field)
-    return buf[pos:pos + n].decode("utf-8", "replace"), pos + n
+    return buf[pos : pos + n].decode("utf-8", "replace"), pos + n
 
 
 def _read_i32(buf: bytes, pos: int, field: str) -> tuple[int, int]:
@@ -139,8 +141,9 @@ class OffsetSync:
         return _pack(_OFFSET_SYNC_VALUE, self.upstream_offset, self.downstream_offset)
 
     @classmethod
-    def decode(cls, key: bytes | bytearray | memoryview | None,
-               value: bytes | bytearray | memoryview | None) -> OffsetSync:
+    def decode(
+        cls, key: bytes | bytearray | memoryview | None, value: bytes | bytearray | memoryview | None
+    ) -> OffsetSync:
         """Parse a record of the offset-syncs topic; raises RecordFormatError if malformed."""
         k = _bytes(key, "key")
         v = _bytes(value, "value")
@@ -151,8 +154,10 @@ class OffsetSync:
         return cls(TopicPartition(topic, partition), upstream, downstream)
 
     def __str__(self) -> str:
-        return (f"OffsetSync{{topicPartition={self.topic_partition}, upstreamOffset={self.upstream_offset}, "
-                f"downstreamOffset={self.downstream_offset}}}")
+        return (
+            f"OffsetSync{{topicPartition={self.topic_partition}, upstreamOffset={self.upstream_offset}, "
+            f"downstreamOffset={self.downstream_offset}}}"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,17 +177,22 @@ class Checkpoint:
 
     def record_key(self) -> bytes:
         tp = self.topic_partition
-        return (_encode_string(self.consumer_group_id, CONSUMER_GROUP_ID_KEY) + _encode_string(tp.topic, TOPIC_KEY)
-                + _pack(_I32, tp.partition))
+        return (
+            _encode_string(self.consumer_group_id, CONSUMER_GROUP_ID_KEY)
+            + _encode_string(tp.topic, TOPIC_KEY)
+            + _pack(_I32, tp.partition)
+        )
 
     def record_value(self, version: int = VERSION) -> bytes:
         metadata = "" if self.metadata is None else self.metadata
-        return (_pack(_CHECKPOINT_VALUE_HEAD, version, self.upstream_offset, self.downstream_offset)
-                + _encode_string(metadata, "metadata"))
+        return _pack(_CHECKPOINT_VALUE_HEAD, version, self.upstream_offset, self.downstream_offset) + _encode_string(
+            metadata, "metadata"
+        )
 
     @classmethod
-    def decode(cls, key: bytes | bytearray | memoryview | None,
-               value: bytes | bytearray | memoryview | None) -> Checkpoint:
+    def decode(
+        cls, key: bytes | bytearray | memoryview | None, value: bytes | bytearray | memoryview | None
+    ) -> Checkpoint:
         """Parse a record of a checkpoints topic; raises RecordFormatError if malformed."""
         v = _bytes(value, "value")
         k = _bytes(key, "key")
@@ -210,9 +220,11 @@ class Checkpoint:
         return str(connect_partition[CONSUMER_GROUP_ID_KEY])
 
     def __str__(self) -> str:
-        return (f"Checkpoint{{consumerGroupId={self.consumer_group_id}, topicPartition={self.topic_partition}, "
-                f"upstreamOffset={self.upstream_offset}, downstreamOffset={self.downstream_offset}, "
-                f"metadata={self.metadata}}}")
+        return (
+            f"Checkpoint{{consumerGroupId={self.consumer_group_id}, topicPartition={self.topic_partition}, "
+            f"upstreamOffset={self.upstream_offset}, downstreamOffset={self.downstream_offset}, "
+            f"metadata={self.metadata}}}"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,15 +236,17 @@ class Heartbeat:
     timestamp: int
 
     def record_key(self) -> bytes:
-        return (_encode_string(self.source_cluster_alias, SOURCE_CLUSTER_ALIAS_KEY)
-                + _encode_string(self.target_cluster_alias, TARGET_CLUSTER_ALIAS_KEY))
+        return _encode_string(self.source_cluster_alias, SOURCE_CLUSTER_ALIAS_KEY) + _encode_string(
+            self.target_cluster_alias, TARGET_CLUSTER_ALIAS_KEY
+        )
 
     def record_value(self, version: int = VERSION) -> bytes:
         return _pack(_HEARTBEAT_VALUE, version, self.timestamp)
 
     @classmethod
-    def decode(cls, key: bytes | bytearray | memoryview | None,
-               value: bytes | bytearray | memoryview | None) -> Heartbeat:
+    def decode(
+        cls, key: bytes | bytearray | memoryview | None, value: bytes | bytearray | memoryview | None
+    ) -> Heartbeat:
         """Parse a record of a heartbeats topic; raises RecordFormatError if malformed."""
         v = _bytes(value, "value")
         k = _bytes(key, "key")
@@ -245,8 +259,10 @@ class Heartbeat:
 
     def connect_partition(self) -> dict[str, Any]:
         """Connect source partition of the heartbeat record: ``{sourceClusterAlias, targetClusterAlias}``."""
-        return {SOURCE_CLUSTER_ALIAS_KEY: self.source_cluster_alias,
-                TARGET_CLUSTER_ALIAS_KEY: self.target_cluster_alias}
+        return {
+            SOURCE_CLUSTER_ALIAS_KEY: self.source_cluster_alias,
+            TARGET_CLUSTER_ALIAS_KEY: self.target_cluster_alias,
+        }
 
     @staticmethod
     def connect_offset() -> dict[str, Any]:
@@ -254,8 +270,10 @@ class Heartbeat:
         return {OFFSET_KEY: 0}
 
     def __str__(self) -> str:
-        return (f"Heartbeat{{sourceClusterAlias={self.source_cluster_alias}, "
-                f"targetClusterAlias={self.target_cluster_alias}, timestamp={self.timestamp}}}")
+        return (
+            f"Heartbeat{{sourceClusterAlias={self.source_cluster_alias}, "
+            f"targetClusterAlias={self.target_cluster_alias}, timestamp={self.timestamp}}}"
+        )
 
 
 # -- MirrorSourceTask's Connect source partitions/offsets ---------------------------------------
@@ -263,8 +281,11 @@ class Heartbeat:
 
 def wrap_partition(topic_partition: TopicPartition, source_cluster_alias: str) -> dict[str, Any]:
     """Connect source partition of a replicated record: ``{topic, partition, cluster}``."""
-    return {TOPIC_KEY: topic_partition.topic, PARTITION_KEY: topic_partition.partition,
-            SOURCE_CLUSTER_KEY: source_cluster_alias}
+    return {
+        TOPIC_KEY: topic_partition.topic,
+        PARTITION_KEY: topic_partition.partition,
+        SOURCE_CLUSTER_KEY: source_cluster_alias,
+    }
 
 
 def wrap_offset(offset: int) -> dict[str, Any]:
@@ -294,52 +315,62 @@ def validate_source_partition_string(source_partition: Mapping[str, Any], key: s
     """``key`` must be present and a string."""
     if key not in source_partition:
         raise InvalidSourceOffsetError(
-            f"Source partition {dict(source_partition)} is missing the '{key}' key, which is required")
+            f"Source partition {dict(source_partition)} is missing the '{key}' key, which is required"
+        )
     value = source_partition[key]
     if not isinstance(value, str):
         raise InvalidSourceOffsetError(
             f"Source partition {dict(source_partition)} has an invalid value {value!r} for the '{key}' key, "
-            f"which must be a string")
+            f"which must be a string"
+        )
 
 
 def validate_source_partition_partition(source_partition: Mapping[str, Any]) -> None:
     """``partition`` must be present and a non-negative 32-bit integer."""
     if PARTITION_KEY not in source_partition:
         raise InvalidSourceOffsetError(
-            f"Source partition {dict(source_partition)} is missing the '{PARTITION_KEY}' key, which is required")
+            f"Source partition {dict(source_partition)} is missing the '{PARTITION_KEY}' key, which is required"
+        )
     value = source_partition[PARTITION_KEY]
     if not _is_int(value) or value > _INT32_MAX:
         raise InvalidSourceOffsetError(
             f"Source partition {dict(source_partition)} has an invalid value {value!r} for the "
-            f"'{PARTITION_KEY}' key, which must be an integer")
+            f"'{PARTITION_KEY}' key, which must be an integer"
+        )
     if value < 0:
         raise InvalidSourceOffsetError(
             f"Source partition {dict(source_partition)} has an invalid value {value!r} for the "
-            f"'{PARTITION_KEY}' key, which cannot be negative")
+            f"'{PARTITION_KEY}' key, which cannot be negative"
+        )
 
 
-def validate_source_offset(source_partition: Mapping[str, Any], source_offset: Mapping[str, Any] | None,
-                           only_offset_zero: bool) -> None:
+def validate_source_offset(
+    source_partition: Mapping[str, Any], source_offset: Mapping[str, Any] | None, only_offset_zero: bool
+) -> None:
     """A null offset (reset) is valid; otherwise ``{offset: int}``, which must be 0 or >= 0."""
     if source_offset is None:
         return
     if OFFSET_KEY not in source_offset:
         raise InvalidSourceOffsetError(
             f"Source offset {dict(source_offset)} for source partition {dict(source_partition)} is missing the "
-            f"'{OFFSET_KEY}' key, which is required")
+            f"'{OFFSET_KEY}' key, which is required"
+        )
     offset = source_offset[OFFSET_KEY]
     if not _is_int(offset):
         raise InvalidSourceOffsetError(
             f"Source offset {dict(source_offset)} for source partition {dict(source_partition)} has an invalid "
-            f"value {offset!r} for the '{OFFSET_KEY}' key, which must be an integer")
+            f"value {offset!r} for the '{OFFSET_KEY}' key, which must be an integer"
+        )
     if only_offset_zero and offset != 0:
         raise InvalidSourceOffsetError(
             f"Source offset {dict(source_offset)} for source partition {dict(source_partition)} has an invalid "
-            f"value {offset!r} for the '{OFFSET_KEY}' key; the only accepted value is 0")
+            f"value {offset!r} for the '{OFFSET_KEY}' key; the only accepted value is 0"
+        )
     if not only_offset_zero and offset < 0:
         raise InvalidSourceOffsetError(
             f"Source offset {dict(source_offset)} for source partition {dict(source_partition)} has an invalid "
-            f"value {offset!r} for the '{OFFSET_KEY}' key, which cannot be negative")
+            f"value {offset!r} for the '{OFFSET_KEY}' key, which cannot be negative"
+        )
 
 
 def validate_alter_offsets(

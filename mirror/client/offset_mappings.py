@@ -65,7 +65,7 @@ def offset_mappings_topic(policy: ReplicationPolicy, cluster_alias: str) -> str:
     """The mappings topic that sits next to ``policy.offset_syncs_topic(cluster_alias)``."""
     syncs = policy.offset_syncs_topic(cluster_alias)
     if syncs.startswith(_SYNCS_PREFIX):
-        return _MAPPINGS_PREFIX + syncs[len(_SYNCS_PREFIX):]
+        return _MAPPINGS_PREFIX + syncs[len(_SYNCS_PREFIX) :]
     return f"{_MAPPINGS_PREFIX}.{cluster_alias}.internal"
 
 
@@ -82,8 +82,12 @@ class OffsetMapping:
     count: int
 
     def __post_init__(self) -> None:
-        if self.count < 0 or self.upstream_low > self.upstream_offset or self.upstream_low < 0 \
-                or self.downstream_offset < 0:
+        if (
+            self.count < 0
+            or self.upstream_low > self.upstream_offset
+            or self.upstream_low < 0
+            or self.downstream_offset < 0
+        ):
             raise RecordFormatError(f"Invalid offset mapping: {self}")
 
     @property
@@ -111,8 +115,9 @@ class OffsetMapping:
         return _VALUE.pack(VERSION, self.upstream_offset, self.downstream_offset, self.count)
 
     @classmethod
-    def decode(cls, key: bytes | bytearray | memoryview | None,
-               value: bytes | bytearray | memoryview | None) -> OffsetMapping:
+    def decode(
+        cls, key: bytes | bytearray | memoryview | None, value: bytes | bytearray | memoryview | None
+    ) -> OffsetMapping:
         """Parse a record of the mappings topic; raises RecordFormatError if malformed."""
         if key is None or value is None:
             raise RecordFormatError("Offset mapping record with a null key or value")
@@ -142,7 +147,8 @@ def encode_segment(runs: Sequence[OffsetMapping]) -> tuple[bytes, bytes]:
     if any(m.topic_partition != tp for m in runs):
         raise RecordFormatError("A segment holds the runs of one partition")
     value = _SEGMENT_HEAD.pack(SEGMENT_VERSION, _SEGMENT_GUARD, len(runs)) + b"".join(
-        _RUN.pack(m.upstream_low, m.upstream_offset, m.downstream_offset, m.count) for m in runs)
+        _RUN.pack(m.upstream_low, m.upstream_offset, m.downstream_offset, m.count) for m in runs
+    )
     return runs[0].record_key(), value
 
 
@@ -156,14 +162,15 @@ def decode_key(key: bytes | bytearray | memoryview | None) -> tuple[TopicPartiti
     (n,) = _I16.unpack_from(k, 0)
     if n < 0 or len(k) < 2 + n + 12:
         raise RecordFormatError("Offset mapping key too short")
-    topic = k[2:2 + n].decode("utf-8", "replace")
+    topic = k[2 : 2 + n].decode("utf-8", "replace")
     (partition,) = _I32.unpack_from(k, 2 + n)
     (low,) = _I64.unpack_from(k, 6 + n)
     return TopicPartition(topic, partition), low
 
 
-def decode_mappings(key: bytes | bytearray | memoryview | None,
-                    value: bytes | bytearray | memoryview | None) -> list[OffsetMapping]:
+def decode_mappings(
+    key: bytes | bytearray | memoryview | None, value: bytes | bytearray | memoryview | None
+) -> list[OffsetMapping]:
     """The runs of any record of the mappings topic (version 0 or 1); a tombstone has none.
 
     Raises RecordFormatError if the record is malformed.
@@ -185,8 +192,13 @@ def decode_mappings(key: bytes | bytearray | memoryview | None,
     return [OffsetMapping(tp, *_RUN.unpack_from(v, _SEGMENT_HEAD.size + i * _RUN.size)) for i in range(n)]
 
 
-def mapping_for_copied_range(topic_partition: TopicPartition, first_upstream: int, first_downstream: int,
-                             count: int, previous_upstream: int | None = None) -> OffsetMapping:
+def mapping_for_copied_range(
+    topic_partition: TopicPartition,
+    first_upstream: int,
+    first_downstream: int,
+    count: int,
+    previous_upstream: int | None = None,
+) -> OffsetMapping:
     """The mapping for ``count`` records copied with consecutive offsets on both sides.
 
     ``previous_upstream`` is the upstream offset of the record copied just before the range (in the

@@ -121,8 +121,9 @@ class DefaultReplicationPolicy(ReplicationPolicy):
             if INTERNAL_TOPIC_SEPARATOR_ENABLED_CONFIG in props:
                 self._internal_separator_enabled = java_bool(props[INTERNAL_TOPIC_SEPARATOR_ENABLED_CONFIG])
                 if not self._internal_separator_enabled:
-                    log.warning("Disabling custom topic separator for internal topics; will use '.' instead "
-                                "of '%s'", separator)
+                    log.warning(
+                        "Disabling custom topic separator for internal topics; will use '.' instead of '%s'", separator
+                    )
         self._recompute()
 
     def _recompute(self) -> None:
@@ -150,7 +151,7 @@ class DefaultReplicationPolicy(ReplicationPolicy):
         source = DefaultReplicationPolicy.topic_source(self, topic)
         if source is None:
             return None
-        return topic[len(source) + len(self._separator):]
+        return topic[len(source) + len(self._separator) :]
 
     def offset_syncs_topic(self, cluster_alias: str) -> str:
         return "mm2-offset-syncs" + self._internal_sep + cluster_alias + self._internal_suffix
@@ -162,13 +163,13 @@ class DefaultReplicationPolicy(ReplicationPolicy):
         return topic.endswith(self._checkpoints_suffix)
 
     def is_mm2_internal_topic(self, topic: str) -> bool:
-        return (topic.startswith("mm2") and topic.endswith(self._internal_suffix)) or self.is_checkpoints_topic(
-            topic
-        )
+        return (topic.startswith("mm2") and topic.endswith(self._internal_suffix)) or self.is_checkpoints_topic(topic)
 
     def __repr__(self) -> str:
-        return (f"{type(self).__name__}(separator={self._separator!r}, "
-                f"internal_topic_separator_enabled={self._internal_separator_enabled})")
+        return (
+            f"{type(self).__name__}(separator={self._separator!r}, "
+            f"internal_topic_separator_enabled={self._internal_separator_enabled})"
+        )
 
 
 class IdentityReplicationPolicy(DefaultReplicationPolicy):

@@ -109,8 +109,9 @@ def remote_topics(topics: Iterable[str], policy: ReplicationPolicy, source: str 
     return out
 
 
-def remote_consumer_offsets(checkpoints: Iterable[Checkpoint], consumer_group_id: str
-                            ) -> dict[TopicPartition, OffsetAndMetadata]:
+def remote_consumer_offsets(
+    checkpoints: Iterable[Checkpoint], consumer_group_id: str
+) -> dict[TopicPartition, OffsetAndMetadata]:
     """Fold a checkpoints topic (read from the start) into a group's translated offsets.
 
     Keys are local (downstream) topic-partitions; the last checkpoint per partition wins, as in
@@ -133,7 +134,7 @@ def decode_topic_partition(text: str) -> TopicPartition:
     sep = text.rfind("-")
     if sep < 0:
         raise ValueError(f"not a topic-partition: {text!r}")
-    partition_text = text[sep + 1:]
+    partition_text = text[sep + 1 :]
     if not _PARTITION.fullmatch(partition_text) or int(partition_text) > _INT32_MAX:
         raise ValueError(f"not a topic-partition (bad partition {partition_text!r}): {text!r}")
     return TopicPartition(text[:sep], int(partition_text))

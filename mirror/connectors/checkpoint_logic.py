@@ -31,8 +31,9 @@ log = logging.getLogger(__name__)
 class OffsetTranslator(Protocol):
     """What the checkpoint logic needs from an offset-sync store."""
 
-    def translate_downstream(self, group: str | None, topic_partition: TopicPartition,
-                             upstream_offset: int) -> int | None: ...
+    def translate_downstream(
+        self, group: str | None, topic_partition: TopicPartition, upstream_offset: int
+    ) -> int | None: ...
 
 
 class CheckpointStore:
@@ -81,8 +82,11 @@ class CheckpointStore:
         self.checkpoints_per_consumer_group.clear()
         self._initialized = True
         self._load_success = False
-        log.info("Could not load the checkpoints topic (%s); only checkpoints for offsets mirrored after "
-                 "the task started will be emitted", error)
+        log.info(
+            "Could not load the checkpoints topic (%s); only checkpoints for offsets mirrored after "
+            "the task started will be emitted",
+            error,
+        )
         return False
 
     def load(self, records: Iterable[tuple[bytes | None, bytes | None]]) -> bool:
@@ -135,8 +139,9 @@ def checkpoint_is_more_recent(checkpoint: Checkpoint, last: Checkpoint | None) -
     return checkpoint.downstream_offset > last.downstream_offset
 
 
-def rename_topic_partition(topic_partition: TopicPartition, policy: ReplicationPolicy,
-                           source_cluster_alias: str, target_cluster_alias: str) -> TopicPartition:
+def rename_topic_partition(
+    topic_partition: TopicPartition, policy: ReplicationPolicy, source_cluster_alias: str, target_cluster_alias: str
+) -> TopicPartition:
     """Downstream name of an upstream topic-partition in flow source -> target."""
     topic = topic_partition.topic
     if target_cluster_alias == policy.topic_source(topic):
@@ -169,11 +174,13 @@ class CheckpointEmitter:
             self._accepts = topic_filter
 
     def rename_topic_partition(self, topic_partition: TopicPartition) -> TopicPartition:
-        return rename_topic_partition(topic_partition, self.policy, self.source_cluster_alias,
-                                      self.target_cluster_alias)
+        return rename_topic_partition(
+            topic_partition, self.policy, self.source_cluster_alias, self.target_cluster_alias
+        )
 
-    def checkpoint(self, group: str, topic_partition: TopicPartition,
-                   offset_and_metadata: OffsetAndMetadata | None) -> Checkpoint | None:
+    def checkpoint(
+        self, group: str, topic_partition: TopicPartition, offset_and_metadata: OffsetAndMetadata | None
+    ) -> Checkpoint | None:
         """The checkpoint for one committed offset, or None if there is no translation (yet).
 
         A ``-1`` downstream offset (older than every retained sync) is returned as is.
@@ -232,8 +239,11 @@ def group_offsets_to_sync(
             if current is not None and current.offset >= oam.offset:
                 continue
             if current is None:
-                log.warning("Group offset for partition %s may have been reset to a negative offset; "
-                            "syncing the translated offset", tp)
+                log.warning(
+                    "Group offset for partition %s may have been reset to a negative offset; "
+                    "syncing the translated offset",
+                    tp,
+                )
         out[tp] = oam
     return out
 

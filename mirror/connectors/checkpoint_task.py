@@ -126,18 +126,33 @@ class MirrorCheckpointTask(SourceTask):
         self.offset_mapping_index = OffsetMappingIndex()
         self.checkpoint_store = CheckpointStore(self._groups)
         translator = ExactOffsetTranslator(self.offset_mapping_index, self.offset_sync_store)
-        self._emitter = CheckpointEmitter(self._source_alias, self._target_alias, config.replication_policy(),
-                                          translator, self.checkpoint_store, config.topic_filter())
+        self._emitter = CheckpointEmitter(
+            self._source_alias,
+            self._target_alias,
+            config.replication_policy(),
+            translator,
+            self.checkpoint_store,
+            config.topic_filter(),
+        )
         timeout = config.admin_timeout_s
-        self._source_admin = MirrorAdmin(config.source_admin_config(CHECKPOINT_SOURCE_ADMIN_ROLE),
-                                         self._source_alias, timeout)
-        self._target_admin = MirrorAdmin(config.target_admin_config(CHECKPOINT_TARGET_ADMIN_ROLE),
-                                         self._target_alias, timeout)
+        self._source_admin = MirrorAdmin(
+            config.source_admin_config(CHECKPOINT_SOURCE_ADMIN_ROLE), self._source_alias, timeout
+        )
+        self._target_admin = MirrorAdmin(
+            config.target_admin_config(CHECKPOINT_TARGET_ADMIN_ROLE), self._target_alias, timeout
+        )
         self._scheduler = Scheduler.for_connector(type(self), config.entity_label(), timeout)
-        self._scheduler.execute_async(lambda: self._start_stores(sync_interval_s),
-                                      "starting checkpoint and offset sync stores")
-        log.info("%s checkpointing %d consumer groups %s->%s: %s.", config.entity_label(), len(self._groups),
-                 self._source_alias, self._target_alias, self._groups)
+        self._scheduler.execute_async(
+            lambda: self._start_stores(sync_interval_s), "starting checkpoint and offset sync stores"
+        )
+        log.info(
+            "%s checkpointing %d consumer groups %s->%s: %s.",
+            config.entity_label(),
+            len(self._groups),
+            self._source_alias,
+            self._target_alias,
+            self._groups,
+        )
 
     def _start_stores(self, sync_interval_s: float) -> None:
         ok = self._load_checkpoints()
@@ -147,8 +162,12 @@ class MirrorCheckpointTask(SourceTask):
                 self._start_offset_syncs_log()
                 break
             except Exception as e:
-                log.error("Could not read the offset-syncs topic %s (%s); retrying in %.0f s",
-                          self._config.offset_syncs_topic() if self._config else "?", e, OFFSET_SYNCS_RETRY_S)
+                log.error(
+                    "Could not read the offset-syncs topic %s (%s); retrying in %.0f s",
+                    self._config.offset_syncs_topic() if self._config else "?",
+                    e,
+                    OFFSET_SYNCS_RETRY_S,
+                )
                 self._stopping.wait(OFFSET_SYNCS_RETRY_S)
         if self._stopping.is_set():
             return
@@ -157,10 +176,12 @@ class MirrorCheckpointTask(SourceTask):
         self.stores_loaded.set()
         if self._scheduler is not None:
             if self._mapping_log is None:
-                self._scheduler.schedule_repeating_delayed(self._start_mappings_log, MAPPINGS_RETRY_S,
-                                                           "looking for the offset-mappings topic")
-            self._scheduler.schedule_repeating_delayed(self.sync_group_offsets, sync_interval_s,
-                                                       "sync idle consumer group offset from source to target")
+                self._scheduler.schedule_repeating_delayed(
+                    self._start_mappings_log, MAPPINGS_RETRY_S, "looking for the offset-mappings topic"
+                )
+            self._scheduler.schedule_repeating_delayed(
+                self.sync_group_offsets, sync_interval_s, "sync idle consumer group offset from source to target"
+            )
 
     def _load_checkpoints(self) -> bool:
         """Read the checkpoints topic once (partition 0); False when it could not be read."""
@@ -172,9 +193,14 @@ class MirrorCheckpointTask(SourceTask):
             if msg.partition() == 0:
                 store.on_record(msg.key(), msg.value())
 
-        reader = KafkaBasedLog(self._checkpoints_topic, {},
-                               config.target_consumer_config(CHECKPOINTS_TARGET_CONSUMER_ROLE), consume,
-                               read_only=True, start_timeout_s=config.admin_timeout_s)
+        reader = KafkaBasedLog(
+            self._checkpoints_topic,
+            {},
+            config.target_consumer_config(CHECKPOINTS_TARGET_CONSUMER_ROLE),
+            consume,
+            read_only=True,
+            start_timeout_s=config.admin_timeout_s,
+        )
         try:
             reader.start()
         except Exception as e:
@@ -196,8 +222,14 @@ class MirrorCheckpointTask(SourceTask):
             except RecordFormatError as e:
                 log.warning("Ignored invalid offset sync at offset %s: %s", msg.offset(), e)
 
-        sync_log = KafkaBasedLog(config.offset_syncs_topic(), {}, config.offset_syncs_topic_consumer_config(),
-                                 consume, read_only=True, start_timeout_s=30.0)
+        sync_log = KafkaBasedLog(
+            config.offset_syncs_topic(),
+            {},
+            config.offset_syncs_topic_consumer_config(),
+            consume,
+            read_only=True,
+            start_timeout_s=30.0,
+        )
         sync_log.start()
         if self._stopping.is_set():
             sync_log.stop()
@@ -226,8 +258,9 @@ class MirrorCheckpointTask(SourceTask):
                 with lock:
                     index.on_record(msg.key(), msg.value())
 
-        mapping_log = KafkaBasedLog(topic, {}, config.offset_syncs_topic_consumer_config(), consume,
-                                    read_only=True, start_timeout_s=30.0)
+        mapping_log = KafkaBasedLog(
+            topic, {}, config.offset_syncs_topic_consumer_config(), consume, read_only=True, start_timeout_s=30.0
+        )
         try:
             mapping_log.start()
         except Exception as e:
@@ -292,17 +325,27 @@ class MirrorCheckpointTask(SourceTask):
         return records
 
     def _record(self, checkpoint: Checkpoint, timestamp: int) -> SourceRecord:
-        return SourceRecord(checkpoint.connect_partition(), Checkpoint.connect_offset(), self._checkpoints_topic, 0,
-                            checkpoint.record_key(), checkpoint.record_value(), None, timestamp,
-                            BYTES_SCHEMA, BYTES_SCHEMA)
+        return SourceRecord(
+            checkpoint.connect_partition(),
+            Checkpoint.connect_offset(),
+            self._checkpoints_topic,
+            0,
+            checkpoint.record_key(),
+            checkpoint.record_value(),
+            None,
+            timestamp,
+            BYTES_SCHEMA,
+            BYTES_SCHEMA,
+        )
 
     def commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
         sp = record.source_partition
         if sp is None or record.timestamp is None:
             return
         latency = time.time() * 1000 - record.timestamp
-        self.metrics.checkpoint_acknowledged(str(sp.get("group")), str(sp.get("topic")), int(sp.get("partition", 0)),
-                                             latency)
+        self.metrics.checkpoint_acknowledged(
+            str(sp.get("group")), str(sp.get("topic")), int(sp.get("partition", 0)), latency
+        )
 
     # -- group offset sync -------------------------------------------------------------------------
 
@@ -325,7 +368,8 @@ class MirrorCheckpointTask(SourceTask):
                 log.debug("Not syncing offsets of group %s: it is %s on cluster %s", group, state, self._target_alias)
                 continue
             current: Mapping[TopicPartition, OffsetAndMetadata | None] | None = (
-                target_offsets.get(group, {}) if state == "EMPTY" else None)
+                target_offsets.get(group, {}) if state == "EMPTY" else None
+            )
             to_sync = group_offsets_to_sync(offsets, current)
             if not to_sync:
                 continue
@@ -346,11 +390,15 @@ class MirrorCheckpointTask(SourceTask):
             log.debug("Synced %d offsets for consumer group %s.", len(offsets), group)
             return True
         if any(err == "UNKNOWN_MEMBER_ID" for err in failed.values()):
-            log.warning("Unable to sync offsets for consumer group %s. This is likely caused by consumers currently "
-                        "using this group in the target cluster.", group)
+            log.warning(
+                "Unable to sync offsets for consumer group %s. This is likely caused by consumers currently "
+                "using this group in the target cluster.",
+                group,
+            )
         else:
-            log.error("Unable to sync offsets for consumer group %s: %s", group,
-                      {str(tp): err for tp, err in failed.items()})
+            log.error(
+                "Unable to sync offsets for consumer group %s: %s", group, {str(tp): err for tp, err in failed.items()}
+            )
         return False
 
     # -- for tests ---------------------------------------------------------------------------------
@@ -360,8 +408,11 @@ class MirrorCheckpointTask(SourceTask):
         return list(self._groups)
 
     def describe(self) -> dict[str, Any]:
-        return {"groups": self.assigned_groups, "loaded": self.stores_loaded.is_set(),
-                "offset_sync_store": repr(self.offset_sync_store)}
+        return {
+            "groups": self.assigned_groups,
+            "loaded": self.stores_loaded.is_set(),
+            "offset_sync_store": repr(self.offset_sync_store),
+        }
 
 
 __all__ = ["CheckpointMetrics", "MirrorCheckpointTask", "NoOpCheckpointMetrics"]

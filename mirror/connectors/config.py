@@ -248,28 +248,75 @@ def _recreated_action(name: str, value: Any) -> None:
 def _define_base(cd: ConfigDef) -> ConfigDef:
     cd.define(ENABLED, Type.BOOLEAN, True, None, Importance.LOW, "Whether to replicate source->target.")
     cd.define(SOURCE_CLUSTER_ALIAS, Type.STRING, NO_DEFAULT, None, Importance.HIGH, "Alias of source cluster")
-    cd.define(TARGET_CLUSTER_ALIAS, Type.STRING, TARGET_CLUSTER_ALIAS_DEFAULT, None, Importance.HIGH,
-              "Alias of target cluster. Used in metrics reporting.")
-    cd.define(ADMIN_TASK_TIMEOUT_MILLIS, Type.LONG, 60000, None, Importance.LOW,
-              "Timeout for administrative tasks, e.g. detecting new topics.")
-    cd.define(REPLICATION_POLICY_CLASS, Type.CLASS, REPLICATION_POLICY_CLASS_DEFAULT, None, Importance.LOW,
-              "Class which defines the remote topic naming convention.")
-    cd.define(REPLICATION_POLICY_SEPARATOR, Type.STRING, ".", None, Importance.LOW,
-              "Separator used in remote topic naming convention.")
-    cd.define(INTERNAL_TOPIC_SEPARATOR_ENABLED, Type.BOOLEAN, True, None, Importance.LOW,
-              "Whether to use replication.policy.separator to control the names of topics used for checkpoints "
-              "and offset syncs. By default, custom separators are used in these topic names; however, if "
-              "upgrading MirrorMaker 2 from older versions that did not allow for these topic names to be "
-              "customized, it may be necessary to set this property to 'false' in order to continue using the "
-              "same names for those topics.")
-    cd.define(FORWARDING_ADMIN_CLASS, Type.CLASS, FORWARDING_ADMIN_CLASS_DEFAULT, None, Importance.LOW,
-              "Class which extends ForwardingAdmin to define custom cluster resource management (topics, "
-              "configs, etc). Accepted for compatibility; mm2 always uses its own admin client.")
-    cd.define(METRIC_REPORTER_CLASSES, Type.LIST, "org.apache.kafka.common.metrics.JmxReporter", None,
-              Importance.LOW, "A list of classes to use as metrics reporters. Accepted for compatibility; mm2 "
-                              "exports Prometheus metrics.")
-    cd.define(SECURITY_PROTOCOL, Type.STRING, "PLAINTEXT", ValidString.in_(*_SECURITY_PROTOCOLS), Importance.MEDIUM,
-              "Protocol used to communicate with brokers.")
+    cd.define(
+        TARGET_CLUSTER_ALIAS,
+        Type.STRING,
+        TARGET_CLUSTER_ALIAS_DEFAULT,
+        None,
+        Importance.HIGH,
+        "Alias of target cluster. Used in metrics reporting.",
+    )
+    cd.define(
+        ADMIN_TASK_TIMEOUT_MILLIS,
+        Type.LONG,
+        60000,
+        None,
+        Importance.LOW,
+        "Timeout for administrative tasks, e.g. detecting new topics.",
+    )
+    cd.define(
+        REPLICATION_POLICY_CLASS,
+        Type.CLASS,
+        REPLICATION_POLICY_CLASS_DEFAULT,
+        None,
+        Importance.LOW,
+        "Class which defines the remote topic naming convention.",
+    )
+    cd.define(
+        REPLICATION_POLICY_SEPARATOR,
+        Type.STRING,
+        ".",
+        None,
+        Importance.LOW,
+        "Separator used in remote topic naming convention.",
+    )
+    cd.define(
+        INTERNAL_TOPIC_SEPARATOR_ENABLED,
+        Type.BOOLEAN,
+        True,
+        None,
+        Importance.LOW,
+        "Whether to use replication.policy.separator to control the names of topics used for checkpoints "
+        "and offset syncs. By default, custom separators are used in these topic names; however, if "
+        "upgrading MirrorMaker 2 from older versions that did not allow for these topic names to be "
+        "customized, it may be necessary to set this property to 'false' in order to continue using the "
+        "same names for those topics.",
+    )
+    cd.define(
+        FORWARDING_ADMIN_CLASS,
+        Type.CLASS,
+        FORWARDING_ADMIN_CLASS_DEFAULT,
+        None,
+        Importance.LOW,
+        "Class which extends ForwardingAdmin to define custom cluster resource management (topics, "
+        "configs, etc). Accepted for compatibility; mm2 always uses its own admin client.",
+    )
+    cd.define(
+        METRIC_REPORTER_CLASSES,
+        Type.LIST,
+        "org.apache.kafka.common.metrics.JmxReporter",
+        None,
+        Importance.LOW,
+        "A list of classes to use as metrics reporters. Accepted for compatibility; mm2 exports Prometheus metrics.",
+    )
+    cd.define(
+        SECURITY_PROTOCOL,
+        Type.STRING,
+        "PLAINTEXT",
+        ValidString.in_(*_SECURITY_PROTOCOLS),
+        Importance.MEDIUM,
+        "Protocol used to communicate with brokers.",
+    )
     return _with_client_security(cd)
 
 
@@ -277,62 +324,152 @@ def _define_source(cd: ConfigDef) -> ConfigDef:
     long_ = Type.LONG
     low = Importance.LOW
     return (
-        cd.define(TOPICS, Type.LIST, TOPICS_INCLUDE_DEFAULT, None, Importance.HIGH,
-                  "Topics to replicate. Supports comma-separated topic names and regexes.")
-        .define(TOPICS_EXCLUDE, Type.LIST, TOPICS_EXCLUDE_DEFAULT, None, Importance.HIGH,
-                "Excluded topics. Supports comma-separated topic names and regexes. "
-                "Excludes take precedence over includes.")
-        .define(CONFIG_PROPERTIES_EXCLUDE, Type.LIST, CONFIG_PROPERTIES_EXCLUDE_DEFAULT, None, Importance.HIGH,
-                "Topic config properties that should not be replicated. Supports comma-separated property names "
-                "and regexes.")
-        .define(TOPIC_FILTER_CLASS, Type.CLASS, TOPIC_FILTER_CLASS_DEFAULT, None, low,
-                "TopicFilter to use. Selects topics to replicate.")
-        .define(CONFIG_PROPERTY_FILTER_CLASS, Type.CLASS, CONFIG_PROPERTY_FILTER_CLASS_DEFAULT, None, low,
-                "ConfigPropertyFilter to use. Selects topic config properties to replicate.")
+        cd.define(
+            TOPICS,
+            Type.LIST,
+            TOPICS_INCLUDE_DEFAULT,
+            None,
+            Importance.HIGH,
+            "Topics to replicate. Supports comma-separated topic names and regexes.",
+        )
+        .define(
+            TOPICS_EXCLUDE,
+            Type.LIST,
+            TOPICS_EXCLUDE_DEFAULT,
+            None,
+            Importance.HIGH,
+            "Excluded topics. Supports comma-separated topic names and regexes. "
+            "Excludes take precedence over includes.",
+        )
+        .define(
+            CONFIG_PROPERTIES_EXCLUDE,
+            Type.LIST,
+            CONFIG_PROPERTIES_EXCLUDE_DEFAULT,
+            None,
+            Importance.HIGH,
+            "Topic config properties that should not be replicated. Supports comma-separated property names "
+            "and regexes.",
+        )
+        .define(
+            TOPIC_FILTER_CLASS,
+            Type.CLASS,
+            TOPIC_FILTER_CLASS_DEFAULT,
+            None,
+            low,
+            "TopicFilter to use. Selects topics to replicate.",
+        )
+        .define(
+            CONFIG_PROPERTY_FILTER_CLASS,
+            Type.CLASS,
+            CONFIG_PROPERTY_FILTER_CLASS_DEFAULT,
+            None,
+            low,
+            "ConfigPropertyFilter to use. Selects topic config properties to replicate.",
+        )
         .define(CONSUMER_POLL_TIMEOUT_MILLIS, long_, 1000, None, low, "Timeout when polling source cluster.")
-        .define(REFRESH_TOPICS_ENABLED, Type.BOOLEAN, True, None, low,
-                "Whether to periodically check for new topics and partitions.")
+        .define(
+            REFRESH_TOPICS_ENABLED,
+            Type.BOOLEAN,
+            True,
+            None,
+            low,
+            "Whether to periodically check for new topics and partitions.",
+        )
         .define(REFRESH_TOPICS_INTERVAL_SECONDS, long_, 600, None, low, "Frequency of topic refresh.")
-        .define(SYNC_TOPIC_CONFIGS_ENABLED, Type.BOOLEAN, True, None, low,
-                "Whether to periodically configure remote topics to match their corresponding upstream topics.")
+        .define(
+            SYNC_TOPIC_CONFIGS_ENABLED,
+            Type.BOOLEAN,
+            True,
+            None,
+            low,
+            "Whether to periodically configure remote topics to match their corresponding upstream topics.",
+        )
         .define(SYNC_TOPIC_CONFIGS_INTERVAL_SECONDS, long_, 600, None, low, "Frequency of topic config sync.")
-        .define(SYNC_TOPIC_ACLS_ENABLED, Type.BOOLEAN, True, None, low,
-                "Whether to periodically configure remote topic ACLs to match their corresponding upstream topics.")
+        .define(
+            SYNC_TOPIC_ACLS_ENABLED,
+            Type.BOOLEAN,
+            True,
+            None,
+            low,
+            "Whether to periodically configure remote topic ACLs to match their corresponding upstream topics.",
+        )
         .define(SYNC_TOPIC_ACLS_INTERVAL_SECONDS, long_, 600, None, low, "Frequency of topic ACL sync.")
         .define(REPLICATION_FACTOR, Type.INT, 2, None, low, "Replication factor for newly created remote topics.")
-        .define(OFFSET_SYNCS_TOPIC_REPLICATION_FACTOR, Type.SHORT, 3, None, low,
-                "Replication factor for offset-syncs topic.")
-        .define(OFFSET_LAG_MAX, long_, 100, None, low,
-                "How out-of-sync a remote partition can be before it is resynced.")
+        .define(
+            OFFSET_SYNCS_TOPIC_REPLICATION_FACTOR,
+            Type.SHORT,
+            3,
+            None,
+            low,
+            "Replication factor for offset-syncs topic.",
+        )
+        .define(
+            OFFSET_LAG_MAX, long_, 100, None, low, "How out-of-sync a remote partition can be before it is resynced."
+        )
         .define(THROUGHPUT_LIMIT, long_, -1, None, Importance.MEDIUM, THROUGHPUT_LIMIT_DOC)
-        .define(RECREATED_ACTION_CONFIG, Type.STRING, RecreatedAction.MIRROR_FROM_START.value, _recreated_action,
-                Importance.MEDIUM,
-                "What the flow does when a mirrored source topic was deleted and recreated (a new topic id): "
-                "mirror-from-start copies the new incarnation from its first record into the same remote topic; "
-                "fail stops the task with an error until an operator acts; keep-position resumes at the old "
-                "incarnation's position, as Java MirrorMaker does (records below it are never mirrored).")
-        .define(OFFSET_SYNCS_TOPIC_LOCATION, Type.STRING, SOURCE_CLUSTER_ALIAS_DEFAULT, _location, low,
-                "The location (source/target) of the offset-syncs topic.")
-        .define(EMIT_OFFSET_SYNCS_ENABLED, Type.BOOLEAN, True, None, low,
-                "Whether to store the new offset of the replicated records in offset-syncs topic or not. "
-                "MirrorCheckpointConnector will not be able to sync group offsets or emit checkpoints if "
-                "emit.checkpoints.enabled and/or sync.group.offsets.enabled are enabled while "
-                "emit.offset-syncs.enabled is disabled.")
-        .define(BATCH_COPY_ENABLED, Type.BOOLEAN, BATCH_COPY_ENABLED_DEFAULT, None, Importance.MEDIUM,
-                "Copy the source's record batches as bytes (never decompressed or re-compressed; only the "
-                "producer's fields and the CRC are rewritten) wherever the flow needs no decoded record: "
-                "byte-array converters (the default), no transforms or predicates, and not exactly-once. A batch "
-                "it cannot pass (old message format, LogAppendTime, offset gaps, above the target topic's "
-                "max.message.bytes) goes through the record path, in order. false: every record is decoded and "
-                "produced again.")
-        .define(BATCH_COPY_MAX_IN_FLIGHT_BYTES, long_, 32 * 1024 * 1024, Range.at_least(1), low,
-                "Batch path: the most bytes of source batches produced and not yet acknowledged by the target "
-                "per task; fetching waits above it (bounds the task's memory).")
-        .define(HEARTBEATS_REPLICATION_ENABLED, Type.BOOLEAN, True, None, low,
-                "Whether to replicate the heartbeats topics even when the topic filter does not include them. If "
-                "set to true, heartbeats topics identified by the replication policy will always be replicated, "
-                "regardless of the topic filter configuration. If set to false, heartbeats topics will only be "
-                "replicated if the topic filter allows.")
+        .define(
+            RECREATED_ACTION_CONFIG,
+            Type.STRING,
+            RecreatedAction.MIRROR_FROM_START.value,
+            _recreated_action,
+            Importance.MEDIUM,
+            "What the flow does when a mirrored source topic was deleted and recreated (a new topic id): "
+            "mirror-from-start copies the new incarnation from its first record into the same remote topic; "
+            "fail stops the task with an error until an operator acts; keep-position resumes at the old "
+            "incarnation's position, as Java MirrorMaker does (records below it are never mirrored).",
+        )
+        .define(
+            OFFSET_SYNCS_TOPIC_LOCATION,
+            Type.STRING,
+            SOURCE_CLUSTER_ALIAS_DEFAULT,
+            _location,
+            low,
+            "The location (source/target) of the offset-syncs topic.",
+        )
+        .define(
+            EMIT_OFFSET_SYNCS_ENABLED,
+            Type.BOOLEAN,
+            True,
+            None,
+            low,
+            "Whether to store the new offset of the replicated records in offset-syncs topic or not. "
+            "MirrorCheckpointConnector will not be able to sync group offsets or emit checkpoints if "
+            "emit.checkpoints.enabled and/or sync.group.offsets.enabled are enabled while "
+            "emit.offset-syncs.enabled is disabled.",
+        )
+        .define(
+            BATCH_COPY_ENABLED,
+            Type.BOOLEAN,
+            BATCH_COPY_ENABLED_DEFAULT,
+            None,
+            Importance.MEDIUM,
+            "Copy the source's record batches as bytes (never decompressed or re-compressed; only the "
+            "producer's fields and the CRC are rewritten) wherever the flow needs no decoded record: "
+            "byte-array converters (the default), no transforms or predicates, and not exactly-once. A batch "
+            "it cannot pass (old message format, LogAppendTime, offset gaps, above the target topic's "
+            "max.message.bytes) goes through the record path, in order. false: every record is decoded and "
+            "produced again.",
+        )
+        .define(
+            BATCH_COPY_MAX_IN_FLIGHT_BYTES,
+            long_,
+            32 * 1024 * 1024,
+            Range.at_least(1),
+            low,
+            "Batch path: the most bytes of source batches produced and not yet acknowledged by the target "
+            "per task; fetching waits above it (bounds the task's memory).",
+        )
+        .define(
+            HEARTBEATS_REPLICATION_ENABLED,
+            Type.BOOLEAN,
+            True,
+            None,
+            low,
+            "Whether to replicate the heartbeats topics even when the topic filter does not include them. If "
+            "set to true, heartbeats topics identified by the replication policy will always be replicated, "
+            "regardless of the topic filter configuration. If set to false, heartbeats topics will only be "
+            "replicated if the topic filter allows.",
+        )
     )
 
 
@@ -341,41 +478,90 @@ def _define_checkpoint(cd: ConfigDef) -> ConfigDef:
     low = Importance.LOW
     return (
         cd.define(CONSUMER_POLL_TIMEOUT_MILLIS, long_, 1000, None, low, "Timeout when polling source cluster.")
-        .define(GROUPS, Type.LIST, GROUPS_INCLUDE_DEFAULT, None, Importance.HIGH,
-                "Consumer groups to replicate. Supports comma-separated group IDs and regexes.")
-        .define(GROUPS_EXCLUDE, Type.LIST, GROUPS_EXCLUDE_DEFAULT, None, Importance.HIGH,
-                "Exclude groups. Supports comma-separated group IDs and regexes. "
-                "Excludes take precedence over includes.")
-        .define(GROUP_FILTER_CLASS, Type.CLASS, GROUP_FILTER_CLASS_DEFAULT, None, low,
-                "GroupFilter to use. Selects consumer groups to replicate.")
-        .define(REFRESH_GROUPS_ENABLED, Type.BOOLEAN, True, None, low,
-                "Whether to periodically check for new consumer groups.")
+        .define(
+            GROUPS,
+            Type.LIST,
+            GROUPS_INCLUDE_DEFAULT,
+            None,
+            Importance.HIGH,
+            "Consumer groups to replicate. Supports comma-separated group IDs and regexes.",
+        )
+        .define(
+            GROUPS_EXCLUDE,
+            Type.LIST,
+            GROUPS_EXCLUDE_DEFAULT,
+            None,
+            Importance.HIGH,
+            "Exclude groups. Supports comma-separated group IDs and regexes. Excludes take precedence over includes.",
+        )
+        .define(
+            GROUP_FILTER_CLASS,
+            Type.CLASS,
+            GROUP_FILTER_CLASS_DEFAULT,
+            None,
+            low,
+            "GroupFilter to use. Selects consumer groups to replicate.",
+        )
+        .define(
+            REFRESH_GROUPS_ENABLED,
+            Type.BOOLEAN,
+            True,
+            None,
+            low,
+            "Whether to periodically check for new consumer groups.",
+        )
         .define(REFRESH_GROUPS_INTERVAL_SECONDS, long_, 600, None, low, "Frequency of group refresh.")
-        .define(EMIT_CHECKPOINTS_ENABLED, Type.BOOLEAN, True, None, low,
-                "Whether to replicate consumer offsets to target cluster.")
+        .define(
+            EMIT_CHECKPOINTS_ENABLED,
+            Type.BOOLEAN,
+            True,
+            None,
+            low,
+            "Whether to replicate consumer offsets to target cluster.",
+        )
         .define(EMIT_CHECKPOINTS_INTERVAL_SECONDS, long_, 60, None, low, "Frequency of checkpoints.")
-        .define(SYNC_GROUP_OFFSETS_ENABLED, Type.BOOLEAN, False, None, low,
-                "Whether to periodically write the translated offsets to __consumer_offsets topic in target "
-                "cluster, as long as no active consumers in that group are connected to the target cluster")
-        .define(SYNC_GROUP_OFFSETS_INTERVAL_SECONDS, long_, 60, None, low,
-                "Frequency of consumer group offset sync.")
-        .define(CHECKPOINTS_TOPIC_REPLICATION_FACTOR, Type.SHORT, 3, None, low,
-                "Replication factor for checkpoints topic.")
-        .define(OFFSET_SYNCS_TOPIC_LOCATION, Type.STRING, SOURCE_CLUSTER_ALIAS_DEFAULT, _location, low,
-                "The location (source/target) of the offset-syncs topic.")
-        .define(TOPIC_FILTER_CLASS, Type.CLASS, TOPIC_FILTER_CLASS_DEFAULT, None, low,
-                "TopicFilter to use. Selects topics to replicate.")
+        .define(
+            SYNC_GROUP_OFFSETS_ENABLED,
+            Type.BOOLEAN,
+            False,
+            None,
+            low,
+            "Whether to periodically write the translated offsets to __consumer_offsets topic in target "
+            "cluster, as long as no active consumers in that group are connected to the target cluster",
+        )
+        .define(SYNC_GROUP_OFFSETS_INTERVAL_SECONDS, long_, 60, None, low, "Frequency of consumer group offset sync.")
+        .define(
+            CHECKPOINTS_TOPIC_REPLICATION_FACTOR, Type.SHORT, 3, None, low, "Replication factor for checkpoints topic."
+        )
+        .define(
+            OFFSET_SYNCS_TOPIC_LOCATION,
+            Type.STRING,
+            SOURCE_CLUSTER_ALIAS_DEFAULT,
+            _location,
+            low,
+            "The location (source/target) of the offset-syncs topic.",
+        )
+        .define(
+            TOPIC_FILTER_CLASS,
+            Type.CLASS,
+            TOPIC_FILTER_CLASS_DEFAULT,
+            None,
+            low,
+            "TopicFilter to use. Selects topics to replicate.",
+        )
     )
 
 
 def _define_heartbeat(cd: ConfigDef) -> ConfigDef:
     low = Importance.LOW
     return (
-        cd.define(EMIT_HEARTBEATS_ENABLED, Type.BOOLEAN, True, None, low,
-                  "Whether to emit heartbeats to target cluster.")
+        cd.define(
+            EMIT_HEARTBEATS_ENABLED, Type.BOOLEAN, True, None, low, "Whether to emit heartbeats to target cluster."
+        )
         .define(EMIT_HEARTBEATS_INTERVAL_SECONDS, Type.LONG, 1, None, low, "Frequency of heartbeats.")
-        .define(HEARTBEATS_TOPIC_REPLICATION_FACTOR, Type.SHORT, 3, None, low,
-                "Replication factor for heartbeats topic.")
+        .define(
+            HEARTBEATS_TOPIC_REPLICATION_FACTOR, Type.SHORT, 3, None, low, "Replication factor for heartbeats topic."
+        )
     )
 
 
@@ -385,39 +571,81 @@ CHECKPOINT_CONNECTOR_CONFIG_DEF: ConfigDef = _define_checkpoint(ConfigDef(BASE_C
 HEARTBEAT_CONNECTOR_CONFIG_DEF: ConfigDef = _define_heartbeat(ConfigDef(BASE_CONNECTOR_CONFIG_DEF))
 SOURCE_TASK_CONFIG_DEF: ConfigDef = (
     ConfigDef(SOURCE_CONNECTOR_CONFIG_DEF)
-    .define(TASK_TOPIC_PARTITIONS, Type.LIST, None, None, Importance.LOW,
-            "Topic-partitions assigned to this task to replicate.")
+    .define(
+        TASK_TOPIC_PARTITIONS,
+        Type.LIST,
+        None,
+        None,
+        Importance.LOW,
+        "Topic-partitions assigned to this task to replicate.",
+    )
     .define(TASK_INDEX, Type.INT, None, None, Importance.LOW, "The index of the task")
 )
 CHECKPOINT_TASK_CONFIG_DEF: ConfigDef = (
     ConfigDef(CHECKPOINT_CONNECTOR_CONFIG_DEF)
-    .define(TASK_CONSUMER_GROUPS, Type.LIST, None, None, Importance.LOW,
-            "Consumer groups assigned to this task to replicate.")
+    .define(
+        TASK_CONSUMER_GROUPS,
+        Type.LIST,
+        None,
+        None,
+        Importance.LOW,
+        "Consumer groups assigned to this task to replicate.",
+    )
     .define(TASK_INDEX, Type.INT, None, None, Importance.LOW, "The index of the task")
 )
 
+
 def all_connector_config_names() -> frozenset[str]:
     """Every key the three connectors define (what the dedicated driver copies from top-level keys)."""
-    return (SOURCE_CONNECTOR_CONFIG_DEF.names() | CHECKPOINT_CONNECTOR_CONFIG_DEF.names()
-            | HEARTBEAT_CONNECTOR_CONFIG_DEF.names())
+    return (
+        SOURCE_CONNECTOR_CONFIG_DEF.names()
+        | CHECKPOINT_CONNECTOR_CONFIG_DEF.names()
+        | HEARTBEAT_CONNECTOR_CONFIG_DEF.names()
+    )
 
 
 #: Prefixes of keys expected in connector configs without being MM2 ConfigDef keys: client settings
 #: and Connect's per-connector settings (source-connector EOS, topic creation, SMT settings).
 KNOWN_PREFIXES: tuple[str, ...] = (
-    SOURCE_CLUSTER_PREFIX, TARGET_CLUSTER_PREFIX, SOURCE_PREFIX, TARGET_PREFIX,
-    PRODUCER_CLIENT_PREFIX, CONSUMER_CLIENT_PREFIX, ADMIN_CLIENT_PREFIX,
-    "transforms.", "predicates.", "key.converter.", "value.converter.", "header.converter.",
-    "topic.creation.", "transaction.boundary", "config.providers", "errors.", OFFSET_SYNCS_TOPIC_CONFIG_PREFIX,
+    SOURCE_CLUSTER_PREFIX,
+    TARGET_CLUSTER_PREFIX,
+    SOURCE_PREFIX,
+    TARGET_PREFIX,
+    PRODUCER_CLIENT_PREFIX,
+    CONSUMER_CLIENT_PREFIX,
+    ADMIN_CLIENT_PREFIX,
+    "transforms.",
+    "predicates.",
+    "key.converter.",
+    "value.converter.",
+    "header.converter.",
+    "topic.creation.",
+    "transaction.boundary",
+    "config.providers",
+    "errors.",
+    OFFSET_SYNCS_TOPIC_CONFIG_PREFIX,
 )
 
 #: Exact keys that are never "unknown": every MM2 connector key (dedicated mode hands the same
 #: settings to all three connectors), filter settings read from the originals, Connect EOS keys.
 KNOWN_KEYS: frozenset[str] = (
-    SOURCE_TASK_CONFIG_DEF.names() | CHECKPOINT_TASK_CONFIG_DEF.names() | HEARTBEAT_CONNECTOR_CONFIG_DEF.names()
-    | {TOPICS, TOPICS_EXCLUDE, GROUPS, GROUPS_EXCLUDE, USE_DEFAULTS_FROM, EMIT_OFFSET_SYNCS_ENABLED,
-       EXACTLY_ONCE_SUPPORT, "offsets.storage.topic", "task.class", "topics.blacklist", "groups.blacklist",
-       "config.properties.blacklist"}
+    SOURCE_TASK_CONFIG_DEF.names()
+    | CHECKPOINT_TASK_CONFIG_DEF.names()
+    | HEARTBEAT_CONNECTOR_CONFIG_DEF.names()
+    | {
+        TOPICS,
+        TOPICS_EXCLUDE,
+        GROUPS,
+        GROUPS_EXCLUDE,
+        USE_DEFAULTS_FROM,
+        EMIT_OFFSET_SYNCS_ENABLED,
+        EXACTLY_ONCE_SUPPORT,
+        "offsets.storage.topic",
+        "task.class",
+        "topics.blacklist",
+        "groups.blacklist",
+        "config.properties.blacklist",
+    }
 )
 
 
@@ -430,8 +658,9 @@ def _interval(config: AbstractConfig, enabled_key: str, seconds_key: str) -> flo
         return -1.0
     seconds = config.get_long(seconds_key)
     if seconds <= 0:
-        raise ConfigError([ConfigIssue(seconds_key, f"Invalid value {seconds}: must be positive while "
-                                                    f"{enabled_key} is true")])
+        raise ConfigError(
+            [ConfigIssue(seconds_key, f"Invalid value {seconds}: must be positive while {enabled_key} is true")]
+        )
     return float(seconds)
 
 
@@ -447,8 +676,13 @@ class MirrorConnectorConfig(AbstractConfig):
                 log.warning("The configuration '%s' was supplied but isn't a known config.", key)
         use_defaults_from = self.originals().get(USE_DEFAULTS_FROM)
         if use_defaults_from is not None and str(use_defaults_from).strip() not in ("source", "target"):
-            raise ConfigError([ConfigIssue(USE_DEFAULTS_FROM, f"Invalid value {use_defaults_from}: String must be "
-                                                              "one of: source, target")])
+            raise ConfigError(
+                [
+                    ConfigIssue(
+                        USE_DEFAULTS_FROM, f"Invalid value {use_defaults_from}: String must be one of: source, target"
+                    )
+                ]
+            )
         self._policy: ReplicationPolicy | None = None
         # Build the policy now so a bad replication.policy.class fails at start, naming the key.
         self.replication_policy()
@@ -500,9 +734,9 @@ class MirrorConnectorConfig(AbstractConfig):
         """``prefix*`` originals, minus MM2's own keys that merely share the prefix (admin.timeout.ms...)."""
         own = self.definition.names()
         return {
-            k[len(prefix):]: v for k, v in self.originals().items()
-            if k.startswith(prefix) and len(k) > len(prefix) and k not in own
-            and not k.startswith(prefix + "override.")
+            k[len(prefix) :]: v
+            for k, v in self.originals().items()
+            if k.startswith(prefix) and len(k) > len(prefix) and k not in own and not k.startswith(prefix + "override.")
         }
 
     def add_client_id(self, props: dict[str, Any], role: str | None) -> dict[str, Any]:
@@ -516,8 +750,9 @@ class MirrorConnectorConfig(AbstractConfig):
         return self.add_client_id(props, role)
 
     def source_producer_config(self, role: str) -> dict[str, Any]:
-        props = self._client_props(SOURCE_CLUSTER_PREFIX, PRODUCER_CLIENT_PREFIX,
-                                   SOURCE_PREFIX + PRODUCER_CLIENT_PREFIX)
+        props = self._client_props(
+            SOURCE_CLUSTER_PREFIX, PRODUCER_CLIENT_PREFIX, SOURCE_PREFIX + PRODUCER_CLIENT_PREFIX
+        )
         return self.add_client_id(props, role)
 
     def source_admin_config(self, role: str) -> dict[str, Any]:
@@ -529,13 +764,15 @@ class MirrorConnectorConfig(AbstractConfig):
         return self.add_client_id(props, role)
 
     def target_producer_config(self, role: str) -> dict[str, Any]:
-        props = self._client_props(TARGET_CLUSTER_PREFIX, PRODUCER_CLIENT_PREFIX,
-                                   TARGET_PREFIX + PRODUCER_CLIENT_PREFIX)
+        props = self._client_props(
+            TARGET_CLUSTER_PREFIX, PRODUCER_CLIENT_PREFIX, TARGET_PREFIX + PRODUCER_CLIENT_PREFIX
+        )
         return self.add_client_id(props, role)
 
     def target_consumer_config(self, role: str) -> dict[str, Any]:
-        props = self._client_props(TARGET_CLUSTER_PREFIX, CONSUMER_CLIENT_PREFIX,
-                                   TARGET_PREFIX + CONSUMER_CLIENT_PREFIX)
+        props = self._client_props(
+            TARGET_CLUSTER_PREFIX, CONSUMER_CLIENT_PREFIX, TARGET_PREFIX + CONSUMER_CLIENT_PREFIX
+        )
         props["enable.auto.commit"] = "false"
         props.setdefault("auto.offset.reset", "earliest")
         return self.add_client_id(props, role)
@@ -587,13 +824,21 @@ def source_consumer_config(props: Mapping[str, Any], own_keys: Iterable[str] = (
     """
     own = frozenset(own_keys) | {CONSUMER_POLL_TIMEOUT_MILLIS}
     out: dict[str, Any] = {
-        k[len(SOURCE_CLUSTER_PREFIX):]: v for k, v in props.items()
-        if k.startswith(SOURCE_CLUSTER_PREFIX) and k[len(SOURCE_CLUSTER_PREFIX):] in CLIENT_CONNECTION_KEYS
+        k[len(SOURCE_CLUSTER_PREFIX) :]: v
+        for k, v in props.items()
+        if k.startswith(SOURCE_CLUSTER_PREFIX) and k[len(SOURCE_CLUSTER_PREFIX) :] in CLIENT_CONNECTION_KEYS
     }
     for prefix in (CONSUMER_CLIENT_PREFIX, SOURCE_PREFIX + CONSUMER_CLIENT_PREFIX):
-        out.update({k[len(prefix):]: v for k, v in props.items()
-                    if k.startswith(prefix) and len(k) > len(prefix) and k not in own
-                    and not k.startswith(prefix + "override.")})
+        out.update(
+            {
+                k[len(prefix) :]: v
+                for k, v in props.items()
+                if k.startswith(prefix)
+                and len(k) > len(prefix)
+                and k not in own
+                and not k.startswith(prefix + "override.")
+            }
+        )
     out["enable.auto.commit"] = "false"
     out.setdefault("auto.offset.reset", "earliest")
     return out
@@ -657,8 +902,9 @@ class MirrorSourceConfig(MirrorConnectorConfig):
             return self.source_producer_config(OFFSET_SYNCS_SOURCE_PRODUCER_ROLE)
         return self.target_producer_config(OFFSET_SYNCS_TARGET_PRODUCER_ROLE)
 
-    def task_config_for_topic_partitions(self, topic_partitions: Iterable[TopicPartition],
-                                         task_index: int) -> dict[str, str]:
+    def task_config_for_topic_partitions(
+        self, topic_partitions: Iterable[TopicPartition], task_index: int
+    ) -> dict[str, str]:
         props = self.originals_strings()
         props[TASK_TOPIC_PARTITIONS] = ",".join(encode_topic_partition(tp) for tp in topic_partitions)
         props[TASK_INDEX] = str(task_index)
@@ -678,8 +924,9 @@ class MirrorSourceTaskConfig(MirrorSourceConfig):
             try:
                 tp = decode_topic_partition(field)
             except Exception as e:  # any decode problem is a config problem
-                raise ConfigError([ConfigIssue(TASK_TOPIC_PARTITIONS, f"Invalid topic-partition {field!r}: {e}")]) \
-                    from e
+                raise ConfigError(
+                    [ConfigIssue(TASK_TOPIC_PARTITIONS, f"Invalid topic-partition {field!r}: {e}")]
+                ) from e
             if tp not in seen:
                 seen.add(tp)
                 out.append(tp)
@@ -760,8 +1007,9 @@ class MirrorHeartbeatConfig(MirrorConnectorConfig):
             return -1.0
         seconds = self.get_long(EMIT_HEARTBEATS_INTERVAL_SECONDS)
         if seconds < 0:
-            raise ConfigError([ConfigIssue(EMIT_HEARTBEATS_INTERVAL_SECONDS,
-                                           f"Invalid value {seconds}: must not be negative")])
+            raise ConfigError(
+                [ConfigIssue(EMIT_HEARTBEATS_INTERVAL_SECONDS, f"Invalid value {seconds}: must not be negative")]
+            )
         return float(seconds)
 
     @property
@@ -779,13 +1027,15 @@ def validate_source_connector_props(props: Mapping[str, str]) -> dict[str, str]:
         errors[EXACTLY_ONCE_SUPPORT] = (
             "MirrorSourceConnector can only provide exactly-once guarantees when its source consumer is "
             "configured with isolation.level set to 'read_committed'; otherwise, records from aborted and "
-            "uncommitted transactions will be replicated from the source cluster to the target cluster.")
+            "uncommitted transactions will be replicated from the source cluster to the target cluster."
+        )
     offset_syncs_configured = any(
         k.startswith(OFFSET_SYNCS_CLIENT_ROLE_PREFIX) or k.startswith(OFFSET_SYNCS_TOPIC_CONFIG_PREFIX) for k in props
     )
     if props.get(EMIT_OFFSET_SYNCS_ENABLED) == "false" and offset_syncs_configured:
         errors[EMIT_OFFSET_SYNCS_ENABLED] = (
-            f"MirrorSourceConnector can't setup offset-syncs feature while {EMIT_OFFSET_SYNCS_ENABLED} set to false")
+            f"MirrorSourceConnector can't setup offset-syncs feature while {EMIT_OFFSET_SYNCS_ENABLED} set to false"
+        )
     return errors
 
 
@@ -796,7 +1046,8 @@ def validate_checkpoint_connector_props(props: Mapping[str, str]) -> dict[str, s
         return errors
     if props.get(EMIT_CHECKPOINTS_ENABLED) == "false":
         errors[EMIT_CHECKPOINTS_ENABLED] = (
-            f"MirrorCheckpointConnector can't run with {EMIT_CHECKPOINTS_ENABLED} set to false")
+            f"MirrorCheckpointConnector can't run with {EMIT_CHECKPOINTS_ENABLED} set to false"
+        )
     if props.get(EMIT_OFFSET_SYNCS_ENABLED) == "false":
         errors[EMIT_OFFSET_SYNCS_ENABLED] = "MirrorCheckpointConnector can't run without offset syncs"
     return errors

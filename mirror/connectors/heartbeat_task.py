@@ -56,9 +56,20 @@ class MirrorHeartbeatTask(SourceTask):
         now = int(time.time() * 1000)
         heartbeat = Heartbeat(self._source_alias, self._target_alias, now)
         self.emitted += 1
-        return [SourceRecord(heartbeat.connect_partition(), Heartbeat.connect_offset(), self._topic, 0,
-                             heartbeat.record_key(), heartbeat.record_value(), None, now,
-                             BYTES_SCHEMA, BYTES_SCHEMA)]
+        return [
+            SourceRecord(
+                heartbeat.connect_partition(),
+                Heartbeat.connect_offset(),
+                self._topic,
+                0,
+                heartbeat.record_key(),
+                heartbeat.record_value(),
+                None,
+                now,
+                BYTES_SCHEMA,
+                BYTES_SCHEMA,
+            )
+        ]
 
     def commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
         if metadata is not None and record.timestamp is not None:

@@ -27,9 +27,14 @@ CHECK_INTERVAL_S = 300.0
 class LogStartLookup:
     """One batched ListOffsets(EARLIEST) at a time, at most every ``interval_s``."""
 
-    def __init__(self, admin_props: Mapping[str, Any], interval_s: float = CHECK_INTERVAL_S,
-                 timeout_s: float = 30.0, admin: AdminClient | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        admin_props: Mapping[str, Any],
+        interval_s: float = CHECK_INTERVAL_S,
+        timeout_s: float = 30.0,
+        admin: AdminClient | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._props = dict(admin_props)
         self._admin = admin
         self._interval_s = interval_s

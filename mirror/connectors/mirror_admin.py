@@ -69,8 +69,13 @@ def _source_name(source: Any) -> str:
 class MirrorAdmin:
     """One admin client for one cluster, used from the connector's scheduler thread."""
 
-    def __init__(self, java_props: Mapping[str, Any], cluster_alias: str, timeout_s: float = 60.0,
-                 client: AdminClient | None = None) -> None:
+    def __init__(
+        self,
+        java_props: Mapping[str, Any],
+        cluster_alias: str,
+        timeout_s: float = 60.0,
+        client: AdminClient | None = None,
+    ) -> None:
         self.cluster_alias = cluster_alias
         self.timeout_s = timeout_s
         self._client = client if client is not None else create_admin(admin_config(java_props))
@@ -128,8 +133,10 @@ class MirrorAdmin:
         """Create ``name -> (partitions, replication factor, configs)``; per-topic results, logged."""
         if not topics:
             return {}
-        new = [NewTopic(name, num_partitions=p, replication_factor=rf, config=dict(cfg))
-               for name, (p, rf, cfg) in topics.items()]
+        new = [
+            NewTopic(name, num_partitions=p, replication_factor=rf, config=dict(cfg))
+            for name, (p, rf, cfg) in topics.items()
+        ]
         futures = self._client.create_topics(new, request_timeout=self.timeout_s, operation_timeout=self.timeout_s)
         results: dict[str, Exception | None] = {}
         for name, future in futures.items():
@@ -144,16 +151,19 @@ class MirrorAdmin:
 
     def create_compacted_topic(self, name: str, partitions: int, replication_factor: int) -> None:
         """Kafka ``MirrorUtils.createCompactedTopic``: exists/unsupported/unauthorized are fine."""
-        new = NewTopic(name, num_partitions=partitions, replication_factor=replication_factor,
-                       config={"cleanup.policy": "compact"})
-        future = self._client.create_topics([new], request_timeout=self.timeout_s,
-                                            operation_timeout=self.timeout_s)[name]
+        new = NewTopic(
+            name, num_partitions=partitions, replication_factor=replication_factor, config={"cleanup.policy": "compact"}
+        )
+        future = self._client.create_topics([new], request_timeout=self.timeout_s, operation_timeout=self.timeout_s)[
+            name
+        ]
         try:
             future.result(timeout=self.timeout_s)
             log.info("Created topic '%s' on cluster %s", name, self.cluster_alias)
         except TimeoutError as e:
-            raise ConnectError(f"Timed out while checking for or creating topic '{name}' on cluster "
-                               f"{self.cluster_alias}") from e
+            raise ConnectError(
+                f"Timed out while checking for or creating topic '{name}' on cluster {self.cluster_alias}"
+            ) from e
         except KafkaException as e:
             code = _code(e)
             if code == KafkaError.TOPIC_ALREADY_EXISTS:
@@ -168,8 +178,9 @@ class MirrorAdmin:
         """Grow topics to the given partition counts; a broker without CreatePartitions is logged once."""
         if not totals or self._create_partitions_unsupported:
             return
-        futures = self._client.create_partitions([NewPartitions(t, n) for t, n in totals.items()],
-                                                 request_timeout=self.timeout_s)
+        futures = self._client.create_partitions(
+            [NewPartitions(t, n) for t, n in totals.items()], request_timeout=self.timeout_s
+        )
         for topic, future in futures.items():
             try:
                 future.result(timeout=self.timeout_s)
@@ -178,8 +189,11 @@ class MirrorAdmin:
                 code = _code(e)
                 if code in _UNSUPPORTED:
                     self._create_partitions_unsupported = True
-                    log.warning("Cluster %s does not support CreatePartitions; remote topics will not grow "
-                                "(%s)", self.cluster_alias, e)
+                    log.warning(
+                        "Cluster %s does not support CreatePartitions; remote topics will not grow (%s)",
+                        self.cluster_alias,
+                        e,
+                    )
                     return
                 if code == KafkaError.INVALID_PARTITIONS:
                     continue  # raced with another node: normal
@@ -194,8 +208,11 @@ class MirrorAdmin:
         resources = []
         for topic, topic_ops in ops.items():
             entries = [
-                ConfigEntry(name, value if op == "SET" else None,
-                            incremental_operation=AlterConfigOpType.SET if op == "SET" else AlterConfigOpType.DELETE)
+                ConfigEntry(
+                    name,
+                    value if op == "SET" else None,
+                    incremental_operation=AlterConfigOpType.SET if op == "SET" else AlterConfigOpType.DELETE,
+                )
                 for name, value, op in topic_ops
             ]
             resources.append(ConfigResource(ResourceType.TOPIC, topic, incremental_configs=entries))
@@ -209,8 +226,9 @@ class MirrorAdmin:
                 results[resource.name] = None
             except KafkaException as e:
                 if _code(e) in _UNSUPPORTED:
-                    raise ConnectError(f"the target cluster '{self.cluster_alias}' is not compatible with "
-                                       f"IncrementalAlterConfigs API") from e
+                    raise ConnectError(
+                        f"the target cluster '{self.cluster_alias}' is not compatible with IncrementalAlterConfigs API"
+                    ) from e
                 results[resource.name] = e
                 log.warning("Could not alter configuration of topic %s: %s", resource.name, e)
             except TimeoutError as e:
@@ -222,8 +240,15 @@ class MirrorAdmin:
 
     def describe_topic_acls(self) -> list[AclSpec] | None:
         """All TOPIC ACL bindings, or None when the cluster has no authorizer / no ACL API."""
-        flt = AclBindingFilter(ResourceType.TOPIC, None, ResourcePatternType.ANY, None, None,  # type: ignore[arg-type]
-                               AclOperation.ANY, AclPermissionType.ANY)
+        flt = AclBindingFilter(
+            ResourceType.TOPIC,
+            None,  # type: ignore[arg-type]
+            ResourcePatternType.ANY,
+            None,  # type: ignore[arg-type]
+            None,  # type: ignore[arg-type]
+            AclOperation.ANY,
+            AclPermissionType.ANY,
+        )
         try:
             bindings = self._client.describe_acls(flt, request_timeout=self.timeout_s).result(timeout=self.timeout_s)
         except KafkaException as e:
@@ -231,8 +256,15 @@ class MirrorAdmin:
                 return None
             raise from_exception(e, f"describe ACLs on cluster {self.cluster_alias}") from e
         return [
-            AclSpec(b.restype.name, b.name, b.resource_pattern_type.name, b.principal, b.host, b.operation.name,
-                    b.permission_type.name)
+            AclSpec(
+                b.restype.name,
+                b.name,
+                b.resource_pattern_type.name,
+                b.principal,
+                b.host,
+                b.operation.name,
+                b.permission_type.name,
+            )
             for b in bindings
         ]
 
@@ -241,8 +273,15 @@ class MirrorAdmin:
         if not acls:
             return
         bindings = [
-            AclBinding(ResourceType[a.resource_type], a.name, ResourcePatternType[a.pattern_type], a.principal,
-                       a.host, AclOperation[a.operation], AclPermissionType[a.permission_type])
+            AclBinding(
+                ResourceType[a.resource_type],
+                a.name,
+                ResourcePatternType[a.pattern_type],
+                a.principal,
+                a.host,
+                AclOperation[a.operation],
+                AclPermissionType[a.permission_type],
+            )
             for a in acls
         ]
         futures = self._client.create_acls(bindings, request_timeout=self.timeout_s)
@@ -257,8 +296,7 @@ class MirrorAdmin:
     def list_consumer_groups(self, strict: bool = False) -> list[str]:
         """Group ids; ``strict``: a listing that failed everywhere (no group, only errors: the cluster is down)
         raises instead of reading as "no groups"."""
-        result = self._wait(self._client.list_consumer_groups(request_timeout=self.timeout_s),
-                            "list consumer groups")
+        result = self._wait(self._client.list_consumer_groups(request_timeout=self.timeout_s), "list consumer groups")
         errors = getattr(result, "errors", None) or []
         for err in errors:
             log.debug("Error listing some consumer groups on %s: %s", self.cluster_alias, err)
@@ -275,8 +313,11 @@ class MirrorAdmin:
         """
         futures: dict[str, Future[Any]] = {}
         for group in groups:
-            futures.update(self._client.list_consumer_group_offsets(
-                [ConsumerGroupTopicPartitions(group)], request_timeout=self.timeout_s))
+            futures.update(
+                self._client.list_consumer_group_offsets(
+                    [ConsumerGroupTopicPartitions(group)], request_timeout=self.timeout_s
+                )
+            )
         out: dict[str, dict[TopicPartition, OffsetAndMetadata | None]] = {}
         for group, future in futures.items():
             result = self._wait(future, f"list offsets for consumer group {group}")
@@ -304,8 +345,7 @@ class MirrorAdmin:
                 if _code(e) == KafkaError.GROUP_ID_NOT_FOUND:
                     out[group] = "DEAD"
                 else:
-                    log.error("Error querying for consumer group %s on cluster %s: %s", group,
-                              self.cluster_alias, e)
+                    log.error("Error querying for consumer group %s on cluster %s: %s", group, self.cluster_alias, e)
             except TimeoutError:
                 log.error("Timed out describing consumer group %s on cluster %s", group, self.cluster_alias)
         return out
@@ -314,11 +354,15 @@ class MirrorAdmin:
         self, group: str, offsets: Mapping[TopicPartition, OffsetAndMetadata]
     ) -> dict[TopicPartition, str | None]:
         """Commit offsets for ``group``; per-partition error names (None = written). Never raises for them."""
-        ktps = [ClientPartition(tp.topic, tp.partition, oam.offset, metadata=oam.metadata)
-                if oam.metadata else ClientPartition(tp.topic, tp.partition, oam.offset)
-                for tp, oam in offsets.items()]
-        futures = self._client.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(group, ktps)],
-                                                            request_timeout=self.timeout_s)
+        ktps = [
+            ClientPartition(tp.topic, tp.partition, oam.offset, metadata=oam.metadata)
+            if oam.metadata
+            else ClientPartition(tp.topic, tp.partition, oam.offset)
+            for tp, oam in offsets.items()
+        ]
+        futures = self._client.alter_consumer_group_offsets(
+            [ConsumerGroupTopicPartitions(group, ktps)], request_timeout=self.timeout_s
+        )
         out: dict[TopicPartition, str | None] = {}
         try:
             result = futures[group].result(timeout=self.timeout_s)

@@ -162,8 +162,10 @@ class _Partition:
 
     def memory_bytes(self) -> int:
         """Bytes held by the columns (allocation included)."""
-        return sum(sys.getsizeof(a) for a in (self.los, self.his, self.firsts, self.downs, self.dkeys, self.dcount,
-                                              self.dlow, self.dfirst))
+        return sum(
+            sys.getsizeof(a)
+            for a in (self.los, self.his, self.firsts, self.downs, self.dkeys, self.dcount, self.dlow, self.dfirst)
+        )
 
     def __len__(self) -> int:
         return len(self.los)
@@ -251,8 +253,9 @@ class SyncTranslator(Protocol):
     @property
     def read_to_end(self) -> bool: ...
 
-    def translate_downstream(self, group: str | None, topic_partition: TopicPartition,
-                             upstream_offset: int) -> int | None: ...
+    def translate_downstream(
+        self, group: str | None, topic_partition: TopicPartition, upstream_offset: int
+    ) -> int | None: ...
 
 
 class ExactOffsetTranslator:
@@ -266,12 +269,14 @@ class ExactOffsetTranslator:
         self.index = index
         self.syncs = syncs
 
-    def translate_downstream(self, group: str | None, topic_partition: TopicPartition,
-                             upstream_offset: int) -> int | None:
+    def translate_downstream(
+        self, group: str | None, topic_partition: TopicPartition, upstream_offset: int
+    ) -> int | None:
         return self.translate(group, topic_partition, upstream_offset)[0]
 
-    def translate(self, group: str | None, topic_partition: TopicPartition,
-                  upstream_offset: int) -> tuple[int | None, bool]:
+    def translate(
+        self, group: str | None, topic_partition: TopicPartition, upstream_offset: int
+    ) -> tuple[int | None, bool]:
         """(downstream offset or None/-1 as the store answers, exact?)."""
         if not self.syncs.read_to_end:
             return None, False
@@ -281,5 +286,11 @@ class ExactOffsetTranslator:
         return self.syncs.translate_downstream(group, topic_partition, upstream_offset), False
 
 
-__all__ = ["BYTES_PER_INTERVAL", "DEFAULT_MAX_INTERVALS", "ExactOffsetTranslator", "OffsetMappingIndex",
-           "SyncTranslator", "Translation"]
+__all__ = [
+    "BYTES_PER_INTERVAL",
+    "DEFAULT_MAX_INTERVALS",
+    "ExactOffsetTranslator",
+    "OffsetMappingIndex",
+    "SyncTranslator",
+    "Translation",
+]

@@ -98,23 +98,29 @@ class OffsetSyncProducer:
         if self.syncs.on_record(topic_partition, upstream_offset, downstream_offset):
             self.fire_pending()
 
-    def queue_run(self, topic_partition: TopicPartition, state: PartitionState, first_upstream: int,
-                  first_downstream: int, count: int) -> None:
+    def queue_run(
+        self,
+        topic_partition: TopicPartition,
+        state: PartitionState,
+        first_upstream: int,
+        first_downstream: int,
+        count: int,
+    ) -> None:
         """A run of acknowledged records with consecutive offsets on both sides (owner thread):
         the same syncs as :meth:`queue` per record, each sent as it becomes due."""
         points = contiguous_sync_points(state, first_upstream, first_downstream, count)
         self._queue_points(topic_partition, state, points, first_upstream + count - 1)
 
-    def queue_pairs(self, topic_partition: TopicPartition, state: PartitionState,
-                    pairs: list[tuple[int, int]]) -> None:
+    def queue_pairs(self, topic_partition: TopicPartition, state: PartitionState, pairs: list[tuple[int, int]]) -> None:
         """Acknowledged records' exact (upstream, downstream) offsets, in order (owner thread)."""
         if not pairs:
             return
         points = [pair for pair in pairs if state.should_emit(pair[0], pair[1])]
         self._queue_points(topic_partition, state, points, pairs[-1][0])
 
-    def _queue_points(self, topic_partition: TopicPartition, state: PartitionState,
-                      points: list[tuple[int, int]], last_upstream: int) -> None:
+    def _queue_points(
+        self, topic_partition: TopicPartition, state: PartitionState, points: list[tuple[int, int]], last_upstream: int
+    ) -> None:
         syncs = self.syncs
         for upstream, downstream in points:
             syncs.make_pending(topic_partition, upstream, downstream)
@@ -145,8 +151,11 @@ class OffsetSyncProducer:
             error = e.args[0] if e.args else None
             if not (isinstance(error, KafkaError) and error.fatal()):
                 raise
-            log.error("The offset-sync producer failed fatally (%s); a new producer takes over, and what the "
-                      "old one had not delivered is not sent again", error.str())
+            log.error(
+                "The offset-sync producer failed fatally (%s); a new producer takes over, and what the "
+                "old one had not delivered is not sent again",
+                error.str(),
+            )
             old, self._producer = self._producer, create_producer(self._conf)
             self.producers_replaced += 1
             try:
@@ -169,8 +178,9 @@ class OffsetSyncProducer:
 
         while True:
             try:
-                self._producer.produce(self.topic, value=sync.record_value(), key=sync.record_key(), partition=0,
-                                       on_delivery=on_delivery)
+                self._producer.produce(
+                    self.topic, value=sync.record_value(), key=sync.record_key(), partition=0, on_delivery=on_delivery
+                )
                 return
             except BufferError:
                 self._serve(0.05)

@@ -123,8 +123,9 @@ class OffsetSyncStore:
         if old is None:
             self._syncs[tp] = [sync] * SYNCS_PER_PARTITION
             return
-        if ((not self._read_to_end and self._initialization_must_read_to_end)
-                or sync.upstream_offset < old[0].upstream_offset):
+        if (not self._read_to_end and self._initialization_must_read_to_end) or sync.upstream_offset < old[
+            0
+        ].upstream_offset:
             # Loading the last sync only, or an upstream rewind: all previous syncs are invalid.
             self._syncs[tp] = [sync] * SYNCS_PER_PARTITION
             return
@@ -163,8 +164,9 @@ class OffsetSyncStore:
 
     # -- reading -------------------------------------------------------------------------------
 
-    def translate_downstream(self, group: str | None, topic_partition: TopicPartition,
-                             upstream_offset: int) -> int | None:
+    def translate_downstream(
+        self, group: str | None, topic_partition: TopicPartition, upstream_offset: int
+    ) -> int | None:
         """Downstream offset for a group committed at ``upstream_offset`` (next record to read).
 
         ``None``: no answer (initial read unfinished, or no sync for the partition) - emit nothing.
@@ -214,8 +216,10 @@ class OffsetSyncStore:
         return list(self._syncs)
 
     def __repr__(self) -> str:
-        return (f"OffsetSyncStore(partitions={len(self._syncs)}, read_to_end={self._read_to_end}, "
-                f"initialization_must_read_to_end={self._initialization_must_read_to_end})")
+        return (
+            f"OffsetSyncStore(partitions={len(self._syncs)}, read_to_end={self._read_to_end}, "
+            f"initialization_must_read_to_end={self._initialization_must_read_to_end})"
+        )
 
 
 __all__ = ["SYNCS_PER_PARTITION", "OffsetSyncStore"]

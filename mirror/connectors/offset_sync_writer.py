@@ -32,8 +32,12 @@ MAX_OUTSTANDING_OFFSET_SYNCS = 10
 class PartitionState:
     """Per source partition: last seen offsets and the downstream offset of the last sync."""
 
-    __slots__ = ("last_sync_downstream_offset", "max_offset_lag", "previous_downstream_offset",
-                 "previous_upstream_offset")
+    __slots__ = (
+        "last_sync_downstream_offset",
+        "max_offset_lag",
+        "previous_downstream_offset",
+        "previous_upstream_offset",
+    )
 
     def __init__(self, max_offset_lag: int) -> None:
         self.previous_upstream_offset = -1
@@ -59,22 +63,27 @@ class PartitionState:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, PartitionState):
             return NotImplemented
-        return (self.previous_upstream_offset == other.previous_upstream_offset
-                and self.previous_downstream_offset == other.previous_downstream_offset
-                and self.last_sync_downstream_offset == other.last_sync_downstream_offset
-                and self.max_offset_lag == other.max_offset_lag)
+        return (
+            self.previous_upstream_offset == other.previous_upstream_offset
+            and self.previous_downstream_offset == other.previous_downstream_offset
+            and self.last_sync_downstream_offset == other.last_sync_downstream_offset
+            and self.max_offset_lag == other.max_offset_lag
+        )
 
     __hash__ = None  # type: ignore[assignment]  # mutable
 
     def __repr__(self) -> str:
-        return (f"PartitionState(previous_upstream_offset={self.previous_upstream_offset}, "
-                f"previous_downstream_offset={self.previous_downstream_offset}, "
-                f"last_sync_downstream_offset={self.last_sync_downstream_offset}, "
-                f"max_offset_lag={self.max_offset_lag})")
+        return (
+            f"PartitionState(previous_upstream_offset={self.previous_upstream_offset}, "
+            f"previous_downstream_offset={self.previous_downstream_offset}, "
+            f"last_sync_downstream_offset={self.last_sync_downstream_offset}, "
+            f"max_offset_lag={self.max_offset_lag})"
+        )
 
 
-def contiguous_sync_points(state: PartitionState, first_upstream: int, first_downstream: int,
-                           count: int) -> list[tuple[int, int]]:
+def contiguous_sync_points(
+    state: PartitionState, first_upstream: int, first_downstream: int, count: int
+) -> list[tuple[int, int]]:
     """:meth:`PartitionState.should_emit` over a run of ``count`` records whose upstream and downstream
     offsets both step by one, without a call per record.
 
@@ -137,8 +146,9 @@ class OffsetSyncQueue:
                 state = self.partition_states[topic_partition] = PartitionState(self.max_offset_lag)
             return state
 
-    def on_record_owned(self, topic_partition: TopicPartition, state: PartitionState, upstream_offset: int,
-                        downstream_offset: int) -> bool:
+    def on_record_owned(
+        self, topic_partition: TopicPartition, state: PartitionState, upstream_offset: int, downstream_offset: int
+    ) -> bool:
         """:meth:`on_record` without the lock and the state lookup: the per-record path of a task.
 
         Only for a caller that is the one thread using this queue while it runs (a source task
@@ -147,9 +157,12 @@ class OffsetSyncQueue:
         """
         # PartitionState.should_emit, inlined for the common "no sync now" case (once per record).
         last = state.last_sync_downstream_offset
-        if (last != -1 and downstream_offset - last - 1 < state.max_offset_lag
-                and upstream_offset - state.previous_upstream_offset == 1
-                and downstream_offset >= state.previous_downstream_offset):
+        if (
+            last != -1
+            and downstream_offset - last - 1 < state.max_offset_lag
+            and upstream_offset - state.previous_upstream_offset == 1
+            and downstream_offset >= state.previous_downstream_offset
+        ):
             state.previous_upstream_offset = upstream_offset
             state.previous_downstream_offset = downstream_offset
             # The delayed sync is always the state's newest (upstream, downstream) pair.
@@ -173,8 +186,7 @@ class OffsetSyncQueue:
         """Make every delayed position pending (newest wins over an older pending sync)."""
         with self._lock:
             for tp, state in self._delayed.items():
-                self._pending[tp] = OffsetSync(tp, state.previous_upstream_offset,
-                                               state.previous_downstream_offset)
+                self._pending[tp] = OffsetSync(tp, state.previous_upstream_offset, state.previous_downstream_offset)
             self._delayed.clear()
 
     def take_pending(self) -> list[OffsetSync]:
@@ -212,8 +224,10 @@ class OffsetSyncQueue:
     def delayed(self) -> dict[TopicPartition, OffsetSync]:
         """Snapshot of delayed syncs (what :meth:`promote_delayed` would make pending)."""
         with self._lock:
-            return {tp: OffsetSync(tp, s.previous_upstream_offset, s.previous_downstream_offset)
-                    for tp, s in self._delayed.items()}
+            return {
+                tp: OffsetSync(tp, s.previous_upstream_offset, s.previous_downstream_offset)
+                for tp, s in self._delayed.items()
+            }
 
     def forget(self, topic_partitions: list[TopicPartition] | None = None) -> None:
         """Drop state for partitions no longer assigned (all if None)."""

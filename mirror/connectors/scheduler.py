@@ -93,8 +93,14 @@ class Scheduler:
             return
         first = datetime.now(UTC) + timedelta(seconds=interval_s if delay_first else 0.0)
         trigger = IntervalTrigger(seconds=interval_s, start_date=first, timezone=UTC)
-        self._aps.add_job(self._run_job, trigger, args=(job, description, True, None), name=description,
-                          id=f"{description}#{next(_ids)}", executor=_EXECUTOR)
+        self._aps.add_job(
+            self._run_job,
+            trigger,
+            args=(job, description, True, None),
+            name=description,
+            id=f"{description}#{next(_ids)}",
+            executor=_EXECUTOR,
+        )
 
     def execute(self, job: Job, description: str) -> None:
         """Run ``job`` on the scheduler's worker and wait up to the timeout; errors are only logged."""
@@ -116,8 +122,15 @@ class Scheduler:
             if future is not None:
                 future.set_result(None)
             return
-        self._aps.add_job(self._run_job, "date", args=(job, description, check_timeout, future), name=description,
-                          id=f"{description}#{next(_ids)}", run_date=datetime.now(UTC), executor=_EXECUTOR)
+        self._aps.add_job(
+            self._run_job,
+            "date",
+            args=(job, description, check_timeout, future),
+            name=description,
+            id=f"{description}#{next(_ids)}",
+            run_date=datetime.now(UTC),
+            executor=_EXECUTOR,
+        )
 
     # -- lifecycle ------------------------------------------------------------------------------
 

@@ -107,8 +107,12 @@ class SourceBatches:
             return
         if reason not in reader.reasons:
             reader.reasons.add(reason)
-            log.info("Copying batches of %s-%d through the record path where needed: %s", route.topic,
-                     route.partition, reason)
+            log.info(
+                "Copying batches of %s-%d through the record path where needed: %s",
+                route.topic,
+                route.partition,
+                reason,
+            )
         self.fallback_batches += 1
         records = decoded_records(route, batch, position)
         if records:
@@ -130,9 +134,20 @@ def decoded_records(route: Any, batch: RawBatch, from_offset: int) -> list[Sourc
             if record.offset < from_offset:
                 continue
             ts = record.timestamp
-            out.append(SourceRecord(sp, {OFFSET_KEY: record.offset}, route.topic, route.partition, record.key,
-                                    record.value, list(record.headers or []), ts if ts is not None and ts >= 0
-                                    else None, schema, schema))
+            out.append(
+                SourceRecord(
+                    sp,
+                    {OFFSET_KEY: record.offset},
+                    route.topic,
+                    route.partition,
+                    record.key,
+                    record.value,
+                    list(record.headers or []),
+                    ts if ts is not None and ts >= 0 else None,
+                    schema,
+                    schema,
+                )
+            )
     return out
 
 

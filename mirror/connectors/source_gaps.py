@@ -44,9 +44,11 @@ class LostRange:
 
     def describe(self, flow: str) -> str:
         """The one ERROR line of the event: flow, topic, partition, offsets and count."""
-        return (f"{flow}: {self.count} records of source topic {self.tp.topic} partition {self.tp.partition} "
-                f"(offsets {self.first} to {self.end - 1}) were deleted on the source (retention or deleted "
-                f"records; log start now {self.log_start}) before they were mirrored: they are not on the target")
+        return (
+            f"{flow}: {self.count} records of source topic {self.tp.topic} partition {self.tp.partition} "
+            f"(offsets {self.first} to {self.end - 1}) were deleted on the source (retention or deleted "
+            f"records; log start now {self.log_start}) before they were mirrored: they are not on the target"
+        )
 
 
 @dataclass
@@ -63,8 +65,16 @@ class LostTotal:
         self.last_first, self.last_end, self.detected_at_ms = lost.first, lost.end, now_ms
 
     def encode(self) -> str:
-        return json.dumps({"count": self.count, "last.first": self.last_first, "last.end": self.last_end,
-                           "detected.at.ms": self.detected_at_ms}, separators=(",", ":"), sort_keys=True)
+        return json.dumps(
+            {
+                "count": self.count,
+                "last.first": self.last_first,
+                "last.end": self.last_end,
+                "detected.at.ms": self.detected_at_ms,
+            },
+            separators=(",", ":"),
+            sort_keys=True,
+        )
 
     @classmethod
     def decode(cls, raw: Any) -> LostTotal | None:
@@ -72,8 +82,7 @@ class LostTotal:
             return None
         try:
             data = json.loads(raw)
-            return cls(int(data["count"]), int(data["last.first"]), int(data["last.end"]),
-                       int(data["detected.at.ms"]))
+            return cls(int(data["count"]), int(data["last.first"]), int(data["last.end"]), int(data["detected.at.ms"]))
         except (KeyError, TypeError, ValueError, AttributeError):
             return None
 

@@ -33,18 +33,22 @@ def report_lost(lost: LostRange, total: LostTotal, flow: str, remote_topic: str,
         counted(remote_topic, lost.tp.partition, lost.count)
 
 
-def log_starts_now(admin_props: Mapping[str, Any], partitions: Sequence[TopicPartition],
-                   timeout_s: float) -> dict[TopicPartition, int]:
+def log_starts_now(
+    admin_props: Mapping[str, Any], partitions: Sequence[TopicPartition], timeout_s: float
+) -> dict[TopicPartition, int]:
     """The partitions' log starts, waited for (task start only: a stored position below one is a loss found
     before the first record is read, so that record already carries it). {} when they cannot be read."""
     if not partitions:
         return {}
     try:
         admin = create_admin(admin_config(admin_props))
-        futures = admin.list_offsets({ClientPartition(tp.topic, tp.partition): OffsetSpec.earliest()
-                                      for tp in partitions}, request_timeout=timeout_s)
-        return {TopicPartition(k.topic, k.partition): int(f.result(timeout=timeout_s).offset)
-                for k, f in futures.items()}
+        futures = admin.list_offsets(
+            {ClientPartition(tp.topic, tp.partition): OffsetSpec.earliest() for tp in partitions},
+            request_timeout=timeout_s,
+        )
+        return {
+            TopicPartition(k.topic, k.partition): int(f.result(timeout=timeout_s).offset) for k, f in futures.items()
+        }
     except Exception as e:  # best effort: a jump in the offsets read is still checked later
         log.warning("Could not read the source partitions' log starts at task start: %s", e)
         return {}

@@ -70,9 +70,16 @@ class RecreatedEvent:
 
     def encode(self) -> str:
         """The RECREATED_KEY value: compact JSON."""
-        return json.dumps({"previous.topic.id": self.previous_topic_id, "topic.id": self.topic_id,
-                           "previous.offset": self.previous_offset, "detected.at.ms": self.detected_at_ms},
-                          separators=(",", ":"), sort_keys=True)
+        return json.dumps(
+            {
+                "previous.topic.id": self.previous_topic_id,
+                "topic.id": self.topic_id,
+                "previous.offset": self.previous_offset,
+                "detected.at.ms": self.detected_at_ms,
+            },
+            separators=(",", ":"),
+            sort_keys=True,
+        )
 
     @classmethod
     def decode(cls, topic: str, partition: int, raw: Any) -> RecreatedEvent | None:
@@ -81,21 +88,33 @@ class RecreatedEvent:
             return None
         try:
             data = json.loads(raw)
-            return cls(topic, partition, str(data["previous.topic.id"]), str(data["topic.id"]),
-                       int(data["previous.offset"]), int(data["detected.at.ms"]))
+            return cls(
+                topic,
+                partition,
+                str(data["previous.topic.id"]),
+                str(data["topic.id"]),
+                int(data["previous.offset"]),
+                int(data["detected.at.ms"]),
+            )
         except (KeyError, TypeError, ValueError, AttributeError):
             return None
 
     def describe(self, flow: str, action: RecreatedAction = RecreatedAction.MIRROR_FROM_START) -> str:
         """The one ERROR line of the event: flow, topic, partition, offsets and count."""
-        head = (f"{flow}: source topic {self.topic} was deleted and recreated (topic id {self.previous_topic_id} -> "
-                f"{self.topic_id}); partition {self.partition}: the old incarnation was mirrored through offset "
-                f"{self.previous_offset} ({self.previous_offset + 1} records)")
+        head = (
+            f"{flow}: source topic {self.topic} was deleted and recreated (topic id {self.previous_topic_id} -> "
+            f"{self.topic_id}); partition {self.partition}: the old incarnation was mirrored through offset "
+            f"{self.previous_offset} ({self.previous_offset + 1} records)"
+        )
         if action is RecreatedAction.KEEP_POSITION:
-            return (f"{head}; {RECREATED_ACTION_CONFIG}={action.value}: resuming at offset {self.previous_offset + 1} "
-                    f"of the new incarnation, its {self.previous_offset + 1} records below it are never mirrored")
-        return (f"{head}; the new incarnation is mirrored from its start into the same remote topic, offset syncs "
-                "and mappings of the old incarnation are not used for it")
+            return (
+                f"{head}; {RECREATED_ACTION_CONFIG}={action.value}: resuming at offset {self.previous_offset + 1} "
+                f"of the new incarnation, its {self.previous_offset + 1} records below it are never mirrored"
+            )
+        return (
+            f"{head}; the new incarnation is mirrored from its start into the same remote topic, offset syncs "
+            "and mappings of the old incarnation are not used for it"
+        )
 
 
 @dataclass(frozen=True)
@@ -115,8 +134,13 @@ def incarnation_entries(offset_value: Mapping[str, Any] | None) -> dict[str, Any
     return {k: offset_value[k] for k in (TOPIC_ID_KEY, RECREATED_KEY) if isinstance(offset_value.get(k), str)}
 
 
-def decide_start(tp: TopicPartition, offset_value: Mapping[str, Any] | None, topic_id: str | None,
-                 action: RecreatedAction, now_ms: int | None = None) -> StartDecision:
+def decide_start(
+    tp: TopicPartition,
+    offset_value: Mapping[str, Any] | None,
+    topic_id: str | None,
+    action: RecreatedAction,
+    now_ms: int | None = None,
+) -> StartDecision:
     """Where the task resumes ``tp``, given its stored offset value and the source topic's id now.
 
     * no stored position: start per auto.offset.reset, remember the id;
@@ -137,15 +161,22 @@ def decide_start(tp: TopicPartition, offset_value: Mapping[str, Any] | None, top
         return StartDecision(position, current if current is not None else (stored or None))
     if previous_id == topic_id:
         return StartDecision(position, {**current, **stored})
-    event = RecreatedEvent(tp.topic, tp.partition, previous_id, str(topic_id), offset,
-                           int(time.time() * 1000) if now_ms is None else now_ms)
+    event = RecreatedEvent(
+        tp.topic,
+        tp.partition,
+        previous_id,
+        str(topic_id),
+        offset,
+        int(time.time() * 1000) if now_ms is None else now_ms,
+    )
     if action is RecreatedAction.FAIL:
         raise SourceTopicRecreatedError(
             f"Source topic {tp.topic} was deleted and recreated (topic id {previous_id} -> {topic_id}); partition "
             f"{tp.partition} was mirrored through offset {offset} of the old incarnation. The flow is set to "
             f"{RECREATED_ACTION_CONFIG}=fail: nothing is mirrored until an operator decides (set it to "
             f"{RecreatedAction.MIRROR_FROM_START.value} to mirror the new incarnation from its start, or reset the "
-            "flow's source offsets) and restarts the task")
+            "flow's source offsets) and restarts the task"
+        )
     marked = {**current, RECREATED_KEY: event.encode()}
     if action is RecreatedAction.KEEP_POSITION:
         return StartDecision(position, marked, event)

@@ -36,16 +36,21 @@ def lookup_topic_ids(admin_props: Mapping[str, Any], topics: Sequence[str], time
     try:
         return admin.topic_ids(topics, timeout_s)
     except Exception as e:  # best effort: a task must not fail to start because ids are unavailable
-        log.warning("Could not read the source topics' ids (a recreated topic is detected at the next start): %s",
-                    e)
+        log.warning("Could not read the source topics' ids (a recreated topic is detected at the next start): %s", e)
         return {}
     finally:
         admin.close()
 
 
-def start_decisions(partitions: Sequence[TopicPartition], stored: Sequence[Mapping[str, Any] | None],
-                    topic_ids: Mapping[str, str], action: RecreatedAction, flow: str,
-                    remote_topic: Callable[[str], str], on_change: ChangeHook | None) -> list[StartDecision]:
+def start_decisions(
+    partitions: Sequence[TopicPartition],
+    stored: Sequence[Mapping[str, Any] | None],
+    topic_ids: Mapping[str, str],
+    action: RecreatedAction,
+    flow: str,
+    remote_topic: Callable[[str], str],
+    on_change: ChangeHook | None,
+) -> list[StartDecision]:
     """Per partition where to start; each recreation found is logged once (ERROR) and counted.
 
     Raises :class:`~mirror.connectors.source_incarnation.SourceTopicRecreatedError` for ``fail``

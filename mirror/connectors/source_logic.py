@@ -33,7 +33,8 @@ _LONG_MAX = str(2**63 - 1)
 #: key may list several values where versions differ (e.g. message.timestamp.after.max.ms: 4.0
 #: changed it to one hour).
 KAFKA_TOPIC_CONFIG_DEFAULTS: dict[str, frozenset[str]] = {
-    k: frozenset(v) for k, v in {
+    k: frozenset(v)
+    for k, v in {
         "cleanup.policy": ("delete",),
         "compression.type": ("producer",),
         "compression.gzip.level": ("-1",),
@@ -263,7 +264,9 @@ def acls_to_sync(
     return [
         target_acl(a, format_remote(a.name))
         for a in acls
-        if a.resource_type == "TOPIC" and a.pattern_type == "LITERAL" and should_replicate_acl(a)
+        if a.resource_type == "TOPIC"
+        and a.pattern_type == "LITERAL"
+        and should_replicate_acl(a)
         and should_replicate_topic(a.name)
     ]
 

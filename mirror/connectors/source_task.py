@@ -133,12 +133,33 @@ class _Partition:
     per-run callbacks).
     """
 
-    __slots__ = ("acked", "batch_read", "end", "high_watermark", "in_flight", "mapping", "max_latency", "newest",
-                 "next_offset", "offset_extra", "oldest", "partition", "polled", "polled_bytes", "read_through",
-                 "read_timestamp", "source_partition", "sync_state", "task", "topic", "tp")
+    __slots__ = (
+        "acked",
+        "batch_read",
+        "end",
+        "high_watermark",
+        "in_flight",
+        "mapping",
+        "max_latency",
+        "newest",
+        "next_offset",
+        "offset_extra",
+        "oldest",
+        "partition",
+        "polled",
+        "polled_bytes",
+        "read_through",
+        "read_timestamp",
+        "source_partition",
+        "sync_state",
+        "task",
+        "topic",
+        "tp",
+    )
 
-    def __init__(self, task: MirrorSourceTask, tp: TopicPartition, source_partition: dict[str, Any],
-                 topic: str) -> None:
+    def __init__(
+        self, task: MirrorSourceTask, tp: TopicPartition, source_partition: dict[str, Any], topic: str
+    ) -> None:
         self.task = task
         self.tp = tp
         self.source_partition = source_partition  # the SourceRecord.source_partition of every record
@@ -250,28 +271,34 @@ class MirrorSourceTask(SourceTask):
         java = config.source_consumer_config(REPLICATION_CONSUMER_ROLE)
         self._max_records = _int_setting(java, "max.poll.records", DEFAULT_MAX_POLL_RECORDS)
         self.assigned = config.task_topic_partitions()
-        self._cap = flow_cap(f"{self._source_alias}->{config.target_cluster_alias}",
-                             parse_limit(props.get(THROUGHPUT_LIMIT)))
+        self._cap = flow_cap(
+            f"{self._source_alias}->{config.target_cluster_alias}", parse_limit(props.get(THROUGHPUT_LIMIT))
+        )
         self.metrics.throughput(self._cap.limit, self._cap.rate())
         # -- source-incarnation hook (issue 38): what the start-time topic-id check needs
         self._recreated_action = config.recreated_action
         self._flow = f"{self._source_alias}->{config.target_cluster_alias}"
         self._source_admin = config.source_admin_config(INCARNATION_ADMIN_ROLE)
         self._admin_timeout_s = config.admin_timeout_s
-        self._gap_starts = LogStartLookup(config.source_admin_config(GAPS_ADMIN_ROLE), interval_s=0.0,
-                                          timeout_s=config.admin_timeout_s)
+        self._gap_starts = LogStartLookup(
+            config.source_admin_config(GAPS_ADMIN_ROLE), interval_s=0.0, timeout_s=config.admin_timeout_s
+        )
         self._lag_hook = getattr(self.metrics, "lag", None)
         assigned_hook = getattr(self.metrics, "assigned", None)
         if assigned_hook is not None:
             assigned_hook([(self._remote_topic(tp.topic), tp.partition) for tp in self.assigned])
         try:
             if config.emit_offset_syncs_enabled:
-                self._offset_syncs = OffsetSyncProducer(config.offset_syncs_topic_producer_config(),
-                                                        config.offset_syncs_topic(), config.max_offset_lag,
-                                                        on_sent=self._on_offset_sync_sent,
-                                                        mappings_topic=config.offset_mappings_topic())
-                self._log_starts = LogStartLookup(config.source_admin_config(MAPPINGS_RETENTION_ADMIN_ROLE),
-                                                  timeout_s=config.admin_timeout_s)
+                self._offset_syncs = OffsetSyncProducer(
+                    config.offset_syncs_topic_producer_config(),
+                    config.offset_syncs_topic(),
+                    config.max_offset_lag,
+                    on_sent=self._on_offset_sync_sent,
+                    mappings_topic=config.offset_mappings_topic(),
+                )
+                self._log_starts = LogStartLookup(
+                    config.source_admin_config(MAPPINGS_RETENTION_ADMIN_ROLE), timeout_s=config.admin_timeout_s
+                )
             reset = str(java.get("auto.offset.reset", "earliest")).strip()
             if self._batch_offered and config.batch_copy_enabled:
                 self._start_batches(config, java, reset)
@@ -281,9 +308,15 @@ class MirrorSourceTask(SourceTask):
         except BaseException:
             self.stop()
             raise
-        log.info("%s replicating %d topic-partitions %s->%s (%s path): %s.", config.entity_label(),
-                 len(self.assigned), self._source_alias, config.target_cluster_alias, self.copy_path,
-                 [str(tp) for tp in self.assigned])
+        log.info(
+            "%s replicating %d topic-partitions %s->%s (%s path): %s.",
+            config.entity_label(),
+            len(self.assigned),
+            self._source_alias,
+            config.target_cluster_alias,
+            self.copy_path,
+            [str(tp) for tp in self.assigned],
+        )
 
     # -- the batch path (connect_core.api.batch_copy) --------------------------------------------
 
@@ -305,21 +338,39 @@ class MirrorSourceTask(SourceTask):
 
     def _start_batches(self, config: MirrorSourceTaskConfig, java: dict[str, Any], reset: str) -> None:
         """Read the assigned partitions as raw batches (read_committed) with the consumer's own settings."""
-        positions = {"earliest": 0, "smallest": 0, "beginning": 0, "latest": LATEST, "largest": LATEST,
-                     "end": LATEST}.get(reset.lower())
+        positions = {
+            "earliest": 0,
+            "smallest": 0,
+            "beginning": 0,
+            "latest": LATEST,
+            "largest": LATEST,
+            "end": LATEST,
+        }.get(reset.lower())
         if positions is None:
-            raise ConfigError([ConfigIssue("consumer.auto.offset.reset",
-                                           f"Invalid value {reset}: MirrorSourceTask needs earliest or latest for "
-                                           "partitions without a stored offset")])
-        fetcher = BatchFetcher(str(java.get("bootstrap.servers", "")), kafka_python_security(java),
-                               f"{java.get('client.id', config.entity_label())}-batches",
-                               isolation_level=READ_COMMITTED,
-                               max_bytes=_int_setting(java, "fetch.max.bytes", 16 * 1024 * 1024),
-                               partition_max_bytes=_int_setting(java, "max.partition.fetch.bytes", 1024 * 1024))
+            raise ConfigError(
+                [
+                    ConfigIssue(
+                        "consumer.auto.offset.reset",
+                        f"Invalid value {reset}: MirrorSourceTask needs earliest or latest for "
+                        "partitions without a stored offset",
+                    )
+                ]
+            )
+        fetcher = BatchFetcher(
+            str(java.get("bootstrap.servers", "")),
+            kafka_python_security(java),
+            f"{java.get('client.id', config.entity_label())}-batches",
+            isolation_level=READ_COMMITTED,
+            max_bytes=_int_setting(java, "fetch.max.bytes", 16 * 1024 * 1024),
+            partition_max_bytes=_int_setting(java, "max.partition.fetch.bytes", 1024 * 1024),
+        )
         self._batches = SourceBatches(fetcher, self._target_max_message_bytes)
         self._batch_bytes_limit = config.batch_copy_max_in_flight_bytes
-        self._target_admin = MirrorAdmin(config.target_admin_config("batch-copy-admin"),
-                                         config.target_cluster_alias, timeout_s=config.admin_timeout_s)
+        self._target_admin = MirrorAdmin(
+            config.target_admin_config("batch-copy-admin"),
+            config.target_cluster_alias,
+            timeout_s=config.admin_timeout_s,
+        )
         wrapped = [self._partition_map(tp.topic, tp.partition) for tp in self.assigned]
         for tp, offset in zip(self.assigned, self._stored_offsets(wrapped), strict=True):
             route = self._partition(tp.topic, tp.partition)
@@ -394,12 +445,24 @@ class MirrorSourceTask(SourceTask):
         assert self._consumer is not None
         wrapped = [self._partition_map(tp.topic, tp.partition) for tp in partitions]
         stored = self._start_positions(partitions, wrapped)
-        reset = {"earliest": OFFSET_BEGINNING, "smallest": OFFSET_BEGINNING, "beginning": OFFSET_BEGINNING,
-                 "latest": OFFSET_END, "largest": OFFSET_END, "end": OFFSET_END}.get(auto_offset_reset.lower())
+        reset = {
+            "earliest": OFFSET_BEGINNING,
+            "smallest": OFFSET_BEGINNING,
+            "beginning": OFFSET_BEGINNING,
+            "latest": OFFSET_END,
+            "largest": OFFSET_END,
+            "end": OFFSET_END,
+        }.get(auto_offset_reset.lower())
         if reset is None:
-            raise ConfigError([ConfigIssue("consumer.auto.offset.reset",
-                                           f"Invalid value {auto_offset_reset}: MirrorSourceTask needs earliest or "
-                                           "latest for partitions without a stored offset")])
+            raise ConfigError(
+                [
+                    ConfigIssue(
+                        "consumer.auto.offset.reset",
+                        f"Invalid value {auto_offset_reset}: MirrorSourceTask needs earliest or "
+                        "latest for partitions without a stored offset",
+                    )
+                ]
+            )
         assignment = []
         uncommitted = 0
         for tp, offset in zip(partitions, stored, strict=True):
@@ -462,8 +525,15 @@ class MirrorSourceTask(SourceTask):
         """
         values = self._stored_offset_values(wrapped)
         ids = lookup_topic_ids(self._source_admin, sorted({tp.topic for tp in partitions}), self._admin_timeout_s)
-        decisions = start_decisions(partitions, values, ids, self._recreated_action, self._flow, self._remote_topic,
-                                    getattr(self.metrics, "source_changed", None))
+        decisions = start_decisions(
+            partitions,
+            values,
+            ids,
+            self._recreated_action,
+            self._flow,
+            self._remote_topic,
+            getattr(self.metrics, "source_changed", None),
+        )
         resumed = [tp for tp, d in zip(partitions, decisions, strict=True) if d.position is not None]
         starts = log_starts_now(self._source_admin, resumed, self._admin_timeout_s) if resumed else {}
         out = []
@@ -524,8 +594,9 @@ class MirrorSourceTask(SourceTask):
         run = self._runs.get(key)
         if run is None:
             tp = TopicPartition(topic, partition)
-            run = self._runs[key] = _Partition(self, tp, wrap_partition(tp, self._source_alias),
-                                               self._remote_topic(topic))
+            run = self._runs[key] = _Partition(
+                self, tp, wrap_partition(tp, self._source_alias), self._remote_topic(topic)
+            )
             self._run_of[id(run.source_partition)] = run
         return run
 
@@ -624,9 +695,15 @@ class MirrorSourceTask(SourceTask):
         the source topic was recreated (the consumer reset into the new one) or truncated. The topic id the
         records carried is then no longer vouched for: it is dropped from their offsets (so a restart does
         not take the records read since for the old incarnation's) and looked up again at the next start."""
-        log.warning("%s: source topic %s partition %d went back from offset %d to %d (the topic was recreated or "
-                    "truncated); it is checked again at the task's next start", self._flow, run.tp.topic,
-                    run.tp.partition, run.next_offset - 1, offset)
+        log.warning(
+            "%s: source topic %s partition %d went back from offset %d to %d (the topic was recreated or "
+            "truncated); it is checked again at the task's next start",
+            self._flow,
+            run.tp.topic,
+            run.tp.partition,
+            run.next_offset - 1,
+            offset,
+        )
         extra = run.offset_extra
         if extra is not None and TOPIC_ID_KEY in extra:
             extra = {k: v for k, v in extra.items() if k != TOPIC_ID_KEY} or None
@@ -645,8 +722,13 @@ class MirrorSourceTask(SourceTask):
         if self._measure:
             now_ms = time.time() * 1000
             oldest = _oldest(run)
-            self.metrics.polled(route.topic, route.partition, run.count, run.value_bytes,
-                                now_ms - oldest if 0 <= oldest <= now_ms else 0.0)
+            self.metrics.polled(
+                route.topic,
+                route.partition,
+                run.count,
+                run.value_bytes,
+                now_ms - oldest if 0 <= oldest <= now_ms else 0.0,
+            )
         # The consumer is read outside poll here: hold its lock so a concurrent stop() cannot close it
         # underneath (skip the report rather than wait if stop() holds it).
         if self._lag_hook is not None and self._consumer_lock.acquire(blocking=False):
@@ -666,8 +748,12 @@ class MirrorSourceTask(SourceTask):
             self._report_acked_lag(route)
         if self._measure and run.count > run.skipped:
             oldest = _oldest(run)
-            self.metrics.acknowledged(route.topic, route.partition, run.count - run.skipped,
-                                      time.time() * 1000 - oldest if oldest >= 0 else 0.0)
+            self.metrics.acknowledged(
+                route.topic,
+                route.partition,
+                run.count - run.skipped,
+                time.time() * 1000 - oldest if oldest >= 0 else 0.0,
+            )
         syncs = self._offset_syncs
         if syncs is None:
             return
@@ -705,8 +791,11 @@ class MirrorSourceTask(SourceTask):
             pairs.append((run.last_upstream, run.last_downstream))
         syncs.queue_pairs(route.tp, state, pairs)
         # Mappings: the first record is known exactly, the ones up to the last are not.
-        for closed in (tracker.add_run(run.first_upstream, first_down, 1), tracker.break_continuity(),
-                       tracker.add_run(run.last_upstream, run.last_downstream, 1) if count > 1 else None):
+        for closed in (
+            tracker.add_run(run.first_upstream, first_down, 1),
+            tracker.break_continuity(),
+            tracker.add_run(run.last_upstream, run.last_downstream, 1) if count > 1 else None,
+        ):
             if closed is not None:
                 syncs.send_mapping(closed)
 
@@ -762,8 +851,20 @@ class MirrorSourceTask(SourceTask):
                 else:  # the source topic's id rides along (see source_incarnation)
                     offset = extra.copy()
                     offset[OFFSET_KEY] = upstream
-                append(SourceRecord(run.source_partition, offset, run.topic, partition, msg.key(),
-                                    value, msg.headers(), ts, schema, schema))
+                append(
+                    SourceRecord(
+                        run.source_partition,
+                        offset,
+                        run.topic,
+                        partition,
+                        msg.key(),
+                        value,
+                        msg.headers(),
+                        ts,
+                        schema,
+                        schema,
+                    )
+                )
                 if lag:
                     run.newest = msg
                     run.batch_read += 1
@@ -845,8 +946,12 @@ class MirrorSourceTask(SourceTask):
                 return
         if high is None or high < 0:
             return
-        self._lag_hook(route.topic, tp.partition, max(high - newest_offset - 1, 0) + max(route.in_flight, 0),
-                       newest_ts if newest_ts >= 0 else None)
+        self._lag_hook(
+            route.topic,
+            tp.partition,
+            max(high - newest_offset - 1, 0) + max(route.in_flight, 0),
+            newest_ts if newest_ts >= 0 else None,
+        )
 
     def _on_offset_sync_sent(self, sync: OffsetSync) -> None:
         hook = getattr(self.metrics, "offset_syncs_sent", None)
@@ -927,8 +1032,9 @@ class MirrorSourceTask(SourceTask):
             key = (record.topic, partition)
             acc = self._foreign_acks.get(key)
             if acc is None:
-                acc = self._foreign_acks[key] = _Partition(self, TopicPartition(record.topic, partition), {},
-                                                           record.topic)
+                acc = self._foreign_acks[key] = _Partition(
+                    self, TopicPartition(record.topic, partition), {}, record.topic
+                )
             ts = record.timestamp
             latency = (time.time() * 1000 - ts) if ts is not None else 0.0
             if not acc.acked:
@@ -1028,8 +1134,9 @@ def replication_consumer_config(java_props: dict[str, Any], label: str) -> dict[
     try:
         wait = int(conf["fetch.wait.max.ms"])
     except (TypeError, ValueError) as e:
-        raise ConfigError([ConfigIssue("consumer.fetch.max.wait.ms", f"Invalid value {conf['fetch.wait.max.ms']}")]) \
-            from e
+        raise ConfigError(
+            [ConfigIssue("consumer.fetch.max.wait.ms", f"Invalid value {conf['fetch.wait.max.ms']}")]
+        ) from e
     if wait < MIN_FETCH_WAIT_MS:
         log.warning("Raising the replication consumer's fetch wait from %d ms to %d ms", wait, MIN_FETCH_WAIT_MS)
         conf["fetch.wait.max.ms"] = MIN_FETCH_WAIT_MS

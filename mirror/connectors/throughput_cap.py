@@ -29,7 +29,8 @@ THROUGHPUT_LIMIT_DOC = (
     "The most bytes per second (record keys, values and headers as fetched from the source) this flow's "
     "MirrorSource tasks copy together on one node; -1: no limit. A node running several of the flow's tasks "
     "shares the limit between them; N nodes take up to N times it. Applied by throttling the fetches, so "
-    "order, exactness and exactly-once are unchanged; changeable by reloading mm2.properties.")
+    "order, exactness and exactly-once are unchanged; changeable by reloading mm2.properties."
+)
 
 
 def parse_limit(value: object) -> float | None:
@@ -40,22 +41,31 @@ def parse_limit(value: object) -> float | None:
     return limit if limit > 0 else None
 
 
-_UNITS = {"": 1, "K": 1024, "KB": 1024, "KIB": 1024, "M": 1024**2, "MB": 1024**2, "MIB": 1024**2,
-          "G": 1024**3, "GB": 1024**3, "GIB": 1024**3}
+_UNITS = {
+    "": 1,
+    "K": 1024,
+    "KB": 1024,
+    "KIB": 1024,
+    "M": 1024**2,
+    "MB": 1024**2,
+    "MIB": 1024**2,
+    "G": 1024**3,
+    "GB": 1024**3,
+    "GIB": 1024**3,
+}
 
 
 def parse_bytes_per_second(text: str) -> float:
     """``10MB``, ``512K``, ``2000000``: bytes per second (K, M, G are powers of 1024); ValueError if not."""
     value = text.strip().upper().removesuffix("/S")
     number = value.rstrip("KMGIB")
-    unit = value[len(number):]
+    unit = value[len(number) :]
     try:
         amount = float(number)
     except ValueError:
         raise ValueError(f"{text!r} is not a number of bytes per second (for example 10MB, 512K or 2000000)") from None
     if unit not in _UNITS or amount <= 0:
-        raise ValueError(f"{text!r} is not a positive number of bytes per second (for example 10MB, 512K or "
-                         "2000000)")
+        raise ValueError(f"{text!r} is not a positive number of bytes per second (for example 10MB, 512K or 2000000)")
     return amount * _UNITS[unit]
 
 

@@ -52,14 +52,20 @@ class Lease:
         return now_ms < self.expires_at_ms
 
     def renewed(self, now_ms: int, ttl_s: float) -> Lease:
-        return Lease(self.source, self.target, self.job_id, self.topics, now_ms + int(ttl_s * 1000),
-                     self.transactional_ids)
+        return Lease(
+            self.source, self.target, self.job_id, self.topics, now_ms + int(ttl_s * 1000), self.transactional_ids
+        )
 
 
 def encode_lease(lease: Lease) -> tuple[bytes, bytes]:
     """Key and value of a lease record (JSON value, so an operator can read it with any console consumer)."""
-    value = {"version": _VERSION, "job": lease.job_id, "topics": list(lease.topics),
-             "expires_at_ms": lease.expires_at_ms, "transactional_ids": list(lease.transactional_ids)}
+    value = {
+        "version": _VERSION,
+        "job": lease.job_id,
+        "topics": list(lease.topics),
+        "expires_at_ms": lease.expires_at_ms,
+        "transactional_ids": list(lease.transactional_ids),
+    }
     return lease_key(lease.source, lease.target), json.dumps(value, sort_keys=True).encode()
 
 
@@ -72,8 +78,14 @@ def decode_lease(key: bytes | None, value: bytes | None) -> Lease | None:
         return None
     try:
         doc = json.loads(value)
-        return Lease(source, target, str(doc["job"]), tuple(str(t) for t in doc["topics"]),
-                     int(doc["expires_at_ms"]), tuple(str(i) for i in doc.get("transactional_ids", ())))
+        return Lease(
+            source,
+            target,
+            str(doc["job"]),
+            tuple(str(t) for t in doc["topics"]),
+            int(doc["expires_at_ms"]),
+            tuple(str(i) for i in doc.get("transactional_ids", ())),
+        )
     except (ValueError, KeyError, TypeError):
         return None
 

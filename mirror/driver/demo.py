@@ -124,12 +124,19 @@ def partition_differences(topic: str, source: dict[int, list[Any]], target: dict
 
 
 def _record_views(cluster: KafkaCluster, topic: str) -> dict[int, list[Any]]:
-    return {p: [(m.key(), m.value(), tuple(m.headers() or ()), m.timestamp()[1]) for m in msgs]
-            for p, msgs in cluster.read_all(topic, timeout=30).items()}
+    return {
+        p: [(m.key(), m.value(), tuple(m.headers() or ()), m.timestamp()[1]) for m in msgs]
+        for p, msgs in cluster.read_all(topic, timeout=30).items()
+    }
 
 
-def run_demo(duration_s: float | None, view: DemoView, workdir: Path,
-             should_stop: Callable[[], bool] = lambda: False, herder: str | None = None) -> DemoOutcome | None:
+def run_demo(
+    duration_s: float | None,
+    view: DemoView,
+    workdir: Path,
+    should_stop: Callable[[], bool] = lambda: False,
+    herder: str | None = None,
+) -> DemoOutcome | None:
     """The whole demo; returns the checked outcome (None when stopped before MirrorMaker ran)."""
     from prometheus_client import start_http_server
 
@@ -170,10 +177,16 @@ def run_demo(duration_s: float | None, view: DemoView, workdir: Path,
         driver.start(interrupted=should_stop)
         if should_stop():
             return None
-        view.mirroring(DemoSetup(
-            a.bootstrap_servers, b.bootstrap_servers, remote_topics,
-            rest_url=f"http://127.0.0.1:{rest_port}/A/B/connectors",
-            metrics_url=f"http://127.0.0.1:{metrics_port}/metrics", config_path=config_path))
+        view.mirroring(
+            DemoSetup(
+                a.bootstrap_servers,
+                b.bootstrap_servers,
+                remote_topics,
+                rest_url=f"http://127.0.0.1:{rest_port}/A/B/connectors",
+                metrics_url=f"http://127.0.0.1:{metrics_port}/metrics",
+                config_path=config_path,
+            )
+        )
 
         tail = RemoteTail(b, {remote_topics[t]: n for t, n in TOPICS.items()}, stats)
         started = time.monotonic()
@@ -201,8 +214,11 @@ def run_demo(duration_s: float | None, view: DemoView, workdir: Path,
         drained = stats.drained()
         view.progress(time.monotonic() - started, stats.rows())
         view.note("Comparing A and B partition by partition ...")
-        differences = [d for t, r in remote_topics.items()
-                       for d in partition_differences(r, _record_views(a, t), _record_views(b, r))]
+        differences = [
+            d
+            for t, r in remote_topics.items()
+            for d in partition_differences(r, _record_views(a, t), _record_views(b, r))
+        ]
         outcome = DemoOutcome(stats.produced, stats.mirrored, drained, differences)
         view.note("Stopping MirrorMaker and the clusters ...")
     finally:

@@ -70,9 +70,16 @@ class TrafficStats:
             out = []
             for name, t in self._topics.items():
                 samples = list(t.latencies_ms)
-                out.append(TopicRow(name, t.remote, sum(t.produced.values()), sum(t.mirrored.values()),
-                                    statistics.median(samples) if samples else None,
-                                    max(samples) if samples else None))
+                out.append(
+                    TopicRow(
+                        name,
+                        t.remote,
+                        sum(t.produced.values()),
+                        sum(t.mirrored.values()),
+                        statistics.median(samples) if samples else None,
+                        max(samples) if samples else None,
+                    )
+                )
             return out
 
     @property
@@ -111,8 +118,13 @@ class SampleProducer(threading.Thread):
         try:
             while not self.halt.is_set():
                 topic = self._topics[n % len(self._topics)]
-                producer.produce(topic, key=f"key-{n % 7}".encode(), value=f"{topic} event #{n}".encode(),
-                                 headers=[("source", b"mm2-demo")], on_delivery=self._acked)
+                producer.produce(
+                    topic,
+                    key=f"key-{n % 7}".encode(),
+                    value=f"{topic} event #{n}".encode(),
+                    headers=[("source", b"mm2-demo")],
+                    on_delivery=self._acked,
+                )
                 n += 1
                 deadline = time.monotonic() + self._interval
                 while not self.halt.is_set() and time.monotonic() < deadline:
@@ -161,8 +173,9 @@ class RemoteTail:
                 if self._consumer is None:
                     self._consumer = self._cluster.consumer()
                 self._assigned |= existing
-                self._consumer.assign([ClientPartition(t, p, 0) for t in sorted(self._assigned)
-                                       for p in range(self._remote[t])])
+                self._consumer.assign(
+                    [ClientPartition(t, p, 0) for t in sorted(self._assigned) for p in range(self._remote[t])]
+                )
         if self._consumer is None:
             time.sleep(timeout_s)
             return

@@ -73,8 +73,9 @@ def differs(desired: Mapping[str, str], current: Mapping[str, str] | None) -> bo
     return current is None or dict(desired) != dict(current)
 
 
-def desired_connector_configs(config: MirrorMakerConfig, pair: SourceAndTarget,
-                              lease: Lease | None = None) -> dict[str, dict[str, str]]:
+def desired_connector_configs(
+    config: MirrorMakerConfig, pair: SourceAndTarget, lease: Lease | None = None
+) -> dict[str, dict[str, str]]:
     """The three connector configs the leader of ``pair`` keeps in the config topic (unresolved ``${...}``).
 
     With a source file, literal secrets become ``${mm2:KEY}`` references (see :mod:`mirror.driver.secret_refs`).
@@ -107,8 +108,9 @@ class ConnectorConfigs(Protocol):
     ) -> tuple[bool, ConnectorInfo]: ...
 
 
-def _configure_one(herder: ConnectorConfigs, name: str, cfg: dict[str, str], pair: SourceAndTarget,
-                   should_continue: Callable[[], bool]) -> bool:
+def _configure_one(
+    herder: ConnectorConfigs, name: str, cfg: dict[str, str], pair: SourceAndTarget, should_continue: Callable[[], bool]
+) -> bool:
     """Write one connector's config if it differs; True if written (see :func:`configure_connectors`)."""
     for attempt in range(_CONFLICT_RETRIES):
         if not should_continue():
@@ -139,8 +141,12 @@ def _configure_one(herder: ConnectorConfigs, name: str, cfg: dict[str, str], pai
     return False
 
 
-def configure_connectors(herder: ConnectorConfigs, desired: Mapping[str, Mapping[str, str]], pair: SourceAndTarget,
-                         should_continue: Callable[[], bool] = lambda: True) -> list[str]:
+def configure_connectors(
+    herder: ConnectorConfigs,
+    desired: Mapping[str, Mapping[str, str]],
+    pair: SourceAndTarget,
+    should_continue: Callable[[], bool] = lambda: True,
+) -> list[str]:
     """Write each desired config that differs from the herder's; returns the names written, in order.
 
     Mirrors MirrorHerder.configureConnectors: a NotLeaderError means another node leads now and
@@ -319,8 +325,7 @@ class MirrorMaker:
                 errors.append(f"{pair}: {e}")
                 log.exception("Stopping the herder for %s failed", pair)
 
-        threads = [threading.Thread(target=stop_one, args=(p, f), name=f"mm2-stop-{p}", daemon=True)
-                   for p, f in flows]
+        threads = [threading.Thread(target=stop_one, args=(p, f), name=f"mm2-stop-{p}", daemon=True) for p, f in flows]
         for t in threads:
             t.start()
         deadline = time.monotonic() + timeout_s
@@ -346,8 +351,10 @@ class MirrorMaker:
         and every kept flow's leader writes the connector configs that changed (followers' writes are refused
         by their herders: their leader writes, as in Java). True if every removed flow stopped cleanly."""
         if plan.needs_restart:
-            log.warning("Reload: these settings change only when mm2 run restarts, they keep their running values: "
-                        "%s", ", ".join(plan.needs_restart))
+            log.warning(
+                "Reload: these settings change only when mm2 run restarts, they keep their running values: %s",
+                ", ".join(plan.needs_restart),
+            )
         self.config = plan.config
         clean = True
         if plan.removed:
@@ -384,8 +391,9 @@ class MirrorMaker:
                 continue
             # one thread per request: flows are independent, and one flow's slow rebalance must not
             # delay another's configuration; a per-flow lock keeps one flow's runs in order
-            threading.Thread(target=self._configure, args=(pair, flow), name=f"mm2-configure-{pair}",
-                             daemon=True).start()
+            threading.Thread(
+                target=self._configure, args=(pair, flow), name=f"mm2-configure-{pair}", daemon=True
+            ).start()
 
     def _configure(self, pair: SourceAndTarget, flow: FlowHerder) -> None:
         with self._flow_locks.setdefault(pair, threading.Lock()):

@@ -51,6 +51,7 @@ def read_leases(worker_props: Mapping[str, Any], source: str) -> LeaseTable:
         exists = leases_topic(source) in admin.list_topics()
     finally:
         admin.close()
+
     def apply(key: bytes | None, value: bytes | None, _ts: int | None) -> None:
         table.apply(key, value)
 
@@ -92,8 +93,10 @@ def write_lease(worker_props: Mapping[str, Any], pair: SourceAndTarget, lease: L
 
     producer.produce(leases_topic(pair.source), value, key, partition=0, on_delivery=on_delivery)
     if producer.flush(30) or errors or not offsets:
-        raise ConnectError(f"cannot write the backfill lease of {pair} to {leases_topic(pair.source)}: "
-                           f"{errors[0].str() if errors else 'timed out'}")
+        raise ConnectError(
+            f"cannot write the backfill lease of {pair} to {leases_topic(pair.source)}: "
+            f"{errors[0].str() if errors else 'timed out'}"
+        )
     return offsets[0]
 
 
@@ -112,9 +115,14 @@ class LeaseWatcher:
     ``on_change`` is called (from a background thread) whenever that answer changes.
     """
 
-    def __init__(self, pair: SourceAndTarget, worker_props: Mapping[str, Any], on_change: Callable[[], None],
-                 clock: Callable[[], float] = time.time,
-                 fence: Callable[[Mapping[str, Any], Iterable[str]], None] = fence_transactional_ids) -> None:
+    def __init__(
+        self,
+        pair: SourceAndTarget,
+        worker_props: Mapping[str, Any],
+        on_change: Callable[[], None],
+        clock: Callable[[], float] = time.time,
+        fence: Callable[[Mapping[str, Any], Iterable[str]], None] = fence_transactional_ids,
+    ) -> None:
         self.pair = pair
         self.worker_props = dict(worker_props)
         self._on_change = on_change
@@ -131,8 +139,14 @@ class LeaseWatcher:
     def start(self) -> None:
         """Create the topic if missing and read it to the end (so the first configuration sees the lease)."""
         client_props = store_client_props(self.worker_props)
-        self._log = KafkaBasedLog(leases_topic(self.pair.source), client_props, client_props, self._consume,
-                                  read_only=True, topic_spec=leases_topic_spec(self.worker_props, self.pair.source))
+        self._log = KafkaBasedLog(
+            leases_topic(self.pair.source),
+            client_props,
+            client_props,
+            self._consume,
+            read_only=True,
+            topic_spec=leases_topic_spec(self.worker_props, self.pair.source),
+        )
         self._log.start()
         self._settle()
         self._last = self.excluding()
@@ -173,12 +187,22 @@ class LeaseWatcher:
         try:
             self._fence(self.worker_props, lease.transactional_ids)
         except ConnectError as e:
-            log.warning("%s: the backfill lease of job %s expired but its transactions cannot be fenced yet; its "
-                        "topics stay excluded: %s", self.pair, lease.job_id, e)
+            log.warning(
+                "%s: the backfill lease of job %s expired but its transactions cannot be fenced yet; its "
+                "topics stay excluded: %s",
+                self.pair,
+                lease.job_id,
+                e,
+            )
             return
         self._fenced.add((lease.job_id, lease.expires_at_ms))
-        log.warning("%s: the backfill lease of job %s expired (the job stopped renewing it): its transactions are "
-                    "fenced and live tailing takes back %s", self.pair, lease.job_id, ", ".join(lease.topics))
+        log.warning(
+            "%s: the backfill lease of job %s expired (the job stopped renewing it): its transactions are "
+            "fenced and live tailing takes back %s",
+            self.pair,
+            lease.job_id,
+            ", ".join(lease.topics),
+        )
 
     def _run(self) -> None:
         while not self._stop.wait(_TICK_S):
@@ -196,5 +220,11 @@ def _holding(lease: Lease | None) -> tuple[str, tuple[str, ...]] | None:
     return None if lease is None else (lease.job_id, lease.topics)
 
 
-__all__ = ["LeaseWatcher", "create_leases_topic", "fence_transactional_ids", "lease_history", "read_leases",
-           "write_lease"]
+__all__ = [
+    "LeaseWatcher",
+    "create_leases_topic",
+    "fence_transactional_ids",
+    "lease_history",
+    "read_leases",
+    "write_lease",
+]

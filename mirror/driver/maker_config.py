@@ -36,8 +36,11 @@ SOURCE_CONSUMER_MAX_POLL_RECORDS = "source.consumer.max.poll.records"
 #: 1000, 126k at 4000, 151k at 10000, against about 200k at-least-once.
 EXACTLY_ONCE_MAX_POLL_RECORDS = "10000"
 #: What ``mm2 status`` and the REST status call each ``exactly.once.source.support`` setting.
-DELIVERY_MODES = {"enabled": "exactly-once", "preparing": "at-least-once (preparing exactly-once)",
-                  "disabled": "at-least-once"}
+DELIVERY_MODES = {
+    "enabled": "exactly-once",
+    "preparing": "at-least-once (preparing exactly-once)",
+    "disabled": "at-least-once",
+}
 EMIT_HEARTBEATS_ENABLED = "emit.heartbeats.enabled"
 
 SOURCE_CONNECTOR = "MirrorSourceConnector"
@@ -279,11 +282,17 @@ class MirrorMakerConfig:
             support = self.exactly_once_support(target)
             key = f"{target}.{EXACTLY_ONCE_SOURCE_SUPPORT}"
             if support not in DELIVERY_MODES:
-                issues.append(ConfigIssue(key, f"Invalid value {support}: String must be one of: disabled, preparing, "
-                                               "enabled"))
+                issues.append(
+                    ConfigIssue(key, f"Invalid value {support}: String must be one of: disabled, preparing, enabled")
+                )
             elif support == "enabled" and not self.enable_internal_rest():
-                issues.append(ConfigIssue(key, f"exactly-once needs {ENABLE_INTERNAL_REST} = true (KIP-710): the "
-                                               "nodes fence zombie tasks over the internal REST API"))
+                issues.append(
+                    ConfigIssue(
+                        key,
+                        f"exactly-once needs {ENABLE_INTERNAL_REST} = true (KIP-710): the "
+                        "nodes fence zombie tasks over the internal REST API",
+                    )
+                )
         reserved = check_provider_name(self.raw)
         if reserved:
             issues.append(ConfigIssue("config.providers", reserved))

@@ -215,23 +215,35 @@ class Mm2Metrics:
             registry=r,
         )
         self.verify_last_run = Gauge(
-            "mm2_verify_last_run_timestamp_seconds", "Unix time the last verification ended (any result).", PAIR,
+            "mm2_verify_last_run_timestamp_seconds",
+            "Unix time the last verification ended (any result).",
+            PAIR,
             registry=r,
         )
         self.verify_last_success = Gauge(
             "mm2_verify_last_success_timestamp_seconds",
-            "Unix time the last verification completed (equal or different; not failed).", PAIR, registry=r,
+            "Unix time the last verification completed (equal or different; not failed).",
+            PAIR,
+            registry=r,
         )
         self.verify_interval = Gauge(
-            "mm2_verify_interval_seconds", "The flow's verify.interval.seconds: how often a verification should "
-            "complete.", PAIR, registry=r,
+            "mm2_verify_interval_seconds",
+            "The flow's verify.interval.seconds: how often a verification should complete.",
+            PAIR,
+            registry=r,
         )
         self.verify_schedule_start = Gauge(
-            "mm2_verify_schedule_start_timestamp_seconds", "Unix time the flow's verification schedule started "
-            "(the staleness alert counts from here until a first verification completes).", PAIR, registry=r,
+            "mm2_verify_schedule_start_timestamp_seconds",
+            "Unix time the flow's verification schedule started "
+            "(the staleness alert counts from here until a first verification completes).",
+            PAIR,
+            registry=r,
         )
         self.verify_duration = Gauge(
-            "mm2_verify_duration_seconds", "How long the last completed verification took.", PAIR, registry=r,
+            "mm2_verify_duration_seconds",
+            "How long the last completed verification took.",
+            PAIR,
+            registry=r,
         )
         # --- Connect sink tasks (Java's sink-task-metrics; families owned by the runtime) -------------
         self.sink = SinkMetricFamilies(r, PAIR)

@@ -37,16 +37,33 @@ CLIENTS = ("producer", "consumer", "admin")
 #: and could not be pre-created at zero).
 ERROR_CATEGORIES = ("transport", "timeout", "authorization", "unknown_topic", "not_leader", "fatal", "other")
 
-_TRANSPORT = frozenset({
-    "_TRANSPORT", "_ALL_BROKERS_DOWN", "_RESOLVE", "_DESTROY", "_FAIL", "_SSL", "NETWORK_EXCEPTION",
-    "BROKER_NOT_AVAILABLE", "_NODE_UPDATE",
-})
+_TRANSPORT = frozenset(
+    {
+        "_TRANSPORT",
+        "_ALL_BROKERS_DOWN",
+        "_RESOLVE",
+        "_DESTROY",
+        "_FAIL",
+        "_SSL",
+        "NETWORK_EXCEPTION",
+        "BROKER_NOT_AVAILABLE",
+        "_NODE_UPDATE",
+    }
+)
 _TIMEOUT = frozenset({"_TIMED_OUT", "_MSG_TIMED_OUT", "REQUEST_TIMED_OUT", "_TIMED_OUT_QUEUE"})
 _UNKNOWN_TOPIC = frozenset({"_UNKNOWN_TOPIC", "_UNKNOWN_PARTITION", "UNKNOWN_TOPIC_OR_PART", "UNKNOWN_TOPIC_ID"})
-_NOT_LEADER = frozenset({
-    "NOT_LEADER_FOR_PARTITION", "NOT_LEADER_OR_FOLLOWER", "LEADER_NOT_AVAILABLE", "NOT_COORDINATOR",
-    "COORDINATOR_NOT_AVAILABLE", "COORDINATOR_LOAD_IN_PROGRESS", "NOT_CONTROLLER", "FENCED_LEADER_EPOCH",
-})
+_NOT_LEADER = frozenset(
+    {
+        "NOT_LEADER_FOR_PARTITION",
+        "NOT_LEADER_OR_FOLLOWER",
+        "LEADER_NOT_AVAILABLE",
+        "NOT_COORDINATOR",
+        "COORDINATOR_NOT_AVAILABLE",
+        "COORDINATOR_LOAD_IN_PROGRESS",
+        "NOT_CONTROLLER",
+        "FENCED_LEADER_EPOCH",
+    }
+)
 
 
 #: States after which this worker no longer runs the connector/task: its state series go away.
@@ -201,8 +218,13 @@ class RuntimeMetrics:
         labels = (*self._pair, *key)
         m = self.metrics
         m.sink.remove(self._pair, ConnectorTaskId(key[0], int(key[1])))
-        for family, extra in ((m.task_failures, ()), (m.task_restarts, ()), (m.offset_commit_duration, ()),
-                              (m.offset_commits, ("success",)), (m.offset_commits, ("failure",))):
+        for family, extra in (
+            (m.task_failures, ()),
+            (m.task_restarts, ()),
+            (m.offset_commit_duration, ()),
+            (m.offset_commits, ("success",)),
+            (m.offset_commits, ("failure",)),
+        ):
             try:
                 family.remove(*labels, *extra)
             except KeyError:
@@ -226,7 +248,8 @@ class RuntimeMetrics:
                 counter = self._client_errors.get((client, category))
                 if counter is None:
                     counter = self._client_errors[(client, category)] = self.metrics.client_errors.labels(
-                        *self._pair, client, category)
+                        *self._pair, client, category
+                    )
         counter.inc(count)
 
     def rebalance_started(self, now: float | None = None) -> None:
@@ -322,6 +345,7 @@ class SourceTaskMetrics:
     def throughput(self, limit: float | None, rate: float) -> None:
         self.metrics.throughput_limit.labels(self.source, self.target).set(limit or 0.0)
         self.metrics.throughput_rate.labels(self.source, self.target).set(rate)
+
     def source_changed(self, topic: str, partition: int, reason: str, count: int = 1) -> None:
         """The source changed under the mirror (``reason``: see ``mm2_source_changes``); once per event."""
         self.metrics.source_changes.labels(self.source, self.target, topic, str(partition), reason).inc(count)
@@ -363,8 +387,7 @@ class CheckpointTaskMetrics:
     def _group_sync_counter(self, group: str) -> Counter:
         counter = self._group_syncs.get(group)
         if counter is None:
-            counter = self._group_syncs[group] = self.metrics.group_offset_syncs.labels(
-                self.source, self.target, group)
+            counter = self._group_syncs[group] = self.metrics.group_offset_syncs.labels(self.source, self.target, group)
         return counter
 
     def checkpoint_acknowledged(self, group: str, topic: str, partition: int, latency_ms: float) -> None:
@@ -372,7 +395,8 @@ class CheckpointTaskMetrics:
         gauge = self._latency.get(key)
         if gauge is None:
             gauge = self._latency[key] = self.metrics.checkpoint_latency.labels(
-                self.source, self.target, group, topic, str(partition))
+                self.source, self.target, group, topic, str(partition)
+            )
         gauge.set(max(latency_ms, 0.0) / 1000.0)
         checkpoints, last = self._group(group)
         checkpoints.inc()

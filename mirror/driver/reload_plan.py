@@ -44,7 +44,7 @@ def is_connection_key(key: str) -> bool:
     """A client's address or security setting, for any client role (``consumer.ssl.keystore.location`` too)."""
     for role in _ROLES:
         if key.startswith(role):
-            key = key[len(role):]
+            key = key[len(role) :]
             break
     return is_client_security_key(key)
 
@@ -77,8 +77,9 @@ class ReloadPlan:
         return bool(self.added or self.removed or self.changed_keys or self.needs_restart)
 
 
-def _needs_restart(key: str, kept: Iterable[SourceAndTarget], aliases: Iterable[str],
-                   connector_names: set[str]) -> bool:
+def _needs_restart(
+    key: str, kept: Iterable[SourceAndTarget], aliases: Iterable[str], connector_names: set[str]
+) -> bool:
     """Whether a change of ``key`` reaches a running flow only through a restart of its herder."""
     if _FLOW_KEY.match(key):
         return False  # connector overrides of one flow ({pair}.enabled and heartbeats change the pairs)
@@ -87,7 +88,7 @@ def _needs_restart(key: str, kept: Iterable[SourceAndTarget], aliases: Iterable[
         prefix = f"{alias}."
         if not key.startswith(prefix):
             continue
-        rest = key[len(prefix):]
+        rest = key[len(prefix) :]
         if any(p.target == alias for p in kept):
             return True  # the target's cluster settings are its herders' worker config
         return any(p.source == alias for p in kept) and is_connection_key(rest)
@@ -100,8 +101,12 @@ def _needs_restart(key: str, kept: Iterable[SourceAndTarget], aliases: Iterable[
     return key not in connector_names  # worker and process settings (listeners, internal REST, ...)
 
 
-def plan_reload(running: MirrorMakerConfig, new: MirrorMakerConfig, clusters: list[str] | None,
-                connector_names: Callable[[], set[str]] | None = None) -> ReloadPlan:
+def plan_reload(
+    running: MirrorMakerConfig,
+    new: MirrorMakerConfig,
+    clusters: list[str] | None,
+    connector_names: Callable[[], set[str]] | None = None,
+) -> ReloadPlan:
     """The plan that turns ``running`` (this node's flows under ``--clusters``) into ``new``.
 
     ``new`` must already have passed ``mm2 run``'s checks; the plan itself raises nothing but what

@@ -80,8 +80,10 @@ def check_provider_name(raw: Mapping[str, str]) -> str | None:
     """A problem message if mm2.properties declares a provider under the reserved name."""
     declared = [n.strip() for n in str(raw.get(CONFIG_PROVIDERS_CONFIG, "")).split(",")]
     if PROVIDER_NAME in declared:
-        return (f"the config provider name '{PROVIDER_NAME}' is reserved for mm2's built-in provider of "
-                "mm2.properties values; choose another name")
+        return (
+            f"the config provider name '{PROVIDER_NAME}' is reserved for mm2's built-in provider of "
+            "mm2.properties values; choose another name"
+        )
     return None
 
 
@@ -108,8 +110,7 @@ class Mm2PropertiesConfigProvider:
     def configure(self, params: Mapping[str, str]) -> None:
         file = params.get(FILE_PARAM)
         if not file:
-            raise ConfigError(f"the {PROVIDER_NAME} config provider needs the path of mm2.properties",
-                              key=FILE_PARAM)
+            raise ConfigError(f"the {PROVIDER_NAME} config provider needs the path of mm2.properties", key=FILE_PARAM)
         self._file = Path(file)
 
     def get(self, path: str, keys: set[str]) -> dict[str, str]:

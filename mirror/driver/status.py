@@ -158,20 +158,37 @@ class OffsetFold:
                 self.written_at_ms[(topic, number)] = timestamp_ms
 
 
-def source_changes(recreated: Mapping[tuple[str, int], RecreatedEvent], remote_topic: Callable[[str], str],
-                   lost: Mapping[tuple[str, int], LostTotal] | None = None) -> list[SourceChange]:
+def source_changes(
+    recreated: Mapping[tuple[str, int], RecreatedEvent],
+    remote_topic: Callable[[str], str],
+    lost: Mapping[tuple[str, int], LostTotal] | None = None,
+) -> list[SourceChange]:
     """Report rows of the source changes recorded with the committed offsets, per partition."""
     rows = []
     for (topic, partition), event in recreated.items():
-        rows.append(SourceChange(
-            topic, partition, remote_topic(topic), REASON_RECREATED, _utc(event.detected_at_ms),
-            f"topic id {event.previous_topic_id} -> {event.topic_id}; old incarnation mirrored through offset "
-            f"{event.previous_offset}, new one mirrored from its start"))
+        rows.append(
+            SourceChange(
+                topic,
+                partition,
+                remote_topic(topic),
+                REASON_RECREATED,
+                _utc(event.detected_at_ms),
+                f"topic id {event.previous_topic_id} -> {event.topic_id}; old incarnation mirrored through offset "
+                f"{event.previous_offset}, new one mirrored from its start",
+            )
+        )
     for (topic, partition), total in (lost or {}).items():
-        rows.append(SourceChange(
-            topic, partition, remote_topic(topic), REASON_RECORDS_LOST, _utc(total.detected_at_ms),
-            f"{total.count} records deleted on the source before they were mirrored (last: offsets "
-            f"{total.last_first} to {total.last_end - 1})"))
+        rows.append(
+            SourceChange(
+                topic,
+                partition,
+                remote_topic(topic),
+                REASON_RECORDS_LOST,
+                _utc(total.detected_at_ms),
+                f"{total.count} records deleted on the source before they were mirrored (last: offsets "
+                f"{total.last_first} to {total.last_end - 1})",
+            )
+        )
     return sorted(rows, key=lambda r: (r.topic, r.partition, r.reason))
 
 
@@ -212,9 +229,12 @@ class CheckpointFold:
 # ------------------------------------------------------------------------------------- I/O
 
 
-def read_topic(client_props: Mapping[str, Any], topic: str,
-               apply: Callable[[bytes | None, bytes | None, int | None], None],
-               timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+def read_topic(
+    client_props: Mapping[str, Any],
+    topic: str,
+    apply: Callable[[bytes | None, bytes | None, int | None], None],
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+) -> None:
     """Feed every record of ``topic`` (all partitions, log order per partition) to ``apply``, once:
     key, value and the record's timestamp (ms, None if the broker gave none)."""
 
@@ -229,8 +249,9 @@ def read_topic(client_props: Mapping[str, Any], topic: str,
         reader.stop()
 
 
-def list_end_offsets(admin_props: Mapping[str, Any], partitions: Mapping[str, int],
-                     timeout_s: float = DEFAULT_TIMEOUT_S) -> dict[tuple[str, int], int]:
+def list_end_offsets(
+    admin_props: Mapping[str, Any], partitions: Mapping[str, int], timeout_s: float = DEFAULT_TIMEOUT_S
+) -> dict[tuple[str, int], int]:
     """Latest offsets of every partition of ``partitions`` (topic -> count) in one ListOffsets call."""
     if not partitions:
         return {}
@@ -260,8 +281,14 @@ class FlowReader:
     def read(self) -> FlowStatus:
         pair = self.pair
         read_at = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-        flow = FlowStatus(pair.source, pair.target, enabled=self.config.flow_enabled(pair), read_at=read_at,
-                          delivery=self.config.delivery_mode(pair), copy_path=self.config.copy_path(pair))
+        flow = FlowStatus(
+            pair.source,
+            pair.target,
+            enabled=self.config.flow_enabled(pair),
+            read_at=read_at,
+            delivery=self.config.delivery_mode(pair),
+            copy_path=self.config.copy_path(pair),
+        )
         try:
             self._read(flow)
         except Exception as e:  # one broken flow must not hide the others
@@ -280,8 +307,9 @@ class FlowReader:
         try:
             target_topics = target_admin.list_topics(self.timeout_s)
         except ConnectError as e:
-            raise ClusterUnreachableError(f"target cluster '{pair.target}' is unreachable: {_one_line(e)}",
-                                          pair.target) from e
+            raise ClusterUnreachableError(
+                f"target cluster '{pair.target}' is unreachable: {_one_line(e)}", pair.target
+            ) from e
 
         statuses = StatusFold()
         status_topic = str(self.worker["status.storage.topic"])
@@ -309,30 +337,45 @@ class FlowReader:
         try:
             source_topics = source_admin.list_topics(self.timeout_s)
         except ConnectError as e:
-            raise ClusterUnreachableError(f"source cluster '{pair.source}' is unreachable: {_one_line(e)}",
-                                          pair.source) from e
+            raise ClusterUnreachableError(
+                f"source cluster '{pair.source}' is unreachable: {_one_line(e)}", pair.source
+            ) from e
         wanted: set[str] = {t for t, _ in offsets.offsets} & source_topics
         if flow.enabled:
             from mirror.client.filters import should_replicate_topic
 
             topic_filter = source_config.topic_filter()
             heartbeats = source_config.heartbeats_replication_enabled
-            wanted |= {t for t in source_topics
-                       if should_replicate_topic(t, topic_filter, policy, pair.target, heartbeats)}
+            wanted |= {
+                t for t in source_topics if should_replicate_topic(t, topic_filter, policy, pair.target, heartbeats)
+            }
         counts = source_admin.partition_counts(wanted, self.timeout_s)
         ends = list_end_offsets(source_admin_props, counts, self.timeout_s)
         syncs = self._read_offset_syncs(source_config, source_topics, target_topics)
         reported = {tp: sync for tp, sync in syncs.latest.items() if tp in ends or tp in offsets.offsets}
-        target_ends = self._target_ends(target_admin, reported, target_topics,
-                                        lambda t: policy.format_remote_topic(pair.source, t))
+        target_ends = self._target_ends(
+            target_admin, reported, target_topics, lambda t: policy.format_remote_topic(pair.source, t)
+        )
         flow.partitions = partition_lags(
-            ends, offsets.offsets, lambda t: policy.format_remote_topic(pair.source, t),
-            committed_at_ms=offsets.written_at_ms, syncs=reported, target_ends=target_ends, now_ms=_now_ms())
-        flow.source_changes = source_changes(offsets.recreated, lambda t: policy.format_remote_topic(pair.source, t),
-                                             offsets.lost)
+            ends,
+            offsets.offsets,
+            lambda t: policy.format_remote_topic(pair.source, t),
+            committed_at_ms=offsets.written_at_ms,
+            syncs=reported,
+            target_ends=target_ends,
+            now_ms=_now_ms(),
+        )
+        flow.source_changes = source_changes(
+            offsets.recreated, lambda t: policy.format_remote_topic(pair.source, t), offsets.lost
+        )
 
-    def _target_ends(self, target_admin: TopicAdmin, syncs: Mapping[tuple[str, int], tuple[int, int]],
-                     target_topics: set[str], remote_topic: Callable[[str], str]) -> dict[tuple[str, int], int]:
+    def _target_ends(
+        self,
+        target_admin: TopicAdmin,
+        syncs: Mapping[tuple[str, int], tuple[int, int]],
+        target_topics: set[str],
+        remote_topic: Callable[[str], str],
+    ) -> dict[tuple[str, int], int]:
         """Source (topic, partition) -> its remote partition's end offset now, where a sync says where to look.
 
         Fetched from each sync's downstream offset (a record known to exist). Only evidence: when it
@@ -345,15 +388,17 @@ class FlowReader:
         try:
             counts = target_admin.partition_counts(present, self.timeout_s)
             positions = {tp: d for tp, (_u, d) in syncs.items() if tp[1] < counts.get(remote[tp[0]], 0)}
-            ends = high_watermarks(self.target_props, {(remote[t], p): d for (t, p), d in positions.items()},
-                                   self.timeout_s)
+            ends = high_watermarks(
+                self.target_props, {(remote[t], p): d for (t, p), d in positions.items()}, self.timeout_s
+            )
         except (ConnectError, KafkaException) as e:
             log.debug("No end offsets of the remote partitions (%s); reporting flushed offsets only", e)
             return {}
         return {(t, p): ends[(remote[t], p)] for t, p in positions if (remote[t], p) in ends}
 
-    def _read_offset_syncs(self, source_config: MirrorSourceConfig, source_topics: set[str],
-                           target_topics: set[str]) -> OffsetSyncFold:
+    def _read_offset_syncs(
+        self, source_config: MirrorSourceConfig, source_topics: set[str], target_topics: set[str]
+    ) -> OffsetSyncFold:
         """The latest offset sync per source partition, from wherever the flow keeps them."""
         syncs = OffsetSyncFold()
         if not source_config.emit_offset_syncs_enabled:
@@ -378,8 +423,9 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(text.split())
 
 
-def collect_status(config: MirrorMakerConfig, pairs: Iterable[SourceAndTarget] | None = None,
-                   timeout_s: float = DEFAULT_TIMEOUT_S) -> list[FlowStatus]:
+def collect_status(
+    config: MirrorMakerConfig, pairs: Iterable[SourceAndTarget] | None = None, timeout_s: float = DEFAULT_TIMEOUT_S
+) -> list[FlowStatus]:
     """FlowStatus for each pair (default: every herder pair of the config), in config order."""
     chosen = list(pairs) if pairs is not None else config.cluster_pairs()
     return [FlowReader(config, p, timeout_s).read() for p in chosen]

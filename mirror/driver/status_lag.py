@@ -89,8 +89,19 @@ def partition_lags(
         else:
             mirrored, evidence, age = 0, EVIDENCE_NONE, None
         end = source_end_offsets.get(tp, mirrored)
-        rows.append(PartitionLag(tp[0], tp[1], remote_topic(tp[0]), end, mirrored, evidence=evidence,
-                                 age_s=age, flushed_offset=flushed, flushed_age_s=flushed_age))
+        rows.append(
+            PartitionLag(
+                tp[0],
+                tp[1],
+                remote_topic(tp[0]),
+                end,
+                mirrored,
+                evidence=evidence,
+                age_s=age,
+                flushed_offset=flushed,
+                flushed_age_s=flushed_age,
+            )
+        )
     return rows
 
 

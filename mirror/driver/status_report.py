@@ -153,15 +153,22 @@ def render_table(flows: list[FlowStatus]) -> str:
                 ]
                 for p in sorted(flow.partitions, key=lambda p: (p.topic, p.partition))
             ]
-            out += _table(["TOPIC", "PARTITION", "REMOTE TOPIC", "SOURCE END", "MIRRORED", "LAG", "MIRRORED AS OF"],
-                          prow)
+            out += _table(
+                ["TOPIC", "PARTITION", "REMOTE TOPIC", "SOURCE END", "MIRRORED", "LAG", "MIRRORED AS OF"], prow
+            )
         if flow.source_changes:
             srow = [[c.topic, str(c.partition), c.reason, c.detected_at, c.detail] for c in flow.source_changes]
             out += _table(["SOURCE CHANGE: TOPIC", "PARTITION", "REASON", "DETECTED", "DETAIL"], srow)
         if flow.checkpoints:
             crow = [
-                [c.group, c.topic, str(c.partition), str(c.upstream_offset), str(c.downstream_offset),
-                 f"{age_text(c.age_s)} ago"]
+                [
+                    c.group,
+                    c.topic,
+                    str(c.partition),
+                    str(c.upstream_offset),
+                    str(c.downstream_offset),
+                    f"{age_text(c.age_s)} ago",
+                ]
                 for c in sorted(flow.checkpoints, key=lambda c: (c.group, c.topic, c.partition))
             ]
             out += _table(["GROUP", "TOPIC", "PARTITION", "UPSTREAM", "DOWNSTREAM", "WRITTEN"], crow)

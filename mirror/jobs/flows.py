@@ -18,12 +18,15 @@ def checked_pair(config: MirrorMakerConfig, source: str, target: str) -> SourceA
     return SourceAndTarget(source, target)
 
 
-def flow_configs(config: MirrorMakerConfig, source: str, target: str) -> tuple[MirrorSourceConfig,
-                                                                               MirrorCheckpointConfig]:
+def flow_configs(
+    config: MirrorMakerConfig, source: str, target: str
+) -> tuple[MirrorSourceConfig, MirrorCheckpointConfig]:
     """The flow's MirrorSource and MirrorCheckpoint configs, as ``mm2 run`` would derive them."""
     pair = checked_pair(config, source, target)
-    return (MirrorSourceConfig(config.connector_base_config(pair, "MirrorSourceConnector")),
-            MirrorCheckpointConfig(config.connector_base_config(pair, "MirrorCheckpointConnector")))
+    return (
+        MirrorSourceConfig(config.connector_base_config(pair, "MirrorSourceConnector")),
+        MirrorCheckpointConfig(config.connector_base_config(pair, "MirrorCheckpointConnector")),
+    )
 
 
 __all__ = ["checked_pair", "flow_configs"]

@@ -51,7 +51,7 @@ def master_address(master: str) -> tuple[str, int] | None:
     """(host, port) of a standalone master URL ``spark://host:port``; None for local masters and others."""
     if not master.startswith("spark://"):
         return None
-    first = master[len("spark://"):].split(",")[0]
+    first = master[len("spark://") :].split(",")[0]
     parsed = urlparse(f"//{first}")
     if not parsed.hostname or parsed.port is None:
         raise SparkUnavailableError(f"Spark master URL {master!r} has no host:port")
@@ -157,8 +157,9 @@ def executor_logging() -> None:
         root.setLevel(logging.WARNING)
 
 
-def session_conf(app_name: str, master: str, extra: Mapping[str, str] | None = None,
-                 log_file: Path | None = None) -> dict[str, str]:
+def session_conf(
+    app_name: str, master: str, extra: Mapping[str, str] | None = None, log_file: Path | None = None
+) -> dict[str, str]:
     """Spark settings every mm2 job runs with; ``extra`` (from the user) wins. The driver's JVM logs go to
     ``log_file`` (executors on other hosts log to ``mm2-spark.log`` in their work directory)."""
     # The JVM only schedules mm2's jobs (their data moves in the executors' Python workers), so C1's
@@ -195,7 +196,7 @@ def job_error(exc: BaseException) -> str:
     text = str(exc)
     found = [m for line in text.splitlines() if (m := _ERROR_LINE.match(line.strip()))]
     python = [m for m in found if not m.group(1).startswith(("org.", "java.", "py4j."))]
-    chosen = (python or found)
+    chosen = python or found
     if chosen:
         return f"{chosen[-1].group(1).rsplit('.', 1)[-1]}: {chosen[-1].group(2)}"
     return text.strip().splitlines()[0] if text.strip() else type(exc).__name__

@@ -33,7 +33,7 @@ def master_ui_urls(master: str, ui_port: int) -> list[str]:
     """The ``/json/`` page of each master of a ``spark://h1:p1,h2:p2`` URL (one for most clusters)."""
     if master_address(master) is None:
         return []
-    hosts = [part.rsplit(":", 1)[0] for part in master[len("spark://"):].split(",") if part]
+    hosts = [part.rsplit(":", 1)[0] for part in master[len("spark://") :].split(",") if part]
     return [f"http://{host}:{ui_port}/json/" for host in hosts]
 
 
@@ -87,8 +87,16 @@ def expected_slots(sc: SparkContext) -> int | None:
 
 def _wait_seconds(sc: SparkContext) -> float:
     try:
-        return float(sc._jsc.sc().getConf().getTimeAsMs(  # type: ignore[union-attr]
-            "spark.scheduler.maxRegisteredResourcesWaitingTime", DEFAULT_WAIT)) / 1000.0
+        return (
+            float(
+                sc._jsc.sc()
+                .getConf()
+                .getTimeAsMs(  # type: ignore[union-attr]
+                    "spark.scheduler.maxRegisteredResourcesWaitingTime", DEFAULT_WAIT
+                )
+            )
+            / 1000.0
+        )
     except Exception:
         return 30.0
 
@@ -104,13 +112,14 @@ def cluster_slots(sc: SparkContext, poll_s: float = 0.2) -> int:
         time.sleep(poll_s)
         slots = task_slots(sc)
     if expected is not None and slots < expected:
-        log.warning("Only %d of the %d task slots granted to the job registered in time: sizing its tasks for %d",
-                    slots, expected, max(1, slots))
+        log.warning(
+            "Only %d of the %d task slots granted to the job registered in time: sizing its tasks for %d",
+            slots,
+            expected,
+            max(1, slots),
+        )
     log.info("Spark cluster runs %d task(s) at once (expected %s)", slots, expected)
     return max(1, slots)
-
-
-
 
 
 def stage_task_spans(sc: SparkContext, job_group: str) -> dict[int, tuple[float, float]]:

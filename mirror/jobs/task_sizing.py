@@ -30,8 +30,13 @@ def task_count(units: int, slots: int, max_units: int = MAX_UNITS_PER_TASK) -> i
     return min(units, max(slots, 1, math.ceil(units / max(1, max_units))))
 
 
-def sized_tasks(units: Sequence[T], weight: Callable[[T], float], slots: int,
-                max_units: int = MAX_UNITS_PER_TASK, group: Callable[[T], Hashable] | None = None) -> list[list[T]]:
+def sized_tasks(
+    units: Sequence[T],
+    weight: Callable[[T], float],
+    slots: int,
+    max_units: int = MAX_UNITS_PER_TASK,
+    group: Callable[[T], Hashable] | None = None,
+) -> list[list[T]]:
     """``units`` in tasks of about equal weight, heaviest task first; each task's units heaviest first.
 
     ``group``: units of one group always share a task (so no two tasks hold one group), and there are no

@@ -74,8 +74,14 @@ def wait_until(check: Callable[[], Any], timeout: float, what: str, interval: fl
     raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}; last result {last!r}, error {error!r}")
 
 
-def write_mm2_config(path: Path, source_bootstrap: str, target_bootstrap: str, topics: str,
-                     groups: str = ".*", extra: Mapping[str, str] | None = None) -> Path:
+def write_mm2_config(
+    path: Path,
+    source_bootstrap: str,
+    target_bootstrap: str,
+    topics: str,
+    groups: str = ".*",
+    extra: Mapping[str, str] | None = None,
+) -> Path:
     """A two-cluster A->B config with the product's defaults but the test bed's replication factors;
     ``extra``: what the test is about."""
     props = {
@@ -119,14 +125,17 @@ class _Process:
 
     def start(self) -> Self:
         with self.log.open("wb") as out:
-            self.proc = subprocess.Popen(self.argv, stdout=out, stderr=subprocess.STDOUT, env=self.env,
-                                         cwd=str(ROOT), start_new_session=True)
+            self.proc = subprocess.Popen(
+                self.argv, stdout=out, stderr=subprocess.STDOUT, env=self.env, cwd=str(ROOT), start_new_session=True
+            )
         return self
 
     def assert_running(self) -> None:
         if self.proc is not None and self.proc.poll() is not None:
-            raise AssertionError(f"{self.name} exited with {self.proc.returncode}: {' '.join(self.argv)}\n"
-                                 f"--- its log ---\n{self.log_tail()}")
+            raise AssertionError(
+                f"{self.name} exited with {self.proc.returncode}: {' '.join(self.argv)}\n"
+                f"--- its log ---\n{self.log_tail()}"
+            )
 
     def log_tail(self, lines: int = 60) -> str:
         return _log_tail(self.log, lines)
@@ -195,8 +204,22 @@ class Mm2Run(_MetricsProcess):
         env = dict(os.environ)
         if herder:
             env["MM2_HERDER"] = herder
-        super().__init__([sys.executable, "-m", "mirror", "--log-level", "INFO", "run", str(config),
-                          "--metrics-port", str(metrics_port)], metrics_port, log, env)
+        super().__init__(
+            [
+                sys.executable,
+                "-m",
+                "mirror",
+                "--log-level",
+                "INFO",
+                "run",
+                str(config),
+                "--metrics-port",
+                str(metrics_port),
+            ],
+            metrics_port,
+            log,
+            env,
+        )
 
 
 class Mm2Connect(_MetricsProcess):
@@ -205,16 +228,33 @@ class Mm2Connect(_MetricsProcess):
     name = "mm2 connect standalone"
 
     def __init__(self, worker: Path, connectors: Iterable[Path], metrics_port: int, log: Path) -> None:
-        super().__init__([sys.executable, "-m", "mirror", "--log-level", "INFO", "connect", "standalone",
-                          str(worker), *map(str, connectors), "--metrics-port", str(metrics_port)], metrics_port, log)
+        super().__init__(
+            [
+                sys.executable,
+                "-m",
+                "mirror",
+                "--log-level",
+                "INFO",
+                "connect",
+                "standalone",
+                str(worker),
+                *map(str, connectors),
+                "--metrics-port",
+                str(metrics_port),
+            ],
+            metrics_port,
+            log,
+        )
 
 
 def prometheus_binary() -> str:
     """The Prometheus server binary, or an AssertionError saying how to get it."""
     found = shutil.which("prometheus") or ("/usr/bin/prometheus" if os.access("/usr/bin/prometheus", os.X_OK) else None)
     if not found:
-        raise AssertionError("the Prometheus server binary 'prometheus' is required for this test and was not found "
-                             "(install the Debian package 'prometheus'; .ci/run installs it)")
+        raise AssertionError(
+            "the Prometheus server binary 'prometheus' is required for this test and was not found "
+            "(install the Debian package 'prometheus'; .ci/run installs it)"
+        )
     return found
 
 
@@ -232,9 +272,16 @@ class PrometheusServer(_Process):
             "scrape_configs:\n  - job_name: mm2\n    static_configs:\n"
             f"      - targets: {json.dumps(list(targets))}\n"
         )
-        super().__init__([prometheus_binary(), f"--config.file={config}", f"--storage.tsdb.path={workdir / 'data'}",
-                          f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"],
-                         workdir / "prometheus.log")
+        super().__init__(
+            [
+                prometheus_binary(),
+                f"--config.file={config}",
+                f"--storage.tsdb.path={workdir / 'data'}",
+                f"--web.listen-address=127.0.0.1:{port}",
+                "--log.level=warn",
+            ],
+            workdir / "prometheus.log",
+        )
         self.url = f"http://127.0.0.1:{port}"
 
     def start(self) -> Self:
@@ -322,12 +369,19 @@ def dashboard_queries(rows: Iterable[str] | None = None, variables: bool = True)
     wanted = [r for r in by_row if r != CONNECT_SINK_ROW] if rows is None else list(rows)
     missing = [r for r in wanted if r not in by_row]
     assert not missing, f"no dashboard row titled {missing}"
-    out = [(f"panel {p['title']!r} target {t.get('refId', i)}", t["expr"])
-           for r in wanted for p in by_row[r] for i, t in enumerate(p.get("targets", []))]
+    out = [
+        (f"panel {p['title']!r} target {t.get('refId', i)}", t["expr"])
+        for r in wanted
+        for p in by_row[r]
+        for i, t in enumerate(p.get("targets", []))
+    ]
     if variables:
         dash = json.loads(DASHBOARD.read_text())
-        out += [(f"variable ${v['name']}", v["query"]["query"])
-                for v in dash["templating"]["list"] if isinstance(v.get("query"), dict)]
+        out += [
+            (f"variable ${v['name']}", v["query"]["query"])
+            for v in dash["templating"]["list"]
+            if isinstance(v.get("query"), dict)
+        ]
     return out
 
 
@@ -343,6 +397,6 @@ def label_values_query(expr: str) -> tuple[str, str] | None:
     expr = expr.strip()
     if not expr.startswith("label_values(") or not expr.endswith(")"):
         return None
-    inner = expr[len("label_values("):-1]
+    inner = expr[len("label_values(") : -1]
     selector, _, label = inner.rpartition(",")
     return selector.strip(), label.strip()

@@ -73,13 +73,16 @@ def write_properties(path: Path, props: Mapping[str, str]) -> Path:
 class Mm2Process:
     """``python -m mirror run ...`` with its output in a file (read it on failure)."""
 
-    def __init__(self, config: Path, *args: str, log_dir: Path, name: str = "mm2",
-                 env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, config: Path, *args: str, log_dir: Path, name: str = "mm2", env: Mapping[str, str] | None = None
+    ) -> None:
         self.log_path = log_dir / f"{name}.log"
         self._log = self.log_path.open("wb")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "mirror", "run", str(config), *args],
-            stdout=self._log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})},
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, **(env or {})},
             start_new_session=True,
         )
 
@@ -110,8 +113,14 @@ class Mm2Process:
         self._log.close()
 
 
-def eventually(predicate: Callable[[], T], timeout: float, what: str, proc: Mm2Process | None = None,
-               interval: float = 0.5, progress: Callable[[], object] | None = None) -> T:
+def eventually(
+    predicate: Callable[[], T],
+    timeout: float,
+    what: str,
+    proc: Mm2Process | None = None,
+    interval: float = 0.5,
+    progress: Callable[[], object] | None = None,
+) -> T:
     """wait_for that shows the mm2 log tail when it times out (or when mm2 died).
 
     ``interval``: seconds between looks; longer for a look that reads whole topics (CPU the others need).
@@ -123,8 +132,9 @@ def eventually(predicate: Callable[[], T], timeout: float, what: str, proc: Mm2P
 
     def check() -> T:
         if proc is not None and not proc.alive():
-            raise AssertionError(f"mm2 exited ({proc.proc.returncode}) while waiting for {what}:\n"
-                                 f"{proc.output()[-4000:]}")
+            raise AssertionError(
+                f"mm2 exited ({proc.proc.returncode}) while waiting for {what}:\n{proc.output()[-4000:]}"
+            )
         try:
             return predicate()
         except (KeyError, AssertionError):
@@ -163,12 +173,15 @@ def partitions_view(cluster: KafkaCluster, topic: str) -> dict[int, list[tuple[A
 
 def committed_view(cluster: KafkaCluster, topic: str) -> dict[int, list[tuple[Any, ...]]]:
     """:func:`partitions_view` as a read_committed consumer sees the topic, decided by the suite's oracle."""
-    return {p: [(r.key, r.value, r.headers, r.timestamp) for r in log.committed]
-            for p, log in read_topic_committed(cluster, topic).items()}
+    return {
+        p: [(r.key, r.value, r.headers, r.timestamp) for r in log.committed]
+        for p, log in read_topic_committed(cluster, topic).items()
+    }
 
 
-def mirrored_identically(source: KafkaCluster, topic: str, target: KafkaCluster, remote: str,
-                         at_least: int | None = None) -> bool:
+def mirrored_identically(
+    source: KafkaCluster, topic: str, target: KafkaCluster, remote: str, at_least: int | None = None
+) -> bool:
     """True when the remote topic holds exactly the source partitions' records (same order).
 
     The target is read as a read_committed consumer sees it, by the suite's oracle: backfill and
@@ -187,13 +200,20 @@ def mirrored_identically(source: KafkaCluster, topic: str, target: KafkaCluster,
 def mm2_command(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
     """``mm2 ARGS`` to completion: wide, plain output (no colour, no terminal) and warnings only."""
     env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1", "TERM": "dumb", "MM2_LOG_LEVEL": "WARNING"}
-    return subprocess.run([sys.executable, "-m", "mirror", *args], capture_output=True, text=True, timeout=timeout,
-                          stdin=subprocess.DEVNULL, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "mirror", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+        env=env,
+    )
 
 
 def mm2_status(config: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "mirror", "status", str(config), *extra],
-                          capture_output=True, text=True, timeout=90)
+    return subprocess.run(
+        [sys.executable, "-m", "mirror", "status", str(config), *extra], capture_output=True, text=True, timeout=90
+    )
 
 
 def status_json(config: Path) -> dict[str, Any]:

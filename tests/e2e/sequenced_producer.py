@@ -36,8 +36,9 @@ class SequencedProducer(threading.Thread):
     fetch cost low.
     """
 
-    def __init__(self, cluster: KafkaCluster, topic: str, partitions: int, *, burst: int = 10,
-                 interval: float = 0.5) -> None:
+    def __init__(
+        self, cluster: KafkaCluster, topic: str, partitions: int, *, burst: int = 10, interval: float = 0.5
+    ) -> None:
         super().__init__(name=f"producer-{topic}", daemon=True)
         self._cluster, self._topic, self._partitions = cluster, topic, partitions
         self._burst, self._interval = burst, interval
@@ -54,14 +55,18 @@ class SequencedProducer(threading.Thread):
     def _new_producer(self) -> Producer:
         # Idempotent and patient: a restarting broker is retried for up to two minutes, reconnects are
         # tried at least every second; batches of a burst (linger) keep Tansu's per-batch fetch cost low.
-        return Producer(self._cluster.client_config(**{
-            "enable.idempotence": True,
-            "acks": "all",
-            "linger.ms": 20,
-            "message.timeout.ms": 120_000,
-            "reconnect.backoff.max.ms": 1000,
-            "error_cb": self._on_error,
-        }))
+        return Producer(
+            self._cluster.client_config(
+                **{
+                    "enable.idempotence": True,
+                    "acks": "all",
+                    "linger.ms": 20,
+                    "message.timeout.ms": 120_000,
+                    "reconnect.backoff.max.ms": 1000,
+                    "error_cb": self._on_error,
+                }
+            )
+        )
 
     def _on_error(self, err: KafkaError) -> None:
         if err.fatal():
@@ -127,8 +132,13 @@ class SequencedProducer(threading.Thread):
     def _produce(self, producer: Producer, partition: int, seq: int) -> None:
         while True:
             try:
-                producer.produce(self._topic, key=f"k{partition}".encode(), value=encode(partition, seq),
-                                 partition=partition, on_delivery=self._on_delivery)
+                producer.produce(
+                    self._topic,
+                    key=f"k{partition}".encode(),
+                    value=encode(partition, seq),
+                    partition=partition,
+                    on_delivery=self._on_delivery,
+                )
                 return
             except BufferError:
                 producer.poll(0.1)
@@ -187,10 +197,12 @@ class MirrorReport:
     records: dict[int, int] = field(default_factory=dict)  # distinct records per partition
 
     def summary(self) -> str:
-        return (f"records {sum(self.records.values())} {self.records}; lost {sum(map(len, self.lost.values()))}; "
-                f"out of order {sum(map(len, self.out_of_order.values()))}; duplicates on target "
-                f"{sum(self.duplicates.values())} {self.duplicates}; duplicates already on source "
-                f"{sum(self.source_duplicates.values())}")
+        return (
+            f"records {sum(self.records.values())} {self.records}; lost {sum(map(len, self.lost.values()))}; "
+            f"out of order {sum(map(len, self.out_of_order.values()))}; duplicates on target "
+            f"{sum(self.duplicates.values())} {self.duplicates}; duplicates already on source "
+            f"{sum(self.source_duplicates.values())}"
+        )
 
 
 def _first_copies(seqs: Iterable[int]) -> list[int]:

@@ -101,8 +101,9 @@ def rest(port: int, path: str, method: str = "GET", body: Any = None, timeout: f
     data = None if body is None else json.dumps(body).encode()
 
     def call() -> tuple[Any]:
-        req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data, method=method,
-                                     headers={"Content-Type": "application/json"})
+        req = urllib.request.Request(
+            f"http://127.0.0.1:{port}{path}", data=data, method=method, headers={"Content-Type": "application/json"}
+        )
         try:
             with urllib.request.urlopen(req, timeout=30) as response:
                 text = response.read().decode()
@@ -117,9 +118,13 @@ def rest(port: int, path: str, method: str = "GET", body: Any = None, timeout: f
 
 def active(prom: PrometheusServer, name: str, state: str | None = None, **labels: str) -> list[dict[str, Any]]:
     """The alerts called ``name`` whose labels include ``labels`` (in ``state`` if given)."""
-    return [a for a in prom.alerts() if a["labels"].get("alertname") == name
-            and all(a["labels"].get(k) == v for k, v in labels.items())
-            and (state is None or a["state"] == state)]
+    return [
+        a
+        for a in prom.alerts()
+        if a["labels"].get("alertname") == name
+        and all(a["labels"].get(k) == v for k, v in labels.items())
+        and (state is None or a["state"] == state)
+    ]
 
 
 class AlertWatch:
@@ -146,8 +151,10 @@ class AlertWatch:
         try:
             wait_until(done, timeout, f"alerts firing: {sorted(self.expected)}", interval=1.0)
         except AssertionError as e:
-            raise AssertionError(f"{e}\nfired: {sorted(self.fired)}; active now: {self.prom.alerts()}\n"
-                                 f"--- mm2 log ---\n{self.mm2.log_tail()}") from e
+            raise AssertionError(
+                f"{e}\nfired: {sorted(self.fired)}; active now: {self.prom.alerts()}\n"
+                f"--- mm2 log ---\n{self.mm2.log_tail()}"
+            ) from e
 
     def wait_all_resolved(self, timeout: float) -> None:
         def resolved() -> bool:
@@ -157,14 +164,22 @@ class AlertWatch:
         try:
             wait_until(resolved, timeout, f"alerts resolved: {sorted(self.expected)}", interval=1.0)
         except AssertionError as e:
-            raise AssertionError(f"{e}\nactive now: {self.prom.alerts()}\n"
-                                 f"--- mm2 log ---\n{self.mm2.log_tail()}") from e
+            raise AssertionError(
+                f"{e}\nactive now: {self.prom.alerts()}\n--- mm2 log ---\n{self.mm2.log_tail()}"
+            ) from e
 
 
-def start_flow(a: KafkaCluster, b: KafkaCluster, tmp_path: Path, topics: str, group: str,
-               rest_port: int) -> tuple[Path, int, int]:
-    config = write_mm2_config(tmp_path / "mm2.properties", a.bootstrap_servers, b.bootstrap_servers,
-                              topics=topics, groups=re.escape(group), extra=alert_settings(rest_port))
+def start_flow(
+    a: KafkaCluster, b: KafkaCluster, tmp_path: Path, topics: str, group: str, rest_port: int
+) -> tuple[Path, int, int]:
+    config = write_mm2_config(
+        tmp_path / "mm2.properties",
+        a.bootstrap_servers,
+        b.bootstrap_servers,
+        topics=topics,
+        groups=re.escape(group),
+        extra=alert_settings(rest_port),
+    )
     return config, free_port(), free_port()
 
 
@@ -172,13 +187,22 @@ def wait_healthy(prom: PrometheusServer, mm2: Mm2Run) -> None:
     """Records flowing, a checkpoint of the group, a completed verification, heartbeats; Prometheus scraping
     and evaluating every rule, none firing."""
     mm2.wait_for_metrics()
-    mm2.wait_for(lambda s: total(s, "mm2_source_records_total") > 0 and total(s, "mm2_checkpoints_total") > 0
-                 and total(s, "mm2_heartbeats_total") > 0
-                 and total(s, "mm2_verify_runs_total", result="equal") >= 1, 120,
-                 "records, a checkpoint, heartbeats and a verification proving the mirror equal")
+    mm2.wait_for(
+        lambda s: (
+            total(s, "mm2_source_records_total") > 0
+            and total(s, "mm2_checkpoints_total") > 0
+            and total(s, "mm2_heartbeats_total") > 0
+            and total(s, "mm2_verify_runs_total", result="equal") >= 1
+        ),
+        120,
+        "records, a checkpoint, heartbeats and a verification proving the mirror equal",
+    )
     wait_until(prom.targets_up, 30, "Prometheus scraping mm2")
-    wait_until(lambda: all(r.get("lastEvaluation", "").startswith("20") for r in prom.rules()), 30,
-               "every alert rule evaluated")
+    wait_until(
+        lambda: all(r.get("lastEvaluation", "").startswith("20") for r in prom.rules()),
+        30,
+        "every alert rule evaluated",
+    )
     # None firing once every rule has been evaluated on the healthy flow. A condition wait, not a single
     # look: on a starved machine a heartbeat can be acknowledged late for a moment (seen once in a full run
     # beside a second suite); a rule that fires on a healthy flow keeps firing and still fails here.
@@ -232,8 +256,10 @@ def test_a_frozen_target_fires_lag_stale_verification_and_missing_heartbeats_the
         # and records flow.
         after = mm2.scrape()
         assert total(after, "mm2_verify_runs_total", result="failed") >= 1, "no verification failed while frozen"
-        print(f"frozen for {frozen_s:.0f}s until all three fired; resolved {time.monotonic() - started - frozen_s:.0f}s"
-              " after the thaw")
+        print(
+            f"frozen for {frozen_s:.0f}s until all three fired; resolved {time.monotonic() - started - frozen_s:.0f}s"
+            " after the thaw"
+        )
 
 
 def test_connector_faults_fire_client_errors_stale_checkpoints_mirror_differs_and_task_failed(
@@ -248,8 +274,9 @@ def test_connector_faults_fire_client_errors_stale_checkpoints_mirror_differs_an
     a.produce(ledger, [{"key": b"l%d" % i, "value": b"entry-%d" % i, "partition": 0} for i in range(10)])
     commit_group(a, group, topic, 2, 5)
     rest_port = free_port()
-    config, metrics_port, prom_port = start_flow(a, b, tmp_path, f"{re.escape(topic)}|{re.escape(ledger)}", group,
-                                                 rest_port)
+    config, metrics_port, prom_port = start_flow(
+        a, b, tmp_path, f"{re.escape(topic)}|{re.escape(ledger)}", group, rest_port
+    )
     pair = {"source": "A", "target": "B"}
     rules = write_fast_rules(tmp_path / "prometheus" / "rules.yml")
     with (
@@ -258,8 +285,9 @@ def test_connector_faults_fire_client_errors_stale_checkpoints_mirror_differs_an
         Producer(a, topic, 2, rate=10),
     ):
         wait_healthy(prom, mm2)
-        mm2.wait_for(lambda s: total(s, "mm2_source_records_total", topic=f"A.{ledger}") >= 10, 60,
-                     "the ledger mirrored")
+        mm2.wait_for(
+            lambda s: total(s, "mm2_source_records_total", topic=f"A.{ledger}") >= 10, 60, "the ledger mirrored"
+        )
         base = "/A/B/connectors"
         heartbeat_config = rest(rest_port, f"{base}/MirrorHeartbeatConnector/config")
         # 1. someone writes into the mirrored topic on the target, between records mirrored before and
@@ -268,13 +296,21 @@ def test_connector_faults_fire_client_errors_stale_checkpoints_mirror_differs_an
         b.produce(f"A.{ledger}", [{"key": b"intruder", "value": b"not from the source", "partition": 0}])
         a.produce(ledger, [{"key": b"m%d" % i, "value": b"more-%d" % i, "partition": 0} for i in range(5)])
         rest(rest_port, f"{base}/MirrorCheckpointConnector/pause", "PUT")
-        rest(rest_port, f"{base}/MirrorHeartbeatConnector/config", "PUT",
-             {**heartbeat_config, "producer.override.bootstrap.servers": f"127.0.0.1:{free_port()}"})
-        watch = AlertWatch(prom, mm2, {
-            "MM2MirrorDiffers": {**pair, "kind": "extra"},
-            "MM2CheckpointsStale": {**pair, "group": group},
-            "MM2TargetUnreachable": pair,
-        })
+        rest(
+            rest_port,
+            f"{base}/MirrorHeartbeatConnector/config",
+            "PUT",
+            {**heartbeat_config, "producer.override.bootstrap.servers": f"127.0.0.1:{free_port()}"},
+        )
+        watch = AlertWatch(
+            prom,
+            mm2,
+            {
+                "MM2MirrorDiffers": {**pair, "kind": "extra"},
+                "MM2CheckpointsStale": {**pair, "group": group},
+                "MM2TargetUnreachable": pair,
+            },
+        )
         watch.wait_all_fired(120)
         errors = mm2.scrape()
         assert total(errors, "mm2_client_errors_total", client="producer", error="transport") > 0, errors
@@ -282,12 +318,18 @@ def test_connector_faults_fire_client_errors_stale_checkpoints_mirror_differs_an
         # The checkpoint and address faults fixed; then a misspelt compression type in the heartbeat
         # connector's producer settings fails its task (the producer cannot be created).
         rest(rest_port, f"{base}/MirrorCheckpointConnector/resume", "PUT")
-        rest(rest_port, f"{base}/MirrorHeartbeatConnector/config", "PUT",
-             {**heartbeat_config, "producer.override.compression.type": "snappyy"})
-        AlertWatch(prom, mm2, {"MM2CheckpointsStale": {**pair, "group": group},
-                               "MM2TargetUnreachable": pair}).wait_all_resolved(90)
-        failing = AlertWatch(prom, mm2, {"MM2TaskFailed": {**pair, "connector": "MirrorHeartbeatConnector",
-                                                           "task": "0"}})
+        rest(
+            rest_port,
+            f"{base}/MirrorHeartbeatConnector/config",
+            "PUT",
+            {**heartbeat_config, "producer.override.compression.type": "snappyy"},
+        )
+        AlertWatch(
+            prom, mm2, {"MM2CheckpointsStale": {**pair, "group": group}, "MM2TargetUnreachable": pair}
+        ).wait_all_resolved(90)
+        failing = AlertWatch(
+            prom, mm2, {"MM2TaskFailed": {**pair, "connector": "MirrorHeartbeatConnector", "task": "0"}}
+        )
         failing.wait_all_fired(120)
         failed = rest(rest_port, f"{base}/MirrorHeartbeatConnector/status")["tasks"][0]
         assert failed["state"] == "FAILED" and "snappyy" in failed.get("trace", ""), failed

@@ -40,8 +40,9 @@ def mm2_backfill(config: Path, *args: str, timeout: float = 240) -> subprocess.C
 def produce(cluster: KafkaCluster, topic: str, first: int, count: int) -> None:
     producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "linger.ms": 10, "logger": RDKAFKA_LOG})
     for i in range(first, first + count):
-        producer.produce(topic, f"{topic}-{i}".encode(), f"k{i}".encode(), partition=i % PARTITIONS,
-                         headers=[("n", str(i).encode())])
+        producer.produce(
+            topic, f"{topic}-{i}".encode(), f"k{i}".encode(), partition=i % PARTITIONS, headers=[("n", str(i).encode())]
+        )
         if i % 1000 == 0:
             producer.poll(0)
     assert producer.flush(60) == 0
@@ -69,7 +70,8 @@ class Trickle(threading.Thread):
 
 @pytest.mark.spark
 def test_fresh_flow_is_backfilled_then_mm2_run_continues_without_gap_or_duplicate(
-        two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path) -> None:
+    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path
+) -> None:
     a, b = two_clusters
     a.create_topic("orders", PARTITIONS)
     produce(a, "orders", 0, 9_000)
@@ -79,8 +81,11 @@ def test_fresh_flow_is_backfilled_then_mm2_run_continues_without_gap_or_duplicat
     assert plan.returncode == 0, plan.stderr
     doc = json.loads(plan.stdout)
     assert doc["dry_run"] is True and doc["totals"]["records_planned"] == 9_000
-    assert [(p["partition"], p["from"], p["until"]) for p in doc["partitions"]] == [(0, 0, 3000), (1, 0, 3000),
-                                                                                  (2, 0, 3000)]
+    assert [(p["partition"], p["from"], p["until"]) for p in doc["partitions"]] == [
+        (0, 0, 3000),
+        (1, 0, 3000),
+        (2, 0, 3000),
+    ]
     assert doc["totals"]["estimated_bytes"] > 0
     assert "A.orders" not in b.topic_names(), "a dry run writes nothing"
 
@@ -93,8 +98,12 @@ def test_fresh_flow_is_backfilled_then_mm2_run_continues_without_gap_or_duplicat
     produce(a, "orders", 9_000, 300)  # after the job: live tailing's
     mm2 = Mm2Process(config, log_dir=tmp_path)
     try:
-        eventually(lambda: mirrored_identically(a, "orders", b, "A.orders", at_least=9_300), 120,
-                   "9,300 records mirrored identically", mm2)
+        eventually(
+            lambda: mirrored_identically(a, "orders", b, "A.orders", at_least=9_300),
+            120,
+            "9,300 records mirrored identically",
+            mm2,
+        )
         assert mm2.terminate(60) == 0, mm2.output()[-3000:]
     finally:
         mm2.close()
@@ -102,7 +111,8 @@ def test_fresh_flow_is_backfilled_then_mm2_run_continues_without_gap_or_duplicat
 
 @pytest.mark.spark
 def test_backfill_beside_a_running_mm2_run_hands_the_topic_back(
-        two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path) -> None:
+    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path
+) -> None:
     a, b = two_clusters
     for topic in ("big", "other"):
         a.create_topic(topic, PARTITIONS)
@@ -120,8 +130,9 @@ def test_backfill_beside_a_running_mm2_run_hands_the_topic_back(
         trickle = Trickle(a, ["big", "other"], 1_000_000)
         trickle.start()
         other_before = sum(len(v) for v in b.read_all("A.other").values())
-        run = mm2_backfill(config, "--source", "A", "--target", "B", "--topics", "big", "--master", "local[2]",
-                           "--json")
+        run = mm2_backfill(
+            config, "--source", "A", "--target", "B", "--topics", "big", "--master", "local[2]", "--json"
+        )
         assert run.returncode == 0, run.stderr[-3000:] + mm2.output()[-3000:]
         summary = json.loads(run.stdout)
         assert summary["handed_off_from_live"] is True
@@ -132,8 +143,12 @@ def test_backfill_beside_a_running_mm2_run_hands_the_topic_back(
         produce(a, "big", 2_000_000, 300)  # after the job
         produce(a, "other", 2_000_000, 300)
         expected = 30_000 + 300 + (last - 1_000_000)
-        eventually(lambda: mirrored_identically(a, "big", b, "A.big", at_least=expected), 120,
-                   "big mirrored identically: no gap, no duplicate", mm2)
+        eventually(
+            lambda: mirrored_identically(a, "big", b, "A.big", at_least=expected),
+            120,
+            "big mirrored identically: no gap, no duplicate",
+            mm2,
+        )
         eventually(lambda: mirrored_identically(a, "other", b, "A.other"), 120, "other mirrored identically", mm2)
         assert mm2.terminate(60) == 0, mm2.output()[-3000:]
     finally:
@@ -142,8 +157,9 @@ def test_backfill_beside_a_running_mm2_run_hands_the_topic_back(
         mm2.close()
 
 
-def test_mistakes_are_one_line_and_a_nonzero_exit(two_clusters: tuple[KafkaCluster, KafkaCluster],
-                                                  tmp_path: Path) -> None:
+def test_mistakes_are_one_line_and_a_nonzero_exit(
+    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path
+) -> None:
     a, b = two_clusters
     a.create_topic("orders", PARTITIONS)
     produce(a, "orders", 0, 30)
@@ -152,8 +168,10 @@ def test_mistakes_are_one_line_and_a_nonzero_exit(two_clusters: tuple[KafkaClust
         (["--source", "X", "--target", "B"], "--source 'X' is not a cluster"),
         (["--source", "B", "--target", "A"], "flow B->A is not enabled"),
         (["--source", "A", "--target", "B", "--topics", "nope.*"], "no topic of cluster 'A' matches"),
-        (["--source", "A", "--target", "B", "--topics", "orders", "--master", "spark://127.0.0.1:1"],
-         "Spark master spark://127.0.0.1:1 is unreachable"),
+        (
+            ["--source", "A", "--target", "B", "--topics", "orders", "--master", "spark://127.0.0.1:1"],
+            "Spark master spark://127.0.0.1:1 is unreachable",
+        ),
     ]
     for args, message in cases:
         run = mm2_backfill(config, *args)
@@ -166,15 +184,23 @@ def test_mistakes_are_one_line_and_a_nonzero_exit(two_clusters: tuple[KafkaClust
     props = mm2_properties({"A": a, "B": b}, ["A->B", "A->C"])
     props["clusters"] = "A, B, C"
     props["C.bootstrap.servers"] = f"127.0.0.1:{free_port()}"  # nobody listens there
-    unreachable = mm2_backfill(write_properties(tmp_path / "unreachable.properties", props),
-                               "--source", "A", "--target", "C", "--topics", "orders")
+    unreachable = mm2_backfill(
+        write_properties(tmp_path / "unreachable.properties", props),
+        "--source",
+        "A",
+        "--target",
+        "C",
+        "--topics",
+        "orders",
+    )
     lines = unreachable.stderr.strip().splitlines()
     assert unreachable.returncode == 2, unreachable.stderr
     assert len(lines) == 1 and "target cluster 'C' is unreachable" in lines[0], unreachable.stderr
 
 
-def test_no_java_is_one_line_and_exit_2_before_anything_is_written(two_clusters: tuple[KafkaCluster, KafkaCluster],
-                                                                   tmp_path: Path) -> None:
+def test_no_java_is_one_line_and_exit_2_before_anything_is_written(
+    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path
+) -> None:
     """Spark's launcher runs $JAVA_HOME/bin/java, else java on PATH: with neither, the job stops before it
     creates a topic (it used to fail after creating topics, as an internal error)."""
     a, b = two_clusters
@@ -184,15 +210,34 @@ def test_no_java_is_one_line_and_exit_2_before_anything_is_written(two_clusters:
     empty = tmp_path / "no-java"
     empty.mkdir()
     before = b.topic_names()
-    for java_home, message in ((None, "no java on PATH and JAVA_HOME is not set"),
-                               (str(empty), f"JAVA_HOME={empty} has no bin/java")):
+    for java_home, message in (
+        (None, "no java on PATH and JAVA_HOME is not set"),
+        (str(empty), f"JAVA_HOME={empty} has no bin/java"),
+    ):
         env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
         env.update({"PATH": str(empty), "COLUMNS": "200", "NO_COLOR": "1", "TERM": "dumb"})
         if java_home is not None:
             env["JAVA_HOME"] = java_home
-        run = subprocess.run([sys.executable, "-m", "mirror", "backfill", str(config), "--source", "A", "--target",
-                              "B", "--master", "local[1]"], capture_output=True, text=True, timeout=120,
-                             stdin=subprocess.DEVNULL, env=env)
+        run = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "mirror",
+                "backfill",
+                str(config),
+                "--source",
+                "A",
+                "--target",
+                "B",
+                "--master",
+                "local[1]",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+            env=env,
+        )
         lines = run.stderr.strip().splitlines()
         assert run.returncode == 2, run.stderr
         assert len(lines) == 1 and "Spark needs Java" in lines[0] and message in lines[0], run.stderr
@@ -200,7 +245,8 @@ def test_no_java_is_one_line_and_exit_2_before_anything_is_written(two_clusters:
 
 
 def test_target_partitions_holding_foreign_records_are_reported_and_refused_without_force(
-        two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path) -> None:
+    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path
+) -> None:
     """A target written by something else (a lost offsets topic, another mirror): the flow holds no position
     for the partitions, yet they hold records. The dry run names them; the run refuses them, one line and
     exit 2, nothing written; --force gets past the refusal (to the next check here: no java)."""
@@ -214,8 +260,10 @@ def test_target_partitions_holding_foreign_records_are_reported_and_refused_with
 
     plan = mm2_backfill(config, "--source", "A", "--target", "B", "--dry-run", "--json")
     assert plan.returncode == 0, plan.stderr
-    assert json.loads(plan.stdout)["foreign_partitions"] == [{"topic": "A.orders", "partition": 0},
-                                                             {"topic": "A.orders", "partition": 2}]
+    assert json.loads(plan.stdout)["foreign_partitions"] == [
+        {"topic": "A.orders", "partition": 0},
+        {"topic": "A.orders", "partition": 2},
+    ]
     table = mm2_backfill(config, "--source", "A", "--target", "B", "--dry-run")
     assert "Target partition(s) A.orders-0, A.orders-2 already hold records" in table.stdout, table.stdout
 
@@ -227,15 +275,21 @@ def test_target_partitions_holding_foreign_records_are_reported_and_refused_with
     assert {p: len(v) for p, v in b.read_all("A.orders").items()} == {0: 1, 1: 0, 2: 1}
 
     env = {**{k: v for k, v in os.environ.items() if k != "JAVA_HOME"}, "PATH": str(tmp_path)}
-    forced = subprocess.run([sys.executable, "-m", "mirror", "backfill", str(config), "--source", "A", "--target",
-                             "B", "--force"], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
-                            env=env)
+    forced = subprocess.run(
+        [sys.executable, "-m", "mirror", "backfill", str(config), "--source", "A", "--target", "B", "--force"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        env=env,
+    )
     assert forced.returncode == 2 and "Spark needs Java" in forced.stderr, forced.stderr
 
 
 @pytest.mark.spark
-def test_backfill_of_the_flows_only_topic_beside_mm2_run(two_clusters: tuple[KafkaCluster, KafkaCluster],
-                                                        tmp_path: Path) -> None:
+def test_backfill_of_the_flows_only_topic_beside_mm2_run(
+    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path
+) -> None:
     """Excluding every topic leaves the connector no task: the old task's stop still gates the copy.
 
     Offsets are flushed only when a task stops (10-minute interval), so whatever the live task copied
@@ -256,8 +310,12 @@ def test_backfill_of_the_flows_only_topic_beside_mm2_run(two_clusters: tuple[Kaf
         assert run.returncode == 0, run.stderr[-3000:] + mm2.output()[-3000:]
         assert json.loads(run.stdout)["handed_off_from_live"] is True
         produce(a, "solo", 30_000, 300)
-        eventually(lambda: mirrored_identically(a, "solo", b, "A.solo", at_least=20_600), 120,
-                   "solo mirrored identically after the hand-back", mm2)
+        eventually(
+            lambda: mirrored_identically(a, "solo", b, "A.solo", at_least=20_600),
+            120,
+            "solo mirrored identically after the hand-back",
+            mm2,
+        )
         assert mm2.terminate(60) == 0, mm2.output()[-3000:]
     finally:
         mm2.close()
@@ -265,8 +323,14 @@ def test_backfill_of_the_flows_only_topic_beside_mm2_run(two_clusters: tuple[Kaf
 
 def produce_wide(cluster: KafkaCluster, topic: str, partitions: int, per_partition: int) -> None:
     """A backlog over many partitions, written in big batches (as real backlogs are)."""
-    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "linger.ms": 20, "batch.size": 1_000_000,
-                         "logger": RDKAFKA_LOG})
+    producer = Producer(
+        {
+            "bootstrap.servers": cluster.bootstrap_servers,
+            "linger.ms": 20,
+            "batch.size": 1_000_000,
+            "logger": RDKAFKA_LOG,
+        }
+    )
     for i in range(per_partition):
         for p in range(partitions):
             while True:
@@ -280,7 +344,8 @@ def produce_wide(cluster: KafkaCluster, topic: str, partitions: int, per_partiti
 
 @pytest.mark.spark
 def test_64_partitions_on_one_core_commit_within_a_short_transaction_timeout(
-        two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path) -> None:
+    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path
+) -> None:
     """One task holds all 64 partitions: its transactions close on records, bytes or age, never on one
     partition's chunk filling up, so none stays open past the producer's transaction.timeout.ms (the age
     bound is a third of it) and the job's report says how long the longest one was."""

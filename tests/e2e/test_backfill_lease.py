@@ -60,10 +60,12 @@ def batches_between(cluster: KafkaCluster, topic: str, partition: int, low: int,
     for batch in batches:
         if batch.next_offset >= low and batch.base_offset <= high:
             records = list(batch)
-            lines.append(f"{batch.base_offset}-{batch.next_offset - 1} pid={batch.producer_id} "
-                         f"txn={batch.is_transactional} control={batch.is_control_batch} "
-                         f"{records[0].value if records and not batch.is_control_batch else ''!r}..."
-                         f"{records[-1].value if records and not batch.is_control_batch else ''!r}")
+            lines.append(
+                f"{batch.base_offset}-{batch.next_offset - 1} pid={batch.producer_id} "
+                f"txn={batch.is_transactional} control={batch.is_control_batch} "
+                f"{records[0].value if records and not batch.is_control_batch else ''!r}..."
+                f"{records[-1].value if records and not batch.is_control_batch else ''!r}"
+            )
     return "\n".join(lines)
 
 
@@ -76,8 +78,14 @@ def source_values(source: KafkaCluster, topic: str) -> dict[int, list[bytes | No
     return {p: [m.value() for m in msgs] for p, msgs in source.read_all(topic, timeout=180).items()}
 
 
-def exactly_once(source: KafkaCluster, target: KafkaCluster, topic: str, remote: str, total: int,
-                 src: dict[int, list[bytes | None]] | None = None) -> bool:
+def exactly_once(
+    source: KafkaCluster,
+    target: KafkaCluster,
+    topic: str,
+    remote: str,
+    total: int,
+    src: dict[int, list[bytes | None]] | None = None,
+) -> bool:
     """The target's committed records are the source's, per partition, in order, each once (and all ``total``).
 
     ``src``: the source's values when the caller already read them (a source no longer written to).
@@ -96,28 +104,45 @@ def exactly_once(source: KafkaCluster, target: KafkaCluster, topic: str, remote:
             seen: dict[bytes | None, int] = {}
             dup = next(r for r in log.committed if r.value in seen or seen.setdefault(r.value, r.offset) is None)
             markers = [m for m in log.markers if seen[dup.value] - 5 <= m[0] <= dup.offset + 5][:20]
-            raise CommittedDuplicate(f"{remote}-{p}: a committed duplicate: {dup.value!r} at offsets "
-                                     f"{seen[dup.value]} and {dup.offset}; markers near: {markers}; "
-                                     f"{len(got)} committed of {len(values)} source records; batches:\n"
-                                     + batches_between(target, remote, p, seen[dup.value] - 200, dup.offset + 200))
+            raise CommittedDuplicate(
+                f"{remote}-{p}: a committed duplicate: {dup.value!r} at offsets "
+                f"{seen[dup.value]} and {dup.offset}; markers near: {markers}; "
+                f"{len(got)} committed of {len(values)} source records; batches:\n"
+                + batches_between(target, remote, p, seen[dup.value] - 200, dup.offset + 200)
+            )
         if got != values:
-            first = next((i for i, (x, y) in enumerate(zip(got, values, strict=False)) if x != y), min(len(got),
-                                                                                                   len(values)))
-            LAST_DIFFERENCE[0] = (f"{remote}-{p}: {len(got)} committed of {len(values)}, first difference at {first}, "
-                                  f"{log.open if log else 0} in open transactions, {log.aborted if log else 0} aborted")
+            first = next(
+                (i for i, (x, y) in enumerate(zip(got, values, strict=False)) if x != y), min(len(got), len(values))
+            )
+            LAST_DIFFERENCE[0] = (
+                f"{remote}-{p}: {len(got)} committed of {len(values)}, first difference at {first}, "
+                f"{log.open if log else 0} in open transactions, {log.aborted if log else 0} aborted"
+            )
             return False
     return True
 
 
-def until_exactly_once(source: KafkaCluster, target: KafkaCluster, topic: str, remote: str, total: int, what: str,
-                       proc: Mm2Process | None = None, timeout: float = 240) -> None:
+def until_exactly_once(
+    source: KafkaCluster,
+    target: KafkaCluster,
+    topic: str,
+    remote: str,
+    total: int,
+    what: str,
+    proc: Mm2Process | None = None,
+    timeout: float = 240,
+) -> None:
     """Waits on the cheap sign first (the target's end offsets reach ``total``), then on the full check.
 
     The source is no longer written to: it is read once; the target (up to a million records, parsed in
     Python) is read every few seconds, not twice a second, so the copy it waits for gets the CPU.
     """
-    eventually(lambda: remote in target.topic_names() and sum(target.end_offsets(remote).values()) >= total,
-               timeout, f"{what}: {total} records on the target", proc)
+    eventually(
+        lambda: remote in target.topic_names() and sum(target.end_offsets(remote).values()) >= total,
+        timeout,
+        f"{what}: {total} records on the target",
+        proc,
+    )
     src = source_values(source, topic)
     try:
         eventually(lambda: exactly_once(source, target, topic, remote, total, src), timeout, what, proc, interval=3.0)
@@ -132,8 +157,13 @@ class Progress:
     def __init__(self, cluster: KafkaCluster, topic: str, partitions: int) -> None:
         from confluent_kafka import Consumer, TopicPartition
 
-        self.consumer = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": "story-progress",
-                                  "allow.auto.create.topics": False})
+        self.consumer = Consumer(
+            {
+                "bootstrap.servers": cluster.bootstrap_servers,
+                "group.id": "story-progress",
+                "allow.auto.create.topics": False,
+            }
+        )
         self.partitions = [TopicPartition(topic, p) for p in range(partitions)]
 
     def __call__(self) -> int:
@@ -192,9 +222,29 @@ class Backfill:
         env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1", "TERM": "dumb", "MM2_LOG_LEVEL": "INFO"}
         with self.out.open("wb") as out, self.err.open("wb") as err:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "mirror", "backfill", str(config), "--source", "A", "--target", "B",
-                 "--topics", TOPIC, "--master", "local[2]", "--json", *args],
-                stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+                [
+                    sys.executable,
+                    "-m",
+                    "mirror",
+                    "backfill",
+                    str(config),
+                    "--source",
+                    "A",
+                    "--target",
+                    "B",
+                    "--topics",
+                    TOPIC,
+                    "--master",
+                    "local[2]",
+                    "--json",
+                    *args,
+                ],
+                stdout=out,
+                stderr=err,
+                stdin=subprocess.DEVNULL,
+                env=env,
+                start_new_session=True,
+            )
 
     def pause_copy(self) -> None:
         """SIGSTOP the Spark Python processes once the copy runs: the job holds its lease, its copy waits
@@ -255,8 +305,11 @@ def config_view(props: dict[str, str]) -> ConfigTopicView:
 
 
 def tasks_hold(view: ConfigTopicView, topic: str) -> bool:
-    return any(t == topic for props in view.tasks.values()
-               for t, _ in assigned_partitions(props.get("task.assigned.partitions")))
+    return any(
+        t == topic
+        for props in view.tasks.values()
+        for t, _ in assigned_partitions(props.get("task.assigned.partitions"))
+    )
 
 
 def committed_positions(props: dict[str, str], b: KafkaCluster) -> dict[tuple[str, int], int]:
@@ -287,7 +340,8 @@ PAUSED_BACKLOG = 600_000
 
 @pytest.mark.spark
 def test_backfill_while_mm2_run_is_stopped_then_mm2_run_continues_exactly(
-        two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path) -> None:
+    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path
+) -> None:
     a, b = two_clusters
     for topic in (TOPIC, "other"):
         a.create_topic(topic, PARTITIONS)
@@ -302,8 +356,20 @@ def test_backfill_while_mm2_run_is_stopped_then_mm2_run_continues_exactly(
         first.close()
 
     produce(a, TOPIC, 300, 30_000)  # the backlog piled up while the mirror was stopped
-    run = mm2_command("backfill", str(config), "--source", "A", "--target", "B", "--topics", TOPIC,
-                      "--master", "local[2]", "--json", timeout=300)
+    run = mm2_command(
+        "backfill",
+        str(config),
+        "--source",
+        "A",
+        "--target",
+        "B",
+        "--topics",
+        TOPIC,
+        "--master",
+        "local[2]",
+        "--json",
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     summary = json.loads(run.stdout)
     assert summary["handed_off_from_live"] is False
@@ -314,8 +380,9 @@ def test_backfill_while_mm2_run_is_stopped_then_mm2_run_continues_exactly(
     produce(a, TOPIC, 40_000, 300)
     second = Mm2Process(config, log_dir=tmp_path, name="mm2-second")
     try:
-        until_exactly_once(a, b, TOPIC, REMOTE, 30_600,
-                           "mm2 run continues from the backfill's committed end", second, timeout=180)
+        until_exactly_once(
+            a, b, TOPIC, REMOTE, 30_600, "mm2 run continues from the backfill's committed end", second, timeout=180
+        )
         assert second.terminate(60) == 0, second.output()[-3000:]
     finally:
         second.close()
@@ -323,7 +390,8 @@ def test_backfill_while_mm2_run_is_stopped_then_mm2_run_continues_exactly(
 
 @pytest.mark.spark
 def test_mm2_run_started_during_a_backfill_leaves_the_leased_topic_alone(
-        two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path) -> None:
+    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path
+) -> None:
     a, b = two_clusters
     for topic in (TOPIC, "other"):
         a.create_topic(topic, PARTITIONS)
@@ -344,8 +412,16 @@ def test_mm2_run_started_during_a_backfill_leaves_the_leased_topic_alone(
         summary = job.finish()
         assert summary["totals"]["records_copied"] == PAUSED_BACKLOG, "the job copied it all (a duplicate shows below)"
         produce(a, TOPIC, 1_000_000, 300)
-        until_exactly_once(a, b, TOPIC, REMOTE, PAUSED_BACKLOG + 300,
-                           "live tailing owns the topic after the job, exactly", mm2, timeout=180)
+        until_exactly_once(
+            a,
+            b,
+            TOPIC,
+            REMOTE,
+            PAUSED_BACKLOG + 300,
+            "live tailing owns the topic after the job, exactly",
+            mm2,
+            timeout=180,
+        )
         assert tasks_hold(config_view(props), TOPIC)
         assert mm2.terminate(60) == 0, mm2.output()[-3000:]
     finally:
@@ -356,7 +432,8 @@ def test_mm2_run_started_during_a_backfill_leaves_the_leased_topic_alone(
 
 @pytest.mark.spark
 def test_restarting_mm2_run_during_a_backfill_keeps_the_exclusion(
-        two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path) -> None:
+    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path
+) -> None:
     a, b = two_clusters
     for topic in (TOPIC, "other"):
         a.create_topic(topic, PARTITIONS)
@@ -390,8 +467,16 @@ def test_restarting_mm2_run_during_a_backfill_keeps_the_exclusion(
         summary = job.finish()
         assert summary["totals"]["records_copied"] == PAUSED_BACKLOG
         produce(a, TOPIC, 1_000_000, 300)
-        until_exactly_once(a, b, TOPIC, REMOTE, PAUSED_BACKLOG + 600,
-                           "live tailing owns the topic after the job, exactly", restarted, timeout=180)
+        until_exactly_once(
+            a,
+            b,
+            TOPIC,
+            REMOTE,
+            PAUSED_BACKLOG + 600,
+            "live tailing owns the topic after the job, exactly",
+            restarted,
+            timeout=180,
+        )
         assert restarted.terminate(60) == 0, restarted.output()[-3000:]
     finally:
         job.close()
@@ -403,7 +488,8 @@ def test_restarting_mm2_run_during_a_backfill_keeps_the_exclusion(
 
 @pytest.mark.spark
 def test_a_killed_backfills_lease_expires_and_live_tailing_takes_over_exactly(
-        two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path) -> None:
+    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path
+) -> None:
     a, b = two_clusters
     for topic in (TOPIC, "other"):
         a.create_topic(topic, PARTITIONS)
@@ -426,8 +512,16 @@ def test_a_killed_backfills_lease_expires_and_live_tailing_takes_over_exactly(
         job.kill()  # its lease stays behind until it expires (on a starved machine it may have expired already)
         eventually(lambda: "expired" in mm2.output(), 120, "mm2 run sees the lease expire", mm2)
         produce(a, TOPIC, 1_000_000, 300)
-        until_exactly_once(a, b, TOPIC, REMOTE, KILLED_BACKLOG + 600,
-                           "live tailing takes over from what the job committed, exactly", mm2, timeout=240)
+        until_exactly_once(
+            a,
+            b,
+            TOPIC,
+            REMOTE,
+            KILLED_BACKLOG + 600,
+            "live tailing takes over from what the job committed, exactly",
+            mm2,
+            timeout=240,
+        )
         assert mm2.terminate(60) == 0, mm2.output()[-3000:]
     finally:
         if job is not None:
@@ -439,7 +533,8 @@ def test_a_killed_backfills_lease_expires_and_live_tailing_takes_over_exactly(
 @pytest.mark.spark
 @pytest.mark.timeout(600)  # two jobs over 600,000 records and an mm2 run: over 3 minutes beside the suite
 def test_a_rerun_after_a_killed_backfill_resumes_from_what_committed_and_release_frees_a_lease(
-        two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path) -> None:
+    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path
+) -> None:
     a, b = two_clusters
     for topic in (TOPIC, "other"):
         a.create_topic(topic, PARTITIONS)
@@ -490,8 +585,9 @@ def test_a_rerun_after_a_killed_backfill_resumes_from_what_committed_and_release
     assert lease_of(b) is None
     mm2 = Mm2Process(config, log_dir=tmp_path)
     try:
-        until_exactly_once(a, b, TOPIC, REMOTE, KILLED_BACKLOG + 300,
-                           "mm2 run takes the topic at once", mm2, timeout=180)
+        until_exactly_once(
+            a, b, TOPIC, REMOTE, KILLED_BACKLOG + 300, "mm2 run takes the topic at once", mm2, timeout=180
+        )
         assert mm2.terminate(60) == 0, mm2.output()[-3000:]
     finally:
         mm2.close()

@@ -40,7 +40,8 @@ BACKLOG = 1_000_000
 @pytest.mark.spark
 @pytest.mark.timeout(600)  # a million records through two jobs and three mm2 runs: 3 minutes beside the suite
 def test_catch_up_after_an_outage_through_restarts_and_kills_is_exactly_once(
-        two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path) -> None:
+    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path
+) -> None:
     a, b = two_clusters
     for topic in (TOPIC, "other"):
         a.create_topic(topic, 3)
@@ -70,8 +71,13 @@ def test_catch_up_after_an_outage_through_restarts_and_kills_is_exactly_once(
         # the rerun's Python workers SIGKILLed once it committed copies of its own, far from half of what is
         # left (its tasks are mid-copy; the log's end is no trigger: on Tansu it jumps when the rerun's fencing
         # writes markers): Spark retries each failed task, which resumes from its last commit
-        eventually(lambda: sum(p + 1 for p in committed_positions(props, b).values()) >= done + 30_000, 240,
-                   "the rerun committing copies", mm2, interval=1.0)
+        eventually(
+            lambda: sum(p + 1 for p in committed_positions(props, b).values()) >= done + 30_000,
+            240,
+            "the rerun committing copies",
+            mm2,
+            interval=1.0,
+        )
         killed = eventually(lambda: spark_python_workers(rerun.proc.pid), 60, "the rerun's Python workers")
         for pid in killed:
             os.kill(pid, signal.SIGKILL)

@@ -42,8 +42,14 @@ def create_topics(cluster: KafkaCluster, names: list[str], partitions: int) -> N
 
 
 def produce_small_backlogs(cluster: KafkaCluster, names: list[str], partitions: int, per_partition: int) -> None:
-    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "linger.ms": 20, "logger": RDKAFKA_LOG,
-                         "allow.auto.create.topics": False})
+    producer = Producer(
+        {
+            "bootstrap.servers": cluster.bootstrap_servers,
+            "linger.ms": 20,
+            "logger": RDKAFKA_LOG,
+            "allow.auto.create.topics": False,
+        }
+    )
     for name in names:
         for p in range(partitions):
             for i in range(per_partition):
@@ -59,8 +65,15 @@ def produce_small_backlogs(cluster: KafkaCluster, names: list[str], partitions: 
 def plain_consumer_counts(cluster: KafkaCluster, wanted: dict[tuple[str, int], int]) -> dict[tuple[str, int], int]:
     """Records per partition a plain confluent-kafka consumer reads (librdkafka's default isolation,
     read_committed, as most users read), until every partition reaches ``wanted`` or the deadline passes."""
-    consumer = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": f"plain-{time.time_ns()}",
-                         "enable.auto.commit": False, "logger": RDKAFKA_LOG, "allow.auto.create.topics": False})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": cluster.bootstrap_servers,
+            "group.id": f"plain-{time.time_ns()}",
+            "enable.auto.commit": False,
+            "logger": RDKAFKA_LOG,
+            "allow.auto.create.topics": False,
+        }
+    )
     counts = dict.fromkeys(wanted, 0)
     short = set(wanted)
     try:
@@ -91,16 +104,19 @@ def assert_plain_consumer_reads_everything(b: KafkaCluster, names: list[str]) ->
 @pytest.mark.spark
 @pytest.mark.timeout(900)  # about 2 minutes alone on 2 cores (README): room for a busy machine and the read
 def test_two_thousand_partitions_on_two_cores_no_retry_no_stack_on_the_terminal(
-        two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path) -> None:
+    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path
+) -> None:
     a, b = two_clusters
     names = [f"fleet-{i:03d}" for i in range(TOPICS)]
     create_topics(a, names, PARTITIONS)
     produce_small_backlogs(a, names, PARTITIONS, PER_PARTITION)
-    config = write_properties(tmp_path / "mm2.properties",
-                              mm2_properties({"A": a, "B": b}, ["A->B"], topics="fleet-.*"))
+    config = write_properties(
+        tmp_path / "mm2.properties", mm2_properties({"A": a, "B": b}, ["A->B"], topics="fleet-.*")
+    )
     started = time.monotonic()
-    run = mm2_command("backfill", str(config), "--source", "A", "--target", "B", "--master", "local[2]", "--json",
-                      timeout=540)
+    run = mm2_command(
+        "backfill", str(config), "--source", "A", "--target", "B", "--master", "local[2]", "--json", timeout=540
+    )
     took = time.monotonic() - started
     terminal = run.stdout + run.stderr
     assert run.returncode == 0, run.stderr[-3000:]
@@ -111,9 +127,11 @@ def test_two_thousand_partitions_on_two_cores_no_retry_no_stack_on_the_terminal(
     assert totals["partitions"] == TOPICS * PARTITIONS
     assert totals["records_copied"] == TOPICS * PARTITIONS * PER_PARTITION
     assert totals["tasks_retried"] == 0, totals
-    print(f"\n{TOPICS * PARTITIONS} partitions backfilled in {took:.1f} s (job {report['seconds']} s, "
-          f"longest transaction {totals['longest_transaction_seconds']} s, "
-          f"copy {report['copy_seconds']} s, {totals['tasks']} tasks)")
+    print(
+        f"\n{TOPICS * PARTITIONS} partitions backfilled in {took:.1f} s (job {report['seconds']} s, "
+        f"longest transaction {totals['longest_transaction_seconds']} s, "
+        f"copy {report['copy_seconds']} s, {totals['tasks']} tasks)"
+    )
     # every transaction committed within the producer's transaction.timeout.ms (Kafka would abort it after)
     assert 0 < totals["longest_transaction_seconds"] * 1000 < totals["transaction_timeout_ms"], totals
 
@@ -122,8 +140,12 @@ def test_two_thousand_partitions_on_two_cores_no_retry_no_stack_on_the_terminal(
     copies = read_topics_committed(b, [f"A.{name}" for name in names], timeout_s=120)
     print(f"all {TOPICS * PARTITIONS} partitions read on both sides in {time.monotonic() - started:.1f} s")
     assert all(len(log.committed) == PER_PARTITION for logs in sources.values() for log in logs.values())
-    differing = [f"A.{name}-{p}" for name in names for p in range(PARTITIONS)
-                 if view(copies[f"A.{name}"][p]) != view(sources[name][p])]
+    differing = [
+        f"A.{name}-{p}"
+        for name in names
+        for p in range(PARTITIONS)
+        if view(copies[f"A.{name}"][p]) != view(sources[name][p])
+    ]
     assert not differing, f"{len(differing)} of {TOPICS * PARTITIONS} target partitions differ: {differing[:10]}"
     assert_plain_consumer_reads_everything(b, names)
 

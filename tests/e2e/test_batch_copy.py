@@ -70,8 +70,9 @@ def tls_clusters(pki: Pki, tmp_path: Path) -> Iterator[Callable[..., TlsCluster]
 
 def _write_awkward(cluster: KafkaCluster, topic: str, codec: str, partitions: int) -> None:
     """Batches of several records per partition, each kind of awkward record in them."""
-    producer = cluster.producer(**{"linger.ms": 100, "batch.num.messages": 10_000, "compression.type": codec,
-                                   "message.max.bytes": 2_000_000})
+    producer = cluster.producer(
+        **{"linger.ms": 100, "batch.num.messages": 10_000, "compression.type": codec, "message.max.bytes": 2_000_000}
+    )
     old = now_ms() - 30 * 24 * 3600 * 1000  # a month ago
     for group in range(3):
         for i in range(12):
@@ -83,8 +84,14 @@ def _write_awkward(cluster: KafkaCluster, topic: str, codec: str, partitions: in
                 value = b""
             elif n == 20:
                 value = BIG_VALUE
-            producer.produce(topic, value=value, key=None if n % 3 == 0 else b"key-%d" % n, partition=n % partitions,
-                             timestamp=old + n, headers=[("h", b"1"), ("h", b"2"), ("empty", None)])
+            producer.produce(
+                topic,
+                value=value,
+                key=None if n % 3 == 0 else b"key-%d" % n,
+                partition=n % partitions,
+                timestamp=old + n,
+                headers=[("h", b"1"), ("h", b"2"), ("empty", None)],
+            )
         assert producer.flush(30) == 0  # a batch boundary per group
 
 
@@ -94,23 +101,29 @@ def _check_bytes_equal(source: KafkaCluster, topic: str, target: KafkaCluster, r
     assert src and all(b.crc_ok for b in src)
     assert all(b.crc_ok for b in dst), f"{remote}-{partition}: a target batch has a wrong CRC"
     assert [b.records for b in dst] == [b.records for b in src], f"{remote}-{partition}: record bytes differ"
-    assert [(b.attributes & 0x07, b.record_count, b.base_timestamp, b.max_timestamp) for b in dst] == \
-        [(b.attributes & 0x07, b.record_count, b.base_timestamp, b.max_timestamp) for b in src]
+    assert [(b.attributes & 0x07, b.record_count, b.base_timestamp, b.max_timestamp) for b in dst] == [
+        (b.attributes & 0x07, b.record_count, b.base_timestamp, b.max_timestamp) for b in src
+    ]
 
 
-def test_every_codec_is_copied_byte_for_byte(two_clusters: tuple[KafkaCluster, KafkaCluster],
-                                                                 tmp_path: Path) -> None:
+def test_every_codec_is_copied_byte_for_byte(two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path) -> None:
     a, b = two_clusters
     topics = {codec: a.create_topic(f"bytes-{codec}", 2) for codec in CODECS}
     for codec, topic in topics.items():
         _write_awkward(a, topic, codec, 2)
-    config = write_properties(tmp_path / "mm2.properties", mm2_properties(
-        {"A": a, "B": b}, ["A->B"], topics="bytes-.*", **BATCH_PATH))
+    config = write_properties(
+        tmp_path / "mm2.properties", mm2_properties({"A": a, "B": b}, ["A->B"], topics="bytes-.*", **BATCH_PATH)
+    )
     mm2 = Mm2Process(config, log_dir=tmp_path)
     try:
         for topic in topics.values():
-            eventually(lambda t=topic: mirrored_identically(a, t, b, f"A.{t}", at_least=36), STARTUP_S,
-                       f"A.{topic} on B", mm2, interval=1.0)
+            eventually(
+                lambda t=topic: mirrored_identically(a, t, b, f"A.{t}", at_least=36),
+                STARTUP_S,
+                f"A.{topic} on B",
+                mm2,
+                interval=1.0,
+            )
         for topic in topics.values():
             for partition in (0, 1):
                 _check_bytes_equal(a, topic, b, f"A.{topic}", partition)
@@ -124,8 +137,15 @@ def test_every_codec_is_copied_byte_for_byte(two_clusters: tuple[KafkaCluster, K
 
 def _log_append_time_batch(values: list[bytes]) -> Any:
     """A v2 batch with the LogAppendTime attribute (clients never send one; a broker's log can hold one)."""
-    builder = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=0, producer_id=-1,
-                                        producer_epoch=-1, base_sequence=-1, batch_size=1 << 20)
+    builder = DefaultRecordBatchBuilder(
+        magic=2,
+        compression_type=0,
+        is_transactional=0,
+        producer_id=-1,
+        producer_epoch=-1,
+        base_sequence=-1,
+        batch_size=1 << 20,
+    )
     for i, value in enumerate(values):
         builder.append(i, timestamp=1_000_000 + i, key=None, value=value, headers=[])
     data = bytearray(builder.build())
@@ -136,8 +156,9 @@ def _log_append_time_batch(values: list[bytes]) -> Any:
     return batch
 
 
-def test_batches_the_batch_path_cannot_pass_keep_their_place(two_clusters: tuple[KafkaCluster, KafkaCluster],
-                                                             tmp_path: Path) -> None:
+def test_batches_the_batch_path_cannot_pass_keep_their_place(
+    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path
+) -> None:
     """small batch (bytes) | batch above max.message.bytes (records) | LogAppendTime batch (records) |
     small batch (bytes): the target holds all four in source order."""
     a, b = two_clusters
@@ -162,12 +183,18 @@ def test_batches_the_batch_path_cannot_pass_keep_their_place(two_clusters: tuple
         raw.close()
     group(b"small-2", 5, 20)
 
-    config = write_properties(tmp_path / "mm2.properties", mm2_properties(
-        {"A": a, "B": b}, ["A->B"], topics="mixed", **BATCH_PATH))
+    config = write_properties(
+        tmp_path / "mm2.properties", mm2_properties({"A": a, "B": b}, ["A->B"], topics="mixed", **BATCH_PATH)
+    )
     mm2 = Mm2Process(config, log_dir=tmp_path)
     try:
-        eventually(lambda: mirrored_identically(a, topic, b, "A.mixed", at_least=24), STARTUP_S, "A.mixed on B",
-                   mm2, interval=1.0)
+        eventually(
+            lambda: mirrored_identically(a, topic, b, "A.mixed", at_least=24),
+            STARTUP_S,
+            "A.mixed on B",
+            mm2,
+            interval=1.0,
+        )
         src = data_batches(a.bootstrap_servers, topic, 0)
         dst = data_batches(b.bootstrap_servers, "A.mixed", 0)
         copied = {s.records for s in src} & {d.records for d in dst}
@@ -182,24 +209,41 @@ def test_batches_the_batch_path_cannot_pass_keep_their_place(two_clusters: tuple
 
 
 def test_flows_with_a_transform_or_another_converter_use_the_record_path(
-        three_clusters: tuple[KafkaCluster, KafkaCluster, KafkaCluster], tmp_path: Path) -> None:
+    three_clusters: tuple[KafkaCluster, KafkaCluster, KafkaCluster], tmp_path: Path
+) -> None:
     a, b, c = three_clusters
     topic = a.create_topic("plain", 2)
     _write_awkward(a, topic, "lz4", 2)
-    config = write_properties(tmp_path / "mm2.properties", mm2_properties(
-        {"A": a, "B": b, "C": c}, ["A->B", "A->C"], topics="plain", **BATCH_PATH, **{
-            # a filter whose predicate never matches: every record passes, but through the transform chain
-            "A->B.transforms": "keep", "A->B.transforms.keep.type": "org.apache.kafka.connect.transforms.Filter",
-            "A->B.transforms.keep.predicate": "never", "A->B.predicates": "never",
-            "A->B.predicates.never.type": "org.apache.kafka.connect.transforms.predicates.HasHeaderKey",
-            "A->B.predicates.never.name": "no-such-header",
-            # a converter that passes bytes through, but is not the byte-array one
-            "A->C.value.converter": "org.apache.kafka.connect.storage.StringConverter"}))
+    config = write_properties(
+        tmp_path / "mm2.properties",
+        mm2_properties(
+            {"A": a, "B": b, "C": c},
+            ["A->B", "A->C"],
+            topics="plain",
+            **BATCH_PATH,
+            **{
+                # a filter whose predicate never matches: every record passes, but through the transform chain
+                "A->B.transforms": "keep",
+                "A->B.transforms.keep.type": "org.apache.kafka.connect.transforms.Filter",
+                "A->B.transforms.keep.predicate": "never",
+                "A->B.predicates": "never",
+                "A->B.predicates.never.type": "org.apache.kafka.connect.transforms.predicates.HasHeaderKey",
+                "A->B.predicates.never.name": "no-such-header",
+                # a converter that passes bytes through, but is not the byte-array one
+                "A->C.value.converter": "org.apache.kafka.connect.storage.StringConverter",
+            },
+        ),
+    )
     mm2 = Mm2Process(config, log_dir=tmp_path)
     try:
         for target, alias in ((b, "B"), (c, "C")):
-            eventually(lambda t=target: mirrored_identically(a, topic, t, "A.plain", at_least=36), STARTUP_S,
-                       f"A.plain on {alias}", mm2, interval=1.0)
+            eventually(
+                lambda t=target: mirrored_identically(a, topic, t, "A.plain", at_least=36),
+                STARTUP_S,
+                f"A.plain on {alias}",
+                mm2,
+                interval=1.0,
+            )
         paths = {f["flow"]: f["copy_path"] for f in status_json(config)["flows"]}
         assert paths["A->B"] == paths["A->C"] == "record"
         output = mm2.output()
@@ -211,8 +255,9 @@ def test_flows_with_a_transform_or_another_converter_use_the_record_path(
         mm2.close()
 
 
-def test_the_batch_path_over_tls_and_mutual_tls_with_java_stores(tls_clusters: Callable[..., TlsCluster], pki: Pki,
-                                                                  tmp_path: Path) -> None:
+def test_the_batch_path_over_tls_and_mutual_tls_with_java_stores(
+    tls_clusters: Callable[..., TlsCluster], pki: Pki, tmp_path: Path
+) -> None:
     """The batch path's own clients get the flow's security settings: A over TLS (JKS truststore), B over
     mutual TLS (PKCS12 stores), as the record path gets them."""
     a, b = tls_clusters("A"), tls_clusters("B", mutual=True)
@@ -223,8 +268,13 @@ def test_the_batch_path_over_tls_and_mutual_tls_with_java_stores(tls_clusters: C
     config = write_properties(tmp_path / "mm2.properties", props)
     mm2 = Mm2Process(config, log_dir=tmp_path)
     try:
-        eventually(lambda: mirrored_identically(a, topic, b, "A.secured", at_least=36) or None, STARTUP_S,
-                   "A.secured on B over TLS", mm2, interval=1.0)
+        eventually(
+            lambda: mirrored_identically(a, topic, b, "A.secured", at_least=36) or None,
+            STARTUP_S,
+            "A.secured on B over TLS",
+            mm2,
+            interval=1.0,
+        )
         assert "(batch path)" in mm2.output()
         assert mm2.terminate() == 0
     finally:

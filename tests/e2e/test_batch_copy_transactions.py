@@ -51,8 +51,9 @@ def _raw_values(cluster: KafkaCluster, topic: str) -> list[bytes | None]:
     return [r.value for batch in batches if not batch.is_control_batch for r in batch.records]
 
 
-def test_committed_aborted_and_open_transactions(two_clusters: tuple[KafkaCluster, KafkaCluster],
-                                                 tmp_path: Path) -> None:
+def test_committed_aborted_and_open_transactions(
+    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path
+) -> None:
     a, b = two_clusters
     topic = a.create_topic("txn", 1)
     probe = a.create_topic("txn-probe", 1)
@@ -69,12 +70,19 @@ def test_committed_aborted_and_open_transactions(two_clusters: tuple[KafkaCluste
     _plain(a, topic, [b"plain-3a", b"plain-3b"])  # behind the open transaction: not stable yet
     stable = [b"plain-1a", b"plain-1b", b"t1-a", b"t1-b", b"t1-c", b"plain-2a", b"plain-2b"]
 
-    config = write_properties(tmp_path / "mm2.properties", mm2_properties(
-        {"A": a, "B": b}, ["A->B"], topics="txn.*", **{"batch.copy.enabled": "true"}))
+    config = write_properties(
+        tmp_path / "mm2.properties",
+        mm2_properties({"A": a, "B": b}, ["A->B"], topics="txn.*", **{"batch.copy.enabled": "true"}),
+    )
     mm2 = Mm2Process(config, log_dir=tmp_path)
     try:
-        eventually(lambda: _committed(b, "A.txn") == {0: stable} or None, STARTUP_S, "the stable prefix on B",
-                   mm2, interval=1.0)
+        eventually(
+            lambda: _committed(b, "A.txn") == {0: stable} or None,
+            STARTUP_S,
+            "the stable prefix on B",
+            mm2,
+            interval=1.0,
+        )
         # a record written after everything above, in a partition the same task reads: once it is on B the
         # task has fetched the transactional topic past the open transaction too
         a.produce(probe, [b"probe"])
@@ -83,8 +91,13 @@ def test_committed_aborted_and_open_transactions(two_clusters: tuple[KafkaCluste
 
         t3.commit_transaction(30)
         everything = [*stable, b"t3-a", b"t3-b", b"t3-c", b"plain-3a", b"plain-3b"]
-        eventually(lambda: _committed(b, "A.txn") == {0: everything} or None, 60, "the rest after the commit",
-                   mm2, interval=1.0)
+        eventually(
+            lambda: _committed(b, "A.txn") == {0: everything} or None,
+            60,
+            "the rest after the commit",
+            mm2,
+            interval=1.0,
+        )
         assert _raw_values(b, "A.txn") == everything
         assert mm2.terminate() == 0
     finally:

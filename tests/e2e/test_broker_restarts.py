@@ -45,8 +45,10 @@ EXACTLY_ONCE = "exactly-once"
 
 def committed_sequences(cluster: KafkaCluster, topic: str) -> dict[int, list[int]]:
     """Per partition, the sequence numbers a read_committed consumer of ``topic`` sees, in order."""
-    return {partition: [decode(record.value)[1] for record in log.committed]
-            for partition, log in read_topic_committed(cluster, topic, timeout_s=RECOVERY_S).items()}
+    return {
+        partition: [decode(record.value)[1] for record in log.committed]
+        for partition, log in read_topic_committed(cluster, topic, timeout_s=RECOVERY_S).items()
+    }
 
 
 def _quiesce(producer: SequencedProducer) -> None:
@@ -98,12 +100,16 @@ def test_target_then_source_broker_crash_loses_nothing(
     remote = f"A.{topic}"
     a.create_topic(topic, PARTITIONS)
     if flush_ms == EXACTLY_ONCE:  # Apache's dedicated mode fences zombies over the internal REST API (KIP-710)
-        settings = {"B.exactly.once.source.support": "enabled", "dedicated.mode.enable.internal.rest": "true",
-                    "listeners": f"http://127.0.0.1:{free_port()}"}
+        settings = {
+            "B.exactly.once.source.support": "enabled",
+            "dedicated.mode.enable.internal.rest": "true",
+            "listeners": f"http://127.0.0.1:{free_port()}",
+        }
     else:
         settings = {} if flush_ms is None else {"B.offset.flush.interval.ms": flush_ms}  # worker settings: per target
-    config = write_properties(tmp_path / "mm2.properties",
-                              mm2_properties({"A": a, "B": b}, ["A->B"], topics=topic, **settings))
+    config = write_properties(
+        tmp_path / "mm2.properties", mm2_properties({"A": a, "B": b}, ["A->B"], topics=topic, **settings)
+    )
     producer = SequencedProducer(a, topic, PARTITIONS)
     producer.start()
     mm2 = Mm2Process(config, log_dir=tmp_path)
@@ -121,8 +127,13 @@ def test_target_then_source_broker_crash_loses_nothing(
             def copied(marks: dict[int, int], what: str, timeout: float = RECOVERY_S) -> None:
                 assert tail is not None
                 # a starved machine copies slowly: the wait runs while records keep arriving on B
-                eventually(lambda: tail.reached(marks), timeout, what, mm2,
-                           progress=lambda: sum(len(s) for s in tail.seqs.values()))
+                eventually(
+                    lambda: tail.reached(marks),
+                    timeout,
+                    what,
+                    mm2,
+                    progress=lambda: sum(len(s) for s in tail.seqs.values()),
+                )
 
             copied(dict.fromkeys(range(PARTITIONS), 0), "the first records on B", STARTUP_S)
             if flush_ms not in (None, EXACTLY_ONCE):  # exactly-once commits offsets with every transaction
@@ -172,9 +183,11 @@ def test_target_then_source_broker_crash_loses_nothing(
         phase("every record of A on B")
         report = compare(source, sequences(b, remote, RECOVERY_S))  # a fresh read of everything B holds now
         phase("B read")
-        print(f"\nbroker restarts, A->B: {report.summary()}; producer: "
-              f"{sum(map(len, producer.acked.values()))} acknowledged, "
-              f"{sum(map(len, producer.failed.values()))} unacknowledged, fatal errors: {producer.fatal_errors}")
+        print(
+            f"\nbroker restarts, A->B: {report.summary()}; producer: "
+            f"{sum(map(len, producer.acked.values()))} acknowledged, "
+            f"{sum(map(len, producer.failed.values()))} unacknowledged, fatal errors: {producer.fatal_errors}"
+        )
         assert not report.lost, report.summary()
         assert not report.out_of_order, f"order broken on B: {report.out_of_order}"
         if flush_ms == EXACTLY_ONCE:  # what a read_committed consumer of B sees (Tansu shows aborted records)

@@ -175,7 +175,7 @@ class Cluster:
         for msgs in self.kafka.read_all(self.status_topic).values():
             for m in msgs:
                 key, value = (m.key() or b"").decode(), m.value()
-                if not value or not key.startswith("status-task-") or key[len("status-task-"):] not in tasks:
+                if not value or not key.startswith("status-task-") or key[len("status-task-") :] not in tasks:
                     continue
                 rec = json.loads(value)
                 if rec["state"] == "RUNNING" and rec["worker_id"] != victim.worker_id and m.timestamp()[1] >= killed:
@@ -294,6 +294,7 @@ def test_work_is_spread_writes_are_forwarded_and_sigterm_moves_work_at_once(
     # One create through each worker: at most one of them is the leader, so the others are forwarded.
     for w, name in zip(cluster.workers, names, strict=True):
         create(cluster, w, name, 2)
+
     def lists_all(w: WorkerProc) -> bool:
         code, listed = http("GET", f"{w.base}/connectors")
         return code == 200 and sorted(listed) == names
@@ -378,8 +379,12 @@ def test_sigkilled_worker_keeps_its_work_for_the_delay_and_gets_it_back(cluster:
     victim.proc.wait(10)
 
     # The group notices the death (after the session timeout) and the leader holds the lost work back ...
-    wait_for("the leader to hold the dead worker's work for the delay", lambda: cluster.held_lost_work(leader, mark),
-             40, interval=0.5)
+    wait_for(
+        "the leader to hold the dead worker's work for the delay",
+        lambda: cluster.held_lost_work(leader, mark),
+        40,
+        interval=0.5,
+    )
     noticed = time.monotonic() - t0
     assert noticed >= SESSION_TIMEOUT_S - 1.5, f"death noticed {noticed:.1f}s after SIGKILL, session is 6 s"
     assert not cluster.running_elsewhere_after_kill(victim, victim_tasks)
@@ -447,7 +452,7 @@ def test_sigkilled_leader_keeps_its_work_for_the_delay_then_loses_it(cluster: Cl
 
     def new_leader_holding() -> WorkerProc | None:
         for w in survivors:
-            text = w.log_file.read_bytes()[marks[w.port]:].decode(errors="replace")
+            text = w.log_file.read_bytes()[marks[w.port] :].decode(errors="replace")
             if "took over from" in text and cluster.held_lost_work(w, marks[w.port]):
                 return w
         return None
@@ -470,6 +475,8 @@ def test_sigkilled_leader_keeps_its_work_for_the_delay_then_loses_it(cluster: Cl
     assert first is not None
     held_s = (first - cluster.killed_at[victim.worker_id]) / 1000
     assert held_s >= DELAY_MS / 1000, f"the dead leader's work ran elsewhere {held_s:.1f}s after the kill"
-    print(f"new leader {new_leader.port} noticed after {noticed:.1f}s; work ran elsewhere {held_s:.1f}s after the "
-          f"kill; all running after {elapsed:.1f}s")
+    print(
+        f"new leader {new_leader.port} noticed after {noticed:.1f}s; work ran elsewhere {held_s:.1f}s after the "
+        f"kill; all running after {elapsed:.1f}s"
+    )
     cluster.assert_never_ran_twice()

@@ -68,15 +68,22 @@ def commits(log: PartitionLog) -> list[int]:
 
 
 def test_interval_boundary_commits_a_run_of_polls_every_interval(
-        eos_worker: tuple[WorkerProc, str], kafka_cluster: KafkaCluster, tmp_workdir: Path) -> None:
+    eos_worker: tuple[WorkerProc, str], kafka_cluster: KafkaCluster, tmp_workdir: Path
+) -> None:
     worker, offsets_topic = eos_worker
     topic = unique_name("lines")
     kafka_cluster.create_topic(topic, 1)
     source = tmp_workdir / "input.txt"
     source.write_text("")
-    config = {"connector.class": "FileStreamSource", "file": str(source), "topic": topic, "tasks.max": "1",
-              "exactly.once.support": "required", "transaction.boundary": "interval",
-              "transaction.boundary.interval.ms": str(INTERVAL_MS)}
+    config = {
+        "connector.class": "FileStreamSource",
+        "file": str(source),
+        "topic": topic,
+        "tasks.max": "1",
+        "exactly.once.support": "required",
+        "transaction.boundary": "interval",
+        "transaction.boundary.interval.ms": str(INTERVAL_MS),
+    }
     code, body = http("PUT", f"{worker.base}/connectors/lines/config", config, timeout=60)
     assert code == 201, body
 
@@ -123,13 +130,18 @@ def test_interval_boundary_commits_a_run_of_polls_every_interval(
     assert max(max(ts) - min(ts) for ts in spread.values()) >= 1000, spread
 
     # the source offsets travelled in the same transactions: the last one committed is the end of the file
-    offsets = [json.loads(r.value) for log_ in read_topic_committed(kafka_cluster, offsets_topic).values()
-               for r in log_.committed if r.key and json.loads(r.key)[0] == "lines" and r.value]
+    offsets = [
+        json.loads(r.value)
+        for log_ in read_topic_committed(kafka_cluster, offsets_topic).values()
+        for r in log_.committed
+        if r.key and json.loads(r.key)[0] == "lines" and r.value
+    ]
     assert offsets and offsets[-1] == {"position": source.stat().st_size}
 
 
 def test_connector_boundaries_commit_and_abort_where_the_task_asks(
-        eos_worker: tuple[WorkerProc, str], kafka_cluster: KafkaCluster, tmp_workdir: Path) -> None:
+    eos_worker: tuple[WorkerProc, str], kafka_cluster: KafkaCluster, tmp_workdir: Path
+) -> None:
     """No connector of the product defines its own transaction boundaries (as in Apache Kafka: neither
     FileStreamSource nor MirrorMaker's do), so a FileStreamSource asked for them is refused with Java's
     message, and a test connector (``tests.distributed_plugins``) ends its own transactions: 100 records,
@@ -137,23 +149,40 @@ def test_connector_boundaries_commit_and_abort_where_the_task_asks(
     worker, offsets_topic = eos_worker
     topic = unique_name("numbers")
     kafka_cluster.create_topic(topic, 1)
-    refused = {"connector.class": "FileStreamSource", "file": str(tmp_workdir / "in.txt"), "topic": topic,
-               "transaction.boundary": "connector"}
+    refused = {
+        "connector.class": "FileStreamSource",
+        "file": str(tmp_workdir / "in.txt"),
+        "topic": topic,
+        "transaction.boundary": "connector",
+    }
     code, body = http("PUT", f"{worker.base}/connectors/lines/config", refused, timeout=60)
     assert code == 400, body
-    assert "The connector does not support connector-defined transaction boundaries with the given " \
-           "configuration. Please reconfigure it to use a different transaction boundary definition." \
-           in body["message"], body
+    assert (
+        "The connector does not support connector-defined transaction boundaries with the given "
+        "configuration. Please reconfigure it to use a different transaction boundary definition." in body["message"]
+    ), body
 
-    config = {"connector.class": "tests.distributed_plugins:BoundarySourceConnector", "topic": topic,
-              "tasks.max": "1", "records": "100", "batch": "10", "commit.every": "20", "abort.at": "3",
-              "exactly.once.support": "required", "transaction.boundary": "connector"}
+    config = {
+        "connector.class": "tests.distributed_plugins:BoundarySourceConnector",
+        "topic": topic,
+        "tasks.max": "1",
+        "records": "100",
+        "batch": "10",
+        "commit.every": "20",
+        "abort.at": "3",
+        "exactly.once.support": "required",
+        "transaction.boundary": "connector",
+    }
     code, body = http("PUT", f"{worker.base}/connectors/numbers/config", config, timeout=60)
     assert code == 201, body
 
     def last_offset() -> int | None:
-        found = [json.loads(r.value)["n"] for log_ in read_topic_committed(kafka_cluster, offsets_topic).values()
-                 for r in log_.committed if r.key and json.loads(r.key)[0] == "numbers" and r.value]
+        found = [
+            json.loads(r.value)["n"]
+            for log_ in read_topic_committed(kafka_cluster, offsets_topic).values()
+            for r in log_.committed
+            if r.key and json.loads(r.key)[0] == "numbers" and r.value
+        ]
         return found[-1] if found else None
 
     wait_for("the last record's offset committed", lambda: last_offset() == 99, 90)

@@ -50,8 +50,13 @@ def test_sink_tasks_move_after_the_delay_and_every_record_is_written(
             wait_for(f"worker {w.port} REST", w.ready, 60)
         kafka_cluster.produce(data, _records(0, PER_PARTITION))
         config = {"connector.class": "FileStreamSink", "tasks.max": "4", "topics": data, "file": str(out)}
-        code, body = wait_for("create", lambda: (lambda r: r if r[0] != 409 else None)(
-            http("POST", f"{c.workers[0].base}/connectors", {"name": "files", "config": config}, timeout=60)), 60)
+        code, body = wait_for(
+            "create",
+            lambda: (lambda r: r if r[0] != 409 else None)(
+                http("POST", f"{c.workers[0].base}/connectors", {"name": "files", "config": config}, timeout=60)
+            ),
+            60,
+        )
         assert code == 201, body
         placement = wait_for("4 running tasks on both workers", lambda: (p := c.running_tasks(["files"])) and len(
             {v for k, v in p.items() if k != "files"}) == 2 and p, 90)  # fmt: skip
@@ -95,8 +100,10 @@ def test_sink_tasks_move_after_the_delay_and_every_record_is_written(
             first_seen[int(p)].append(int(i))
     for p, order in first_seen.items():
         assert order == sorted(order), f"partition {p} written out of order"
-    print(f"duplicates across the SIGKILL: {sum(n - 1 for n in duplicates.values())} records "
-          f"(of {len(expected)}), partitions {sorted({d.split('-')[0] for d in duplicates})}")
+    print(
+        f"duplicates across the SIGKILL: {sum(n - 1 for n in duplicates.values())} records "
+        f"(of {len(expected)}), partitions {sorted({d.split('-')[0] for d in duplicates})}"
+    )
     # Only what the killed worker had written before it died can come twice (its uncommitted tail);
     # records produced after the kill are read once, by the survivor, with commits on every rebalance.
     assert all(n == 2 for n in duplicates.values()), duplicates

@@ -53,7 +53,9 @@ def _first_record(kafka_cluster: KafkaCluster, topic: str) -> Any:
 
 
 def test_chain_of_java_field_transforms_from_source_file_to_sink_file(
-    kafka_cluster: KafkaCluster, tmp_workdir: Path, unique_name: Callable[[str], str],
+    kafka_cluster: KafkaCluster,
+    tmp_workdir: Path,
+    unique_name: Callable[[str], str],
 ) -> None:
     port = free_port()
     base = f"http://127.0.0.1:{port}"

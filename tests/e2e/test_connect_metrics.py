@@ -78,7 +78,9 @@ def sink(samples: Samples, name: str) -> float:
 
 
 def test_sink_metrics_move_while_records_flow(
-    kafka_cluster: KafkaCluster, tmp_workdir: Path, unique_name: Callable[[str], str],
+    kafka_cluster: KafkaCluster,
+    tmp_workdir: Path,
+    unique_name: Callable[[str], str],
 ) -> None:
     topic = unique_name("metrics-sink")
     kafka_cluster.create_topic(topic, partitions=2)
@@ -90,16 +92,24 @@ def test_sink_metrics_move_while_records_flow(
     with Mm2Connect(worker, [connector], metrics_port, tmp_workdir / "mm2.log") as mm2:
         with producing(kafka_cluster, topic, 2) as sent:
             first = mm2.wait_for(
-                lambda s: sink(s, "mm2_sink_record_read_total") > 0
-                and sink(s, "mm2_sink_offset_commit_completion_total") > 0
-                and sink(s, "mm2_sink_partition_count") == 2, WAIT_S,
-                "the sink task reading both partitions and committing offsets")
+                lambda s: (
+                    sink(s, "mm2_sink_record_read_total") > 0
+                    and sink(s, "mm2_sink_offset_commit_completion_total") > 0
+                    and sink(s, "mm2_sink_partition_count") == 2
+                ),
+                WAIT_S,
+                "the sink task reading both partitions and committing offsets",
+            )
             second = mm2.wait_for(
-                lambda s: sink(s, "mm2_sink_record_read_total") > sink(first, "mm2_sink_record_read_total")
-                and sink(s, "mm2_sink_record_send_total") > sink(first, "mm2_sink_record_send_total")
-                and sink(s, "mm2_sink_offset_commit_completion_total")
-                > sink(first, "mm2_sink_offset_commit_completion_total"), WAIT_S,
-                "read, send and commit totals to increase between two scrapes")
+                lambda s: (
+                    sink(s, "mm2_sink_record_read_total") > sink(first, "mm2_sink_record_read_total")
+                    and sink(s, "mm2_sink_record_send_total") > sink(first, "mm2_sink_record_send_total")
+                    and sink(s, "mm2_sink_offset_commit_completion_total")
+                    > sink(first, "mm2_sink_offset_commit_completion_total")
+                ),
+                WAIT_S,
+                "read, send and commit totals to increase between two scrapes",
+            )
         # Same task series in both scrapes, labelled as Connect's sink-task group (no mirror flow here).
         assert set(matching(second, "mm2_sink_record_read_total")) == {frozenset(TASK.items())}
         for samples in (first, second):
@@ -113,14 +123,18 @@ def test_sink_metrics_move_while_records_flow(
         assert sink(second, "mm2_sink_record_active_count_max") >= sink(second, "mm2_sink_record_active_count_avg") >= 0
         # the task-level offset-commit metrics count the same completions
         assert total(second, "mm2_offset_commits_total", result="success", **TASK) >= sink(
-            first, "mm2_sink_offset_commit_completion_total")
+            first, "mm2_sink_offset_commit_completion_total"
+        )
         assert total(second, "mm2_task_state", state="RUNNING", **TASK) == 1
 
         # Producer stopped: every record reaches the file, and the send total says exactly how many.
         produced = sent[0]
         assert produced > 0
-        done = mm2.wait_for(lambda s: sink(s, "mm2_sink_record_send_total") >= produced, WAIT_S,
-                            f"{produced} records put to the sink task")
+        done = mm2.wait_for(
+            lambda s: sink(s, "mm2_sink_record_send_total") >= produced,
+            WAIT_S,
+            f"{produced} records put to the sink task",
+        )
         assert sink(done, "mm2_sink_record_send_total") == produced
         assert sink(done, "mm2_sink_record_read_total") == produced
         lines = out.read_text().splitlines()

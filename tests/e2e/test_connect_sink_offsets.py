@@ -87,7 +87,9 @@ def _per_partition(lines: list[str]) -> dict[str, list[str]]:
 
 
 def test_a_stopped_sinks_offsets_are_read_rewound_and_reset_over_http(
-    kafka_cluster: KafkaCluster, tmp_workdir: Path, unique_name: Callable[[str], str],
+    kafka_cluster: KafkaCluster,
+    tmp_workdir: Path,
+    unique_name: Callable[[str], str],
 ) -> None:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
@@ -136,9 +138,13 @@ def test_a_stopped_sinks_offsets_are_read_rewound_and_reset_over_http(
         rewind = {"offsets": [{"partition": {"kafka_topic": topic, "kafka_partition": 0},
                                "offset": {"kafka_offset": PER_PARTITION - REWIND}}]}  # fmt: skip
         assert _modify(base, "PATCH", rewind, proc) == (
-            200, {"message": "The offsets for this connector have been altered successfully"})
+            200,
+            {"message": "The offsets for this connector have been altered successfully"},
+        )
         assert _http("GET", f"{base}/connectors/files/offsets") == (
-            200, _offsets(topic, PER_PARTITION - REWIND, PER_PARTITION))
+            200,
+            _offsets(topic, PER_PARTITION - REWIND, PER_PARTITION),
+        )
         written = len(_lines(out))
         assert _http("PUT", f"{base}/connectors/files/resume")[0] == 202
         _until("the rewound records written again", lambda: len(_lines(out)) >= written + REWIND, proc)
@@ -151,7 +157,9 @@ def test_a_stopped_sinks_offsets_are_read_rewound_and_reset_over_http(
         assert _http("PUT", f"{base}/connectors/files/stop")[0] == 204
         _until("STOPPED", lambda: _state(base, "files") == "STOPPED", proc)
         assert _modify(base, "DELETE", None, proc) == (
-            200, {"message": "The offsets for this connector have been reset successfully"})
+            200,
+            {"message": "The offsets for this connector have been reset successfully"},
+        )
         assert _http("GET", f"{base}/connectors/files/offsets") == (200, {"offsets": []})
         written = len(_lines(out))
         assert _http("PUT", f"{base}/connectors/files/resume")[0] == 202
@@ -171,7 +179,9 @@ def test_a_stopped_sinks_offsets_are_read_rewound_and_reset_over_http(
 
 
 def test_distributed_workers_forward_a_sinks_offset_changes_to_the_leader(
-    kafka_cluster: KafkaCluster, tmp_workdir: Path, unique_name: Callable[[str], str],
+    kafka_cluster: KafkaCluster,
+    tmp_workdir: Path,
+    unique_name: Callable[[str], str],
 ) -> None:
     prefix = unique_name("dsinkoff")
     topics = (f"{prefix}-configs", f"{prefix}-offsets", f"{prefix}-status")
@@ -193,8 +203,13 @@ def test_distributed_workers_forward_a_sinks_offset_changes_to_the_leader(
             wait_distributed(f"worker {w.port} REST", w.ready, WAIT_S)
         config = {"connector.class": "FileStreamSink", "tasks.max": "2", "topics": topic, "file": str(out),
                   "consumer.override.group.id": group}  # fmt: skip
-        code, body = wait_distributed("create", lambda: (lambda r: r if r[0] != 409 else None)(
-            _http("POST", f"{c.workers[0].base}/connectors", {"name": "files", "config": config})), WAIT_S)
+        code, body = wait_distributed(
+            "create",
+            lambda: (lambda r: r if r[0] != 409 else None)(
+                _http("POST", f"{c.workers[0].base}/connectors", {"name": "files", "config": config})
+            ),
+            WAIT_S,
+        )
         assert code == 201, body
         _until("every record written", lambda: len(_lines(out)) >= 2 * PER_PARTITION, None)
         leader = c.leader()
@@ -207,7 +222,9 @@ def test_distributed_workers_forward_a_sinks_offset_changes_to_the_leader(
         rewind = {"offsets": [{"partition": {"kafka_topic": topic, "kafka_partition": 1},
                                "offset": {"kafka_offset": PER_PARTITION - REWIND}}]}  # fmt: skip
         assert _modify(follower.base, "PATCH", rewind, None) == (
-            200, {"message": "The offsets for this connector have been altered successfully"})
+            200,
+            {"message": "The offsets for this connector have been altered successfully"},
+        )
         assert group_offsets(kafka_cluster, group, topic, 2) == {0: PER_PARTITION, 1: PER_PARTITION - REWIND}
         written = len(_lines(out))
         assert _http("PUT", f"{follower.base}/connectors/files/resume")[0] == 202
@@ -219,7 +236,9 @@ def test_distributed_workers_forward_a_sinks_offset_changes_to_the_leader(
         assert _http("PUT", f"{leader.base}/connectors/files/stop")[0] == 204
         _until("STOPPED", lambda: _state(leader.base, "files") == "STOPPED", None)
         assert _modify(follower.base, "DELETE", None, None) == (
-            200, {"message": "The offsets for this connector have been reset successfully"})
+            200,
+            {"message": "The offsets for this connector have been reset successfully"},
+        )
         assert _http("GET", f"{follower.base}/connectors/files/offsets") == (200, {"offsets": []})
         written = len(_lines(out))
         assert _http("PUT", f"{leader.base}/connectors/files/resume")[0] == 202

@@ -85,7 +85,9 @@ def _read_all(kafka_cluster: KafkaCluster, topic: str, count: int) -> list[Any]:
 
 
 def test_file_sink_writes_in_order_resumes_from_group_offsets_and_routes_bad_records_to_dlq(
-    kafka_cluster: KafkaCluster, tmp_workdir: Path, unique_name: Callable[[str], str],
+    kafka_cluster: KafkaCluster,
+    tmp_workdir: Path,
+    unique_name: Callable[[str], str],
 ) -> None:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
@@ -99,12 +101,24 @@ def test_file_sink_writes_in_order_resumes_from_group_offsets_and_routes_bad_rec
     sink = tmp_workdir / "sink.properties"
     sink.write_text(f"name=file-sink\nconnector.class=FileStreamSink\ntopics={topic}\nfile={out}\ntasks.max=1\n")
     dlq_sink = tmp_workdir / "dlq-sink.json"
-    dlq_sink.write_text(json.dumps({"name": "json-sink", "config": {
-        "connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "topics": json_topic,
-        "file": str(json_out), "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-        "value.converter.schemas.enable": "false", "errors.tolerance": "all",
-        "errors.deadletterqueue.topic.name": dlq, "errors.deadletterqueue.topic.replication.factor": "1",
-        "errors.deadletterqueue.context.headers.enable": "true"}}))
+    dlq_sink.write_text(
+        json.dumps(
+            {
+                "name": "json-sink",
+                "config": {
+                    "connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector",
+                    "topics": json_topic,
+                    "file": str(json_out),
+                    "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+                    "value.converter.schemas.enable": "false",
+                    "errors.tolerance": "all",
+                    "errors.deadletterqueue.topic.name": dlq,
+                    "errors.deadletterqueue.topic.replication.factor": "1",
+                    "errors.deadletterqueue.context.headers.enable": "true",
+                },
+            }
+        )
+    )
 
     proc = mm2("connect", "standalone", str(worker), str(sink), str(dlq_sink), cwd=tmp_workdir)
     try:

@@ -33,8 +33,12 @@ CONVERTERS = (
 def mm2(*args: str, cwd: Path) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1"}
     return subprocess.Popen(
-        [sys.executable, "-m", "mirror", *args], cwd=cwd, env=env, text=True,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        [sys.executable, "-m", "mirror", *args],
+        cwd=cwd,
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
 
 
@@ -66,8 +70,12 @@ def wait_running(base: str, name: str, proc: subprocess.Popen[str], timeout: flo
             status, last = http("GET", f"{base}/connectors/{name}/status")
         except OSError:
             status = 0
-        if status == 200 and last["connector"]["state"] == "RUNNING" and last["tasks"] \
-                and all(t["state"] == "RUNNING" for t in last["tasks"]):
+        if (
+            status == 200
+            and last["connector"]["state"] == "RUNNING"
+            and last["tasks"]
+            and all(t["state"] == "RUNNING" for t in last["tasks"])
+        ):
             return dict(last)
         time.sleep(0.3)
     raise AssertionError(f"{name} not RUNNING in time: {last}")
@@ -89,7 +97,10 @@ def worker_file(kafka_cluster: KafkaCluster, tmp_workdir: Path) -> Iterator[tupl
 
 
 def test_standalone_runs_connectors_from_files_and_rest_then_stops_on_sigterm(
-    worker_file: tuple[Path, int], kafka_cluster: KafkaCluster, tmp_workdir: Path, unique_name: Callable[[str], str],
+    worker_file: tuple[Path, int],
+    kafka_cluster: KafkaCluster,
+    tmp_workdir: Path,
+    unique_name: Callable[[str], str],
 ) -> None:
     worker, port = worker_file
     topic_a, topic_b = unique_name("cli-a"), unique_name("cli-b")
@@ -98,14 +109,21 @@ def test_standalone_runs_connectors_from_files_and_rest_then_stops_on_sigterm(
     (tmp_workdir / "a.txt").write_text("x\ny\n")
     (tmp_workdir / "b.txt").write_text("z\n")
     props_file = tmp_workdir / "a.properties"
-    props_file.write_text(f"name=from-file\nconnector.class={FILE_SOURCE}\nfile={tmp_workdir / 'a.txt'}\n"
-                          f"topic={topic_a}\n")
+    props_file.write_text(
+        f"name=from-file\nconnector.class={FILE_SOURCE}\nfile={tmp_workdir / 'a.txt'}\ntopic={topic_a}\n"
+    )
     proc = mm2("connect", "standalone", str(worker), str(props_file), cwd=tmp_workdir)
     try:
         base = f"http://127.0.0.1:{port}"
         wait_running(base, "from-file", proc)
-        status, body = http("POST", f"{base}/connectors", {"name": "from-rest", "config": {
-            "connector.class": "FileStreamSource", "file": str(tmp_workdir / "b.txt"), "topic": topic_b}})
+        status, body = http(
+            "POST",
+            f"{base}/connectors",
+            {
+                "name": "from-rest",
+                "config": {"connector.class": "FileStreamSource", "file": str(tmp_workdir / "b.txt"), "topic": topic_b},
+            },
+        )
         assert status == 201, body
         wait_running(base, "from-rest", proc)
         assert http("GET", f"{base}/connectors")[1] == ["from-file", "from-rest"]
@@ -134,7 +152,10 @@ def test_standalone_runs_connectors_from_files_and_rest_then_stops_on_sigterm(
     ],
 )
 def test_user_mistakes_are_one_line_and_nonzero(
-    tmp_workdir: Path, setup: Callable[[Path], Any], needle: str, code: int,
+    tmp_workdir: Path,
+    setup: Callable[[Path], Any],
+    needle: str,
+    code: int,
 ) -> None:
     (tmp_workdir / "w.properties").write_text(f"{CONVERTERS}listeners=http://127.0.0.1:0\n")
     (tmp_workdir / "noname.properties").write_text(f"connector.class={FILE_SOURCE}\n")

@@ -48,8 +48,10 @@ def caught_up(a: KafkaCluster, topic: str, b: KafkaCluster, remote: str) -> bool
     if remote not in b.topic_names():
         return False
     src, dst = a.read_all(topic), b.read_all(remote)
-    return all([record_view(m) for m in dst.get(p, [])][PRE_EXISTING:] == [record_view(m) for m in src[p]]
-               for p in range(PARTITIONS))
+    return all(
+        [record_view(m) for m in dst.get(p, [])][PRE_EXISTING:] == [record_view(m) for m in src[p]]
+        for p in range(PARTITIONS)
+    )
 
 
 def latest_checkpoints(b: KafkaCluster) -> dict[tuple[str, int], Checkpoint]:
@@ -63,45 +65,67 @@ def latest_checkpoints(b: KafkaCluster) -> dict[tuple[str, int], Checkpoint]:
 
 
 @pytest.mark.parametrize("copy_path", ["batch", "record"])  # the record path is the default for now
-def test_exact_within_seconds_with_the_default_offset_flush(two_clusters: tuple[KafkaCluster, KafkaCluster],
-                                                            unique_name: NameFn, tmp_path: Path,
-                                                            copy_path: str) -> None:
+def test_exact_within_seconds_with_the_default_offset_flush(
+    two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: NameFn, tmp_path: Path, copy_path: str
+) -> None:
     a, b = two_clusters
     topic = unique_name("orders")
     remote = f"A.{topic}"
     a.create_topic(topic, partitions=PARTITIONS)
     b.create_topic(remote, partitions=PARTITIONS)
-    b.produce(remote, [{"value": b"before-mirroring", "partition": p} for p in range(PARTITIONS)
-                       for _ in range(PRE_EXISTING)])
-    a.produce(topic, [{"key": f"k{i}".encode(), "value": f"v{i}".encode(), "partition": i % PARTITIONS}
-                      for i in range(PARTITIONS * PER_PARTITION)])
+    b.produce(
+        remote, [{"value": b"before-mirroring", "partition": p} for p in range(PARTITIONS) for _ in range(PRE_EXISTING)]
+    )
+    a.produce(
+        topic,
+        [
+            {"key": f"k{i}".encode(), "value": f"v{i}".encode(), "partition": i % PARTITIONS}
+            for i in range(PARTITIONS * PER_PARTITION)
+        ],
+    )
     groups = {unique_name(name): position for name, position in POSITIONS.items()}
     for group, position in groups.items():
         commit_group(a, group, {(topic, p): position for p in range(PARTITIONS)})
-    props = mm2_properties({"A": a, "B": b}, ["A->B"], topics=topic, **CHECKPOINTS, **GROUP_SYNC,
-                           **({"A->B.batch.copy.enabled": "true"} if copy_path == "batch" else {}))
+    props = mm2_properties(
+        {"A": a, "B": b},
+        ["A->B"],
+        topics=topic,
+        **CHECKPOINTS,
+        **GROUP_SYNC,
+        **({"A->B.batch.copy.enabled": "true"} if copy_path == "batch" else {}),
+    )
     assert not any(k.endswith("offset.flush.interval.ms") for k in props)
     config = write_properties(tmp_path / "mm2.properties", props)
     proc = Mm2Process(config, log_dir=tmp_path)
     try:
         eventually(lambda: caught_up(a, topic, b, remote) or None, STARTUP_S, "the mirror caught up (lag 0)", proc)
         everything = dict.fromkeys(range(PARTITIONS), PER_PARTITION)
-        eventually(lambda: published_through(a, "mm2-offset-mappings.B.internal", topic) == everything or None,
-                   PUBLISHED_WITHIN_S, "offset mappings covering every copied record", proc)
+        eventually(
+            lambda: published_through(a, "mm2-offset-mappings.B.internal", topic) == everything or None,
+            PUBLISHED_WITHIN_S,
+            "offset mappings covering every copied record",
+            proc,
+        )
 
-        translated = mm2("translate-offsets", str(config), "--source", "A", "--target", "B", "--json",
-                         "--master", "local[1]")
+        translated = mm2(
+            "translate-offsets", str(config), "--source", "A", "--target", "B", "--json", "--master", "local[1]"
+        )
         assert translated.returncode == 0, translated.stdout + translated.stderr
-        rows = {(g["group"], p["partition"]): (p["source_offset"], p["target_offset"], p["reread"], p["status"])
-                for g in json.loads(translated.stdout)["groups"] if g["group"] in groups for p in g["partitions"]}
+        rows = {
+            (g["group"], p["partition"]): (p["source_offset"], p["target_offset"], p["reread"], p["status"])
+            for g in json.loads(translated.stdout)["groups"]
+            if g["group"] in groups
+            for p in g["partitions"]
+        }
         assert rows == {(g, p): (o, o + PRE_EXISTING, 0, "ok") for g, o in groups.items() for p in range(PARTITIONS)}
 
         verified = mm2("verify", str(config), "--source", "A", "--target", "B", "--json", "--master", "local[1]")
         assert verified.returncode == 0, verified.stdout + verified.stderr
         doc = json.loads(verified.stdout)
         assert doc["result"] == "equal"
-        assert {p["partition"]: (p["compared"], p["pending"]) for p in doc["partitions"]} == \
-            dict.fromkeys(range(PARTITIONS), (PER_PARTITION, 0))
+        assert {p["partition"]: (p["compared"], p["pending"]) for p in doc["partitions"]} == dict.fromkeys(
+            range(PARTITIONS), (PER_PARTITION, 0)
+        )
 
         exact = {(g, p): o + PRE_EXISTING for g, o in groups.items() for p in range(PARTITIONS)}
 
@@ -112,8 +136,9 @@ def test_exact_within_seconds_with_the_default_offset_flush(two_clusters: tuple[
         eventually(lambda: checkpoints_exact() or None, 30, "exact checkpoints of every group", proc)
 
         def synced_exact() -> bool:
-            return all(group_offsets(b, g, remote, PARTITIONS) == {p: exact[(g, p)] for p in range(PARTITIONS)}
-                       for g in groups)
+            return all(
+                group_offsets(b, g, remote, PARTITIONS) == {p: exact[(g, p)] for p in range(PARTITIONS)} for g in groups
+            )
 
         eventually(lambda: synced_exact() or None, 30, "exact group offsets on the target", proc)
         assert f"({copy_path} path)" in proc.output()

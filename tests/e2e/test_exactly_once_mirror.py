@@ -39,8 +39,10 @@ RESTARTS = 2
 #: How an instance of the source task ends when a newer one took its transactional id: fenced; or, frozen
 #: inside its commit, with that commit failing (Tansu answers the fenced EndTxn with an error librdkafka
 #: retries until the call times out), never with it going through.
-_FENCED = re.compile(r"MirrorSourceConnector-0 was fenced out|"
-                     r"Failed to commit the transaction of task MirrorSourceConnector-0")
+_FENCED = re.compile(
+    r"MirrorSourceConnector-0 was fenced out|"
+    r"Failed to commit the transaction of task MirrorSourceConnector-0"
+)
 #: B's Connect offsets topic for flows from A (MirrorMaker's default name), and the source task's keys in it.
 OFFSETS_TOPIC = "mm2-offsets.A.internal"
 _SOURCE_OFFSET_KEY = b'["MirrorSourceConnector",'
@@ -121,8 +123,12 @@ def test_exactly_once_mirror_survives_driver_sigkills_without_duplicates(
                 flow.proc = Mm2Process(flow.config, log_dir=tmp_path, name=f"mm2-{flow.name}-{round_}")
             for flow in flows:
                 # records written after this (re)start are on B: the driver copies again ...
-                eventually(lambda f=flow, m=marks[flow.name]: _reached(b, f, m), 180,
-                           f"{flow.name}: records written after start {round_} copied", flow.proc)
+                eventually(
+                    lambda f=flow, m=marks[flow.name]: _reached(b, f, m),
+                    180,
+                    f"{flow.name}: records written after start {round_} copied",
+                    flow.proc,
+                )
             if round_ == RESTARTS:
                 break
             for flow in flows:  # ... and is killed mid-stream: no flush, no commit, no LeaveGroup
@@ -134,8 +140,7 @@ def test_exactly_once_mirror_survives_driver_sigkills_without_duplicates(
         assert eos.proc is not None
         status = next(f for f in status_json(eos.config)["flows"] if f["flow"] == "A->B")
         assert status["delivery"] == "exactly-once"
-        assert next(f for f in status_json(alo.config)["flows"] if f["flow"] == "A->B")["delivery"] == \
-            "at-least-once"
+        assert next(f for f in status_json(alo.config)["flows"] if f["flow"] == "A->B")["delivery"] == "at-least-once"
         for flow in flows:
             flow.producer.finish()
         for flow in flows:
@@ -167,14 +172,21 @@ def _source_offset_partitions(b: KafkaCluster) -> list[int]:
 
     Read once: the test reader waits on each empty partition of the topic's 25, so a full read is slow.
     """
-    return sorted(p for p, log in read_topic_committed(b, OFFSETS_TOPIC).items()
-                  if any((record.key or b"").startswith(_SOURCE_OFFSET_KEY) for record in log.committed))
+    return sorted(
+        p
+        for p, log in read_topic_committed(b, OFFSETS_TOPIC).items()
+        if any((record.key or b"").startswith(_SOURCE_OFFSET_KEY) for record in log.committed)
+    )
 
 
 def _open_source_offsets(b: KafkaCluster, partitions: list[int]) -> int:
     """Offset records of the source task in transactions with no marker yet, on B's offsets topic."""
-    return sum(1 for log in read_topic_committed(b, OFFSETS_TOPIC, partitions).values() for record in log.undecided
-               if (record.key or b"").startswith(_SOURCE_OFFSET_KEY))
+    return sum(
+        1
+        for log in read_topic_committed(b, OFFSETS_TOPIC, partitions).values()
+        for record in log.undecided
+        if (record.key or b"").startswith(_SOURCE_OFFSET_KEY)
+    )
 
 
 def _freeze_inside_a_commit(node: Mm2Process, b: KafkaCluster, partitions: list[int], attempts: int = 600) -> None:
@@ -199,13 +211,22 @@ def test_a_thawed_zombie_is_fenced_and_the_copy_stays_exactly_once(
     a, b = two_clusters
     topic = "orders-zombie"
     a.create_topic(topic, PARTITIONS)
-    props = mm2_properties({"A": a, "B": b}, ["A->B"], **{
-        "topics": topic, "tasks.max": "1",
-        "B.exactly.once.source.support": "enabled", "dedicated.mode.enable.internal.rest": "true",
-        # a departed node's tasks wait this long for it (Java default 5 min), then move to the other node
-        "B.scheduled.rebalance.max.delay.ms": "8000"})
-    configs = [write_properties(tmp_path / f"mm2-{i}.properties", {**props, "listeners": f"http://127.0.0.1:{free_port()}"})
-               for i in (1, 2)]
+    props = mm2_properties(
+        {"A": a, "B": b},
+        ["A->B"],
+        **{
+            "topics": topic,
+            "tasks.max": "1",
+            "B.exactly.once.source.support": "enabled",
+            "dedicated.mode.enable.internal.rest": "true",
+            # a departed node's tasks wait this long for it (Java default 5 min), then move to the other node
+            "B.scheduled.rebalance.max.delay.ms": "8000",
+        },
+    )
+    configs = [
+        write_properties(tmp_path / f"mm2-{i}.properties", {**props, "listeners": f"http://127.0.0.1:{free_port()}"})
+        for i in (1, 2)
+    ]
     producer = SequencedProducer(a, topic, PARTITIONS, burst=5, interval=0.2)
     flow = Flow("zombie", topic, configs[0], producer)
     nodes = [Mm2Process(c, log_dir=tmp_path, name=f"mm2-node{i}") for i, c in enumerate(configs, 1)]
@@ -216,12 +237,14 @@ def test_a_thawed_zombie_is_fenced_and_the_copy_stays_exactly_once(
         marks = producer.next_seqs()
         eventually(lambda: _reached(b, flow, marks), 120, "records copied", owner)
         zombie, survivor = owner, next(n for n in nodes if n is not owner)
-        offset_partitions = eventually(lambda: _source_offset_partitions(b) or None, 120,
-                                       "the source task's offsets committed", owner)
+        offset_partitions = eventually(
+            lambda: _source_offset_partitions(b) or None, 120, "the source task's offsets committed", owner
+        )
         # frozen with a transaction open that holds records and the offset after them: no heartbeat, no commit
         _freeze_inside_a_commit(zombie, b, offset_partitions)
-        eventually(lambda: _source_task_owner([survivor]) is survivor, 120, "the other node taking the task over",
-                   survivor)
+        eventually(
+            lambda: _source_task_owner([survivor]) is survivor, 120, "the other node taking the task over", survivor
+        )
         marks = producer.next_seqs()
         eventually(lambda: _reached(b, flow, marks), 120, "records copied by the other node", survivor)
         zombie.proc.send_signal(signal.SIGCONT)  # thawed: it still believes it runs the task
@@ -229,8 +252,9 @@ def test_a_thawed_zombie_is_fenced_and_the_copy_stays_exactly_once(
         # Two instances of the task now hold the same transactional id. Kafka's rule: the newest
         # init_transactions wins, so the thawed zombie (its epoch is the older) is the one fenced, its commit
         # refused; the instance that took over is never fenced, and copies on.
-        eventually(lambda: _FENCED.search(zombie.output()) or None, 180, "the thawed zombie failing as fenced",
-                   survivor)
+        eventually(
+            lambda: _FENCED.search(zombie.output()) or None, 180, "the thawed zombie failing as fenced", survivor
+        )
         assert not _FENCED.search(survivor.output()), survivor.output()[-3000:]
         # A failed task stays FAILED where it failed; the operator takes that node out.
         runner = survivor
@@ -260,10 +284,17 @@ def test_a_thawed_zombie_is_fenced_and_the_copy_stays_exactly_once(
 
 def test_exactly_once_without_internal_rest_is_one_line_and_a_nonzero_exit(tmp_path: Path) -> None:
     config = tmp_path / "mm2.properties"
-    config.write_text("clusters = A, B\nA.bootstrap.servers = 127.0.0.1:1\nB.bootstrap.servers = 127.0.0.1:1\n"
-                      "A->B.enabled = true\nB.exactly.once.source.support = enabled\n")
-    result = subprocess.run([sys.executable, "-m", "mirror", "run", str(config)], capture_output=True, text=True,
-                            timeout=60, stdin=subprocess.DEVNULL)
+    config.write_text(
+        "clusters = A, B\nA.bootstrap.servers = 127.0.0.1:1\nB.bootstrap.servers = 127.0.0.1:1\n"
+        "A->B.enabled = true\nB.exactly.once.source.support = enabled\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "mirror", "run", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
     assert result.returncode != 0
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
@@ -288,12 +319,20 @@ def test_preparing_then_enabled_rolling_upgrade_of_two_nodes_loses_and_duplicate
     a, b = two_clusters
     topic = "orders-upgrade"
     a.create_topic(topic, PARTITIONS)
-    props = mm2_properties({"A": a, "B": b}, ["A->B"], **{
-        "topics": topic, "tasks.max": "1", "dedicated.mode.enable.internal.rest": "true",
-        "B.exactly.once.source.support": "preparing"})
+    props = mm2_properties(
+        {"A": a, "B": b},
+        ["A->B"],
+        **{
+            "topics": topic,
+            "tasks.max": "1",
+            "dedicated.mode.enable.internal.rest": "true",
+            "B.exactly.once.source.support": "preparing",
+        },
+    )
     urls = [f"http://127.0.0.1:{free_port()}" for _ in (1, 2)]
-    configs = [write_properties(tmp_path / f"mm2-{i}.properties", {**props, "listeners": url})
-               for i, url in enumerate(urls, 1)]
+    configs = [
+        write_properties(tmp_path / f"mm2-{i}.properties", {**props, "listeners": url}) for i, url in enumerate(urls, 1)
+    ]
     producer = SequencedProducer(a, topic, PARTITIONS, burst=5, interval=0.2)
     flow = Flow("upgrade", topic, configs[0], producer)
     nodes = [Mm2Process(c, log_dir=tmp_path, name=f"mm2-node{i}-preparing") for i, c in enumerate(configs, 1)]
@@ -301,8 +340,10 @@ def test_preparing_then_enabled_rolling_upgrade_of_two_nodes_loses_and_duplicate
         producer.start()
         marks = producer.next_seqs()
         eventually(lambda: _reached(b, flow, marks), 120, "records copied while preparing", nodes[0])
-        assert next(f for f in status_json(configs[0])["flows"] if f["flow"] == "A->B")["delivery"] == \
-            "at-least-once (preparing exactly-once)"
+        assert (
+            next(f for f in status_json(configs[0])["flows"] if f["flow"] == "A->B")["delivery"]
+            == "at-least-once (preparing exactly-once)"
+        )
         for i, config in enumerate(configs):
             assert nodes[i].terminate(60) == 0, nodes[i].output()[-3000:]
             nodes[i].close()
@@ -310,13 +351,22 @@ def test_preparing_then_enabled_rolling_upgrade_of_two_nodes_loses_and_duplicate
             nodes[i] = Mm2Process(config, log_dir=tmp_path, name=f"mm2-node{i + 1}-enabled")
             # a rolling upgrade moves on once the restarted node is back in the group
             # (a starved machine starts it slowly: the wait runs while the node's log shows it moving)
-            eventually(lambda n=nodes[i]: "got assignment" in n.output(), 120, f"node {i + 1} rejoining", nodes[i],
-                       progress=lambda n=nodes[i]: len(n.output()))
+            eventually(
+                lambda n=nodes[i]: "got assignment" in n.output(),
+                120,
+                f"node {i + 1} rejoining",
+                nodes[i],
+                progress=lambda n=nodes[i]: len(n.output()),
+            )
             marks = producer.next_seqs()
-            eventually(lambda m=marks: _reached(b, flow, m), 120, f"records copied after node {i + 1} upgraded",
-                       nodes[i], progress=lambda: sum(map(len, _copied_seqs(b, flow).values())))
-        assert next(f for f in status_json(configs[0])["flows"] if f["flow"] == "A->B")["delivery"] == \
-            "exactly-once"
+            eventually(
+                lambda m=marks: _reached(b, flow, m),
+                120,
+                f"records copied after node {i + 1} upgraded",
+                nodes[i],
+                progress=lambda: sum(map(len, _copied_seqs(b, flow).values())),
+            )
+        assert next(f for f in status_json(configs[0])["flows"] if f["flow"] == "A->B")["delivery"] == "exactly-once"
         producer.finish()
         eventually(lambda: _complete(a, b, flow), 180, "every record on B", nodes[0])
         report = compare(sequences(a, topic), _copied_seqs(b, flow))

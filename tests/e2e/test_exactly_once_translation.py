@@ -82,8 +82,9 @@ class Layout:
     def synced(self, sync: OffsetSync) -> bool:
         """The sync's downstream offset is that of the committed copy of its upstream record."""
         i = bisect_left(self.source, sync.upstream_offset)
-        return i < len(self.source) and self.source[i] == sync.upstream_offset and \
-            self.copies[i] == sync.downstream_offset
+        return (
+            i < len(self.source) and self.source[i] == sync.upstream_offset and self.copies[i] == sync.downstream_offset
+        )
 
 
 def layout(a_log: PartitionLog, b_log: PartitionLog) -> Layout:
@@ -94,13 +95,25 @@ def layout(a_log: PartitionLog, b_log: PartitionLog) -> Layout:
     # every committed record on B is a record before mirroring or the copy of one source record, in order
     assert len(b_log.committed) == len(pre) + len(copies) and copies == sorted(copies)
     assert b_log.aborted == 0 and b_log.open == 0
-    return Layout(source, a_log.high_watermark, copies, max(pre, default=-1), b_log.high_watermark,
-                  [offset for offset, _pid, commit in b_log.markers if commit])
+    return Layout(
+        source,
+        a_log.high_watermark,
+        copies,
+        max(pre, default=-1),
+        b_log.high_watermark,
+        [offset for offset, _pid, commit in b_log.markers if commit],
+    )
 
 
 def write_burst(a: KafkaCluster, plain: str, txn: Producer, transactional: str, burst: int) -> None:
-    a.produce(plain, [{"value": f"{plain}-{burst}-{p}-{i}".encode(), "partition": p}
-                      for p in range(PARTITIONS) for i in range(PER_BURST)])
+    a.produce(
+        plain,
+        [
+            {"value": f"{plain}-{burst}-{p}-{i}".encode(), "partition": p}
+            for p in range(PARTITIONS)
+            for i in range(PER_BURST)
+        ],
+    )
     txn.begin_transaction()
     for p in range(PARTITIONS):
         for i in range(PER_BURST):
@@ -128,6 +141,7 @@ def latest_checkpoints(b: KafkaCluster) -> dict[tuple[str, str, int], int]:
 
 def group_positions(layouts: dict[tuple[str, int], Layout], txn_topic: str) -> dict[str, dict[tuple[str, int], int]]:
     """Where each group stops on A (per source topic-partition), chosen from where the copies landed on B."""
+
     def around_marker(lay: Layout, before: bool) -> int:
         # a marker in the middle: the source record copied right before it, or right after it
         marker = lay.markers[len(lay.markers) // 2]
@@ -136,8 +150,11 @@ def group_positions(layouts: dict[tuple[str, int], Layout], txn_topic: str) -> d
 
     def mid_transaction(lay: Layout) -> int:
         # a copy with copies right before and after it, the one nearest the middle
-        inside = [i for i in range(1, len(lay.copies) - 1)
-                  if lay.copies[i] - 1 == lay.copies[i - 1] and lay.copies[i] + 1 == lay.copies[i + 1]]
+        inside = [
+            i
+            for i in range(1, len(lay.copies) - 1)
+            if lay.copies[i] - 1 == lay.copies[i - 1] and lay.copies[i] + 1 == lay.copies[i + 1]
+        ]
         return lay.source[min(inside, key=lambda i: abs(i - len(lay.copies) // 2))]
 
     def on_source_marker(lay: Layout) -> int:
@@ -157,25 +174,43 @@ def group_positions(layouts: dict[tuple[str, int], Layout], txn_topic: str) -> d
 
 
 def test_translation_after_an_exactly_once_mirror_is_exact_for_groups_anywhere(
-        two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: NameFn, tmp_path: Path) -> None:
+    two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: NameFn, tmp_path: Path
+) -> None:
     a, b = two_clusters
     plain, transactional = unique_name("plain"), unique_name("payments")
     topics = (plain, transactional)
     for topic in topics:
         a.create_topic(topic, partitions=PARTITIONS)
         b.create_topic(f"A.{topic}", partitions=PARTITIONS)
-        b.produce(f"A.{topic}", [{"value": b"before-mirroring", "partition": p} for p in range(PARTITIONS)
-                                 for _ in range(SHIFT)])
-    props = mm2_properties({"A": a, "B": b}, ["A->B"], **{
-        "topics": f"{plain},{transactional}", "tasks.max": "1",
-        # what this test is about; Apache's dedicated mode needs the internal REST API for it (KIP-710)
-        "B.exactly.once.source.support": "enabled", "dedicated.mode.enable.internal.rest": "true",
-        "listeners": f"http://127.0.0.1:{free_port()}",
-        # the groups are committed once the copy is done: found, checkpointed and synced within seconds
-        **NEW_GROUPS, **CHECKPOINTS, **GROUP_SYNC})
+        b.produce(
+            f"A.{topic}",
+            [{"value": b"before-mirroring", "partition": p} for p in range(PARTITIONS) for _ in range(SHIFT)],
+        )
+    props = mm2_properties(
+        {"A": a, "B": b},
+        ["A->B"],
+        **{
+            "topics": f"{plain},{transactional}",
+            "tasks.max": "1",
+            # what this test is about; Apache's dedicated mode needs the internal REST API for it (KIP-710)
+            "B.exactly.once.source.support": "enabled",
+            "dedicated.mode.enable.internal.rest": "true",
+            "listeners": f"http://127.0.0.1:{free_port()}",
+            # the groups are committed once the copy is done: found, checkpointed and synced within seconds
+            **NEW_GROUPS,
+            **CHECKPOINTS,
+            **GROUP_SYNC,
+        },
+    )
     config = write_properties(tmp_path / "mm2.properties", props)
-    txn = Producer({"bootstrap.servers": a.bootstrap_servers, "transactional.id": unique_name("txn"),
-                    "linger.ms": 0, "allow.auto.create.topics": False})
+    txn = Producer(
+        {
+            "bootstrap.servers": a.bootstrap_servers,
+            "transactional.id": unique_name("txn"),
+            "linger.ms": 0,
+            "allow.auto.create.topics": False,
+        }
+    )
     txn.init_transactions(30)
     proc = Mm2Process(config, log_dir=tmp_path)
     try:
@@ -183,8 +218,12 @@ def test_translation_after_an_exactly_once_mirror_is_exact_for_groups_anywhere(
             write_burst(a, plain, txn, transactional, burst)
             # each burst copied (committed on B) before the next is written: its own transaction on B
             for topic in topics:
-                eventually(partial(copied, b, f"A.{topic}", (burst + 1) * PER_BURST), STARTUP_S,
-                           f"burst {burst} of {topic} committed on B", proc)
+                eventually(
+                    partial(copied, b, f"A.{topic}", (burst + 1) * PER_BURST),
+                    STARTUP_S,
+                    f"burst {burst} of {topic} committed on B",
+                    proc,
+                )
         assert next(f for f in status_json(config)["flows"] if f["flow"] == "A->B")["delivery"] == "exactly-once"
 
         a_logs = {t: read_topic_committed(a, t) for t in topics}
@@ -194,10 +233,12 @@ def test_translation_after_an_exactly_once_mirror_is_exact_for_groups_anywhere(
             return published_through(a, MAPPINGS, topic) == ends[topic] or None
 
         for topic in topics:
-            eventually(partial(mapped, topic), 30, f"offset mappings through the end of every partition of {topic}",
-                       proc)
-        layouts = {(t, p): layout(a_logs[t][p], log) for t in topics
-                   for p, log in read_topic_committed(b, f"A.{t}").items()}
+            eventually(
+                partial(mapped, topic), 30, f"offset mappings through the end of every partition of {topic}", proc
+            )
+        layouts = {
+            (t, p): layout(a_logs[t][p], log) for t in topics for p, log in read_topic_committed(b, f"A.{t}").items()
+        }
         for (topic, p), lay in layouts.items():
             # a marker after every burst at least, so translation must step over them to be exact
             assert len(lay.markers) >= BURSTS, (topic, p, lay.markers)
@@ -208,9 +249,12 @@ def test_translation_after_an_exactly_once_mirror_is_exact_for_groups_anywhere(
         for msgs in a.read_all(MAPPINGS).values():
             for m in msgs:
                 index.on_record(m.key(), m.value())
-        wrong = {(t, p, o): index.translate(TopicPartition(t, p), o) for (t, p), lay in layouts.items()
-                 for o in range(lay.source_end + 1)
-                 if not lay.exact(o, index.translate(TopicPartition(t, p), o))}
+        wrong = {
+            (t, p, o): index.translate(TopicPartition(t, p), o)
+            for (t, p), lay in layouts.items()
+            for o in range(lay.source_end + 1)
+            if not lay.exact(o, index.translate(TopicPartition(t, p), o))
+        }
         assert not wrong, f"inexact translations (topic, partition, source offset) -> target offset: {wrong}"
 
         # Kafka's offset syncs (Java MirrorMaker reads them): each names the committed copy of its record
@@ -228,14 +272,21 @@ def test_translation_after_an_exactly_once_mirror_is_exact_for_groups_anywhere(
         def inexact(found: Mapping[tuple[str, str, int], int | None]) -> dict[tuple[str, str, int], int | None]:
             return {k: found.get(k) for k, o in expected.items() if not layouts[k[1:]].exact(o, found.get(k))}
 
-        translated = mm2("translate-offsets", str(config), "--source", "A", "--target", "B", "--json",
-                         "--master", "local[1]")
+        translated = mm2(
+            "translate-offsets", str(config), "--source", "A", "--target", "B", "--json", "--master", "local[1]"
+        )
         assert translated.returncode == 0, translated.stdout + translated.stderr
-        rows = [(g["group"], r) for g in json.loads(translated.stdout)["groups"] if g["group"] in groups
-                for r in g["partitions"]]
+        rows = [
+            (g["group"], r)
+            for g in json.loads(translated.stdout)["groups"]
+            if g["group"] in groups
+            for r in g["partitions"]
+        ]
         assert len(rows) == len(expected)
-        assert all((r["source_offset"], r["reread"], r["status"]) ==
-                   (expected[(g, r["topic"], r["partition"])], 0, "ok") for g, r in rows), rows
+        assert all(
+            (r["source_offset"], r["reread"], r["status"]) == (expected[(g, r["topic"], r["partition"])], 0, "ok")
+            for g, r in rows
+        ), rows
         assert not inexact({(g, r["topic"], r["partition"]): r["target_offset"] for g, r in rows}), rows
 
         def checkpoints_exact() -> bool:

@@ -56,31 +56,56 @@ def latest_checkpoints(b: KafkaCluster) -> dict[tuple[str, int], int]:
 
 
 def test_failover_from_the_targets_checkpoints_when_the_source_is_gone(
-        two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: NameFn, tmp_path: Path) -> None:
+    two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: NameFn, tmp_path: Path
+) -> None:
     a, b = two_clusters
     topic = unique_name("orders")
     remote = f"A.{topic}"
     a.create_topic(topic, partitions=PARTITIONS)
     b.create_topic(remote, partitions=PARTITIONS)
     b.produce(remote, [{"value": b"before-mirroring", "partition": p} for p, n in SHIFT.items() for _ in range(n)])
-    a.produce(topic, [{"key": f"k{i}".encode(), "value": f"v{i}".encode(), "partition": i % PARTITIONS}
-                      for i in range(PARTITIONS * PER_PARTITION)])
+    a.produce(
+        topic,
+        [
+            {"key": f"k{i}".encode(), "value": f"v{i}".encode(), "partition": i % PARTITIONS}
+            for i in range(PARTITIONS * PER_PARTITION)
+        ],
+    )
     rng = random.Random(26)
-    positions = {unique_name(f"g{i}"): {p: rng.choice([0, PER_PARTITION, rng.randrange(1, PER_PARTITION)])
-                                        for p in range(PARTITIONS)} for i in range(GROUPS)}
+    positions = {
+        unique_name(f"g{i}"): {
+            p: rng.choice([0, PER_PARTITION, rng.randrange(1, PER_PARTITION)]) for p in range(PARTITIONS)
+        }
+        for i in range(GROUPS)
+    }
     for group, at in positions.items():
         commit_group(a, group, {(topic, p): o for p, o in at.items()})
     exact = {(g, p): o + SHIFT[p] for g, at in positions.items() for p, o in at.items()}
-    config = write_properties(tmp_path / "mm2.properties",
-                              mm2_properties({"A": a, "B": b}, ["A->B"], topics=topic, **CHECKPOINTS))
+    config = write_properties(
+        tmp_path / "mm2.properties", mm2_properties({"A": a, "B": b}, ["A->B"], topics=topic, **CHECKPOINTS)
+    )
     proc = Mm2Process(config, log_dir=tmp_path)
     try:
-        eventually(lambda: {k: v for k, v in latest_checkpoints(b).items() if k[0] in positions} == exact or None,
-                   STARTUP_S, "exact checkpoints of every group on B", proc)
+        eventually(
+            lambda: {k: v for k, v in latest_checkpoints(b).items() if k[0] in positions} == exact or None,
+            STARTUP_S,
+            "exact checkpoints of every group on B",
+            proc,
+        )
         a.stop()  # SIGKILL: cluster A is gone, with the offset-syncs and mappings topics on it
 
-        dry = mm2("translate-offsets", str(config), "--source", "A", "--target", "B", "--timeout", SOURCE_TIMEOUT,
-                  "--master", "local[1]")
+        dry = mm2(
+            "translate-offsets",
+            str(config),
+            "--source",
+            "A",
+            "--target",
+            "B",
+            "--timeout",
+            SOURCE_TIMEOUT,
+            "--master",
+            "local[1]",
+        )
         assert dry.returncode == 0, dry.stdout + dry.stderr
         lines = dry.stdout.splitlines()
         assert lines[0].startswith("source cluster 'A' is unreachable") and "last checkpoints" in lines[0], dry.stdout
@@ -93,8 +118,20 @@ def test_failover_from_the_targets_checkpoints_when_the_source_is_gone(
         assert all(re.fullmatch(r"\d+[sm]", r["checkpoint_age"]) for r in ours), dry.stdout
         assert all(group_offsets(b, g, remote, PARTITIONS) == {} for g in positions)  # a dry run writes nothing
 
-        applied = mm2("translate-offsets", str(config), "--source", "A", "--target", "B", "--timeout", SOURCE_TIMEOUT,
-                      "--master", "local[1]", "--apply", "--json")
+        applied = mm2(
+            "translate-offsets",
+            str(config),
+            "--source",
+            "A",
+            "--target",
+            "B",
+            "--timeout",
+            SOURCE_TIMEOUT,
+            "--master",
+            "local[1]",
+            "--apply",
+            "--json",
+        )
         assert applied.returncode == 0, applied.stdout + applied.stderr
         doc = json.loads(applied.stdout)
         ours_json = [g for g in doc["groups"] if g["group"] in positions]
@@ -104,8 +141,21 @@ def test_failover_from_the_targets_checkpoints_when_the_source_is_gone(
         # every group now resumes on B at exactly the first record it had not consumed on A
         assert {(g, p): o for g in positions for p, o in group_offsets(b, g, remote, PARTITIONS).items()} == exact
 
-        commands = (("verify", str(config), "--source", "A", "--target", "B", "--timeout", SOURCE_TIMEOUT,
-                     "--master", "local[1]"), ("status", str(config)))
+        commands = (
+            (
+                "verify",
+                str(config),
+                "--source",
+                "A",
+                "--target",
+                "B",
+                "--timeout",
+                SOURCE_TIMEOUT,
+                "--master",
+                "local[1]",
+            ),
+            ("status", str(config)),
+        )
         with ThreadPoolExecutor(2) as pool:  # each waits out its timeout on A: side by side
             answers = list(pool.map(lambda command: mm2(*command), commands))
         for answer in answers:

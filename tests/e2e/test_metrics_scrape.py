@@ -29,8 +29,9 @@ CONNECTORS = ("MirrorSourceConnector", "MirrorCheckpointConnector", "MirrorHeart
 
 def produce_backlog(cluster: KafkaCluster, topic: str, count: int, start: int = 0) -> None:
     """Big batches: the backlog exists only to be drained, exact end offsets come from the fetch."""
-    producer = cluster.producer(**{"linger.ms": 20, "batch.num.messages": 10000,
-                                   "max.in.flight.requests.per.connection": 5})
+    producer = cluster.producer(
+        **{"linger.ms": 20, "batch.num.messages": 10000, "max.in.flight.requests.per.connection": 5}
+    )
     for i in range(start, start + count):
         producer.produce(topic, key=b"k%d" % i, value=VALUE, partition=i % PARTITIONS)
         if i % 1000 == 0:
@@ -40,8 +41,9 @@ def produce_backlog(cluster: KafkaCluster, topic: str, count: int, start: int = 
 
 def batch_bytes(cluster: KafkaCluster, topic: str) -> int:
     """What the batch path counts: the bytes of the topic's record batches as stored (header included)."""
-    return sum(HEADER + len(b.records) for p in range(PARTITIONS) for b in data_batches(cluster.bootstrap_servers,
-                                                                                        topic, p))
+    return sum(
+        HEADER + len(b.records) for p in range(PARTITIONS) for b in data_batches(cluster.bootstrap_servers, topic, p)
+    )
 
 
 @pytest.mark.parametrize("copy_path", ["record", "batch"])  # bytes: values (record path), stored batches (batch)
@@ -54,11 +56,18 @@ def test_counters_and_lag_follow_the_flow(
     a.create_topic(topic, partitions=PARTITIONS)
     produce_backlog(a, topic, BACKLOG)
     # Small polls make the drain take many batches, so lag is visible between them.
-    config = write_mm2_config(tmp_path / "mm2.properties", a.bootstrap_servers, b.bootstrap_servers,
-                              topics=re.escape(topic), extra={"A.consumer.max.poll.records": "100",
-                                                               "batch.copy.enabled": str(copy_path == "batch").lower(),
-                                                               # offset flushes are among the series checked
-                                                               "B.offset.flush.interval.ms": "1000"})
+    config = write_mm2_config(
+        tmp_path / "mm2.properties",
+        a.bootstrap_servers,
+        b.bootstrap_servers,
+        topics=re.escape(topic),
+        extra={
+            "A.consumer.max.poll.records": "100",
+            "batch.copy.enabled": str(copy_path == "batch").lower(),
+            # offset flushes are among the series checked
+            "B.offset.flush.interval.ms": "1000",
+        },
+    )
     port = free_port()
 
     with Mm2Run(config, port, tmp_path / "mm2.log") as mm2:
@@ -68,8 +77,9 @@ def test_counters_and_lag_follow_the_flow(
         def drained(s: Samples) -> bool:
             lags = matching(s, "mm2_replication_lag_records", topic=remote)
             if any(lags.values()):
-                seen_lag.append((sum(lags.values()),
-                                 max(matching(s, "mm2_replication_lag_seconds", topic=remote).values())))
+                seen_lag.append(
+                    (sum(lags.values()), max(matching(s, "mm2_replication_lag_seconds", topic=remote).values()))
+                )
             records = total(s, "mm2_source_records_total", topic=remote)
             return records >= BACKLOG and len(lags) == PARTITIONS and not any(lags.values())
 
@@ -93,13 +103,16 @@ def test_counters_and_lag_follow_the_flow(
         # Live records: each round moves the counters by exactly what was produced; lag returns to zero.
         expected = BACKLOG
         for round_ in range(3):
-            a.produce(topic, [{"key": b"live%d-%d" % (round_, i), "value": VALUE, "partition": i % PARTITIONS}
-                              for i in range(LIVE)])
+            a.produce(
+                topic,
+                [{"key": b"live%d-%d" % (round_, i), "value": VALUE, "partition": i % PARTITIONS} for i in range(LIVE)],
+            )
             expected += LIVE
 
             def caught_up(s: Samples, want: int = expected) -> bool:
-                return (total(s, "mm2_source_records_total", topic=remote) >= want
-                        and not any(matching(s, "mm2_replication_lag_records", topic=remote).values()))
+                return total(s, "mm2_source_records_total", topic=remote) >= want and not any(
+                    matching(s, "mm2_replication_lag_records", topic=remote).values()
+                )
 
             samples = mm2.wait_for(caught_up, 60, f"{expected} records replicated")
             assert total(samples, "mm2_source_records_total", topic=remote) == expected
@@ -108,13 +121,18 @@ def test_counters_and_lag_follow_the_flow(
 
         # The runtime's series, on the same process: connectors and their tasks RUNNING, heartbeats, flushes.
         def runtime_visible(s: Samples) -> bool:
-            running = {dict(ls)["connector"] for ls, v in matching(s, "mm2_connector_state", state="RUNNING").items()
-                       if v == 1}
-            tasks = {dict(ls)["connector"] for ls, v in matching(s, "mm2_task_state", state="RUNNING").items()
-                     if v == 1}
-            return (running >= set(CONNECTORS) and tasks >= {"MirrorSourceConnector", "MirrorHeartbeatConnector"}
-                    and total(s, "mm2_heartbeats_total") > 0
-                    and total(s, "mm2_offset_commits_total", result="success") > 0)
+            running = {
+                dict(ls)["connector"] for ls, v in matching(s, "mm2_connector_state", state="RUNNING").items() if v == 1
+            }
+            tasks = {
+                dict(ls)["connector"] for ls, v in matching(s, "mm2_task_state", state="RUNNING").items() if v == 1
+            }
+            return (
+                running >= set(CONNECTORS)
+                and tasks >= {"MirrorSourceConnector", "MirrorHeartbeatConnector"}
+                and total(s, "mm2_heartbeats_total") > 0
+                and total(s, "mm2_offset_commits_total", result="success") > 0
+            )
 
         samples = mm2.wait_for(runtime_visible, 60, "connector/task states, heartbeats and offset flushes")
         for ls, v in matching(samples, "mm2_connector_state").items():

@@ -16,13 +16,19 @@ from pathlib import Path
 import pytest
 
 LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ (DEBUG|INFO|WARNING|ERROR|CRITICAL) |^%\d\|\d+\.\d+\|")
-RESULT = re.compile(r"^(\d+) produced, (\d+) mirrored, identical per partition \(key, value, headers, timestamp, "
-                    r"order\)\.$")
+RESULT = re.compile(
+    r"^(\d+) produced, (\d+) mirrored, identical per partition \(key, value, headers, timestamp, "
+    r"order\)\.$"
+)
 
 
 def test_live_only_demo_tells_its_story_and_ends_with_a_checked_result() -> None:
-    run = subprocess.run([sys.executable, "-m", "mirror", "demo", "--live-only", "--duration", "30"],
-                         capture_output=True, text=True, timeout=240)
+    run = subprocess.run(
+        [sys.executable, "-m", "mirror", "demo", "--live-only", "--duration", "30"],
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     out = run.stdout
     assert run.returncode == 0, out[-3000:] + run.stderr[-3000:]
     assert run.stderr == "", run.stderr[-3000:]
@@ -70,8 +76,10 @@ def test_demo_story_backfill_live_verify_failover_each_checked() -> None:
     assert re.search(r"^  \[ok\] 20,000 of 20,000 records copied in \d+ s", out, re.M), out
     assert re.search(r"^  \[ok\] B holds all 20,300 records of A once each, in order", out, re.M), out
     assert re.search(r"^  \[ok\] EQUAL: 20,300 records compared, 0 missing, 0 different$", out, re.M), out
-    assert re.search(r"^  \[ok\] demo-app placed on B in 5 of 5 partitions .* \(0 re-read, 0 skipped\)$", out,
-                     re.M), out
-    assert re.search(r"^  \[ok\] all 100 records of payments mirrored to A\.payments, without a restart$", out,
-                     re.M), out
+    assert re.search(r"^  \[ok\] demo-app placed on B in 5 of 5 partitions .* \(0 re-read, 0 skipped\)$", out, re.M), (
+        out
+    )
+    assert re.search(r"^  \[ok\] all 100 records of payments mirrored to A\.payments, without a restart$", out, re.M), (
+        out
+    )
     assert re.match(r"^Checked in \d+ s: backfill, live, verify, failover, reload\. ", lines[-1]), out

@@ -99,11 +99,21 @@ def test_two_clusters_both_directions(two_clusters: tuple[KafkaCluster, KafkaClu
     commit_group(a, "app", consumed)
 
     port = free_port()
-    config = write_properties(tmp_path / "mm2.properties", mm2_properties(
-        {"A": a, "B": b}, ["A->B", "B->A"],
-        **{"topics": "orders, payments, probe-.*", "dedicated.mode.enable.internal.rest": "true",
-           "listeners": f"http://127.0.0.1:{port}"},
-        **CHECKPOINTS, **GROUP_SYNC, **NEW_TOPICS))  # what this test follows within seconds
+    config = write_properties(
+        tmp_path / "mm2.properties",
+        mm2_properties(
+            {"A": a, "B": b},
+            ["A->B", "B->A"],
+            **{
+                "topics": "orders, payments, probe-.*",
+                "dedicated.mode.enable.internal.rest": "true",
+                "listeners": f"http://127.0.0.1:{port}",
+            },
+            **CHECKPOINTS,
+            **GROUP_SYNC,
+            **NEW_TOPICS,
+        ),
+    )  # what this test follows within seconds
     mm2 = Mm2Process(config, log_dir=tmp_path)
     try:
         eventually(lambda: mirrored_identically(a, "orders", b, "A.orders"), STARTUP_S, "A.orders on B", mm2)
@@ -147,8 +157,7 @@ def test_two_clusters_both_directions(two_clusters: tuple[KafkaCluster, KafkaClu
                     problems.append((partition, floor, cp))
             return problems
 
-        eventually(lambda: not translation_problems() or None, 30, "checkpoints at least as exact as the syncs",
-                   mm2)
+        eventually(lambda: not translation_problems() or None, 30, "checkpoints at least as exact as the syncs", mm2)
         assert translation_problems() == []
 
         def synced() -> dict[int, int] | None:
@@ -161,14 +170,22 @@ def test_two_clusters_both_directions(two_clusters: tuple[KafkaCluster, KafkaClu
         # heartbeats: each herder writes its own, and each is replicated back the other way
         eventually(lambda: ("A", "B") in _heartbeats(b), 30, "A->B heartbeats on B", mm2)
         eventually(lambda: ("B", "A") in _heartbeats(a), 30, "B->A heartbeats on A", mm2)
-        eventually(lambda: "B.heartbeats" in a.topic_names() and "A.heartbeats" in b.topic_names(), 30,
-                   "remote heartbeat topics", mm2)
+        eventually(
+            lambda: "B.heartbeats" in a.topic_names() and "A.heartbeats" in b.topic_names(),
+            30,
+            "remote heartbeat topics",
+            mm2,
+        )
         # no cycles: B.heartbeats on A and A.heartbeats on B are remote topics the other flow must skip. A new
         # topic on each side, mirrored, proves each flow refreshed its topic list after they existed.
         a.create_topic("probe-a", 1)
         b.create_topic("probe-b", 1)
-        eventually(lambda: "A.probe-a" in b.topic_names() and "B.probe-b" in a.topic_names(), 30,
-                   "a topic refresh of both flows after the remote heartbeat topics appeared", mm2)
+        eventually(
+            lambda: "A.probe-a" in b.topic_names() and "B.probe-b" in a.topic_names(),
+            30,
+            "a topic refresh of both flows after the remote heartbeat topics appeared",
+            mm2,
+        )
         assert not any(t.startswith(("A.B.", "B.A.")) for t in a.topic_names() | b.topic_names())
 
         # status: lag 0 on the data topics, connectors running, the checkpoint of app
@@ -179,17 +196,25 @@ def test_two_clusters_both_directions(two_clusters: tuple[KafkaCluster, KafkaClu
             orders = [p for p in ab["partitions"] if p["topic"] == "orders"]
             payments = [p for p in ba["partitions"] if p["topic"] == "payments"]
             states = {c["name"]: c["state"] for c in ab["connectors"]}
-            ok = (ab["error"] is None and ba["error"] is None
-                  and len(orders) == 3 and all(p["lag"] == 0 for p in orders)
-                  and len(payments) == 2 and all(p["lag"] == 0 for p in payments)
-                  and states.get("MirrorSourceConnector") == "RUNNING"
-                  and any(c["group"] == "app" for c in ab["checkpoints"]))
+            ok = (
+                ab["error"] is None
+                and ba["error"] is None
+                and len(orders) == 3
+                and all(p["lag"] == 0 for p in orders)
+                and len(payments) == 2
+                and all(p["lag"] == 0 for p in payments)
+                and states.get("MirrorSourceConnector") == "RUNNING"
+                and any(c["group"] == "app" for c in ab["checkpoints"])
+            )
             return flows if ok else None
 
         flows = eventually(caught_up, 30, "mm2 status shows both flows caught up", mm2)
         assert flows is not None
-        assert {(p["partition"], p["source_end_offset"], p["remote_topic"]) for p in flows["A->B"]["partitions"]
-                if p["topic"] == "orders"} == {(0, 13, "A.orders"), (1, 13, "A.orders"), (2, 13, "A.orders")}
+        assert {
+            (p["partition"], p["source_end_offset"], p["remote_topic"])
+            for p in flows["A->B"]["partitions"]
+            if p["topic"] == "orders"
+        } == {(0, 13, "A.orders"), (1, 13, "A.orders"), (2, 13, "A.orders")}
         table = mm2_status(config)
         assert table.returncode == 0, table.stderr
         assert "== A->B: total lag" in table.stdout and "== B->A: total lag" in table.stdout
@@ -198,7 +223,8 @@ def test_two_clusters_both_directions(two_clusters: tuple[KafkaCluster, KafkaClu
         # the Connect REST API of each flow under /{source}/{target}
         base = f"http://127.0.0.1:{port}"
         assert sorted(_get_json(f"{base}/A/B/connectors")) == sorted(
-            ["MirrorSourceConnector", "MirrorCheckpointConnector", "MirrorHeartbeatConnector"])
+            ["MirrorSourceConnector", "MirrorCheckpointConnector", "MirrorHeartbeatConnector"]
+        )
         assert _get_json(f"{base}/B/A/connectors/MirrorSourceConnector/status")["connector"]["state"] == "RUNNING"
         assert _get_json(f"{base}/A/B/connectors/MirrorSourceConnector/config")["source.cluster.alias"] == "A"
         with pytest.raises(urllib.error.HTTPError) as missing:

@@ -21,8 +21,9 @@ def write_props(path: Path, props: dict[str, str]) -> Path:
 
 def mm2(*args: str, timeout: float = RUN_TIMEOUT_S) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "MM2_REACHABILITY_TIMEOUT_S": "2"}
-    return subprocess.run([sys.executable, "-m", "mirror", *args], capture_output=True, text=True,
-                          timeout=timeout, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "mirror", *args], capture_output=True, text=True, timeout=timeout, env=env
+    )
 
 
 def cluster_state(cluster: KafkaCluster) -> tuple[set[str], set[str]]:
@@ -36,27 +37,38 @@ CASES = {
     "unknown alias in --clusters": ({}, ["--clusters", "Z"], "unknown cluster alias 'Z'"),
     "cluster without bootstrap servers": ({"B.bootstrap.servers": ""}, [], "cluster 'B' has no bootstrap servers"),
     "identity policy both directions": (
-        {"B->A.enabled": "true",
-         "replication.policy.class": "org.apache.kafka.connect.mirror.IdentityReplicationPolicy"},
+        {
+            "B->A.enabled": "true",
+            "replication.policy.class": "org.apache.kafka.connect.mirror.IdentityReplicationPolicy",
+        },
         [],
         "IdentityReplicationPolicy",
     ),
     "bad connector setting": ({"A->B.tasks.max": "lots"}, [], "tasks.max"),
     "bad transform setting": (
-        {"A->B.transforms": "c", "A->B.transforms.c.type": "org.apache.kafka.connect.transforms.Cast$Value",
-         "A->B.transforms.c.spec": "x:uuid"},
+        {
+            "A->B.transforms": "c",
+            "A->B.transforms.c.type": "org.apache.kafka.connect.transforms.Cast$Value",
+            "A->B.transforms.c.spec": "x:uuid",
+        },
         [],
         "A->B.transforms.c.spec: Invalid type found in casting spec: uuid (flow A->B)",
     ),
     "unreachable cluster": ({"B.bootstrap.servers": "UNREACHABLE"}, [], "cluster 'B' (127.0.0.1:"),
     "https listener with a missing keystore": (
-        {"dedicated.mode.enable.internal.rest": "true", "listeners": "https://127.0.0.1:0",
-         "listeners.https.ssl.keystore.location": "/nonexistent/rest.pem"},
+        {
+            "dedicated.mode.enable.internal.rest": "true",
+            "listeners": "https://127.0.0.1:0",
+            "listeners.https.ssl.keystore.location": "/nonexistent/rest.pem",
+        },
         [],
         "listeners.https.ssl.keystore.location: file /nonexistent/rest.pem does not exist",
     ),
-    "no flows at all": ({"A->B.enabled": "false", "emit.heartbeats.enabled": "false"}, [],
-                        "no source->target replication flows"),
+    "no flows at all": (
+        {"A->B.enabled": "false", "emit.heartbeats.enabled": "false"},
+        [],
+        "no source->target replication flows",
+    ),
 }
 
 

@@ -31,8 +31,9 @@ def call(url: str, method: str, ca: Path, headers: dict[str, str]) -> int:
         return e.code
 
 
-def test_followers_forward_to_the_leader_over_https(two_clusters: tuple[KafkaCluster, KafkaCluster],
-                                                   tmp_path: Path) -> None:
+def test_followers_forward_to_the_leader_over_https(
+    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path
+) -> None:
     a, b = two_clusters
     a.create_topic("orders", PARTITIONS)
     ca = trustme.CA()
@@ -41,23 +42,32 @@ def test_followers_forward_to_the_leader_over_https(two_clusters: tuple[KafkaClu
     ca.issue_cert("127.0.0.1").private_key_and_cert_chain_pem.write_to_path(str(server_pem))
     creds = tmp_path / "rest-users.properties"
     creds.write_text("ops=s3cret-pass\n")
-    props = mm2_properties({"A": a, "B": b}, ["A->B"], **{
-        "topics": "orders", "tasks.max": str(PARTITIONS),
-        "dedicated.mode.enable.internal.rest": "true",
-        "listeners.https.ssl.keystore.location": str(server_pem),
-        "listeners.https.ssl.keystore.type": "PEM",
-        "listeners.https.ssl.truststore.location": str(ca_pem),
-        "listeners.https.ssl.truststore.type": "PEM",
-        "rest.basic.auth.credentials.file": str(creds),
-    })
+    props = mm2_properties(
+        {"A": a, "B": b},
+        ["A->B"],
+        **{
+            "topics": "orders",
+            "tasks.max": str(PARTITIONS),
+            "dedicated.mode.enable.internal.rest": "true",
+            "listeners.https.ssl.keystore.location": str(server_pem),
+            "listeners.https.ssl.keystore.type": "PEM",
+            "listeners.https.ssl.truststore.location": str(ca_pem),
+            "listeners.https.ssl.truststore.type": "PEM",
+            "rest.basic.auth.credentials.file": str(creds),
+        },
+    )
     ports = [free_port(), free_port()]
-    configs = [write_properties(tmp_path / f"mm2-{i}.properties", {**props, "listeners": f"https://127.0.0.1:{p}"})
-               for i, p in enumerate(ports)]
+    configs = [
+        write_properties(tmp_path / f"mm2-{i}.properties", {**props, "listeners": f"https://127.0.0.1:{p}"})
+        for i, p in enumerate(ports)
+    ]
     env = {"MM2_HERDER": "distributed"}
     procs = [Mm2Process(c, log_dir=tmp_path, name=f"mm2-{i}", env=env) for i, c in enumerate(configs)]
     try:
-        a.produce("orders", [{"value": f"r{i}".encode(), "partition": i % PARTITIONS, "timestamp": now_ms()}
-                             for i in range(20)])
+        a.produce(
+            "orders",
+            [{"value": f"r{i}".encode(), "partition": i % PARTITIONS, "timestamp": now_ms()} for i in range(20)],
+        )
 
         def assignment(proc: Mm2Process) -> str:
             lines = [ln for ln in proc.output().splitlines() if "got assignment:" in ln]
@@ -72,8 +82,12 @@ def test_followers_forward_to_the_leader_over_https(two_clusters: tuple[KafkaClu
         # A restart is leader-only: whichever process is the follower forwards it over HTTPS.
         for port, proc in zip(ports, procs, strict=True):
             url = f"https://127.0.0.1:{port}/A/B/connectors/MirrorSourceConnector/restart"
-            eventually(lambda url=url: call(url, "POST", ca_pem, AUTH) == 204, 60,  # type: ignore[misc]
-                       f"restart answered 204 by {url}", proc)
+            eventually(
+                lambda url=url: call(url, "POST", ca_pem, AUTH) == 204,
+                60,  # type: ignore[misc]
+                f"restart answered 204 by {url}",
+                proc,
+            )
             assert call(url, "POST", ca_pem, {}) == 401
         for proc in procs:
             assert "IO Error trying to forward" not in proc.output()

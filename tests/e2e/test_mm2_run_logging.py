@@ -55,7 +55,8 @@ class DroppingListener:
 
 
 def test_default_level_is_quiet_and_an_unreachable_cluster_is_one_warning(
-        two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path) -> None:
+    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path
+) -> None:
     a, b = two_clusters
     a.create_topic("orders", 2)
     a.produce("orders", [{"value": f"v{i}".encode(), "partition": i % 2} for i in range(20)])
@@ -80,9 +81,13 @@ def test_default_level_is_quiet_and_an_unreachable_cluster_is_one_warning(
         port = int(address.rsplit(":", 1)[1])
         a.stop()  # SIGKILL: the source cluster is gone
         listener = DroppingListener(port)
-        eventually(lambda: listener is not None and listener.accepted >= FAILED_ATTEMPTS, 90,
-                   f"{FAILED_ATTEMPTS} failed reconnects to {address}", mm2)
-        outage = mm2.output()[len(normal):]
+        eventually(
+            lambda: listener is not None and listener.accepted >= FAILED_ATTEMPTS,
+            90,
+            f"{FAILED_ATTEMPTS} failed reconnects to {address}",
+            mm2,
+        )
+        outage = mm2.output()[len(normal) :]
         problems = [line for line in outage.splitlines() if re.search(r" (WARNING|ERROR|CRITICAL) ", line)]
         assert len(problems) == 1, "\n".join(problems)
         assert f"Kafka broker {address} is unreachable" in problems[0], problems[0]
@@ -103,8 +108,9 @@ def test_debug_level_shows_the_client_chatter(two_clusters: tuple[KafkaCluster, 
         eventually(lambda: mirrored_identically(a, "orders", b, "A.orders"), 120, "orders on B", mm2)
         out = mm2.output()
         # kafka-python's connection lifecycle, hidden at INFO, is there at DEBUG
-        assert re.search(r" DEBUG kafka\.net\.\w+: .*(Connected|Bootstrap complete|Initializing connection)", out), \
-            out[-4000:]
+        assert re.search(r" DEBUG kafka\.net\.\w+: .*(Connected|Bootstrap complete|Initializing connection)", out), out[
+            -4000:
+        ]
         assert mm2.terminate(60) == 0, mm2.output()[-3000:]
     finally:
         mm2.close()

@@ -48,8 +48,7 @@ def _first_occurrences(values: list[bytes]) -> list[bytes]:
     return out
 
 
-def test_sigkill_of_one_process_loses_nothing(two_clusters: tuple[KafkaCluster, KafkaCluster],
-                                              tmp_path: Path) -> None:
+def test_sigkill_of_one_process_loses_nothing(two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path) -> None:
     a, b = two_clusters
     a.create_topic("orders", PARTITIONS)
     sent = 0
@@ -58,24 +57,32 @@ def test_sigkill_of_one_process_loses_nothing(two_clusters: tuple[KafkaCluster, 
     def produce() -> None:
         nonlocal sent
         while not stop.is_set():
-            batch = [{"value": f"r{sent + i}".encode(), "partition": (sent + i) % PARTITIONS,
-                      "timestamp": now_ms()} for i in range(8)]
+            batch = [
+                {"value": f"r{sent + i}".encode(), "partition": (sent + i) % PARTITIONS, "timestamp": now_ms()}
+                for i in range(8)
+            ]
             a.produce("orders", batch)
             sent += len(batch)
             time.sleep(0.2)
 
-    props = mm2_properties({"A": a, "B": b}, ["A->B"], **{"topics": "orders", "tasks.max": str(PARTITIONS),
-                                                          "dedicated.mode.enable.internal.rest": "true",
-                                                          # a killed worker's tasks wait this long for it (Java
-                                                          # default 5 min), then move to the survivor
-                                                          "B.scheduled.rebalance.max.delay.ms": "8000",
-                                                          # what this test is about: the survivor resumes from
-                                                          # flushed offsets, so flushes happen before the kill
-                                                          "B.offset.flush.interval.ms": "500"})
+    props = mm2_properties(
+        {"A": a, "B": b},
+        ["A->B"],
+        **{
+            "topics": "orders",
+            "tasks.max": str(PARTITIONS),
+            "dedicated.mode.enable.internal.rest": "true",
+            # a killed worker's tasks wait this long for it (Java
+            # default 5 min), then move to the survivor
+            "B.scheduled.rebalance.max.delay.ms": "8000",
+            # what this test is about: the survivor resumes from
+            # flushed offsets, so flushes happen before the kill
+            "B.offset.flush.interval.ms": "500",
+        },
+    )
     # the same flow settings; each process its own REST listener (followers forward task configs, KIP-710)
     config = write_properties(tmp_path / "mm2.properties", {**props, "listeners": f"http://127.0.0.1:{free_port()}"})
-    config2 = write_properties(tmp_path / "mm2-2.properties",
-                               {**props, "listeners": f"http://127.0.0.1:{free_port()}"})
+    config2 = write_properties(tmp_path / "mm2-2.properties", {**props, "listeners": f"http://127.0.0.1:{free_port()}"})
     env = {"MM2_HERDER": "distributed"}
     first = Mm2Process(config, log_dir=tmp_path, name="mm2-1", env=env)
     second = Mm2Process(config2, log_dir=tmp_path, name="mm2-2", env=env)
@@ -132,7 +139,8 @@ def test_sigkill_of_one_process_loses_nothing(two_clusters: tuple[KafkaCluster, 
             k = len(dst[p]) - (len(src[p]) - c)
             assert c <= k <= len(src[p]) and dst[p] == src[p][:k] + src[p][c:], (
                 f"partition {p}: not a replay from committed offset {c}: {len(src[p])} source records, "
-                f"{len(dst[p])} on B")
+                f"{len(dst[p])} on B"
+            )
         assert second.terminate(60) == 0, second.output()[-3000:]
     finally:
         stop.set()

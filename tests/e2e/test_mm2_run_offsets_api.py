@@ -53,7 +53,9 @@ def _values(cluster: KafkaCluster, topic: str) -> dict[int, list[str]]:
 
 
 def test_a_mirror_source_flow_is_stopped_rewound_over_its_rest_namespace_and_copies_again(
-    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path, unique_name: Callable[[str], str],
+    two_clusters: tuple[KafkaCluster, KafkaCluster],
+    tmp_path: Path,
+    unique_name: Callable[[str], str],
 ) -> None:
     a, b = two_clusters
     topic = a.create_topic(unique_name("rewind"), partitions=2)
@@ -87,7 +89,9 @@ def test_a_mirror_source_flow_is_stopped_rewound_over_its_rest_namespace_and_cop
         # partition 0 resumes after offset PER_PARTITION - REWIND - 1: its last REWIND records again
         rewound = _offsets(topic, {0: PER_PARTITION - REWIND - 1})
         assert _http(port, "PATCH", f"{SOURCE}/offsets", {"offsets": rewound}) == (
-            200, {"message": "The offsets for this connector have been altered successfully"})
+            200,
+            {"message": "The offsets for this connector have been altered successfully"},
+        )
         code, body = _http(port, "GET", f"{SOURCE}/offsets")
         assert code == 200
         assert _sorted(body) == _offsets(topic, {0: PER_PARTITION - REWIND - 1, 1: PER_PARTITION - 1})

@@ -71,8 +71,12 @@ def _reached(seqs: dict[int, list[int]], marks: dict[int, int]) -> bool:
 
 def _task_records(cluster: KafkaCluster, status_topic: str) -> list[tuple[bytes, bytes]]:
     """Every task status record of a flow (a task's every start and stop writes one), in offset order."""
-    return [(m.key() or b"", m.value() or b"") for msgs in cluster.read_all(status_topic).values() for m in msgs
-            if (m.key() or b"").startswith(b"status-task-")]
+    return [
+        (m.key() or b"", m.value() or b"")
+        for msgs in cluster.read_all(status_topic).values()
+        for m in msgs
+        if (m.key() or b"").startswith(b"status-task-")
+    ]
 
 
 def _committed_next_offsets(cluster: KafkaCluster, source: str, topic: str) -> dict[int, int]:
@@ -85,26 +89,45 @@ def _committed_next_offsets(cluster: KafkaCluster, source: str, topic: str) -> d
 
 
 def test_sighup_adds_a_pattern_and_a_flow_removes_a_flow_and_refuses_a_broken_file(
-        three_clusters: tuple[KafkaCluster, KafkaCluster, KafkaCluster], tmp_path: Path) -> None:
+    three_clusters: tuple[KafkaCluster, KafkaCluster, KafkaCluster], tmp_path: Path
+) -> None:
     a, b, c = three_clusters
     sources = {"orders": a, "events": a, "payments": b, "audit": c}
     for topic, cluster in sources.items():
         cluster.create_topic(topic, PARTITIONS)
-    producers = {topic: SequencedProducer(cluster, topic, PARTITIONS, burst=5, interval=0.3)
-                 for topic, cluster in sources.items()}
-    before = mm2_properties({"A": a, "B": b, "C": c}, ["A->B", "A->C", "B->C"], **{
-        "A->B.topics": "orders", "A->C.topics": "orders", "B->C.topics": "payments",
-        # the unchanged flow is exactly-once (Apache's dedicated mode needs the internal REST API for it)
-        "B.exactly.once.source.support": "enabled", "dedicated.mode.enable.internal.rest": "true",
-        "listeners": f"http://127.0.0.1:{free_port()}"})
+    producers = {
+        topic: SequencedProducer(cluster, topic, PARTITIONS, burst=5, interval=0.3)
+        for topic, cluster in sources.items()
+    }
+    before = mm2_properties(
+        {"A": a, "B": b, "C": c},
+        ["A->B", "A->C", "B->C"],
+        **{
+            "A->B.topics": "orders",
+            "A->C.topics": "orders",
+            "B->C.topics": "payments",
+            # the unchanged flow is exactly-once (Apache's dedicated mode needs the internal REST API for it)
+            "B.exactly.once.source.support": "enabled",
+            "dedicated.mode.enable.internal.rest": "true",
+            "listeners": f"http://127.0.0.1:{free_port()}",
+        },
+    )
     after = {k: v for k, v in before.items() if not k.startswith("B->C.")}  # B->C removed
-    after |= {"A->C.topics": "orders, events",  # a pattern added to a running flow
-              "C->A.enabled": "true", "C->A.emit.heartbeats.enabled": "true", "C->A.topics": "audit"}  # a new flow
+    after |= {
+        "A->C.topics": "orders, events",  # a pattern added to a running flow
+        "C->A.enabled": "true",
+        "C->A.emit.heartbeats.enabled": "true",
+        "C->A.topics": "audit",
+    }  # a new flow
     config = write_properties(tmp_path / "mm2.properties", before)
     for producer in producers.values():
         producer.start()
-    tails = {"A->C orders": _Tail(c, "A.orders"), "B->C": _Tail(c, "B.payments"), "A->C events": _Tail(c, "A.events"),
-             "C->A": _Tail(a, "C.audit")}
+    tails = {
+        "A->C orders": _Tail(c, "A.orders"),
+        "B->C": _Tail(c, "B.payments"),
+        "A->C events": _Tail(c, "A.events"),
+        "C->A": _Tail(a, "C.audit"),
+    }
     mm2 = Mm2Process(config, log_dir=tmp_path)
     try:
         marks = {t: p.next_seqs() for t, p in producers.items()}
@@ -125,8 +148,11 @@ def test_sighup_adds_a_pattern_and_a_flow_removes_a_flow_and_refuses_a_broken_fi
         copied = _copied(c, "B.payments")
         assert _committed_next_offsets(c, "B", "payments") == {p: len(s) for p, s in copied.items()}
         mark = {p: s + 10 for p, s in producers["payments"].next_seqs().items()}
-        eventually(lambda: all(producers["payments"].acked_through()[p] >= m for p, m in mark.items()), STEP_S,
-                   "payments written after the stop")
+        eventually(
+            lambda: all(producers["payments"].acked_through()[p] >= m for p, m in mark.items()),
+            STEP_S,
+            "payments written after the stop",
+        )
         assert _copied(c, "B.payments") == copied
 
         # the new pattern and the new flow mirror, while the unchanged flows go on
@@ -143,7 +169,7 @@ def test_sighup_adds_a_pattern_and_a_flow_removes_a_flow_and_refuses_a_broken_fi
         refused = [i for i, line in enumerate(lines) if "Reload refused" in line]
         assert len(refused) == 1 and " ERROR " in lines[refused[0]], refused
         assert "unknown cluster alias 'D'" in lines[refused[0]]
-        following = lines[refused[0] + 1: refused[0] + 2]
+        following = lines[refused[0] + 1 : refused[0] + 2]
         assert all(line[:2] == "20" for line in following), following  # one line: no traceback, no continuation
         assert mm2.output().count("Reload applied") == 1
         marks = {t: p.next_seqs() for t, p in producers.items()}
@@ -152,13 +178,25 @@ def test_sighup_adds_a_pattern_and_a_flow_removes_a_flow_and_refuses_a_broken_fi
 
         for producer in producers.values():
             producer.finish()
-        copies = {"orders": (b, "A.orders", _committed), "events": (c, "A.events", _copied),
-                  "audit": (a, "C.audit", _copied)}
+        copies = {
+            "orders": (b, "A.orders", _committed),
+            "events": (c, "A.events", _copied),
+            "audit": (a, "C.audit", _copied),
+        }
         for topic, (target, remote, read) in copies.items():
-            eventually(lambda t=topic, c_=target, r=remote, rd=read: not compare(  # type: ignore[misc]
-                sequences(sources[t], t), rd(c_, r)).lost, STEP_S, f"every {topic} record in {remote}", mm2, 2)
+            eventually(
+                lambda t=topic, c_=target, r=remote, rd=read: (
+                    not compare(  # type: ignore[misc]
+                        sequences(sources[t], t), rd(c_, r)
+                    ).lost
+                ),
+                STEP_S,
+                f"every {topic} record in {remote}",
+                mm2,
+                2,
+            )
         payments = sequences(b, "payments")  # what B->C copied before it stopped: a prefix of each partition
-        assert all(copied[p] == payments[p][:len(copied[p])] for p in copied)
+        assert all(copied[p] == payments[p][: len(copied[p])] for p in copied)
         orders = compare(sequences(a, "orders"), _committed(b, "A.orders"))
         assert not orders.lost and not orders.out_of_order and sum(orders.duplicates.values()) == 0, orders.summary()
         assert sum(orders.records.values()) >= 100, orders.summary()
@@ -180,7 +218,8 @@ def test_sighup_adds_a_pattern_and_a_flow_removes_a_flow_and_refuses_a_broken_fi
 
 
 def test_watch_config_applies_a_saved_file_and_names_what_needs_a_restart(
-        two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path) -> None:
+    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path
+) -> None:
     a, b = two_clusters
     for topic in ("orders", "events"):
         a.create_topic(topic, PARTITIONS)
@@ -202,8 +241,13 @@ def test_watch_config_applies_a_saved_file_and_names_what_needs_a_restart(
         for producer in producers.values():
             producer.finish()
         for topic in producers:
-            eventually(lambda t=topic: not compare(sequences(a, t), _copied(b, f"A.{t}")).lost,  # type: ignore[misc]
-                       STEP_S, f"every {topic} record on B", mm2, 2)
+            eventually(
+                lambda t=topic: not compare(sequences(a, t), _copied(b, f"A.{t}")).lost,  # type: ignore[misc]
+                STEP_S,
+                f"every {topic} record on B",
+                mm2,
+                2,
+            )
         assert mm2.terminate(90) == 0, mm2.output()[-3000:]
         assert "Traceback" not in mm2.output()
     finally:
@@ -220,18 +264,24 @@ def _get_json(url: str) -> Any:
         return json.loads(response.read())
 
 
-def test_two_nodes_each_reread_their_file_and_converge(two_clusters: tuple[KafkaCluster, KafkaCluster],
-                                                       tmp_path: Path) -> None:
+def test_two_nodes_each_reread_their_file_and_converge(
+    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path
+) -> None:
     a, b = two_clusters
     for topic in ("orders", "events"):
         a.create_topic(topic, PARTITIONS)
     producers = {t: SequencedProducer(a, t, PARTITIONS, burst=5, interval=0.3) for t in ("orders", "events")}
     # one flow shared by two nodes (followers send their task configs to the leader over the internal REST API)
-    props = mm2_properties({"A": a, "B": b}, ["A->B"], **{"A->B.topics": "orders", "tasks.max": str(PARTITIONS),
-                                                          "dedicated.mode.enable.internal.rest": "true"})
+    props = mm2_properties(
+        {"A": a, "B": b},
+        ["A->B"],
+        **{"A->B.topics": "orders", "tasks.max": str(PARTITIONS), "dedicated.mode.enable.internal.rest": "true"},
+    )
     ports = [free_port(), free_port()]
-    configs = [write_properties(tmp_path / f"mm2-{i}.properties", {**props, "listeners": f"http://127.0.0.1:{port}"})
-               for i, port in enumerate(ports)]
+    configs = [
+        write_properties(tmp_path / f"mm2-{i}.properties", {**props, "listeners": f"http://127.0.0.1:{port}"})
+        for i, port in enumerate(ports)
+    ]
     for producer in producers.values():
         producer.start()
     tails = {t: _Tail(b, f"A.{t}") for t in producers}
@@ -249,19 +299,33 @@ def test_two_nodes_each_reread_their_file_and_converge(two_clusters: tuple[Kafka
             text = config.read_text().replace("A->B.topics = orders\n", "A->B.topics = orders, events\n")
             config.write_text(text)
             node.proc.send_signal(signal.SIGHUP)
-            eventually(lambda n=node: "Reload applied" in n.output() or None, STEP_S,  # type: ignore[misc]
-                       "the node's reload applied", node)
-        eventually(lambda: all(source_config(p)["topics"] == "orders, events" for p in ports), STEP_S,
-                   "both nodes serving the new connector config", nodes[0])
+            eventually(
+                lambda n=node: "Reload applied" in n.output() or None,
+                STEP_S,  # type: ignore[misc]
+                "the node's reload applied",
+                node,
+            )
+        eventually(
+            lambda: all(source_config(p)["topics"] == "orders, events" for p in ports),
+            STEP_S,
+            "both nodes serving the new connector config",
+            nodes[0],
+        )
         eventually(lambda: tails["events"].reached(marks["events"]), STEP_S, "the added pattern mirrored", nodes[0], 2)
-        writes = sum(n.output().split("Re-reading", 1)[1].count("wrote the MirrorSourceConnector config")
-                     for n in nodes)
+        writes = sum(
+            n.output().split("Re-reading", 1)[1].count("wrote the MirrorSourceConnector config") for n in nodes
+        )
         assert writes == 1, "the flow's leader alone writes the connector config"
         for producer in producers.values():
             producer.finish()
         for topic in producers:
-            eventually(lambda t=topic: not compare(sequences(a, t), _copied(b, f"A.{t}")).lost,  # type: ignore[misc]
-                       STEP_S, f"every {topic} record on B", nodes[0], 2)
+            eventually(
+                lambda t=topic: not compare(sequences(a, t), _copied(b, f"A.{t}")).lost,  # type: ignore[misc]
+                STEP_S,
+                f"every {topic} record on B",
+                nodes[0],
+                2,
+            )
         for node in nodes:
             assert node.terminate(90) == 0, node.output()[-3000:]
             assert "Traceback" not in node.output()

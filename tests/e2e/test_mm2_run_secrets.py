@@ -54,28 +54,36 @@ def _every_record_byte(cluster: KafkaCluster) -> dict[str, bytes]:
     return out
 
 
-def test_literal_passwords_never_leave_the_node(two_clusters: tuple[KafkaCluster, KafkaCluster],
-                                                tmp_path: Path) -> None:
+def test_literal_passwords_never_leave_the_node(
+    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path
+) -> None:
     a, b = two_clusters
-    pw = {name: f"pw-{name}-{secrets.token_hex(12)}" for name in
-          ("a-key", "b-trust", "a-jaas", "b-jaas", "b-admin-sasl", "flow-keystore", "basic-auth")}
+    pw = {
+        name: f"pw-{name}-{secrets.token_hex(12)}"
+        for name in ("a-key", "b-trust", "a-jaas", "b-jaas", "b-admin-sasl", "flow-keystore", "basic-auth")
+    }
     a.create_topic("orders", 2)
-    a.produce("orders", [{"key": f"k{i}".encode(), "value": f"v{i}".encode(), "partition": i % 2}
-                         for i in range(20)])
+    a.produce("orders", [{"key": f"k{i}".encode(), "value": f"v{i}".encode(), "partition": i % 2} for i in range(20)])
     commit_group(a, "app", {("orders", 0): 3, ("orders", 1): 2})  # the checkpoint connector gets a task
 
     port = free_port()
-    props = mm2_properties({"A": a, "B": b}, ["A->B"], **{
-        "topics": "orders", "groups": "app", "dedicated.mode.enable.internal.rest": "true",
-        "listeners": f"http://127.0.0.1:{port}",
-        "A.ssl.key.password": pw["a-key"],
-        "B.ssl.truststore.password": pw["b-trust"],
-        "A.sasl.jaas.config": _jaas(pw["a-jaas"]),
-        "B.sasl.jaas.config": _jaas(pw["b-jaas"]),  # the target's also reaches the herder's group client
-        "B.admin.sasl.password": pw["b-admin-sasl"],  # librdkafka's own key: any *.password is a secret
-        "A->B.source.consumer.ssl.keystore.password": pw["flow-keystore"],
-        "value.converter.basic.auth.user.info": f"user:{pw['basic-auth']}",  # a worker-level secret
-    })
+    props = mm2_properties(
+        {"A": a, "B": b},
+        ["A->B"],
+        **{
+            "topics": "orders",
+            "groups": "app",
+            "dedicated.mode.enable.internal.rest": "true",
+            "listeners": f"http://127.0.0.1:{port}",
+            "A.ssl.key.password": pw["a-key"],
+            "B.ssl.truststore.password": pw["b-trust"],
+            "A.sasl.jaas.config": _jaas(pw["a-jaas"]),
+            "B.sasl.jaas.config": _jaas(pw["b-jaas"]),  # the target's also reaches the herder's group client
+            "B.admin.sasl.password": pw["b-admin-sasl"],  # librdkafka's own key: any *.password is a secret
+            "A->B.source.consumer.ssl.keystore.password": pw["flow-keystore"],
+            "value.converter.basic.auth.user.info": f"user:{pw['basic-auth']}",  # a worker-level secret
+        },
+    )
     config = write_properties(tmp_path / "mm2.properties", props)
     mm2 = Mm2Process(config, log_dir=tmp_path, env={"MM2_LOG_LEVEL": "DEBUG"})
     base = f"http://127.0.0.1:{port}/A/B"
@@ -88,14 +96,21 @@ def test_literal_passwords_never_leave_the_node(two_clusters: tuple[KafkaCluster
         eventually(tasks_of_every_connector, 60, "tasks of all three connectors", mm2)
 
         # the stored configs carry references to the mm2.properties keys instead of the values
-        topics = {**{f"A:{t}": v for t, v in _every_record_byte(a).items()},
-                  **{f"B:{t}": v for t, v in _every_record_byte(b).items()}}
+        topics = {
+            **{f"A:{t}": v for t, v in _every_record_byte(a).items()},
+            **{f"B:{t}": v for t, v in _every_record_byte(b).items()},
+        }
         stored = topics["B:mm2-configs.A.internal"]
         assert b"${mm2:A.ssl.key.password}" in stored and b"${mm2:B.sasl.jaas.config}" in stored
         assert b"${mm2:A->B.source.consumer.ssl.keystore.password}" in stored
         assert b'"task.class"' in stored  # task configs are stored there too (they carry the references)
-        assert {"A:mm2-offset-syncs.B.internal", "B:mm2-status.A.internal", "B:mm2-offsets.A.internal",
-                "B:A.checkpoints.internal", "B:heartbeats"} <= set(topics)
+        assert {
+            "A:mm2-offset-syncs.B.internal",
+            "B:mm2-status.A.internal",
+            "B:mm2-offsets.A.internal",
+            "B:A.checkpoints.internal",
+            "B:heartbeats",
+        } <= set(topics)
 
         answers: dict[str, bytes] = {}
         for path in ("/connectors?expand=info&expand=status", "/connectors"):
@@ -136,8 +151,7 @@ def _source_side_work(proc: Mm2Process) -> set[str]:
     return set(re.findall(r"Mirror(?:Source|Checkpoint)Connector(?:-\d+)?", latest))
 
 
-def test_each_node_resolves_from_its_own_file(two_clusters: tuple[KafkaCluster, KafkaCluster],
-                                              tmp_path: Path) -> None:
+def test_each_node_resolves_from_its_own_file(two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path) -> None:
     """Two processes, files at different paths holding different passwords under the same keys."""
     a, b = two_clusters
     a.create_topic("orders", 2)
@@ -145,8 +159,11 @@ def test_each_node_resolves_from_its_own_file(two_clusters: tuple[KafkaCluster, 
     # With a group to checkpoint there are four tasks (two source, one checkpoint, one heartbeat) and
     # three connectors: however the leader balances them, each process gets work that connects to A.
     commit_group(a, "app", {("orders", 0): 2})
-    common = mm2_properties({"A": a, "B": b}, ["A->B"], **{
-        "topics": "orders", "groups": "app", "tasks.max": "2", "dedicated.mode.enable.internal.rest": "true"})
+    common = mm2_properties(
+        {"A": a, "B": b},
+        ["A->B"],
+        **{"topics": "orders", "groups": "app", "tasks.max": "2", "dedicated.mode.enable.internal.rest": "true"},
+    )
     nodes: list[Mm2Process] = []
     passwords: list[str] = []
     try:
@@ -155,9 +172,15 @@ def test_each_node_resolves_from_its_own_file(two_clusters: tuple[KafkaCluster, 
             passwords += [key_pw, jaas_pw]
             folder = tmp_path / f"node{n}"
             folder.mkdir()
-            config = write_properties(folder / "mm2.properties", {
-                **common, "listeners": f"http://127.0.0.1:{free_port()}",
-                "A.ssl.key.password": key_pw, "A.sasl.jaas.config": _jaas(jaas_pw)})
+            config = write_properties(
+                folder / "mm2.properties",
+                {
+                    **common,
+                    "listeners": f"http://127.0.0.1:{free_port()}",
+                    "A.ssl.key.password": key_pw,
+                    "A.sasl.jaas.config": _jaas(jaas_pw),
+                },
+            )
             nodes.append(Mm2Process(config, log_dir=folder, name=f"mm2-{n}", env={"MM2_LOG_LEVEL": "DEBUG"}))
 
         def shared() -> bool:
@@ -170,8 +193,10 @@ def test_each_node_resolves_from_its_own_file(two_clusters: tuple[KafkaCluster, 
         source_configs = [m for msgs in stored.values() for m in msgs if m.key() == b"connector-MirrorSourceConnector"]
         assert len(source_configs) == 1  # the same configs from both files: no node rewrote the other's
         assert b"${mm2:A.sasl.jaas.config}" in (source_configs[0].value() or b"")
-        topics = {**{f"A:{t}": v for t, v in _every_record_byte(a).items()},
-                  **{f"B:{t}": v for t, v in _every_record_byte(b).items()}}
+        topics = {
+            **{f"A:{t}": v for t, v in _every_record_byte(a).items()},
+            **{f"B:{t}": v for t, v in _every_record_byte(b).items()},
+        }
         for node in nodes:
             assert node.terminate(60) == 0, node.output()[-3000:]
         logs = {f"log of mm2-{i + 1}": node.output() for i, node in enumerate(nodes)}

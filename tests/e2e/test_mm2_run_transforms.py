@@ -44,7 +44,8 @@ def _heartbeat_flows(cluster: KafkaCluster) -> set[tuple[str, str]]:
 
 
 def test_flow_transform_by_java_class_name_rewrites_only_the_matching_topic(
-    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path,
+    two_clusters: tuple[KafkaCluster, KafkaCluster],
+    tmp_path: Path,
 ) -> None:
     a, b = two_clusters
     a.create_topic("orders", 2)

@@ -25,11 +25,17 @@ PARTITIONS = 3
 
 
 def test_status_reports_lag_0_right_after_the_backlog_is_on_the_target(
-        two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path) -> None:
+    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path
+) -> None:
     a, b = two_clusters
     a.create_topic("orders", PARTITIONS)
-    a.produce("orders", [{"key": f"k{i}".encode(), "value": f"order {i}".encode(), "partition": i % PARTITIONS}
-                         for i in range(BACKLOG * PARTITIONS)])
+    a.produce(
+        "orders",
+        [
+            {"key": f"k{i}".encode(), "value": f"order {i}".encode(), "partition": i % PARTITIONS}
+            for i in range(BACKLOG * PARTITIONS)
+        ],
+    )
     props = mm2_properties({"A": a, "B": b}, ["A->B"], topics="orders")
     props["B.offset.flush.interval.ms"] = "600000"  # no flush while the test runs
     config = write_properties(tmp_path / "mm2.properties", props)
@@ -45,16 +51,19 @@ def test_status_reports_lag_0_right_after_the_backlog_is_on_the_target(
         assert sorted(rows) == list(range(PARTITIONS))
         # what a flush-only status would have said: the flushed offsets do not cover the backlog
         assert all(r["flushed_offset"] is None or r["flushed_offset"] < BACKLOG for r in rows.values()), rows
-        assert {p: (r["source_end_offset"], r["mirrored_offset"], r["lag"], r["evidence"], r["age_s"])
-                for p, r in rows.items()} == {p: (BACKLOG, BACKLOG, 0, "target", 0.0) for p in rows}
+        assert {
+            p: (r["source_end_offset"], r["mirrored_offset"], r["lag"], r["evidence"], r["age_s"])
+            for p, r in rows.items()
+        } == {p: (BACKLOG, BACKLOG, 0, "target", 0.0) for p in rows}
 
         table = mm2_status(config)
         assert table.returncode == 0, table.stdout + table.stderr
         assert table.stderr == "", table.stderr
         lines = [line.split() for line in table.stdout.splitlines()]
         for p in range(PARTITIONS):
-            assert ["orders", str(p), "A.orders", str(BACKLOG), str(BACKLOG), "0", "now", "(target", "end)"] in lines, \
+            assert ["orders", str(p), "A.orders", str(BACKLOG), str(BACKLOG), "0", "now", "(target", "end)"] in lines, (
                 table.stdout
+            )
         assert not any(word in table.stdout for word in (" INFO ", " WARNING ", " ERROR ")), table.stdout
 
         assert mm2.terminate(60) == 0, mm2.output()[-3000:]

@@ -65,17 +65,25 @@ def tls_clusters(pki: Pki, tmp_path: Path) -> Iterator[Callable[..., TlsCluster]
 
 def java_tls(alias: str, pki: Pki) -> dict[str, str]:
     """A: TLS with a JKS truststore (Java's default type, not even named)."""
-    return {f"{alias}.security.protocol": "SSL", f"{alias}.ssl.truststore.location": str(pki.truststore_jks),
-            f"{alias}.ssl.truststore.password": TRUST_PASSWORD}
+    return {
+        f"{alias}.security.protocol": "SSL",
+        f"{alias}.ssl.truststore.location": str(pki.truststore_jks),
+        f"{alias}.ssl.truststore.password": TRUST_PASSWORD,
+    }
 
 
 def java_mutual_tls(alias: str, pki: Pki) -> dict[str, str]:
     """B: mutual TLS with a PKCS12 truststore and a PKCS12 keystore."""
-    return {f"{alias}.security.protocol": "SSL",
-            f"{alias}.ssl.truststore.type": "PKCS12", f"{alias}.ssl.truststore.location": str(pki.truststore_p12),
-            f"{alias}.ssl.truststore.password": TRUST_PASSWORD,
-            f"{alias}.ssl.keystore.type": "PKCS12", f"{alias}.ssl.keystore.location": str(pki.keystore_p12),
-            f"{alias}.ssl.keystore.password": KEYSTORE_PASSWORD, f"{alias}.ssl.key.password": KEYSTORE_PASSWORD}
+    return {
+        f"{alias}.security.protocol": "SSL",
+        f"{alias}.ssl.truststore.type": "PKCS12",
+        f"{alias}.ssl.truststore.location": str(pki.truststore_p12),
+        f"{alias}.ssl.truststore.password": TRUST_PASSWORD,
+        f"{alias}.ssl.keystore.type": "PKCS12",
+        f"{alias}.ssl.keystore.location": str(pki.keystore_p12),
+        f"{alias}.ssl.keystore.password": KEYSTORE_PASSWORD,
+        f"{alias}.ssl.key.password": KEYSTORE_PASSWORD,
+    }
 
 
 def checkpoint_offsets(b: KafkaCluster, groups: set[str]) -> dict[tuple[str, int], int]:
@@ -90,14 +98,17 @@ def checkpoint_offsets(b: KafkaCluster, groups: set[str]) -> dict[tuple[str, int
 
 
 @pytest.mark.spark
-def test_mm2_over_tls_and_mutual_tls_with_java_stores(tls_clusters: Callable[..., TlsCluster], pki: Pki,
-                                                      unique_name: NameFn, tmp_path: Path) -> None:
+def test_mm2_over_tls_and_mutual_tls_with_java_stores(
+    tls_clusters: Callable[..., TlsCluster], pki: Pki, unique_name: NameFn, tmp_path: Path
+) -> None:
     a, b = tls_clusters("A"), tls_clusters("B", mutual=True)
     topic = unique_name("orders")
     remote = f"A.{topic}"
     a.create_topic(topic, partitions=PARTITIONS)
-    a.produce(topic, [{"key": f"k{i}".encode(), "value": f"v{i}".encode(), "partition": i % PARTITIONS}
-                      for i in range(BACKLOG)])
+    a.produce(
+        topic,
+        [{"key": f"k{i}".encode(), "value": f"v{i}".encode(), "partition": i % PARTITIONS} for i in range(BACKLOG)],
+    )
     synced = unique_name("synced")
     commit_group(a, synced, {(topic, p): 40 + p for p in range(PARTITIONS)})
     props = mm2_properties({"A": a, "B": b}, ["A->B"], topics=topic, **CHECKPOINTS, **GROUP_SYNC)
@@ -105,8 +116,9 @@ def test_mm2_over_tls_and_mutual_tls_with_java_stores(tls_clusters: Callable[...
     config = write_properties(tmp_path / "mm2.properties", props)
 
     # 1. the backlog, by the Spark job (its executors build the same clients from the same file)
-    backfill = mm2_command("backfill", str(config), "--source", "A", "--target", "B", "--topics", topic,
-                           "--master", "local[1]", "--json")
+    backfill = mm2_command(
+        "backfill", str(config), "--source", "A", "--target", "B", "--topics", topic, "--master", "local[1]", "--json"
+    )
     assert backfill.returncode == 0, backfill.stdout + backfill.stderr
     assert json.loads(backfill.stdout)["totals"]["records_copied"] == BACKLOG
 
@@ -114,12 +126,20 @@ def test_mm2_over_tls_and_mutual_tls_with_java_stores(tls_clusters: Callable[...
     proc = Mm2Process(config, log_dir=tmp_path)
     try:
         a.produce(topic, [{"value": f"live{i}".encode(), "partition": i % PARTITIONS} for i in range(LIVE)])
-        eventually(lambda: mirrored_identically(a, topic, b, remote, at_least=BACKLOG + LIVE) or None,
-                   STARTUP_S, "the topic mirrored over TLS", proc)
+        eventually(
+            lambda: mirrored_identically(a, topic, b, remote, at_least=BACKLOG + LIVE) or None,
+            STARTUP_S,
+            "the topic mirrored over TLS",
+            proc,
+        )
         exact = {(synced, p): 40 + p for p in range(PARTITIONS)}
         eventually(lambda: checkpoint_offsets(b, {synced}) == exact or None, 60, "checkpoints over TLS", proc)
-        eventually(lambda: group_offsets(b, synced, remote, PARTITIONS) == {p: 40 + p for p in range(PARTITIONS)}
-                   or None, 60, "group offsets synced over mutual TLS", proc)
+        eventually(
+            lambda: group_offsets(b, synced, remote, PARTITIONS) == {p: 40 + p for p in range(PARTITIONS)} or None,
+            60,
+            "group offsets synced over mutual TLS",
+            proc,
+        )
 
         status = mm2_command("status", str(config), "--json", timeout=90)
         assert status.returncode == 0, status.stdout + status.stderr
@@ -137,8 +157,20 @@ def test_mm2_over_tls_and_mutual_tls_with_java_stores(tls_clusters: Callable[...
 
     failover = unique_name("failover")
     commit_group(a, failover, {(topic, p): 70 + p for p in range(PARTITIONS)})  # after mm2 stopped
-    applied = mm2_command("translate-offsets", str(config), "--source", "A", "--target", "B", "--groups", failover,
-                          "--apply", "--json", "--master", "local[1]")
+    applied = mm2_command(
+        "translate-offsets",
+        str(config),
+        "--source",
+        "A",
+        "--target",
+        "B",
+        "--groups",
+        failover,
+        "--apply",
+        "--json",
+        "--master",
+        "local[1]",
+    )
     assert applied.returncode == 0, applied.stdout + applied.stderr
     assert group_offsets(b, failover, remote, PARTITIONS) == {p: 70 + p for p in range(PARTITIONS)}
 
@@ -155,8 +187,9 @@ def _nothing_written(*clusters: KafkaCluster) -> None:
         assert not [t for t in names if t.endswith(".internal") or t.startswith(("mm2-", "heartbeats"))], names
 
 
-def test_tls_mistakes_are_one_line_and_write_nothing(tls_clusters: Callable[..., TlsCluster], pki: Pki,
-                                                     tmp_path: Path) -> None:
+def test_tls_mistakes_are_one_line_and_write_nothing(
+    tls_clusters: Callable[..., TlsCluster], pki: Pki, tmp_path: Path
+) -> None:
     a, b = tls_clusters("A"), tls_clusters("B", mutual=True)
     wrong_host = tls_clusters("W", server_cert=pki.wrong_host_cert)
     good = mm2_properties({"A": a, "B": b}, ["A->B"]) | java_tls("A", pki) | java_mutual_tls("B", pki)
@@ -191,9 +224,12 @@ def test_tls_mistakes_are_one_line_and_write_nothing(tls_clusters: Callable[...,
 
     # SASL over TLS: the JAAS reaches the broker's SASL handshake (the test broker logs nobody in), and the
     # failure is the client's own words, without the password
-    sasl = good | {"A.security.protocol": "SASL_SSL", "A.sasl.mechanism": "PLAIN",
-                   "A.sasl.jaas.config": 'org.apache.kafka.common.security.plain.PlainLoginModule required '
-                                         'username="mm2" password="sasl-secret-5";'}
+    sasl = good | {
+        "A.security.protocol": "SASL_SSL",
+        "A.sasl.mechanism": "PLAIN",
+        "A.sasl.jaas.config": "org.apache.kafka.common.security.plain.PlainLoginModule required "
+        'username="mm2" password="sasl-secret-5";',
+    }
     run = mm2("run", sasl, "sasl")
     line = _one_error_line(run)
     assert run.returncode == 3 and "cluster 'A'" in line and "SASL PLAIN" in line and "handshake failed" in line, line

@@ -75,8 +75,14 @@ def commit_group(cluster: KafkaCluster, group: str, topic: str, partitions: int,
     """Give the source a consumer group with committed offsets, so checkpoints have something to translate."""
     from confluent_kafka import Consumer, TopicPartition
 
-    consumer = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": group,
-                         "enable.auto.commit": False, "allow.auto.create.topics": False})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": cluster.bootstrap_servers,
+            "group.id": group,
+            "enable.auto.commit": False,
+            "allow.auto.create.topics": False,
+        }
+    )
     try:
         consumer.commit(offsets=[TopicPartition(topic, p, offset) for p in range(partitions)], asynchronous=False)
     finally:
@@ -107,9 +113,14 @@ def test_every_dashboard_query_returns_data_and_alert_rules_are_healthy(
     a.create_topic(topic, partitions=2)
     a.produce(topic, [{"key": b"k%d" % i, "value": b"v" * 100, "partition": i % 2} for i in range(40)])
     commit_group(a, group, topic, 2, 15)
-    config = write_mm2_config(tmp_path / "mm2.properties", a.bootstrap_servers, b.bootstrap_servers,
-                              topics=re.escape(topic), groups=re.escape(group),
-                              extra={**EVERY_PANEL_SOON, "verify.interval.seconds": "2"})
+    config = write_mm2_config(
+        tmp_path / "mm2.properties",
+        a.bootstrap_servers,
+        b.bootstrap_servers,
+        topics=re.escape(topic),
+        groups=re.escape(group),
+        extra={**EVERY_PANEL_SOON, "verify.interval.seconds": "2"},
+    )
     metrics_port, prom_port = free_port(), free_port()
     queries = dashboard_queries()
     assert len(queries) >= 15, queries
@@ -121,17 +132,32 @@ def test_every_dashboard_query_returns_data_and_alert_rules_are_healthy(
     ):
         mm2.wait_for_metrics()
         # Everything a panel reads has happened at least once: records, a checkpoint, a group sync, heartbeats.
-        mm2.wait_for(lambda s: total(s, "mm2_source_records_total") >= 40 and total(s, "mm2_checkpoints_total") > 0
-                     and total(s, "mm2_group_offset_syncs_total") > 0 and total(s, "mm2_heartbeats_total") > 0,
-                     120, "records, checkpoints, group offset syncs and heartbeats in /metrics")
+        mm2.wait_for(
+            lambda s: (
+                total(s, "mm2_source_records_total") >= 40
+                and total(s, "mm2_checkpoints_total") > 0
+                and total(s, "mm2_group_offset_syncs_total") > 0
+                and total(s, "mm2_heartbeats_total") > 0
+            ),
+            120,
+            "records, checkpoints, group offset syncs and heartbeats in /metrics",
+        )
         # The scheduled verification runs on the live flow (records keep arriving): it moves its metrics,
         # compares more records run after run, and finds no difference (unreplicated records are pending).
-        first = mm2.wait_for(lambda s: total(s, "mm2_verify_runs_total", result="equal") >= 1, 60,
-                             "a scheduled verification proving the mirror equal")
+        first = mm2.wait_for(
+            lambda s: total(s, "mm2_verify_runs_total", result="equal") >= 1,
+            60,
+            "a scheduled verification proving the mirror equal",
+        )
         compared = total(first, "mm2_verify_records_compared_total")
-        later = mm2.wait_for(lambda s: total(s, "mm2_verify_records_compared_total") > compared
-                             and total(s, "mm2_verify_runs_total", result="equal") >= 2, 60,
-                             "a second scheduled verification")
+        later = mm2.wait_for(
+            lambda s: (
+                total(s, "mm2_verify_records_compared_total") > compared
+                and total(s, "mm2_verify_runs_total", result="equal") >= 2
+            ),
+            60,
+            "a second scheduled verification",
+        )
         assert total(later, "mm2_verify_runs_total", result="different") == 0, mm2.log_tail()
         assert total(later, "mm2_verify_runs_total", result="failed") == 0, mm2.log_tail()
         assert total(later, "mm2_verify_differences") == 0
@@ -150,8 +176,9 @@ def test_every_dashboard_query_returns_data_and_alert_rules_are_healthy(
         try:
             wait_until(all_have_data, 90, "every dashboard query to return data", interval=2.0)
         except AssertionError as e:
-            raise AssertionError("dashboard queries without data:\n  " + "\n  ".join(missing) +
-                                 f"\n--- mm2 log ---\n{mm2.log_tail()}") from e
+            raise AssertionError(
+                "dashboard queries without data:\n  " + "\n  ".join(missing) + f"\n--- mm2 log ---\n{mm2.log_tail()}"
+            ) from e
 
         # The headline panels carry real values, not just zero series.
         records_rate = evaluate(prom, queries_by_title("Records replicated / s")[0])
@@ -194,9 +221,13 @@ def test_connect_sink_row_queries_return_data(
         Mm2Connect(worker, [connector], metrics_port, tmp_path / "mm2.log") as mm2,
         trickle(kafka_cluster, topic, 2),
     ):
-        mm2.wait_for(lambda s: sink(s, "mm2_sink_record_send_total") > 0
-                     and sink(s, "mm2_sink_offset_commit_completion_total") > 0, 120,
-                     "records put to the sink task and an offset commit")
+        mm2.wait_for(
+            lambda s: (
+                sink(s, "mm2_sink_record_send_total") > 0 and sink(s, "mm2_sink_offset_commit_completion_total") > 0
+            ),
+            120,
+            "records put to the sink task and an offset commit",
+        )
         assert TASK["connector"] == "file-sink"
         wait_until(prom.targets_up, 30, "Prometheus scraping mm2 connect")
         missing: list[str] = []
@@ -208,19 +239,27 @@ def test_connect_sink_row_queries_return_data(
         try:
             wait_until(all_have_data, 90, "every Connect sink query to return data", interval=2.0)
         except AssertionError as e:
-            raise AssertionError("Connect sink queries without data:\n  " + "\n  ".join(missing) +
-                                 f"\n--- mm2 log ---\n{mm2.log_tail()}") from e
+            raise AssertionError(
+                "Connect sink queries without data:\n  " + "\n  ".join(missing) + f"\n--- mm2 log ---\n{mm2.log_tail()}"
+            ) from e
         reads = evaluate(prom, queries_by_title("Sink records read and put / s")[0])
         assert [r["metric"].get("connector") for r in reads] == ["file-sink"], reads
-        wait_until(lambda: any(float(r["value"][1]) > 0
-                               for r in evaluate(prom, queries_by_title("Sink records read and put / s")[0])),
-                   60, "a non-zero sink read rate")
+        wait_until(
+            lambda: any(
+                float(r["value"][1]) > 0 for r in evaluate(prom, queries_by_title("Sink records read and put / s")[0])
+            ),
+            60,
+            "a non-zero sink read rate",
+        )
         partitions = evaluate(prom, queries_by_title("Sink partitions assigned")[0])
         assert [float(r["value"][1]) for r in partitions] == [2.0], partitions
 
 
 def queries_by_title(title: str) -> list[str]:
-    exprs = [expr for where, expr in dashboard_queries(dashboard_rows(), variables=False)
-             if where.startswith(f"panel {title!r}")]
+    exprs = [
+        expr
+        for where, expr in dashboard_queries(dashboard_rows(), variables=False)
+        if where.startswith(f"panel {title!r}")
+    ]
     assert exprs, f"no panel titled {title!r}"
     return exprs

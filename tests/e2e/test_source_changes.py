@@ -43,8 +43,11 @@ NEW_GROUP_AT = 30  # a group's position in the new incarnation (beyond the old o
 
 
 def records(tag: str, count: int) -> list[dict[str, object]]:
-    return [{"key": f"k{i % 3}".encode(), "value": f"{tag}-{p}-{i}".encode(), "partition": p}
-            for i in range(count) for p in range(2)]
+    return [
+        {"key": f"k{i % 3}".encode(), "value": f"{tag}-{p}-{i}".encode(), "partition": p}
+        for i in range(count)
+        for p in range(2)
+    ]
 
 
 def values(cluster: KafkaCluster, topic: str) -> dict[int, list[bytes | None]]:
@@ -84,12 +87,18 @@ def first_run(a: KafkaCluster, b: KafkaCluster, config: Path, tmp_path: Path, ol
         commit_group(a, old_group, {("events", p): OLD_GROUP_AT for p in range(2)})
         # checkpoints every second in this setup run only (the default is a minute): what is under test is
         # the second run, with stock settings
-        config = write_properties(tmp_path / "first.properties", {
-            **dict(line.split(" = ", 1) for line in config.read_text().splitlines()), **CHECKPOINTS})
+        config = write_properties(
+            tmp_path / "first.properties",
+            {**dict(line.split(" = ", 1) for line in config.read_text().splitlines()), **CHECKPOINTS},
+        )
     mm2 = Mm2Process(config, log_dir=tmp_path, name="first")
     try:
-        eventually(lambda: mirrored(b, {p: expected("old", OLD, p) for p in range(2)}), STARTUP_S,
-                   "the first incarnation on B", mm2)
+        eventually(
+            lambda: mirrored(b, {p: expected("old", OLD, p) for p in range(2)}),
+            STARTUP_S,
+            "the first incarnation on B",
+            mm2,
+        )
         if old_group is not None:
             eventually(lambda: checkpointed(b, old_group), STARTUP_S, "checkpoints of the old group", mm2, 2.0)
         assert mm2.terminate() == 0
@@ -101,11 +110,11 @@ def first_run(a: KafkaCluster, b: KafkaCluster, config: Path, tmp_path: Path, ol
 
 
 def test_a_topic_recreated_while_mm2_was_stopped_is_mirrored_from_its_start_and_said(
-        two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path) -> None:
+    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path
+) -> None:
     prometheus_binary()  # fail first, with the install hint, if the server is missing
     a, b = two_clusters
-    config = write_properties(tmp_path / "mm2.properties",
-                              mm2_properties({"A": a, "B": b}, ["A->B"], topics="events"))
+    config = write_properties(tmp_path / "mm2.properties", mm2_properties({"A": a, "B": b}, ["A->B"], topics="events"))
     first_run(a, b, config, tmp_path, old_group="app-old")
     commit_group(a, "app-new", {("events", p): NEW_GROUP_AT for p in range(2)})  # consumed the new incarnation
 
@@ -117,16 +126,31 @@ def test_a_topic_recreated_while_mm2_was_stopped_is_mirrored_from_its_start_and_
             eventually(lambda: mirrored(b, want), STARTUP_S, "the new incarnation after the old one on B", mm2)
             samples = eventually(lambda: scrape(port), 30, "metrics", mm2)
             for p in range(2):
-                assert total(samples, "mm2_source_changes_total", topic="A.events", partition=str(p),
-                             reason="topic-recreated") == 1
+                assert (
+                    total(
+                        samples,
+                        "mm2_source_changes_total",
+                        topic="A.events",
+                        partition=str(p),
+                        reason="topic-recreated",
+                    )
+                    == 1
+                )
+
             # the shipped alert rule, unchanged, in a real Prometheus scraping this mm2
             # (Prometheus may evaluate the rule first with one partition's event scraped: the value then follows)
             def firing() -> list[tuple[str, str, str]]:
-                return [(a["labels"]["topic"], a["labels"]["reason"], a["value"]) for a in prom.alerts()
-                        if a["labels"].get("alertname") == "MM2SourceChanged" and a["state"] == "firing"]
+                return [
+                    (a["labels"]["topic"], a["labels"]["reason"], a["value"])
+                    for a in prom.alerts()
+                    if a["labels"].get("alertname") == "MM2SourceChanged" and a["state"] == "firing"
+                ]
 
-            wait_until(lambda: firing() == [("A.events", "topic-recreated", "2e+00")], 60,
-                       "MM2SourceChanged firing for both partitions' events")
+            wait_until(
+                lambda: firing() == [("A.events", "topic-recreated", "2e+00")],
+                60,
+                "MM2SourceChanged firing for both partitions' events",
+            )
         assert mm2.terminate() == 0
         log = mm2.output()
     finally:
@@ -134,46 +158,64 @@ def test_a_topic_recreated_while_mm2_was_stopped_is_mirrored_from_its_start_and_
     lines = [line for line in log.splitlines() if "source topic events was deleted and recreated" in line]
     assert len(lines) == 2, lines  # once per partition
     for p in range(2):
-        assert sum(f"partition {p}: the old incarnation was mirrored through offset {OLD - 1} ({OLD} records)"
-                   in line for line in lines) == 1
+        assert (
+            sum(
+                f"partition {p}: the old incarnation was mirrored through offset {OLD - 1} ({OLD} records)" in line
+                for line in lines
+            )
+            == 1
+        )
     assert all("ERROR" in line for line in lines)
 
     flow = status_json(config)["flows"][0]
     changes = {(c["topic"], c["partition"]): c for c in flow["source_changes"]}
     assert set(changes) == {("events", 0), ("events", 1)}
-    assert all(c["reason"] == "topic-recreated" and f"mirrored through offset {OLD - 1}" in c["detail"]
-               for c in changes.values())
+    assert all(
+        c["reason"] == "topic-recreated" and f"mirrored through offset {OLD - 1}" in c["detail"]
+        for c in changes.values()
+    )
     mirrored_to = {p["partition"]: p["mirrored_offset"] for p in flow["partitions"] if p["topic"] == "events"}
     assert mirrored_to == {0: NEW, 1: NEW}  # positions of the new incarnation, nothing lagging
     # mm2 verify: the new incarnation is equal on the target, and the recreation is said as a known gap
     verify = json.loads(verify_json(config))
     assert verify["equal"] is True, verify
-    assert [(p["partition"], p["compared"], bool(p["source_recreated"])) for p in verify["partitions"]] == \
-        [(0, NEW, True), (1, NEW, True)]
+    assert [(p["partition"], p["compared"], bool(p["source_recreated"])) for p in verify["partitions"]] == [
+        (0, NEW, True),
+        (1, NEW, True),
+    ]
 
     # failover: the new incarnation's group is placed exactly, the one left on the old incarnation is reported
-    run = mm2_command("translate-offsets", str(config), "--source", "A", "--target", "B", "--apply", "--json",
-                      "--master", "local[1]")
+    run = mm2_command(
+        "translate-offsets", str(config), "--source", "A", "--target", "B", "--apply", "--json", "--master", "local[1]"
+    )
     assert run.returncode == 0, run.stdout + run.stderr
-    rows = {(g["group"], p["partition"]): (p["source_offset"], p["target_offset"], p["reread"], p["status"],
-                                           p["applied"])
-            for g in json.loads(run.stdout)["groups"] for p in g["partitions"]}
-    assert rows == {**{("app-new", p): (NEW_GROUP_AT, OLD + NEW_GROUP_AT, 0, "ok", True) for p in range(2)},
-                    **{("app-old", p): (OLD_GROUP_AT, None, None, "old-incarnation", False) for p in range(2)}}
+    rows = {
+        (g["group"], p["partition"]): (p["source_offset"], p["target_offset"], p["reread"], p["status"], p["applied"])
+        for g in json.loads(run.stdout)["groups"]
+        for p in g["partitions"]
+    }
+    assert rows == {
+        **{("app-new", p): (NEW_GROUP_AT, OLD + NEW_GROUP_AT, 0, "ok", True) for p in range(2)},
+        **{("app-old", p): (OLD_GROUP_AT, None, None, "old-incarnation", False) for p in range(2)},
+    }
     assert group_offsets(b, "app-new", "A.events", 2) == {p: OLD + NEW_GROUP_AT for p in range(2)}
     assert group_offsets(b, "app-old", "A.events", 2) == {}  # nothing written for it
 
 
 def test_the_fail_choice_stops_the_task_with_one_clear_error_and_changes_nothing_on_the_target(
-        two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path) -> None:
+    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path
+) -> None:
     a, b = two_clusters
-    config = write_properties(tmp_path / "mm2.properties", mm2_properties(
-        {"A": a, "B": b}, ["A->B"], topics="events", **{"A->B.source.topic.recreated.action": "fail"}))
+    config = write_properties(
+        tmp_path / "mm2.properties",
+        mm2_properties({"A": a, "B": b}, ["A->B"], topics="events", **{"A->B.source.topic.recreated.action": "fail"}),
+    )
     first_run(a, b, config, tmp_path)
     before = values(b, "A.events")
 
     mm2 = Mm2Process(config, log_dir=tmp_path, name="second")
     try:
+
         def failed_task() -> dict[str, object] | None:
             flow = status_json(config)["flows"][0]
             for connector in flow["connectors"]:
@@ -197,16 +239,17 @@ def test_the_fail_choice_stops_the_task_with_one_clear_error_and_changes_nothing
 
 
 def test_records_deleted_before_they_were_mirrored_are_counted_exactly_and_alerted(
-        durable_cluster_factory: Callable[[list[str]], list[KafkaCluster]],
-        cluster_factory: Callable[[list[str]], list[KafkaCluster]], tmp_path: Path) -> None:
+    durable_cluster_factory: Callable[[list[str]], list[KafkaCluster]],
+    cluster_factory: Callable[[list[str]], list[KafkaCluster]],
+    tmp_path: Path,
+) -> None:
     """The source on durable storage, where removing the oldest batch objects moves a log start (Tansu has
     no retention): records written while mm2 was stopped are deleted before it could mirror them."""
     prometheus_binary()
     (a,) = durable_cluster_factory(["A"])
     (b,) = cluster_factory(["B"])
     assert isinstance(a, EmbeddedKafkaCluster)
-    config = write_properties(tmp_path / "mm2.properties",
-                              mm2_properties({"A": a, "B": b}, ["A->B"], topics="events"))
+    config = write_properties(tmp_path / "mm2.properties", mm2_properties({"A": a, "B": b}, ["A->B"], topics="events"))
     a.create_topic("events", 2)
     a.produce("events", records("v", 10))
     mm2 = Mm2Process(config, log_dir=tmp_path, name="first")
@@ -228,26 +271,43 @@ def test_records_deleted_before_they_were_mirrored_are_counted_exactly_and_alert
 
             def lost_counted() -> bool:
                 samples = scrape(port)
-                return all(total(samples, "mm2_source_records_lost_total", topic="A.events", partition=str(p)) == 5
-                           for p in range(2))
+                return all(
+                    total(samples, "mm2_source_records_lost_total", topic="A.events", partition=str(p)) == 5
+                    for p in range(2)
+                )
 
             eventually(lost_counted, 60, "5 lost records per partition in /metrics", mm2)
-            firing = wait_until(lambda: [a for a in prom.alerts() if a["labels"].get("alertname") == "MM2SourceChanged"
-                                         and a["state"] == "firing"], 60, "MM2SourceChanged firing")
+            firing = wait_until(
+                lambda: [
+                    a
+                    for a in prom.alerts()
+                    if a["labels"].get("alertname") == "MM2SourceChanged" and a["state"] == "firing"
+                ],
+                60,
+                "MM2SourceChanged firing",
+            )
             assert [(a["labels"]["topic"], a["labels"]["reason"]) for a in firing] == [("A.events", "records-lost")]
         assert mm2.terminate() == 0
         log = mm2.output()
     finally:
         mm2.close()
     lines = [line for line in log.splitlines() if "were deleted on the source" in line]
-    assert len(lines) == 2 and all("5 records of source topic events partition" in line
-                                   and "(offsets 10 to 14)" in line and "ERROR" in line for line in lines), lines
+    assert len(lines) == 2 and all(
+        "5 records of source topic events partition" in line and "(offsets 10 to 14)" in line and "ERROR" in line
+        for line in lines
+    ), lines
     changes = status_json(config)["flows"][0]["source_changes"]
-    assert [(c["topic"], c["partition"], c["reason"]) for c in changes] == \
-        [("events", 0, "records-lost"), ("events", 1, "records-lost")]
-    assert all(c["detail"].startswith("5 records deleted on the source before they were mirrored (last: offsets "
-                                      "10 to 14)") for c in changes)
+    assert [(c["topic"], c["partition"], c["reason"]) for c in changes] == [
+        ("events", 0, "records-lost"),
+        ("events", 1, "records-lost"),
+    ]
+    assert all(
+        c["detail"].startswith("5 records deleted on the source before they were mirrored (last: offsets 10 to 14)")
+        for c in changes
+    )
     verify = json.loads(verify_json(config))  # equal where records exist, the deleted ones a known gap
     assert verify["equal"] is True, verify
-    assert [(p["partition"], p["compared"], p["lost_on_source"]) for p in verify["partitions"]] == \
-        [(0, 5, 5), (1, 5, 5)]
+    assert [(p["partition"], p["compared"], p["lost_on_source"]) for p in verify["partitions"]] == [
+        (0, 5, 5),
+        (1, 5, 5),
+    ]

@@ -46,8 +46,9 @@ def copied_bytes(samples: Samples) -> float:
 
 
 @pytest.mark.timeout(600)
-def test_a_capped_flow_copies_at_its_cap_and_the_metric_shows_it(two_clusters: tuple[KafkaCluster, KafkaCluster],
-                                                                    tmp_path: Path) -> None:
+def test_a_capped_flow_copies_at_its_cap_and_the_metric_shows_it(
+    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path
+) -> None:
     a, b = two_clusters
     backlog(a)
     port = free_port()
@@ -78,14 +79,28 @@ def test_a_capped_flow_copies_at_its_cap_and_the_metric_shows_it(two_clusters: t
 
 
 @pytest.mark.timeout(600)
-def test_a_capped_backfill_copies_at_its_cap_and_reports_the_rate(two_clusters: tuple[KafkaCluster, KafkaCluster],
-                                                                  tmp_path: Path) -> None:
+def test_a_capped_backfill_copies_at_its_cap_and_reports_the_rate(
+    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path
+) -> None:
     a, b = two_clusters
     backlog(a)
-    config = write_properties(tmp_path / "mm2.properties",
-                              mm2_properties({"A": a, "B": b}, ["A->B"], **{"A->B.topics": TOPIC}))
-    run = mm2_command("backfill", str(config), "--source", "A", "--target", "B", "--master", "local[2]",
-                      "--throughput-limit", "512K", "--json", timeout=540)
+    config = write_properties(
+        tmp_path / "mm2.properties", mm2_properties({"A": a, "B": b}, ["A->B"], **{"A->B.topics": TOPIC})
+    )
+    run = mm2_command(
+        "backfill",
+        str(config),
+        "--source",
+        "A",
+        "--target",
+        "B",
+        "--master",
+        "local[2]",
+        "--throughput-limit",
+        "512K",
+        "--json",
+        timeout=540,
+    )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     report = json.loads(run.stdout)
     totals = report["totals"]
@@ -94,14 +109,18 @@ def test_a_capped_backfill_copies_at_its_cap_and_reports_the_rate(two_clusters: 
     assert report["copy_seconds"] >= WINDOW_S, report["copy_seconds"]  # the cap held it for over a minute
     assert abs(totals["bytes_per_second"] - CAP) <= 0.1 * CAP, totals
     committed = read_topic_committed(b, f"A.{TOPIC}", timeout_s=120)  # the backfill writes in transactions
-    assert {p: len(log.committed) for p, log in committed.items()} == dict.fromkeys(range(PARTITIONS),
-                                                                                    RECORDS // PARTITIONS)
+    assert {p: len(log.committed) for p, log in committed.items()} == dict.fromkeys(
+        range(PARTITIONS), RECORDS // PARTITIONS
+    )
 
 
 def test_a_throughput_limit_that_is_not_a_size_is_one_line(tmp_path: Path) -> None:
-    config = write_properties(tmp_path / "mm2.properties", {"clusters": "A, B", "A.bootstrap.servers": "127.0.0.1:1",
-                                                             "B.bootstrap.servers": "127.0.0.1:2"})
+    config = write_properties(
+        tmp_path / "mm2.properties",
+        {"clusters": "A, B", "A.bootstrap.servers": "127.0.0.1:1", "B.bootstrap.servers": "127.0.0.1:2"},
+    )
     run = mm2_command("backfill", str(config), "--source", "A", "--target", "B", "--throughput-limit", "fast")
     assert run.returncode != 0
-    assert run.stderr.strip().count("\n") == 0 and "--throughput-limit" in run.stderr and "fast" in run.stderr, \
+    assert run.stderr.strip().count("\n") == 0 and "--throughput-limit" in run.stderr and "fast" in run.stderr, (
         run.stderr
+    )

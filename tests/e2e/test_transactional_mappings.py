@@ -49,8 +49,14 @@ def target_offset(source_offset: int) -> int:
 
 
 def produce_transactions(a: KafkaCluster, topic: str, tid: str) -> None:
-    producer = Producer({"bootstrap.servers": a.bootstrap_servers, "transactional.id": tid, "linger.ms": 0,
-                         "allow.auto.create.topics": False})
+    producer = Producer(
+        {
+            "bootstrap.servers": a.bootstrap_servers,
+            "transactional.id": tid,
+            "linger.ms": 0,
+            "allow.auto.create.topics": False,
+        }
+    )
     producer.init_transactions(30)
     for k in range(TRANSACTIONS):
         producer.begin_transaction()
@@ -64,13 +70,15 @@ def mapping_records(a: KafkaCluster, topic: str) -> int:
 
 
 def test_transactional_source_few_mapping_records_and_exact_translation(
-        two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: NameFn, tmp_path: Path) -> None:
+    two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: NameFn, tmp_path: Path
+) -> None:
     a, b = two_clusters
     topic = unique_name("payments")
     a.create_topic(topic, partitions=PARTITIONS)
     b.create_topic(f"A.{topic}", partitions=PARTITIONS)
-    b.produce(f"A.{topic}", [{"value": b"before-mirroring", "partition": p} for p in range(PARTITIONS)
-                             for _ in range(SHIFT)])
+    b.produce(
+        f"A.{topic}", [{"value": b"before-mirroring", "partition": p} for p in range(PARTITIONS) for _ in range(SHIFT)]
+    )
     config = write_properties(tmp_path / "mm2.properties", mm2_properties({"A": a, "B": b}, ["A->B"], topics=topic))
     proc = Mm2Process(config, log_dir=tmp_path)
     try:
@@ -79,17 +87,26 @@ def test_transactional_source_few_mapping_records_and_exact_translation(
         for group, position in groups.items():
             commit_group(a, group, {(topic, p): position for p in range(PARTITIONS)})
         everything = dict.fromkeys(range(PARTITIONS), END)
-        eventually(lambda: published_through(a, MAPPINGS, topic) == everything or None, STARTUP_S,
-                   "mappings through the last marker of every partition", proc)
+        eventually(
+            lambda: published_through(a, MAPPINGS, topic) == everything or None,
+            STARTUP_S,
+            "mappings through the last marker of every partition",
+            proc,
+        )
 
         records = mapping_records(a, topic)
         assert records <= TRANSACTIONS // 10, f"{records} mapping records for {TRANSACTIONS} transactions"
 
-        translated = mm2("translate-offsets", str(config), "--source", "A", "--target", "B", "--json",
-                         "--master", "local[1]")
+        translated = mm2(
+            "translate-offsets", str(config), "--source", "A", "--target", "B", "--json", "--master", "local[1]"
+        )
         assert translated.returncode == 0, translated.stdout + translated.stderr
-        rows = {(g["group"], p["partition"]): (p["target_offset"], p["reread"], p["status"])
-                for g in json.loads(translated.stdout)["groups"] if g["group"] in groups for p in g["partitions"]}
+        rows = {
+            (g["group"], p["partition"]): (p["target_offset"], p["reread"], p["status"])
+            for g in json.loads(translated.stdout)["groups"]
+            if g["group"] in groups
+            for p in g["partitions"]
+        }
         assert rows == {(g, p): (target_offset(o), 0, "ok") for g, o in groups.items() for p in range(PARTITIONS)}
     finally:
         assert proc.terminate() == 0, proc.output()[-3000:]

@@ -60,13 +60,15 @@ def test_source_task_loop_prints_rates_and_ratio() -> None:
 
 
 def test_mirror_throughput_prints_rates_ratio_and_rss() -> None:
-    out = run_bench("bench.mirror_throughput", "--records", "3000", "--size", "1024", "--partitions", "2",
-                    "--exactly-once")
+    out = run_bench(
+        "bench.mirror_throughput", "--records", "3000", "--size", "1024", "--partitions", "2", "--exactly-once"
+    )
     for label in ("(a) raw consume A", "(b) raw produce B", "(c) mirror A->B", "(e) mirror exactly-once"):
         figure(out, label, RATE)
     assert float(figure(out, "ratio exactly-once/at-least-once", r"([\d.]+)").group(1)) > 0
-    assert re.search(r"^target exactly-once/at-least-once >= 0\.8 \(3000 x 1024 B, 2 p\): [\d.]+ (met|MISSED)$", out,
-                     re.MULTILINE), out
+    assert re.search(
+        r"^target exactly-once/at-least-once >= 0\.8 \(3000 x 1024 B, 2 p\): [\d.]+ (met|MISSED)$", out, re.MULTILINE
+    ), out
     ratio = figure(out, "ratio mirror/min(a,b)", r"([\d.]+)")
     assert float(ratio.group(1)) > 0
     rss = figure(out, "peak RSS mirroring", r"(\d+) MB \(\+(-?\d+) MB over (\d+) MB before\)")
@@ -77,28 +79,43 @@ def test_mirror_throughput_prints_rates_ratio_and_rss() -> None:
 
 @pytest.mark.spark
 def test_translate_offsets_prints_both_times() -> None:
-    out = run_bench("bench.translate_offsets", "--groups", "40", "--records", "50", "--loop-sample", "2",
-                    timeout=240)
+    out = run_bench("bench.translate_offsets", "--groups", "40", "--records", "50", "--loop-sample", "2", timeout=240)
     job = figure(out, "(a) spark job", r"40 groups in ([\d.]+) s .*")
     assert float(job.group(1)) > 0
     figure(out, "(b) per-group loop", r"2 groups in [\d.]+ s \(\d+ ms/group\); projected 40 groups: \d+ s")
-    assert re.search(r"^target < 60 s for 40 groups \(job with session start\): [\d.]+ s (met|MISSED)$", out,
-                     re.MULTILINE), out
+    assert re.search(
+        r"^target < 60 s for 40 groups \(job with session start\): [\d.]+ s (met|MISSED)$", out, re.MULTILINE
+    ), out
     _no_broker_left(out)
 
 
 @pytest.mark.spark
 def test_backfill_prints_rates_cpu_startup_and_the_ratio() -> None:
-    out = run_bench("bench.backfill_throughput", "--records", "6000", "--size", "200", "--partitions", "4",
-                    "--rounds", "1", timeout=300)
+    out = run_bench(
+        "bench.backfill_throughput",
+        "--records",
+        "6000",
+        "--size",
+        "200",
+        "--partitions",
+        "4",
+        "--rounds",
+        "1",
+        timeout=300,
+    )
     for label in ("(a) raw consume A", "(b) raw produce B"):
         figure(out, label, RATE)
     for label in ("(live) mirror task", "(bf1) backfill local[1]", "(bf2) backfill local[2]"):
         figure(out, label, RATE + r"\s+cpu [\d.]+ s = [\d.]+ cpu-s/GB.*")
-    figure(out, "(bf2) backfill local[2]",
-           r".*Spark start-up [\d.]+ s \(not counted\), whole job [\d.]+ s = [\d,]+ rec/s")
-    figure(out, "Spark start-up", r"first session [\d.]+ s \(JVM launched\), later sessions [\d.]+-[\d.]+ s "
-                                  r"\(JVM up\), not counted")
+    figure(
+        out, "(bf2) backfill local[2]", r".*Spark start-up [\d.]+ s \(not counted\), whole job [\d.]+ s = [\d,]+ rec/s"
+    )
+    figure(
+        out,
+        "Spark start-up",
+        r"first session [\d.]+ s \(JVM launched\), later sessions [\d.]+-[\d.]+ s "
+        r"\(JVM up\), not counted",
+    )
     figure(out, "ratio backfill[2]/live", r"[\d.]+")
     figure(out, "ratio backfill[2]/live per round", r"median [\d.]+ \([\d.]+\)")
     assert re.search(r"^verdict: backfill on local\[2\] (meets|misses) the target", out, re.MULTILINE), out
@@ -106,8 +123,20 @@ def test_backfill_prints_rates_cpu_startup_and_the_ratio() -> None:
 
 @pytest.mark.spark
 def test_verify_throughput_prints_rates_and_ratio() -> None:
-    out = run_bench("bench.verify_throughput", "--records", "4000", "--size", "100", "--partitions", "2",
-                    "--rounds", "1", "--chunk-records", "500", timeout=240)
+    out = run_bench(
+        "bench.verify_throughput",
+        "--records",
+        "4000",
+        "--size",
+        "100",
+        "--partitions",
+        "2",
+        "--rounds",
+        "1",
+        "--chunk-records",
+        "500",
+        timeout=240,
+    )
     figure(out, "(a) raw consume A+B", RATE)
     job = figure(out, "(b) verify local[2]", RATE)
     assert "(4000 in" in job.group(0)

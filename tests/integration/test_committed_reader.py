@@ -22,12 +22,18 @@ pytestmark = pytest.mark.integration
 
 
 def _producer(cluster: KafkaCluster, **extra: str) -> Producer:
-    return Producer({"bootstrap.servers": cluster.bootstrap_servers, "linger.ms": 0, "logger": RDKAFKA_LOG,
-                     "allow.auto.create.topics": False, **extra})
+    return Producer(
+        {
+            "bootstrap.servers": cluster.bootstrap_servers,
+            "linger.ms": 0,
+            "logger": RDKAFKA_LOG,
+            "allow.auto.create.topics": False,
+            **extra,
+        }
+    )
 
 
-def test_only_committed_records_in_log_order(kafka_cluster: KafkaCluster,
-                                             unique_name: Callable[[str], str]) -> None:
+def test_only_committed_records_in_log_order(kafka_cluster: KafkaCluster, unique_name: Callable[[str], str]) -> None:
     topic, tid = unique_name("txn"), unique_name("tid")
     kafka_cluster.create_topic(topic, partitions=2)
     txn = _producer(kafka_cluster, **{"transactional.id": tid})
@@ -66,8 +72,9 @@ def test_only_committed_records_in_log_order(kafka_cluster: KafkaCluster,
     assert read_topics_committed(kafka_cluster, [topic]) == {topic: logs}  # one connection for all partitions
 
 
-def test_an_open_transaction_holds_back_everything_after_it(kafka_cluster: KafkaCluster,
-                                                            unique_name: Callable[[str], str]) -> None:
+def test_an_open_transaction_holds_back_everything_after_it(
+    kafka_cluster: KafkaCluster, unique_name: Callable[[str], str]
+) -> None:
     topic = unique_name("open")
     kafka_cluster.create_topic(topic, partitions=1)
     plain = _producer(kafka_cluster)

@@ -105,8 +105,21 @@ def parse_batch(raw: bytes | memoryview) -> Batch:
     view = memoryview(raw)
     if len(view) < HEADER_SIZE:
         raise CorruptBatch(f"a batch of {len(view)} bytes is shorter than the v2 header")
-    (base_offset, _length, _leader_epoch, magic, crc, attributes, last_delta, base_ts, max_ts, producer_id,
-     producer_epoch, base_sequence, count) = _HEADER.unpack_from(view)
+    (
+        base_offset,
+        _length,
+        _leader_epoch,
+        magic,
+        crc,
+        attributes,
+        last_delta,
+        base_ts,
+        max_ts,
+        producer_id,
+        producer_epoch,
+        base_sequence,
+        count,
+    ) = _HEADER.unpack_from(view)
     if magic != 2:
         raise CorruptBatch(f"batch at {base_offset} has magic {magic}; only v2 batches are read")
     actual = crc32c(view[_CRC_FROM:])
@@ -143,8 +156,10 @@ def _decompress(base_offset: int, attributes: int, body: memoryview) -> bytes:
         if codec == 3:
             return bytes(cramjam.lz4.decompress(bytes(body)))
         return bytes(cramjam.zstd.decompress(bytes(body)))
-    raise UnsupportedCodec(f"batch at {base_offset} is compressed with {_CODECS.get(codec, codec)}, which the "
-                           "test reader does not decompress")
+    raise UnsupportedCodec(
+        f"batch at {base_offset} is compressed with {_CODECS.get(codec, codec)}, which the "
+        "test reader does not decompress"
+    )
 
 
 _XERIAL = b"\x82SNAPPY\x00"
@@ -160,7 +175,7 @@ def _snappy(data: bytes) -> bytes:
     out, pos = [], 16
     while pos < len(data):
         (size,) = struct.unpack_from(">i", data, pos)
-        out.append(bytes(cramjam.snappy.decompress_raw(data[pos + 4:pos + 4 + size])))
+        out.append(bytes(cramjam.snappy.decompress_raw(data[pos + 4 : pos + 4 + size])))
         pos += 4 + size
     return b"".join(out)
 
@@ -190,15 +205,14 @@ def _bytes(data: bytes, pos: int) -> tuple[bytes | None, int]:
         return None, pos
     if pos + size > len(data):
         raise CorruptBatch("a record's field runs past its batch")
-    return data[pos:pos + size], pos + size
+    return data[pos : pos + size], pos + size
 
 
 #: zigzag varints of one byte (most lengths, deltas and counts of a record), decoded ahead
 _ONE_BYTE = tuple((b >> 1) ^ -(b & 1) for b in range(0x80))
 
 
-def _record(data: bytes, pos: int, base_offset: int, base_ts: int,
-            append_time: int | None) -> tuple[Record, int]:
+def _record(data: bytes, pos: int, base_offset: int, base_ts: int, append_time: int | None) -> tuple[Record, int]:
     """One record at ``pos``: (record, position after it). One-byte varints are decoded inline (a
     function call each would double the cost of a log of small records)."""
     length, pos = _varint(data, pos)
@@ -227,7 +241,7 @@ def _record(data: bytes, pos: int, base_offset: int, base_ts: int,
         if size < 0:
             key_value.append(None)
         else:
-            key_value.append(data[pos:pos + size])
+            key_value.append(data[pos : pos + size])
             pos += size
     header_count, pos = _varint(data, pos)
     headers = []

@@ -23,8 +23,19 @@ from tests.oracle.rule import CommittedRecord, PartitionLog, apply_read_committe
 if TYPE_CHECKING:
     from embedded_kafka.cluster import KafkaCluster
 
-__all__ = ["CommittedRecord", "FetchError", "PartitionLog", "apply_read_committed", "committed_values", "leaders",
-           "raw_batches", "read_committed", "read_topic_committed", "read_topics_committed", "topic_leaders"]
+__all__ = [
+    "CommittedRecord",
+    "FetchError",
+    "PartitionLog",
+    "apply_read_committed",
+    "committed_values",
+    "leaders",
+    "raw_batches",
+    "read_committed",
+    "read_topic_committed",
+    "read_topics_committed",
+    "topic_leaders",
+]
 
 
 def tls_context(client_config: Mapping[str, Any]) -> ssl.SSLContext | None:
@@ -35,20 +46,25 @@ def tls_context(client_config: Mapping[str, Any]) -> ssl.SSLContext | None:
     if client_config.get("ssl.endpoint.identification.algorithm") == "none":
         context.check_hostname = False
     if client_config.get("ssl.certificate.location"):
-        context.load_cert_chain(client_config["ssl.certificate.location"], client_config.get("ssl.key.location"),
-                                client_config.get("ssl.key.password"))
+        context.load_cert_chain(
+            client_config["ssl.certificate.location"],
+            client_config.get("ssl.key.location"),
+            client_config.get("ssl.key.password"),
+        )
     return context
 
 
-def raw_batches(address: str, topic: str, partition: int, timeout_s: float = 30.0,
-                tls: ssl.SSLContext | None = None) -> tuple[list[Batch], int]:
+def raw_batches(
+    address: str, topic: str, partition: int, timeout_s: float = 30.0, tls: ssl.SSLContext | None = None
+) -> tuple[list[Batch], int]:
     """Every batch of the partition in log order (control batches included), and its high watermark."""
     found = fetch_all(address, topic, partition, timeout_s, tls)
     return found.batches, found.high_watermark
 
 
-def read_committed(address: str, topic: str, partition: int, timeout_s: float = 30.0,
-                   tls: ssl.SSLContext | None = None) -> PartitionLog:
+def read_committed(
+    address: str, topic: str, partition: int, timeout_s: float = 30.0, tls: ssl.SSLContext | None = None
+) -> PartitionLog:
     """The partition as a read_committed consumer sees it, whatever the broker lists as aborted."""
     return _decided(fetch_all(address, topic, partition, timeout_s, tls))
 
@@ -70,8 +86,10 @@ def topic_leaders(cluster: KafkaCluster, topics: Sequence[str], timeout_s: float
     if missing:
         raise FetchError(f"topics {missing} do not exist on cluster {cluster.name}")
     brokers = {b.id: f"{b.host}:{b.port}" for b in metadata.brokers.values()}
-    return {t: {p.id: brokers.get(p.leader, cluster.bootstrap_servers) for p in metadata.topics[t].partitions.values()}
-            for t in topics}
+    return {
+        t: {p.id: brokers.get(p.leader, cluster.bootstrap_servers) for p in metadata.topics[t].partitions.values()}
+        for t in topics
+    }
 
 
 def leaders(cluster: KafkaCluster, topic: str, timeout_s: float = 10.0) -> dict[int, str]:
@@ -79,8 +97,9 @@ def leaders(cluster: KafkaCluster, topic: str, timeout_s: float = 10.0) -> dict[
     return topic_leaders(cluster, [topic], timeout_s)[topic]
 
 
-def read_topics_committed(cluster: KafkaCluster, topics: Sequence[str],
-                          timeout_s: float = 30.0) -> dict[str, dict[int, PartitionLog]]:
+def read_topics_committed(
+    cluster: KafkaCluster, topics: Sequence[str], timeout_s: float = 30.0
+) -> dict[str, dict[int, PartitionLog]]:
     """Topic -> partition -> what a read_committed consumer sees of it (many topics: one metadata request
     and one connection per broker)."""
     found = topic_leaders(cluster, topics)
@@ -94,8 +113,9 @@ def read_topics_committed(cluster: KafkaCluster, topics: Sequence[str],
     return {t: dict(sorted(logs.items())) for t, logs in out.items()}
 
 
-def read_topic_committed(cluster: KafkaCluster, topic: str, partitions: Sequence[int] | None = None,
-                         timeout_s: float = 30.0) -> dict[int, PartitionLog]:
+def read_topic_committed(
+    cluster: KafkaCluster, topic: str, partitions: Sequence[int] | None = None, timeout_s: float = 30.0
+) -> dict[int, PartitionLog]:
     """Partition -> what a read_committed consumer sees of it (every partition unless some are named)."""
     found = leaders(cluster, topic)
     tls = tls_context(cluster.client_config())
@@ -103,8 +123,9 @@ def read_topic_committed(cluster: KafkaCluster, topic: str, partitions: Sequence
     return {p: read_committed(found[p], topic, p, timeout_s, tls) for p in wanted}
 
 
-def committed_values(cluster: KafkaCluster, topic: str, partitions: Sequence[int] | None = None,
-                     timeout_s: float = 30.0) -> dict[int, list[bytes | None]]:
+def committed_values(
+    cluster: KafkaCluster, topic: str, partitions: Sequence[int] | None = None, timeout_s: float = 30.0
+) -> dict[int, list[bytes | None]]:
     """Partition -> the values a read_committed consumer sees, in order (the usual "no duplicate" check)."""
     logs = read_topic_committed(cluster, topic, partitions, timeout_s)
     return {p: [r.value for r in log.committed] for p, log in logs.items()}

@@ -34,9 +34,17 @@ def crc32c(data: bytes | memoryview) -> int:
     whole = len(view) - len(view) % 8
     t0, t1, t2, t3, t4, t5, t6, t7 = _T0, _T1, _T2, _T3, _T4, _T5, _T6, _T7
     for i in range(0, whole, 8):
-        word = crc ^ int.from_bytes(view[i:i + 4], "little")
-        crc = (t7[word & 0xFF] ^ t6[(word >> 8) & 0xFF] ^ t5[(word >> 16) & 0xFF] ^ t4[word >> 24]
-               ^ t3[view[i + 4]] ^ t2[view[i + 5]] ^ t1[view[i + 6]] ^ t0[view[i + 7]])
+        word = crc ^ int.from_bytes(view[i : i + 4], "little")
+        crc = (
+            t7[word & 0xFF]
+            ^ t6[(word >> 8) & 0xFF]
+            ^ t5[(word >> 16) & 0xFF]
+            ^ t4[word >> 24]
+            ^ t3[view[i + 4]]
+            ^ t2[view[i + 5]]
+            ^ t1[view[i + 6]]
+            ^ t0[view[i + 7]]
+        )
     for byte in view[whole:]:
         crc = t0[(crc ^ byte) & 0xFF] ^ (crc >> 8)
     return crc ^ 0xFFFFFFFF

@@ -68,7 +68,7 @@ def _response(data: bytes, correlation_id: int, topic: str, partition: int) -> t
     pos += 4
     for _ in range(topics):
         (name_size,) = struct.unpack_from(">h", data, pos)
-        name = data[pos + 2:pos + 2 + name_size].decode()
+        name = data[pos + 2 : pos + 2 + name_size].decode()
         pos += 2 + name_size
         (partitions,) = struct.unpack_from(">i", data, pos)
         pos += 4
@@ -77,7 +77,7 @@ def _response(data: bytes, correlation_id: int, topic: str, partition: int) -> t
             pos += 26 + 16 * max(aborted, 0)  # the aborted list is ignored: the markers decide
             (size,) = struct.unpack_from(">i", data, pos)
             pos += 4
-            records = data[pos:pos + max(size, 0)]
+            records = data[pos : pos + max(size, 0)]
             pos += max(size, 0)
             if (name, number) == (topic, partition):
                 return error, high_watermark, records
@@ -132,13 +132,16 @@ class BrokerConnection:
                 return PartitionBatches(batches, high_watermark)
             if offset == before:
                 if time.monotonic() >= deadline:
-                    raise FetchError(f"Fetch of {topic}-{partition} at {offset} returned nothing below the high "
-                                     f"watermark {high_watermark} for {timeout_s:.0f} s")
+                    raise FetchError(
+                        f"Fetch of {topic}-{partition} at {offset} returned nothing below the high "
+                        f"watermark {high_watermark} for {timeout_s:.0f} s"
+                    )
                 wait_ms = min(2 * wait_ms, _LONGEST_WAIT_MS)
 
 
-def fetch_all(address: str, topic: str, partition: int, timeout_s: float,
-              tls: ssl.SSLContext | None = None) -> PartitionBatches:
+def fetch_all(
+    address: str, topic: str, partition: int, timeout_s: float, tls: ssl.SSLContext | None = None
+) -> PartitionBatches:
     """:meth:`BrokerConnection.fetch_all` over a connection of its own."""
     with BrokerConnection(address, timeout_s, tls) as connection:
         return connection.fetch_all(topic, partition, timeout_s)

@@ -71,4 +71,3 @@ def apply_read_committed(batches: Iterable[Batch]) -> PartitionLog:
         else:
             log.aborted += len(records)
     return log
-

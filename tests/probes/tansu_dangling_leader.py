@@ -11,6 +11,7 @@ Steps, on a fresh Tansu broker, group G with 2 partitions, cooperative-sticky (s
   5. Recovery attempts: <mode>.
 Usage: python tansu_dangling_leader.py BOOTSTRAP MODE  (MODE: none | recreate | leader-first)
 """
+
 import sys
 import time
 import uuid
@@ -25,19 +26,32 @@ topic, group = f"probe-{uuid.uuid4().hex[:8]}", f"g-{uuid.uuid4().hex[:8]}"
 admin = AdminClient({"bootstrap.servers": bootstrap, "allow.auto.create.topics": False})
 admin.create_topics([NewTopic(topic, 2, 1)])[topic].result(15)
 
+
 def consumer(name):
     assigned = []
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "client.id": name,
-                  "partition.assignment.strategy": strategy, "session.timeout.ms": 6000,
-                  "heartbeat.interval.ms": 1000, "allow.auto.create.topics": False, "enable.auto.commit": False})
+    c = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "client.id": name,
+            "partition.assignment.strategy": strategy,
+            "session.timeout.ms": 6000,
+            "heartbeat.interval.ms": 1000,
+            "allow.auto.create.topics": False,
+            "enable.auto.commit": False,
+        }
+    )
+
     def on_assign(cons, parts):
         if strategy == "cooperative-sticky":
             cons.incremental_assign(parts)
         else:
             cons.assign(parts)
         assigned.append(time.monotonic())
+
     c.subscribe([topic], on_assign=on_assign)
     return c, assigned
+
 
 def poll_until(members, cond, limit):
     t = time.monotonic()
@@ -47,6 +61,7 @@ def poll_until(members, cond, limit):
         if cond():
             return time.monotonic() - t
     return None
+
 
 c1 = consumer("c1")
 poll_until([c1], lambda: c1[1], 60)

@@ -26,8 +26,11 @@ def mentions(base: Path, roots: tuple[str, ...], allowed: str) -> list[str]:
                 text = path.read_text(encoding="utf-8")
             except UnicodeDecodeError:
                 continue  # binary files carry no prose
-            found.extend(f"{path.relative_to(base)}:{number}: {line.strip()}"
-                         for number, line in enumerate(text.splitlines(), 1) if NAME.search(line))
+            found.extend(
+                f"{path.relative_to(base)}:{number}: {line.strip()}"
+                for number, line in enumerate(text.splitlines(), 1)
+                if NAME.search(line)
+            )
     return found
 
 
@@ -45,4 +48,6 @@ def test_the_scan_finds_a_mention_and_reports_its_file_and_line(tmp_path: Path) 
     (tmp_path / "connect_core" / "notes.md").write_text("a TANSU quirk\n", encoding="utf-8")
     (tmp_path / "connect_core" / "kafka" / "home.py").write_text("# tansu is fine here\n", encoding="utf-8")
     assert mentions(tmp_path, SCANNED, ALLOWED) == [
-        "connect_core/notes.md:1: a TANSU quirk", "mirror/quirk.py:2: # Tansu lists no aborted transactions"]
+        "connect_core/notes.md:1: a TANSU quirk",
+        "mirror/quirk.py:2: # Tansu lists no aborted transactions",
+    ]

@@ -40,21 +40,29 @@ fi
 exit "${APT_EXIT:-0}"
 """
 #: what ``java -version`` prints (on stderr), by Java release
-JAVA_VERSION = {"8": 'java version "1.8.0_392"', "11": 'openjdk version "11.0.21" 2023-10-17',
-                "17": 'openjdk version "17.0.15" 2025-04-15', "21": 'openjdk version "21.0.5" 2024-10-15'}
+JAVA_VERSION = {
+    "8": 'java version "1.8.0_392"',
+    "11": 'openjdk version "11.0.21" 2023-10-17',
+    "17": 'openjdk version "17.0.15" 2025-04-15',
+    "21": 'openjdk version "21.0.5" 2024-10-15',
+}
 VENV_PYTHON = """#!/bin/bash
 echo "venv-python $*" >> "$CALLS"
 echo "venv-python $* opts=$SPARK_SUBMIT_OPTS" >> "$CALLS.opts"
 exit 0
 """
-PYTHON3 = """if [ "$1 $2" = "-m venv" ]; then
+PYTHON3 = (
+    """if [ "$1 $2" = "-m venv" ]; then
   mkdir -p "$3/bin"
   cat > "$3/bin/python" <<'EOF'
-""" + VENV_PYTHON + """EOF
+"""
+    + VENV_PYTHON
+    + """EOF
   chmod +x "$3/bin/python"
 fi
 exit 0
 """
+)
 
 
 def _stub(directory: Path, name: str, body: str) -> None:
@@ -63,9 +71,15 @@ def _stub(directory: Path, name: str, body: str) -> None:
     path.chmod(0o755)
 
 
-def _sandbox(tmp_path: Path, uid: int = 0, sudo: bool = False, prometheus: bool = False,
-             stunnel: bool | None = None, java: str | None = "", keytool: bool | None = None
-             ) -> tuple[Path, dict[str, str]]:
+def _sandbox(
+    tmp_path: Path,
+    uid: int = 0,
+    sudo: bool = False,
+    prometheus: bool = False,
+    stunnel: bool | None = None,
+    java: str | None = "",
+    keytool: bool | None = None,
+) -> tuple[Path, dict[str, str]]:
     """``stunnel``: whether stunnel4 is present (by default: as prometheus); ``java``: the release of the
     ``java`` present (None: none; by default Java 17 with prometheus, none without); ``keytool``: whether
     keytool is present (by default: with java)."""
@@ -80,7 +94,7 @@ def _sandbox(tmp_path: Path, uid: int = 0, sudo: bool = False, prometheus: bool 
         (stubs / tool).symlink_to(found)
     _stub(stubs, "apt-get", APT_GET_OK)
     _stub(stubs, "python3", PYTHON3)
-    _stub(stubs, "id", f'echo {uid}')
+    _stub(stubs, "id", f"echo {uid}")
     if sudo:
         _stub(stubs, "sudo", '[ "$1" = -n ] && shift; exec "$@"')
     if prometheus:
@@ -99,8 +113,14 @@ def _sandbox(tmp_path: Path, uid: int = 0, sudo: bool = False, prometheus: bool 
 
 
 def _run(repo: Path, env: dict[str, str], *args: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:
-    run = subprocess.run([env["PATH"] + "/bash", str(repo / ".ci" / "run"), *args], capture_output=True,
-                         text=True, timeout=60, env=env, cwd="/")
+    run = subprocess.run(
+        [env["PATH"] + "/bash", str(repo / ".ci" / "run"), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        cwd="/",
+    )
     calls_file = Path(env["CALLS"])
     calls = calls_file.read_text().splitlines() if calls_file.exists() else []
     # the Spark class archive is written in the background: when its call lands is not the script's order
@@ -156,19 +176,25 @@ def test_with_prometheus_present_only_a_missing_stunnel4_is_installed(tmp_path: 
     assert [c for c in calls if c.startswith("apt-get")] == ["apt-get update -qq", "apt-get install -y -qq stunnel4"]
 
 
-@pytest.mark.parametrize(("java", "keytool", "why"), [
-    (None, False, "no java at all"),
-    ("8", True, "Java 8 (version 1.8): Spark 4 needs 17"),
-    ("11", True, "Java 11"),
-    ("17", False, "Java 17 without keytool (a JRE without its tools)"),
-])
+@pytest.mark.parametrize(
+    ("java", "keytool", "why"),
+    [
+        (None, False, "no java at all"),
+        ("8", True, "Java 8 (version 1.8): Spark 4 needs 17"),
+        ("11", True, "Java 11"),
+        ("17", False, "Java 17 without keytool (a JRE without its tools)"),
+    ],
+)
 def test_without_java_17_and_keytool_a_jre_is_installed_in_the_same_apt_get_run(
-        tmp_path: Path, java: str | None, keytool: bool, why: str) -> None:
+    tmp_path: Path, java: str | None, keytool: bool, why: str
+) -> None:
     repo, env = _sandbox(tmp_path, prometheus=True, stunnel=False, java=java, keytool=keytool)
     run, calls = _run(repo, env)
     assert run.returncode == 0, run.stderr
     assert [c for c in calls if c.startswith("apt-get")] == [
-        "apt-get update -qq", f"apt-get install -y -qq stunnel4 {JDK}"], why
+        "apt-get update -qq",
+        f"apt-get install -y -qq stunnel4 {JDK}",
+    ], why
     assert calls[-1] == PYTEST
 
 
@@ -186,8 +212,7 @@ def test_when_the_installed_java_is_still_old_it_stops_with_one_line(tmp_path: P
     run, calls = _run(repo, env | {"INSTALLED_JAVA": "11.0.21"})
     assert run.returncode == 1
     lines = run.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(".ci/run: error: ") and "older than 17 (11)" in lines[0], \
-        run.stderr
+    assert len(lines) == 1 and lines[0].startswith(".ci/run: error: ") and "older than 17 (11)" in lines[0], run.stderr
     assert not [c for c in calls if "pytest" in c]
 
 
@@ -210,18 +235,24 @@ def test_not_root_goes_through_sudo(tmp_path: Path) -> None:
     repo, env = _sandbox(tmp_path, uid=1000, sudo=True)
     run, calls = _run(repo, env)
     assert run.returncode == 0, run.stderr
-    assert calls[:4] == ["sudo -n apt-get update -qq", "apt-get update -qq",
-                         "sudo -n env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus stunnel4 "
-                         f"{JDK}",
-                         f"apt-get install -y -qq prometheus stunnel4 {JDK}"]
+    assert calls[:4] == [
+        "sudo -n apt-get update -qq",
+        "apt-get update -qq",
+        f"sudo -n env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus stunnel4 {JDK}",
+        f"apt-get install -y -qq prometheus stunnel4 {JDK}",
+    ]
 
 
-@pytest.mark.parametrize(("uid", "apt_exit", "message"), [
-    (1000, "0", "needs root (no sudo here)"),
-    (0, "100", "apt-get update failed"),
-])
-def test_when_prometheus_cannot_be_installed_it_stops_with_one_line(tmp_path: Path, uid: int, apt_exit: str,
-                                                                    message: str) -> None:
+@pytest.mark.parametrize(
+    ("uid", "apt_exit", "message"),
+    [
+        (1000, "0", "needs root (no sudo here)"),
+        (0, "100", "apt-get update failed"),
+    ],
+)
+def test_when_prometheus_cannot_be_installed_it_stops_with_one_line(
+    tmp_path: Path, uid: int, apt_exit: str, message: str
+) -> None:
     repo, env = _sandbox(tmp_path, uid=uid)
     run, calls = _run(repo, env | {"APT_EXIT": apt_exit})
     assert run.returncode == 1

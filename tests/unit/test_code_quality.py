@@ -1,4 +1,4 @@
-"""ruff and mypy are part of the suite, so the one test command also gates style and types."""
+"""ruff (lint and format) and mypy are part of the suite, so the one test command also gates style and types."""
 
 from __future__ import annotations
 
@@ -15,6 +15,12 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_ruff_clean() -> None:
     result = _run("ruff", "check", ".")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_one_formatter_ruff_format() -> None:
+    """Every Python file is as ``ruff format`` writes it (run it before committing)."""
+    result = _run("ruff", "format", "--check", ".")
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -41,10 +47,12 @@ def test_no_two_modules_import_each_other() -> None:
     import grimp
 
     graph = grimp.build_graph("connect_core", "mirror")
-    cycles = sorted({
-        tuple(sorted((module, imported)))
-        for module in graph.modules
-        for imported in graph.find_modules_directly_imported_by(module)
-        if graph.find_shortest_chain(importer=imported, imported=module)
-    })
+    cycles = sorted(
+        {
+            tuple(sorted((module, imported)))
+            for module in graph.modules
+            for imported in graph.find_modules_directly_imported_by(module)
+            if graph.find_shortest_chain(importer=imported, imported=module)
+        }
+    )
     assert cycles == []

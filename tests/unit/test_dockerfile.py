@@ -44,7 +44,7 @@ def dockerfile() -> list[tuple[str, str]]:
 
 def final_stage(items: list[tuple[str, str]]) -> list[tuple[str, str]]:
     starts = [i for i, (kw, _) in enumerate(items) if kw == "FROM"]
-    return items[starts[-1]:]
+    return items[starts[-1] :]
 
 
 def arg_default(items: list[tuple[str, str]], name: str) -> str:
@@ -126,7 +126,11 @@ def test_build_context_leaves_out_venv_git_and_tests() -> None:
     rules = [ln for ln in lines if ln and not ln.startswith("#")]
     assert rules[0] == "**"  # everything out, then only what the image is built from
     assert {r.lstrip("!").rstrip("/") for r in rules if r.startswith("!")} == {
-        "pyproject.toml", "README.md", "connect_core", "mirror", "configs"
+        "pyproject.toml",
+        "README.md",
+        "connect_core",
+        "mirror",
+        "configs",
     }
 
 

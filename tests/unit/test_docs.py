@@ -12,19 +12,31 @@ LINK = re.compile(r"\]\(([^)#\s]+)(#[^)\s]*)?\)")
 
 #: The README's sections before it became a front page: each is now a heading of a page it links to.
 FORMER_SECTIONS = (
-    "Running mm2 on your clusters", "Reloading the configuration",
+    "Running mm2 on your clusters",
+    "Reloading the configuration",
     "Secured clusters: TLS, mutual TLS, SASL",
     "Secrets in internal topics",
-    "Securing the REST API: HTTPS and authentication", "Backfill", "Failover and failback",
-    "Proving a mirror identical: `mm2 verify`", "Exactly-once mirroring", "Sink connectors in `mm2 connect`",
-    "Plugins of your own", "The container image", "Tests", "Where things are", "Monitoring: Prometheus and Grafana",
+    "Securing the REST API: HTTPS and authentication",
+    "Backfill",
+    "Failover and failback",
+    "Proving a mirror identical: `mm2 verify`",
+    "Exactly-once mirroring",
+    "Sink connectors in `mm2 connect`",
+    "Plugins of your own",
+    "The container image",
+    "Tests",
+    "Where things are",
+    "Monitoring: Prometheus and Grafana",
     "REST API: OpenAPI and input validation",
 )
 
 
 def _local_links(page: Path) -> list[Path]:
-    return [(page.parent / target).resolve() for target, _ in LINK.findall(page.read_text())
-            if not target.startswith(("http://", "https://", "mailto:"))]
+    return [
+        (page.parent / target).resolve()
+        for target, _ in LINK.findall(page.read_text())
+        if not target.startswith(("http://", "https://", "mailto:"))
+    ]
 
 
 def test_the_front_page_is_short_and_starts_with_the_quickstart() -> None:
@@ -40,12 +52,21 @@ def test_every_docs_page_is_one_click_from_the_readme() -> None:
 
 
 def test_every_former_readme_section_is_a_heading_of_a_linked_page() -> None:
-    headings = {line.lstrip("#").strip() for page in _local_links(README) if page.suffix == ".md"
-                for line in page.read_text().splitlines() if line.startswith("#")}
+    headings = {
+        line.lstrip("#").strip()
+        for page in _local_links(README)
+        if page.suffix == ".md"
+        for line in page.read_text().splitlines()
+        if line.startswith("#")
+    }
     assert [s for s in FORMER_SECTIONS if s not in headings] == []
 
 
 def test_no_link_in_the_readme_or_docs_points_nowhere() -> None:
-    missing = [f"{page.name} -> {target}" for page in (README, *sorted((ROOT / "docs").glob("*.md")))
-               for target in _local_links(page) if not target.exists()]
+    missing = [
+        f"{page.name} -> {target}"
+        for page in (README, *sorted((ROOT / "docs").glob("*.md")))
+        for target in _local_links(page)
+        if not target.exists()
+    ]
     assert missing == []

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-INNER = '''
+INNER = """
 import time, pytest
 from pathlib import Path
 
@@ -31,7 +31,7 @@ def test_shared(n):
 @pytest.mark.parametrize("n", range(2))
 def test_alone(n):
     _span(f"alone{{n}}")
-'''
+"""
 
 
 def _spans(log: Path) -> dict[str, tuple[float, float]]:
@@ -46,14 +46,16 @@ def _overlap(a: tuple[float, float], b: tuple[float, float]) -> bool:
     return a[0] < b[1] and b[0] < a[1]
 
 
-def test_alone_tests_overlap_no_other_test_under_xdist(pytester: pytest.Pytester, tmp_path: Path,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_alone_tests_overlap_no_other_test_under_xdist(
+    pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("PYTHONPATH", str(ROOT))  # the inner session loads the plugin from this repository
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")  # only the two plugins it needs: workers start fast
     log = tmp_path / "spans.log"
     pytester.makepyfile(test_inner=INNER.format(log=str(log)))
-    result = pytester.runpytest_subprocess("-p", "xdist", "-p", "tests.run_lock", "-p", "no:cacheprovider", "-n", "3",
-                                           "--dist", "worksteal", "-q")
+    result = pytester.runpytest_subprocess(
+        "-p", "xdist", "-p", "tests.run_lock", "-p", "no:cacheprovider", "-n", "3", "--dist", "worksteal", "-q"
+    )
     result.assert_outcomes(passed=6)
     spans = _spans(log)
     assert len(spans) == 6
@@ -62,4 +64,4 @@ def test_alone_tests_overlap_no_other_test_under_xdist(pytester: pytest.Pytester
             others = [o for o, s in spans.items() if o != name and _overlap(span, s)]
             assert not others, f"{name} ran beside {others}: {spans}"
     shared = [s for n, s in spans.items() if n.startswith("shared")]
-    assert any(_overlap(a, b) for i, a in enumerate(shared) for b in shared[i + 1:]), spans
+    assert any(_overlap(a, b) for i, a in enumerate(shared) for b in shared[i + 1 :]), spans

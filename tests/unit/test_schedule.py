@@ -36,6 +36,10 @@ def test_piles_have_the_sizes_of_the_slices_xdist_hands_out() -> None:
 
 
 def test_unknown_tests_are_guessed_from_their_tier() -> None:
-    items = [FakeItem("unit"), FakeItem("e2e", {"e2e"}), FakeItem("int", {"integration"}),
-             FakeItem("spark", {"spark", "integration"})]
+    items = [
+        FakeItem("unit"),
+        FakeItem("e2e", {"e2e"}),
+        FakeItem("int", {"integration"}),
+        FakeItem("spark", {"spark", "integration"}),
+    ]
     assert [i.nodeid for i in spread(items, 2, {})] == ["e2e", "unit", "spark", "int"]  # type: ignore[arg-type]

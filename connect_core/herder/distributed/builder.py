@@ -19,6 +19,7 @@ from connect_core.storage.api import ClusterConfigState
 
 log = logging.getLogger(__name__)
 
+
 def _member_client_configs(props: Mapping[str, Any]) -> dict[str, Any]:
     """kafka-python arguments for the group client: the same security translation as every other client."""
     from connect_core.kafka.clients import text_props
@@ -92,14 +93,22 @@ def build_distributed_herder(
             kafka_cluster_id = admin.cluster_id()
         except Exception as e:  # REST reports null, as Java does when the lookup fails
             log.warning("Could not look up the Kafka cluster id: %s", e)
-    offset_store = KafkaOffsetBackingStore.from_worker_config(props, admin=admin,
-                                                              exactly_once=config.exactly_once_source_enabled)
+    offset_store = KafkaOffsetBackingStore.from_worker_config(
+        props, admin=admin, exactly_once=config.exactly_once_source_enabled
+    )
     status_store = KafkaStatusBackingStore.from_worker_config(props, admin=admin)
     config_store = KafkaConfigBackingStore.from_worker_config(props, admin=admin)
     task_metrics = runtime_metrics.for_task if runtime_metrics is not None else None
     sink_metrics = runtime_metrics.for_sink_task if runtime_metrics is not None else None
-    worker = Worker(worker_id, config, offset_store, status_store=status_store, task_metrics=task_metrics,
-                    sink_task_metrics=sink_metrics, on_task_created=on_task_created)
+    worker = Worker(
+        worker_id,
+        config,
+        offset_store,
+        status_store=status_store,
+        task_metrics=task_metrics,
+        sink_task_metrics=sink_metrics,
+        on_task_created=on_task_created,
+    )
     client_id = str(props.get("client.id") or f"connect-{worker_id}")
     forwarders: dict[str, Any] = {}
     if task_config_forwarder is not None:

@@ -97,7 +97,6 @@ MAX_POLL_WAIT_S = 5.0  # upper bound of one poll (the member is woken up for any
 ENSURE_ACTIVE_WAIT_S = 5.0  # one attempt to (re)join; the loop retries (stop() wakes it up)
 
 
-
 @dataclass
 class _Running:
     connectors: set[str] = field(default_factory=set)

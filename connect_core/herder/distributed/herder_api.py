@@ -141,9 +141,7 @@ class HerderApi(HerderHost):
         def run() -> list[TaskInfo]:
             self._check_rebalance_needed()
             self._require(name)
-            return [
-                TaskInfo(t, dict(self._config_state.task_config(t) or {})) for t in self._config_state.tasks(name)
-            ]
+            return [TaskInfo(t, dict(self._config_state.task_config(t) or {})) for t in self._config_state.tasks(name)]
 
         return list(self._call(run))
 

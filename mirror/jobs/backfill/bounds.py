@@ -42,8 +42,9 @@ class TransactionBounds:
         return int(self.seconds * TIMEOUT_MARGIN * 1000)
 
 
-def transaction_bounds(producer_props: Mapping[str, Any], records: int = DEFAULT_RECORDS,
-                       max_bytes: int = DEFAULT_BYTES) -> TransactionBounds:
+def transaction_bounds(
+    producer_props: Mapping[str, Any], records: int = DEFAULT_RECORDS, max_bytes: int = DEFAULT_BYTES
+) -> TransactionBounds:
     """The bounds for a target producer's settings: a ``transaction.timeout.ms`` the user set makes the age
     bound a third of it (when that is below the default), else the default age bound applies."""
     seconds = DEFAULT_SECONDS

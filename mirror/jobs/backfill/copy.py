@@ -121,8 +121,9 @@ class UnitResult:
 
 
 def offset_key(clients: BackfillClients, unit: WorkUnit) -> bytes:
-    return serialize_offset_key(SOURCE_CONNECTOR, wrap_partition(TopicPartition(unit.topic, unit.partition),
-                                                                 clients.source))
+    return serialize_offset_key(
+        SOURCE_CONNECTOR, wrap_partition(TopicPartition(unit.topic, unit.partition), clients.source)
+    )
 
 
 def committed_offsets(clients: BackfillClients, units: list[WorkUnit]) -> dict[bytes, int]:
@@ -142,8 +143,7 @@ class _Chunk:
     """One transaction's records: counts, and the target offsets of its first and last records
     (from their delivery reports only: no per-record callback on the hot path)."""
 
-    __slots__ = ("bytes", "count", "error", "first_downstream", "first_upstream", "last_downstream",
-                 "last_upstream")
+    __slots__ = ("bytes", "count", "error", "first_downstream", "first_upstream", "last_downstream", "last_upstream")
 
     def __init__(self) -> None:
         self.first_upstream = self.last_upstream = -1
@@ -172,8 +172,13 @@ class _Chunk:
             self.error = err
 
 
-def _send(producer: Producer, topic: str, partition: int, msg: Message,
-          on_delivery: Callable[[KafkaError | None, Message], None] | None) -> int:
+def _send(
+    producer: Producer,
+    topic: str,
+    partition: int,
+    msg: Message,
+    on_delivery: Callable[[KafkaError | None, Message], None] | None,
+) -> int:
     """Byte-for-byte as MirrorSource: key, value, headers and timestamp, same partition; returns the
     record's key and value bytes. The copy loop inlines this; it is the slow path (a full local queue)."""
     value, key = msg.value(), msg.key()
@@ -188,9 +193,11 @@ def _send(producer: Producer, topic: str, partition: int, msg: Message,
 
 
 def transactional_producer_config(clients: BackfillClients, transactional_id: str) -> dict[str, Any]:
-    return {**_PRODUCER_TUNING, **_CLIENT_DEFAULTS,
-            **producer_config(clients.target_producer, {"transactional.id": transactional_id,
-                                                        "enable.idempotence": True})}
+    return {
+        **_PRODUCER_TUNING,
+        **_CLIENT_DEFAULTS,
+        **producer_config(clients.target_producer, {"transactional.id": transactional_id, "enable.idempotence": True}),
+    }
 
 
 def transactional_producer(clients: BackfillClients, transactional_id: str) -> Producer:
@@ -225,8 +232,13 @@ def fence_ids(clients: BackfillClients, ids: Iterable[str]) -> None:
     """Re-initialise transactional ids an earlier run used (on the Spark driver): aborts what it left open
     (on some brokers an open transaction holds the last stable offset back) and fences its stray executors.
     Which ids: :mod:`mirror.jobs.backfill.task_ids`."""
-    fence_transactional_ids(transactional_producer_config(clients, ""), ids, clients.timeout_s,
-                            whose="an earlier backfill run's ", warm_up_topic=clients.offsets_topic)
+    fence_transactional_ids(
+        transactional_producer_config(clients, ""),
+        ids,
+        clients.timeout_s,
+        whose="an earlier backfill run's ",
+        warm_up_topic=clients.offsets_topic,
+    )
 
 
 def plain_producer_config(clients: BackfillClients) -> dict[str, Any]:
@@ -260,11 +272,20 @@ class UnitCopy:
         if chunk.count == 0 or producer is None:
             return
         assert self.pending is not None
-        chunk.bytes += _send(producer, self.target_topic, self.partition, self.pending,
-                             chunk.on_both if chunk.count == 1 else chunk.on_last)
+        chunk.bytes += _send(
+            producer,
+            self.target_topic,
+            self.partition,
+            self.pending,
+            chunk.on_both if chunk.count == 1 else chunk.on_last,
+        )
         self.pending = None
-        producer.produce(self.clients.offsets_topic, serialize_offset_value(wrap_offset(chunk.last_upstream)),
-                         self.key, on_delivery=chunk.on_other)
+        producer.produce(
+            self.clients.offsets_topic,
+            serialize_offset_value(wrap_offset(chunk.last_upstream)),
+            self.key,
+            on_delivery=chunk.on_other,
+        )
 
     def committed(self, syncs: Producer | None) -> None:
         """The transaction holding the sealed chunk committed: count it, send its offset syncs."""
@@ -291,16 +312,21 @@ class UnitCopy:
         clients = self.clients
         if chunk.first_downstream < 0 or chunk.last_downstream < 0:
             return
-        for upstream, downstream in ((chunk.first_upstream, chunk.first_downstream),
-                                     (chunk.last_upstream, chunk.last_downstream)):
+        for upstream, downstream in (
+            (chunk.first_upstream, chunk.first_downstream),
+            (chunk.last_upstream, chunk.last_downstream),
+        ):
             sync = OffsetSync(self.tp, upstream, downstream)
             syncs.produce(clients.syncs_topic, sync.record_value(), sync.record_key(), partition=0)
         span = chunk.count - 1
-        contiguous = (chunk.last_downstream - chunk.first_downstream == span
-                      and chunk.last_upstream - chunk.first_upstream == span)
+        contiguous = (
+            chunk.last_downstream - chunk.first_downstream == span
+            and chunk.last_upstream - chunk.first_upstream == span
+        )
         if clients.mappings_topic is not None and contiguous:
-            mapping = mapping_for_copied_range(self.tp, chunk.first_upstream, chunk.first_downstream, chunk.count,
-                                               self.previous)
+            mapping = mapping_for_copied_range(
+                self.tp, chunk.first_upstream, chunk.first_downstream, chunk.count, self.previous
+            )
             syncs.produce(clients.mappings_topic, mapping.record_value(), mapping.record_key(), partition=0)
         syncs.poll(0)
 
@@ -327,8 +353,15 @@ class GroupCopier:
         conf = transactional_producer_config(clients, transactional_id(clients.source, clients.target, first))
         self.batch_limits = (int(conf["batch.size"]), int(conf["batch.num.messages"]))
         producer = create_producer(conf)
-        consumer = create_consumer({**_CLIENT_DEFAULTS, **consumer_config(clients.source_consumer, {
-            "group.id": f"mm2-backfill-{clients.source}-{clients.target}", **_CONSUMER_TUNING})})
+        consumer = create_consumer(
+            {
+                **_CLIENT_DEFAULTS,
+                **consumer_config(
+                    clients.source_consumer,
+                    {"group.id": f"mm2-backfill-{clients.source}-{clients.target}", **_CONSUMER_TUNING},
+                ),
+            }
+        )
         syncs = create_producer(producer_config(clients.syncs_producer)) if clients.syncs_producer else None
         what = f"the task copying {first.name}"
         copies: list[UnitCopy] = []
@@ -374,12 +407,17 @@ class GroupCopier:
 
     def _copies(self, committed: dict[bytes, int]) -> tuple[list[UnitCopy], dict[tuple[str, int], UnitCopy]]:
         """Every unit's copy from the later of its planned start and its committed position; the unfinished."""
-        copies = [UnitCopy(self.clients, unit, max(unit.start, committed.get(offset_key(self.clients, unit), -1) + 1),
-                           self.attempt) for unit in self.units]
+        copies = [
+            UnitCopy(
+                self.clients, unit, max(unit.start, committed.get(offset_key(self.clients, unit), -1) + 1), self.attempt
+            )
+            for unit in self.units
+        ]
         return copies, {(c.unit.topic, c.unit.partition): c for c in copies if not c.done}
 
-    def _copy(self, consumer: Any, producer: Producer, active: dict[tuple[str, int], UnitCopy],
-              syncs: Producer | None) -> None:
+    def _copy(
+        self, consumer: Any, producer: Producer, active: dict[tuple[str, int], UnitCopy], syncs: Producer | None
+    ) -> None:
         """The hot loop: per record, the message's accessors and one ``produce``; everything else per run
         of one partition's records (a consumed batch holds whole fetched batches, so runs are long)."""
         timeout_s = self.clients.timeout_s
@@ -388,8 +426,11 @@ class GroupCopier:
         produce = producer.produce
         in_transaction = self.in_transaction
         # the open transaction's records and bytes against their bounds; its age is checked per batch
-        max_records, max_bytes, max_seconds = self.clients.chunk_records, self.clients.chunk_bytes, \
-            self.clients.chunk_seconds
+        max_records, max_bytes, max_seconds = (
+            self.clients.chunk_records,
+            self.clients.chunk_bytes,
+            self.clients.chunk_seconds,
+        )
         txn_records = txn_bytes = 0
         txn_deadline = float("inf")
         limit = self.clients.task_throughput_limit
@@ -448,8 +489,16 @@ class GroupCopier:
                         value, key = pending.value(), pending.key()
                         kind, ts = pending.timestamp()
                         try:
-                            produce(target_topic, value, key, tpart, first_cb, None, ts if kind and ts > 0 else 0,
-                                    pending.headers())
+                            produce(
+                                target_topic,
+                                value,
+                                key,
+                                tpart,
+                                first_cb,
+                                None,
+                                ts if kind and ts > 0 else 0,
+                                pending.headers(),
+                            )
                             size = (len(value) if value else 0) + (len(key) if key else 0)
                         except BufferError:
                             size = _send(producer, target_topic, tpart, pending, first_cb)
@@ -503,14 +552,16 @@ class GroupCopier:
         if failing is not None and self.attempt == 0:
             for copy in copies:
                 if failing == (copy.unit.name, copy.result.chunks):
-                    raise ConnectError(f"injected failure of {copy.unit.name} after {copy.result.chunks} "
-                                       "committed chunk(s)")
+                    raise ConnectError(
+                        f"injected failure of {copy.unit.name} after {copy.result.chunks} committed chunk(s)"
+                    )
 
     def _drain(self, producer: Producer, copies: list[UnitCopy]) -> None:
         """Wait (asleep in poll) until only part-filled batches are queued: see :func:`drain_limit`.
         Each unit's progress record is queued too, on a partition of the offsets topic."""
-        limit = drain_limit(len(copies), sum(c.chunk.count for c in copies), sum(c.chunk.bytes for c in copies),
-                            *self.batch_limits) + len(copies)
+        limit = drain_limit(
+            len(copies), sum(c.chunk.count for c in copies), sum(c.chunk.bytes for c in copies), *self.batch_limits
+        ) + len(copies)
         deadline = time.monotonic() + self.clients.timeout_s
         while len(producer) > limit and time.monotonic() < deadline:
             producer.poll(0.01)

@@ -102,16 +102,18 @@ def select_topics(flow: Flow, source_counts: Mapping[str, int], pattern: str | N
     except re.error as e:
         raise ConfigError(f"--topics {pattern!r} is not a valid regular expression: {e}") from None
     topic_filter = flow.source_config.topic_filter()
-    chosen = sorted(t for t in source_counts
-                    if topic_filter.should_replicate_topic(t) and (regex is None or regex.fullmatch(t)))
+    chosen = sorted(
+        t for t in source_counts if topic_filter.should_replicate_topic(t) and (regex is None or regex.fullmatch(t))
+    )
     if not chosen:
         what = f"--topics {pattern!r} and the flow's topic filter" if pattern else "the flow's topic filter"
         raise ConfigError(f"no topic of cluster '{flow.pair.source}' matches {what}")
     return chosen
 
 
-def check_target_topics(flow: Flow, topics: Iterable[str], source_counts: Mapping[str, int],
-                        target_counts: Mapping[str, int]) -> list[str]:
+def check_target_topics(
+    flow: Flow, topics: Iterable[str], source_counts: Mapping[str, int], target_counts: Mapping[str, int]
+) -> list[str]:
     """Remote topics to create; ConfigError when an existing one has fewer partitions than its source."""
     missing = []
     for topic in topics:
@@ -119,9 +121,11 @@ def check_target_topics(flow: Flow, topics: Iterable[str], source_counts: Mappin
         if remote not in target_counts:
             missing.append(topic)
         elif target_counts[remote] < source_counts[topic]:
-            raise ConfigError(f"target topic {remote!r} on '{flow.pair.target}' has {target_counts[remote]} "
-                              f"partition(s), fewer than the {source_counts[topic]} of {topic!r} on "
-                              f"'{flow.pair.source}': add partitions first")
+            raise ConfigError(
+                f"target topic {remote!r} on '{flow.pair.target}' has {target_counts[remote]} "
+                f"partition(s), fewer than the {source_counts[topic]} of {topic!r} on "
+                f"'{flow.pair.source}': add partitions first"
+            )
     return missing
 
 
@@ -136,8 +140,11 @@ def create_target_topics(flow: Flow, topics: list[str], source_counts: Mapping[s
         new_topics = {}
         for topic in topics:
             entries = target_config_entries(described.get(topic, []), cfg.config_property_filter(), incremental=False)
-            new_topics[flow.remote_topic(topic)] = (source_counts[topic], cfg.replication_factor,
-                                                    create_configs(entries))
+            new_topics[flow.remote_topic(topic)] = (
+                source_counts[topic],
+                cfg.replication_factor,
+                create_configs(entries),
+            )
         failed = {name: e for name, e in target_admin.create_topics(new_topics).items() if e is not None}
         if failed:
             name, error = next(iter(failed.items()))
@@ -151,8 +158,12 @@ def create_internal_topics(flow: Flow) -> None:
     """The flow's internal topics, as the herder and the MirrorSource connector create them."""
     admin = TopicAdmin(store_client_props(flow.worker_props))
     try:
-        admin.create_topics_if_missing([internal_topic_spec(flow.worker_props, prefix)
-                                        for prefix in (OFFSET_STORAGE, CONFIG_STORAGE, STATUS_STORAGE)])
+        admin.create_topics_if_missing(
+            [
+                internal_topic_spec(flow.worker_props, prefix)
+                for prefix in (OFFSET_STORAGE, CONFIG_STORAGE, STATUS_STORAGE)
+            ]
+        )
     finally:
         admin.close()
     cfg = flow.source_config
@@ -161,8 +172,9 @@ def create_internal_topics(flow: Flow) -> None:
         syncs_admin = MirrorAdmin(cfg.offset_syncs_topic_admin_config(), alias, cfg.admin_timeout_s)
         try:
             syncs_admin.create_compacted_topic(cfg.offset_syncs_topic(), 1, cfg.offset_syncs_topic_replication_factor)
-            syncs_admin.create_compacted_topic(cfg.offset_mappings_topic(), 1,
-                                               cfg.offset_syncs_topic_replication_factor)
+            syncs_admin.create_compacted_topic(
+                cfg.offset_mappings_topic(), 1, cfg.offset_syncs_topic_replication_factor
+            )
         finally:
             syncs_admin.close()
 
@@ -176,8 +188,9 @@ def log_starts(flow: Flow, partitions: list[tuple[str, int]]) -> dict[tuple[str,
         try:
             out[(ktp.topic, ktp.partition)] = max(0, int(future.result(timeout=DEFAULT_TIMEOUT_S).offset))
         except (KafkaException, TimeoutError) as e:
-            raise ConnectError(f"cannot list offsets of {ktp.topic}-{ktp.partition} on "
-                               f"'{flow.pair.source}': {e}") from None
+            raise ConnectError(
+                f"cannot list offsets of {ktp.topic}-{ktp.partition} on '{flow.pair.source}': {e}"
+            ) from None
     return out
 
 
@@ -211,15 +224,18 @@ def target_consumer_props(flow: Flow) -> dict[str, Any]:
     return props
 
 
-def average_record_bytes(flow: Flow, starts: Mapping[tuple[str, int], int],
-                         ends: Mapping[tuple[str, int], int]) -> tuple[float, dict[str, float]]:
+def average_record_bytes(
+    flow: Flow, starts: Mapping[tuple[str, int], int], ends: Mapping[tuple[str, int], int]
+) -> tuple[float, dict[str, float]]:
     """Key + value bytes per record over a small sample from the partitions' starts (for the estimate),
     overall and per sampled topic (tasks are sized by bytes)."""
     wanted = {tp: s for tp, s in starts.items() if ends.get(tp, 0) > s}
     if not wanted:
         return 0.0, {}
-    conf = consumer_config(flow.source_config.source_consumer_config(_ROLE), {
-        "group.id": "mm2-backfill-sample", "enable.auto.commit": False, "enable.partition.eof": True})
+    conf = consumer_config(
+        flow.source_config.source_consumer_config(_ROLE),
+        {"group.id": "mm2-backfill-sample", "enable.auto.commit": False, "enable.partition.eof": True},
+    )
     consumer = create_consumer(conf)
     sizes: list[int] = []
     by_topic: dict[str, list[int]] = {}
@@ -260,8 +276,14 @@ class PreparedBackfill:
     committed: Mapping[tuple[str, int], int] = field(default_factory=dict)
 
 
-def prepare(config: MirrorMakerConfig, source: str, target: str, pattern: str | None,
-            chunk_records: int = DEFAULT_CHUNK_RECORDS, timeout_s: float = DEFAULT_TIMEOUT_S) -> PreparedBackfill:
+def prepare(
+    config: MirrorMakerConfig,
+    source: str,
+    target: str,
+    pattern: str | None,
+    chunk_records: int = DEFAULT_CHUNK_RECORDS,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+) -> PreparedBackfill:
     """Every check and the plan; writes nothing."""
     flow = resolve_flow(config, source, target)
     source_counts = partition_counts(flow, "source")
@@ -278,8 +300,16 @@ def prepare(config: MirrorMakerConfig, source: str, target: str, pattern: str | 
     units = plan_units(partitions, starts, ends, committed, {t: flow.remote_topic(t) for t in topics})
     average, per_topic = average_record_bytes(flow, starts, ends)
     plan = BackfillPlan(source, target, tuple(units), average, per_topic)
-    return PreparedBackfill(flow, plan, backfill_clients(flow, chunk_records, timeout_s), missing, source_counts,
-                            flow.configs_topic in target_counts, tuple(partitions), committed)
+    return PreparedBackfill(
+        flow,
+        plan,
+        backfill_clients(flow, chunk_records, timeout_s),
+        missing,
+        source_counts,
+        flow.configs_topic in target_counts,
+        tuple(partitions),
+        committed,
+    )
 
 
 def backfill_clients(flow: Flow, chunk_records: int, timeout_s: float) -> BackfillClients:

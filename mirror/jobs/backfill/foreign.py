@@ -35,9 +35,13 @@ def candidates(prepared: PreparedBackfill, live: Iterable[tuple[str, int]] = ())
     """(source topic, partition, remote topic) of planned units the flow holds no position for, whose remote
     topic existed at planning and that no live task of the flow is copying."""
     missing, running = set(prepared.missing_topics), set(live)
-    return [(u.topic, u.partition, u.target_topic) for u in prepared.plan.units
-            if (u.topic, u.partition) not in prepared.committed and u.topic not in missing
-            and (u.topic, u.partition) not in running]
+    return [
+        (u.topic, u.partition, u.target_topic)
+        for u in prepared.plan.units
+        if (u.topic, u.partition) not in prepared.committed
+        and u.topic not in missing
+        and (u.topic, u.partition) not in running
+    ]
 
 
 def live_partitions(prepared: PreparedBackfill, client_props: Mapping[str, Any]) -> set[tuple[str, int]]:
@@ -48,14 +52,24 @@ def live_partitions(prepared: PreparedBackfill, client_props: Mapping[str, Any])
     return {tp for props in view.tasks.values() for tp in assigned_partitions(props.get(TASK_TOPIC_PARTITIONS))}
 
 
-def holding_records(consumer_props: Mapping[str, Any], partitions: list[tuple[str, int]],
-                    timeout_s: float) -> list[tuple[str, int]]:
+def holding_records(
+    consumer_props: Mapping[str, Any], partitions: list[tuple[str, int]], timeout_s: float
+) -> list[tuple[str, int]]:
     """Those of ``partitions`` (target topic, partition) where a read_committed consumer finds a record."""
     if not partitions:
         return []
-    consumer = create_consumer(consumer_config(consumer_props, {
-        "group.id": f"mm2-backfill-foreign-{uuid.uuid4().hex[:8]}", "enable.auto.commit": False,
-        "enable.partition.eof": True, "isolation.level": "read_committed", "max.partition.fetch.bytes": 1024}))
+    consumer = create_consumer(
+        consumer_config(
+            consumer_props,
+            {
+                "group.id": f"mm2-backfill-foreign-{uuid.uuid4().hex[:8]}",
+                "enable.auto.commit": False,
+                "enable.partition.eof": True,
+                "isolation.level": "read_committed",
+                "max.partition.fetch.bytes": 1024,
+            },
+        )
+    )
     found: set[tuple[str, int]] = set()
     settled: set[tuple[str, int]] = set()
     try:

@@ -116,8 +116,11 @@ def without_partitions(tasks: dict[int, dict[str, str]], topics: set[str]) -> di
     """The tasks' configs with the partitions of ``topics`` taken out of their assignments."""
     out: dict[int, dict[str, str]] = {}
     for task, props in tasks.items():
-        kept = [item.strip() for item in (props.get(TASK_TOPIC_PARTITIONS) or "").split(",")
-                if item.strip() and not any(t in topics for t, _ in assigned_partitions(item))]
+        kept = [
+            item.strip()
+            for item in (props.get(TASK_TOPIC_PARTITIONS) or "").split(",")
+            if item.strip() and not any(t in topics for t, _ in assigned_partitions(item))
+        ]
         out[task] = {**props, TASK_TOPIC_PARTITIONS: ",".join(kept)}
     return out
 
@@ -136,8 +139,13 @@ def live_workers(flow: Flow) -> bool:
 class LiveHandoff:
     """``take(topics, ids)`` before the copy, ``give_back()`` after it (also after a failure)."""
 
-    def __init__(self, flow: Flow, timeout_s: float = RELEASE_TIMEOUT_S,
-                 lease_ttl_s: float = DEFAULT_LEASE_TTL_S, on_lost: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        flow: Flow,
+        timeout_s: float = RELEASE_TIMEOUT_S,
+        lease_ttl_s: float = DEFAULT_LEASE_TTL_S,
+        on_lost: Callable[[], None] | None = None,
+    ) -> None:
         self.flow = flow
         self.timeout_s = timeout_s
         self.client_props = store_client_props(flow.worker_props)
@@ -159,8 +167,10 @@ class LiveHandoff:
         for key, value in records:
             producer.produce(self.flow.configs_topic, value, key, partition=0, on_delivery=on_delivery)
         if producer.flush(30) or errors:
-            raise ConnectError(f"cannot write the {SOURCE_CONNECTOR} config to {self.flow.configs_topic}: "
-                               f"{errors[0].str() if errors else 'timed out'}")
+            raise ConnectError(
+                f"cannot write the {SOURCE_CONNECTOR} config to {self.flow.configs_topic}: "
+                f"{errors[0].str() if errors else 'timed out'}"
+            )
 
     def take(self, topics: list[str], transactional_ids: list[str]) -> bool:
         """Lease ``topics`` and wait until no live task runs them; True if running tasks released them."""
@@ -186,8 +196,9 @@ class LiveHandoff:
         new task reported after it (True); or until no worker is up, when the job writes the exclusion (False)."""
         while True:
             view = self._read(deadline)
-            owned = {tp for props in view.tasks.values()
-                     for tp in assigned_partitions(props.get(TASK_TOPIC_PARTITIONS))}
+            owned = {
+                tp for props in view.tasks.values() for tp in assigned_partitions(props.get(TASK_TOPIC_PARTITIONS))
+            }
             unowned = not any(t in topics for t, _ in owned)
             if excludes(view.connector_config, topics) and unowned and view.commit_ts:
                 statuses = _latest_status_ts(self.flow, self.client_props)
@@ -197,12 +208,17 @@ class LiveHandoff:
             if not live_workers(self.flow):
                 self._exclude_offline(view, topics, lease)
                 if not live_workers(self.flow):
-                    log.info("No 'mm2 run' runs %s: excluded %s in its config for the job", self.flow.pair,
-                             ", ".join(sorted(topics)))
+                    log.info(
+                        "No 'mm2 run' runs %s: excluded %s in its config for the job",
+                        self.flow.pair,
+                        ", ".join(sorted(topics)),
+                    )
                     return False
             if time.monotonic() > deadline:
-                raise ConnectError(f"the live tasks of {self.flow.pair} did not release the backfilled topics "
-                                   f"within {self.timeout_s:g}s (is 'mm2 run' healthy?)")
+                raise ConnectError(
+                    f"the live tasks of {self.flow.pair} did not release the backfilled topics "
+                    f"within {self.timeout_s:g}s (is 'mm2 run' healthy?)"
+                )
             time.sleep(_POLL_S)
 
     def _exclude_offline(self, view: ConfigTopicView, topics: set[str], lease: Lease) -> None:
@@ -211,10 +227,14 @@ class LiveHandoff:
             return
         records: list[tuple[str, bytes]] = []
         if not excludes(view.connector_config, topics):
-            records.append((connector_key(SOURCE_CONNECTOR), encode_connector_config(
-                with_lease(view.connector_config, lease))))
-        if any(t in topics for props in view.tasks.values()
-               for t, _ in assigned_partitions(props.get(TASK_TOPIC_PARTITIONS))):
+            records.append(
+                (connector_key(SOURCE_CONNECTOR), encode_connector_config(with_lease(view.connector_config, lease)))
+            )
+        if any(
+            t in topics
+            for props in view.tasks.values()
+            for t, _ in assigned_partitions(props.get(TASK_TOPIC_PARTITIONS))
+        ):
             for task, props in without_partitions(view.tasks, topics).items():
                 records.append((task_key(SOURCE_CONNECTOR, task), encode_task_config(props)))
             records.append((commit_key(SOURCE_CONNECTOR), encode_task_commit(len(view.tasks))))

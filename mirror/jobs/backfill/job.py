@@ -135,9 +135,16 @@ class ProgressWatcher:
         self._thread.join(5)
 
     def _run(self) -> None:
-        consumer = create_consumer(consumer_config(self.clients.target_consumer, {
-            "group.id": f"mm2-backfill-progress-{uuid.uuid4().hex[:8]}", "enable.auto.commit": False,
-            "auto.offset.reset": "earliest"}))
+        consumer = create_consumer(
+            consumer_config(
+                self.clients.target_consumer,
+                {
+                    "group.id": f"mm2-backfill-progress-{uuid.uuid4().hex[:8]}",
+                    "enable.auto.commit": False,
+                    "auto.offset.reset": "earliest",
+                },
+            )
+        )
         try:
             meta = consumer.list_topics(timeout=10).topics.get(self.clients.offsets_topic)
             if meta is None:
@@ -162,12 +169,24 @@ class ProgressWatcher:
             self.done[decoded[0]] = min(unit.records, decoded[1] + 1 - unit.start)
 
 
-def run_job(config: MirrorMakerConfig, source: str, target: str, pattern: str | None = None, *,
-            master: str | None = None, dry_run: bool = False, chunk_records: int = DEFAULT_CHUNK_RECORDS,
-            progress: Progress | None = None, spark: SparkSession | None = None,
-            timeout_s: float = DEFAULT_TIMEOUT_S, fail_first_attempt: tuple[str, int] | None = None,
-            on_plan: Callable[[BackfillPlan], None] | None = None, force: bool = False,
-            lease_ttl_s: float = DEFAULT_LEASE_TTL_S, throughput_limit: float | None = None) -> BackfillReport:
+def run_job(
+    config: MirrorMakerConfig,
+    source: str,
+    target: str,
+    pattern: str | None = None,
+    *,
+    master: str | None = None,
+    dry_run: bool = False,
+    chunk_records: int = DEFAULT_CHUNK_RECORDS,
+    progress: Progress | None = None,
+    spark: SparkSession | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    fail_first_attempt: tuple[str, int] | None = None,
+    on_plan: Callable[[BackfillPlan], None] | None = None,
+    force: bool = False,
+    lease_ttl_s: float = DEFAULT_LEASE_TTL_S,
+    throughput_limit: float | None = None,
+) -> BackfillReport:
     """Plan, check and (unless ``dry_run``) copy; ``fail_first_attempt`` is a test seam (unit name, chunks).
     ``force`` copies into target partitions that hold records the flow did not copy (else a ConfigError).
     ``lease_ttl_s``: how long the topics stay excluded from live tailing after the job stops renewing its lease.
@@ -175,9 +194,11 @@ def run_job(config: MirrorMakerConfig, source: str, target: str, pattern: str | 
     prepared = prepare(config, source, target, pattern, chunk_records, timeout_s)
     foreign = foreign_partitions(prepared)
     if foreign and not dry_run and not force:
-        raise ConfigError(f"target partition(s) {describe(foreign)} on '{target}' already hold records the flow "
-                          f"{prepared.flow.pair} did not copy (no position in its offsets topic): a backfill would "
-                          "copy them again behind those; run with --force to copy anyway")
+        raise ConfigError(
+            f"target partition(s) {describe(foreign)} on '{target}' already hold records the flow "
+            f"{prepared.flow.pair} did not copy (no position in its offsets topic): a backfill would "
+            "copy them again behind those; run with --force to copy anyway"
+        )
     if spark is None and not dry_run:
         from mirror.jobs.spark import DEFAULT_MASTER, check_master_reachable, check_spark_runtime
 
@@ -197,8 +218,7 @@ def run_job(config: MirrorMakerConfig, source: str, target: str, pattern: str | 
         report.handed_off = handoff.take(prepared.plan.topics, ids)
         if report.handed_off:
             # the live tasks flushed their last positions on release: plan again from them
-            prepared = replace(prepared, plan=prepare(config, source, target, pattern, chunk_records,
-                                                      timeout_s).plan)
+            prepared = replace(prepared, plan=prepare(config, source, target, pattern, chunk_records, timeout_s).plan)
             report.plan = prepared.plan
         clients = replace(prepared.clients, fail_first_attempt=fail_first_attempt)
         report.transaction_seconds_bound = clients.chunk_seconds
@@ -212,36 +232,47 @@ def run_job(config: MirrorMakerConfig, source: str, target: str, pattern: str | 
     finally:
         handoff.give_back()
     if handoff.lost is not None:
-        raise ConnectError(f"the backfill lease of {prepared.flow.pair} was {handoff.lost} while the job ran: "
-                           "live tailing may have taken its topics back; run the backfill again")
+        raise ConnectError(
+            f"the backfill lease of {prepared.flow.pair} was {handoff.lost} while the job ran: "
+            "live tailing may have taken its topics back; run the backfill again"
+        )
     report.seconds = time.perf_counter() - started
     return report
 
 
-def _copy(prepared: PreparedBackfill, clients: BackfillClients, master: str | None, spark: SparkSession | None,
-          progress: Progress | None, report: BackfillReport) -> list[UnitResult]:
+def _copy(
+    prepared: PreparedBackfill,
+    clients: BackfillClients,
+    master: str | None,
+    spark: SparkSession | None,
+    progress: Progress | None,
+    report: BackfillReport,
+) -> list[UnitResult]:
     units = list(prepared.plan.units)
     if not units:
         return []
     offsets_partitions = partition_counts(prepared.flow, "target").get(clients.offsets_topic, 0)
     if offsets_partitions <= 0:
-        raise ConnectError(f"The flow's offsets topic {clients.offsets_topic} is missing on cluster "
-                           f"'{prepared.plan.target}'")
+        raise ConnectError(
+            f"The flow's offsets topic {clients.offsets_topic} is missing on cluster '{prepared.plan.target}'"
+        )
     watcher = ProgressWatcher(clients, units, progress) if progress is not None else None
     if watcher is not None:
         watcher.start()
     try:
         if spark is not None:
-            results, report.task_slots = run_tasks(spark, prepared.plan, units, clients, offsets_partitions,
-                                                   report.throughput_limit)
+            results, report.task_slots = run_tasks(
+                spark, prepared.plan, units, clients, offsets_partitions, report.throughput_limit
+            )
         else:
             from mirror.jobs.spark import spark_session
 
             t0 = time.perf_counter()
             with spark_session(f"mm2 backfill {prepared.plan.source}->{prepared.plan.target}", master) as session:
                 report.spark_startup_seconds = time.perf_counter() - t0
-                results, report.task_slots = run_tasks(session, prepared.plan, units, clients,
-                                                       offsets_partitions, report.throughput_limit)
+                results, report.task_slots = run_tasks(
+                    session, prepared.plan, units, clients, offsets_partitions, report.throughput_limit
+                )
     finally:
         if watcher is not None:
             watcher.stop()

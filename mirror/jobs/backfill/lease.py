@@ -50,8 +50,14 @@ def new_job_id() -> str:
 class LeaseHolder:
     """``take()``, then ``release()`` (always, also after a failure); ``lost`` if someone else took it."""
 
-    def __init__(self, flow: Flow, ttl_s: float = DEFAULT_LEASE_TTL_S, job_id: str | None = None,
-                 clock: Callable[[], float] = time.time, on_lost: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        flow: Flow,
+        ttl_s: float = DEFAULT_LEASE_TTL_S,
+        job_id: str | None = None,
+        clock: Callable[[], float] = time.time,
+        on_lost: Callable[[], None] | None = None,
+    ) -> None:
         self.flow = flow
         self._on_lost = on_lost
         self.ttl_s = ttl_s
@@ -77,17 +83,33 @@ class LeaseHolder:
         previous = read_leases(props, self.pair.source).lease(self.pair.source, self.pair.target)
         if previous is not None:
             state = "active" if previous.active(self._now_ms()) else "expired"
-            log.warning("Taking over the %s backfill lease of job %s on %s (%s)", state, previous.job_id, self.pair,
-                        ", ".join(previous.topics))
+            log.warning(
+                "Taking over the %s backfill lease of job %s on %s (%s)",
+                state,
+                previous.job_id,
+                self.pair,
+                ", ".join(previous.topics),
+            )
             fence_transactional_ids(props, previous.transactional_ids)
-        lease = Lease(self.pair.source, self.pair.target, self.job_id, tuple(sorted(set(topics))),
-                      self._now_ms() + int(self.ttl_s * 1000), tuple(transactional_ids))
+        lease = Lease(
+            self.pair.source,
+            self.pair.target,
+            self.job_id,
+            tuple(sorted(set(topics))),
+            self._now_ms() + int(self.ttl_s * 1000),
+            tuple(transactional_ids),
+        )
         self._checked = write_lease(props, self.pair, lease)
         self.lease = lease
         self._thread = threading.Thread(target=self._renew_loop, name="mm2-backfill-lease", daemon=True)
         self._thread.start()
-        log.info("Job %s holds the backfill lease of %s on %s for %gs at a time", self.job_id, self.pair,
-                 ", ".join(lease.topics), self.ttl_s)
+        log.info(
+            "Job %s holds the backfill lease of %s on %s for %gs at a time",
+            self.job_id,
+            self.pair,
+            ", ".join(lease.topics),
+            self.ttl_s,
+        )
         return lease
 
     def _renew_loop(self) -> None:
@@ -120,8 +142,12 @@ class LeaseHolder:
         if foreign:
             other = foreign[0]
             self.lost = "released" if other is None else f"taken over by job {other.job_id}"
-            log.error("The backfill lease of %s was %s while job %s ran: live tailing may own its topics now",
-                      self.pair, self.lost, self.job_id)
+            log.error(
+                "The backfill lease of %s was %s while job %s ran: live tailing may own its topics now",
+                self.pair,
+                self.lost,
+                self.job_id,
+            )
             latest = history[-1][1] if history else None
             if latest is not None and latest.job_id == self.job_id and other is None:
                 write_lease(self.flow.worker_props, self.pair, None)  # a renewal that raced the release

@@ -15,15 +15,24 @@ def render_json(report: BackfillReport) -> dict[str, Any]:
     copied = {(r.topic, r.partition): r for r in report.results}
     partitions = []
     for unit in report.plan.units:
-        row: dict[str, Any] = {"topic": unit.topic, "partition": unit.partition, "target_topic": unit.target_topic,
-                               "from": unit.start, "until": unit.end, "records_planned": unit.records}
+        row: dict[str, Any] = {
+            "topic": unit.topic,
+            "partition": unit.partition,
+            "target_topic": unit.target_topic,
+            "from": unit.start,
+            "until": unit.end,
+            "records_planned": unit.records,
+        }
         result = copied.get((unit.topic, unit.partition))
         if not report.dry_run:
             row["records_copied"] = result.records if result is not None else 0
             row["resumed_from"] = result.resumed_from if result is not None else unit.start
         partitions.append(row)
-    totals: dict[str, Any] = {"partitions": len(report.plan.units), "records_planned": report.plan.records,
-                              "estimated_bytes": report.plan.estimated_bytes}
+    totals: dict[str, Any] = {
+        "partitions": len(report.plan.units),
+        "records_planned": report.plan.records,
+        "estimated_bytes": report.plan.estimated_bytes,
+    }
     if not report.dry_run:
         totals["records_copied"] = report.records_copied
         totals["bytes_copied"] = report.bytes_copied
@@ -37,12 +46,19 @@ def render_json(report: BackfillReport) -> dict[str, Any]:
         totals["tasks_retried"] = report.tasks_retried
         totals["bytes_per_second"] = round(report.bytes_per_second)
         totals["throughput_limit_bytes_per_second"] = report.throughput_limit
-    return {"source": report.plan.source, "target": report.plan.target, "dry_run": report.dry_run,
-            "handed_off_from_live": report.handed_off, "partitions": partitions, "totals": totals,
-            "foreign_partitions": [{"topic": t, "partition": p} for t, p in sorted(report.foreign)],
-            "tasks": _task_rows(report),
-            "seconds": round(report.seconds, 3), "spark_startup_seconds": round(report.spark_startup_seconds, 3),
-            "copy_seconds": round(report.copy_seconds, 3)}
+    return {
+        "source": report.plan.source,
+        "target": report.plan.target,
+        "dry_run": report.dry_run,
+        "handed_off_from_live": report.handed_off,
+        "partitions": partitions,
+        "totals": totals,
+        "foreign_partitions": [{"topic": t, "partition": p} for t, p in sorted(report.foreign)],
+        "tasks": _task_rows(report),
+        "seconds": round(report.seconds, 3),
+        "spark_startup_seconds": round(report.spark_startup_seconds, 3),
+        "copy_seconds": round(report.copy_seconds, 3),
+    }
 
 
 def _task_rows(report: BackfillReport) -> list[dict[str, Any]]:
@@ -54,8 +70,15 @@ def _task_rows(report: BackfillReport) -> list[dict[str, Any]]:
     rows = []
     for task, (start, end) in sorted(spans.items()):
         mine = [r for r in report.results if r.task == task]
-        rows.append({"task": task, "partitions": len(mine), "attempt": max(r.attempt for r in mine) + 1,
-                     "started": round(start - first, 3), "finished": round(end - first, 3)})
+        rows.append(
+            {
+                "task": task,
+                "partitions": len(mine),
+                "attempt": max(r.attempt for r in mine) + 1,
+                "started": round(start - first, 3),
+                "finished": round(end - first, 3),
+            }
+        )
     return rows
 
 
@@ -75,18 +98,26 @@ def render_table(report: BackfillReport) -> str:
         lines = [f"Nothing to backfill for {plan.source}->{plan.target}: every selected partition is mirrored."]
     elif report.dry_run:
         if report.foreign:
-            lines.append(f"Target partition(s) {describe(report.foreign)} already hold records the flow did not "
-                         "copy: the backfill refuses them without --force.")
-        lines.append(f"Plan for {plan.source}->{plan.target}: {len(plan.units)} partition(s), {plan.records} "
-                     f"records, about {plan.estimated_bytes / _MB:.1f} MB. Dry run: nothing written.")
+            lines.append(
+                f"Target partition(s) {describe(report.foreign)} already hold records the flow did not "
+                "copy: the backfill refuses them without --force."
+            )
+        lines.append(
+            f"Plan for {plan.source}->{plan.target}: {len(plan.units)} partition(s), {plan.records} "
+            f"records, about {plan.estimated_bytes / _MB:.1f} MB. Dry run: nothing written."
+        )
     else:
         rate = report.records_copied / report.seconds if report.seconds > 0 else 0.0
-        lines.append(f"Backfilled {report.records_copied} records ({report.bytes_copied / _MB:.1f} MB) of "
-                     f"{plan.source}->{plan.target} in {report.seconds:.1f} s ({rate:,.0f} rec/s); live tailing "
-                     "continues from there.")
+        lines.append(
+            f"Backfilled {report.records_copied} records ({report.bytes_copied / _MB:.1f} MB) of "
+            f"{plan.source}->{plan.target} in {report.seconds:.1f} s ({rate:,.0f} rec/s); live tailing "
+            "continues from there."
+        )
         if report.throughput_limit is not None:
-            lines.append(f"Throughput: {report.bytes_per_second / _MB:.2f} MB/s while copying, capped at "
-                         f"{report.throughput_limit / _MB:.2f} MB/s (--throughput-limit).")
+            lines.append(
+                f"Throughput: {report.bytes_per_second / _MB:.2f} MB/s while copying, capped at "
+                f"{report.throughput_limit / _MB:.2f} MB/s (--throughput-limit)."
+            )
     return "\n".join(lines) + "\n"
 
 

@@ -77,7 +77,9 @@ def record_ids(clients: BackfillClients, ids: list[str]) -> None:
     try:
         producer.produce(clients.offsets_topic, encode_ids(ids), record_key(clients.source, clients.target))
         if producer.flush(clients.timeout_s) > 0:
-            raise ConnectError(f"Cannot record the backfill's transactional ids in {clients.offsets_topic} "
-                               f"on cluster '{clients.target}' within {clients.timeout_s:.0f} s")
+            raise ConnectError(
+                f"Cannot record the backfill's transactional ids in {clients.offsets_topic} "
+                f"on cluster '{clients.target}' within {clients.timeout_s:.0f} s"
+            )
     finally:
         producer.flush(0)

@@ -31,8 +31,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def unit_tasks(plan: BackfillPlan, units: list[WorkUnit], slots: int,
-               offsets_partition: Callable[[WorkUnit], int] | None = None) -> list[list[WorkUnit]]:
+def unit_tasks(
+    plan: BackfillPlan, units: list[WorkUnit], slots: int, offsets_partition: Callable[[WorkUnit], int] | None = None
+) -> list[list[WorkUnit]]:
     """The units in tasks of about equal estimated bytes for ``slots`` concurrent tasks, largest first;
     units whose progress goes to one partition of the offsets topic (``offsets_partition``) in one task."""
     return sized_tasks(units, plan.unit_bytes, slots, group=offsets_partition)
@@ -43,8 +44,14 @@ def progress_partition(clients: BackfillClients, offsets_partitions: int) -> Cal
     return lambda unit: key_partition(offset_key(clients, unit), offsets_partitions)
 
 
-def run_tasks(spark: SparkSession, plan: BackfillPlan, units: list[WorkUnit], clients: BackfillClients,
-              offsets_partitions: int, throughput_limit: float | None = None) -> tuple[list[UnitResult], int]:
+def run_tasks(
+    spark: SparkSession,
+    plan: BackfillPlan,
+    units: list[WorkUnit],
+    clients: BackfillClients,
+    offsets_partitions: int,
+    throughput_limit: float | None = None,
+) -> tuple[list[UnitResult], int]:
     """Copy ``units`` in Spark tasks; their results sorted by partition, and the slots they were sized for.
 
     No two tasks write progress to one partition of the offsets topic (``offsets_partitions`` of them),
@@ -103,9 +110,15 @@ def warn_retried(results: list[UnitResult]) -> None:
         if attempt > 0:
             first = min(rows, key=lambda r: (r.topic, r.partition))
             others = f" and {len(rows) - 1} other partition(s)" if len(rows) > 1 else ""
-            log.warning("Backfill task %d (%s-%d%s) was retried: attempt %d succeeded, resuming from its last "
-                        "commit%s", index, first.topic, first.partition, others, attempt + 1,
-                        f"; why the earlier attempt failed is in {where}" if where else "")
+            log.warning(
+                "Backfill task %d (%s-%d%s) was retried: attempt %d succeeded, resuming from its last commit%s",
+                index,
+                first.topic,
+                first.partition,
+                others,
+                attempt + 1,
+                f"; why the earlier attempt failed is in {where}" if where else "",
+            )
 
 
 __all__ = ["progress_partition", "run_tasks", "unit_tasks", "warn_retried"]

@@ -50,8 +50,7 @@ class LatestCheckpoints:
         self.groups.setdefault(cp.consumer_group_id, {})[cp.topic_partition] = Checkpointed(cp, timestamp_ms)
 
 
-def upstream_topic_partition(tp: TopicPartition, policy: ReplicationPolicy, source: str,
-                             target: str) -> TopicPartition:
+def upstream_topic_partition(tp: TopicPartition, policy: ReplicationPolicy, source: str, target: str) -> TopicPartition:
     """The source topic-partition a checkpoint of flow ``source -> target`` was taken for (inverse of the rename):
     ``A.orders`` -> ``orders``; for failback ``orders`` -> ``B.orders`` (flow B -> A)."""
     if policy.topic_source(tp.topic) == source:
@@ -79,8 +78,9 @@ def plan_from_checkpoints(
     offset stands, with an unknown re-read. ``unreachable`` is the line saying why the source was not used.
     """
     by_upstream = {upstream_of(tp): c for tp, c in checkpoints.items()}
-    offsets = {tp: OffsetAndMetadata(c.checkpoint.upstream_offset, c.checkpoint.metadata)
-               for tp, c in by_upstream.items()}
+    offsets = {
+        tp: OffsetAndMetadata(c.checkpoint.upstream_offset, c.checkpoint.metadata) for tp, c in by_upstream.items()
+    }
 
     def translate(tp: TopicPartition, offset: int) -> Translated:
         cp = by_upstream[tp].checkpoint

@@ -46,9 +46,19 @@ def old_incarnation_rows(
             if found.read_at_ms is not None and found.read_at_ms >= event.detected_at_ms:
                 continue  # checkpointed since the new incarnation was found: not a position of the old one
             cp = found.checkpoint
-            out.setdefault(group, []).append(PartitionRow(
-                upstream.topic, upstream.partition, cp.upstream_offset, remote.topic, None, None, None, None,
-                OLD_INCARNATION))
+            out.setdefault(group, []).append(
+                PartitionRow(
+                    upstream.topic,
+                    upstream.partition,
+                    cp.upstream_offset,
+                    remote.topic,
+                    None,
+                    None,
+                    None,
+                    None,
+                    OLD_INCARNATION,
+                )
+            )
     return out
 
 

@@ -88,8 +88,15 @@ class FlowClients:
 class FlowTranslator:
     """Translates a source topic-partition's committed offset to the target (picklable, broadcast)."""
 
-    def __init__(self, source: str, target: str, policy: ReplicationPolicy, forward: ExactOffsetTranslator,
-                 back: OffsetMappingIndex | None, topic_filter: TopicFilter | None = None) -> None:
+    def __init__(
+        self,
+        source: str,
+        target: str,
+        policy: ReplicationPolicy,
+        forward: ExactOffsetTranslator,
+        back: OffsetMappingIndex | None,
+        topic_filter: TopicFilter | None = None,
+    ) -> None:
         self.source = source
         self.target = target
         self.policy = policy
@@ -110,8 +117,14 @@ class FlowTranslator:
         syncs = self.forward.syncs
         store = syncs.subset(wanted) if isinstance(syncs, OffsetSyncStore) else syncs
         back = None if self.back is None else self.back.subset({self.target_topic_partition(tp) for tp in wanted})
-        return FlowTranslator(self.source, self.target, self.policy,
-                              ExactOffsetTranslator(self.forward.index.subset(wanted), store), back, self.topic_filter)
+        return FlowTranslator(
+            self.source,
+            self.target,
+            self.policy,
+            ExactOffsetTranslator(self.forward.index.subset(wanted), store),
+            back,
+            self.topic_filter,
+        )
 
     def __call__(self, tp: TopicPartition, offset: int) -> Translated:
         target_tp = self.target_topic_partition(tp)
@@ -140,8 +153,13 @@ class FlowTranslator:
 # -- Spark driver side -----------------------------------------------------------------------------
 
 
-def _read_if_exists(admin: MirrorAdmin, consumer_props: dict[str, Any], topic: str,
-                    apply: Callable[[bytes | None, bytes | None], object], timeout_s: float) -> bool:
+def _read_if_exists(
+    admin: MirrorAdmin,
+    consumer_props: dict[str, Any],
+    topic: str,
+    apply: Callable[[bytes | None, bytes | None], object],
+    timeout_s: float,
+) -> bool:
     if topic not in admin.topic_partition_counts():
         return False
 
@@ -154,13 +172,17 @@ def _read_if_exists(admin: MirrorAdmin, consumer_props: dict[str, Any], topic: s
 
 def _syncs_location(cfg: MirrorSourceConfig) -> tuple[str, MirrorAdmin, dict[str, Any]]:
     alias = cfg.source_cluster_alias if cfg.offset_syncs_on_source else cfg.target_cluster_alias
-    consumer = (cfg.source_consumer_config(_ROLE) if cfg.offset_syncs_on_source
-                else cfg.target_consumer_config(_ROLE))
+    consumer = cfg.source_consumer_config(_ROLE) if cfg.offset_syncs_on_source else cfg.target_consumer_config(_ROLE)
     return alias, MirrorAdmin(cfg.offset_syncs_topic_admin_config(), alias, cfg.admin_timeout_s), consumer
 
 
-def load_translator(config: MirrorMakerConfig, source: str, target: str,
-                    timeout_s: float = DEFAULT_TIMEOUT_S, unreachable: str | None = None) -> FlowTranslator:
+def load_translator(
+    config: MirrorMakerConfig,
+    source: str,
+    target: str,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    unreachable: str | None = None,
+) -> FlowTranslator:
     """Read the flow's offset mappings and offset syncs (and the reverse flow's mappings) once.
 
     ``unreachable``: a cluster alias known to be down; topics located there are skipped (no wait on it).
@@ -185,14 +207,26 @@ def load_translator(config: MirrorMakerConfig, source: str, target: str,
     reverse, _ = flow_configs(config, target, source)
     reverse_alias, reverse_admin, reverse_consumer = _syncs_location(reverse)
     candidate = OffsetMappingIndex()
-    if reverse_alias != unreachable and _read_if_exists(reverse_admin, reverse_consumer,
-                                                        reverse.offset_mappings_topic(), candidate.on_record,
-                                                        timeout_s):
+    if reverse_alias != unreachable and _read_if_exists(
+        reverse_admin, reverse_consumer, reverse.offset_mappings_topic(), candidate.on_record, timeout_s
+    ):
         back = candidate
-    log.info("Translation data of %s->%s: %d mapped runs, %d partitions with offset syncs, %d mapped runs for "
-             "failback", source, target, len(index), len(store.topic_partitions()), len(back or []))
-    return FlowTranslator(source, target, cfg.replication_policy(), ExactOffsetTranslator(index, store), back,
-                          checkpoint_cfg.topic_filter())
+    log.info(
+        "Translation data of %s->%s: %d mapped runs, %d partitions with offset syncs, %d mapped runs for failback",
+        source,
+        target,
+        len(index),
+        len(store.topic_partitions()),
+        len(back or []),
+    )
+    return FlowTranslator(
+        source,
+        target,
+        cfg.replication_policy(),
+        ExactOffsetTranslator(index, store),
+        back,
+        checkpoint_cfg.topic_filter(),
+    )
 
 
 def _group_selector(checkpoint_cfg: MirrorCheckpointConfig, pattern: str | None) -> Callable[[str], bool]:
@@ -205,8 +239,9 @@ def _group_selector(checkpoint_cfg: MirrorCheckpointConfig, pattern: str | None)
     return lambda g: group_filter.should_replicate_group(g) and (regex is None or regex.fullmatch(g) is not None)
 
 
-def select_groups(config: MirrorMakerConfig, source: str, target: str, pattern: str | None,
-                  timeout_s: float | None = None) -> list[str]:
+def select_groups(
+    config: MirrorMakerConfig, source: str, target: str, pattern: str | None, timeout_s: float | None = None
+) -> list[str]:
     """The source's consumer groups the flow's group filter accepts and ``pattern`` (full match) selects."""
     _, checkpoint_cfg = flow_configs(config, source, target)
     selected = _group_selector(checkpoint_cfg, pattern)
@@ -215,15 +250,17 @@ def select_groups(config: MirrorMakerConfig, source: str, target: str, pattern: 
     try:
         groups = admin.list_consumer_groups(strict=True)
     except ConnectError as e:
-        raise ClusterUnreachableError(f"source cluster '{source}' is unreachable: {' '.join(str(e).split())}",
-                                      source) from None
+        raise ClusterUnreachableError(
+            f"source cluster '{source}' is unreachable: {' '.join(str(e).split())}", source
+        ) from None
     finally:
         admin.close()
     return sorted(g for g in groups if selected(g))
 
 
-def checkpointed_groups(config: MirrorMakerConfig, source: str, target: str, pattern: str | None,
-                        timeout_s: float, why: str) -> dict[str, dict[TopicPartition, Checkpointed]]:
+def checkpointed_groups(
+    config: MirrorMakerConfig, source: str, target: str, pattern: str | None, timeout_s: float, why: str
+) -> dict[str, dict[TopicPartition, Checkpointed]]:
     """The selected groups' last checkpoints in ``<source>.checkpoints.internal`` on the target (source gone)."""
     cfg, checkpoint_cfg = flow_configs(config, source, target)
     selected = _group_selector(checkpoint_cfg, pattern)
@@ -231,14 +268,16 @@ def checkpointed_groups(config: MirrorMakerConfig, source: str, target: str, pat
     try:
         topics = admin.topic_partition_counts()
     except ConnectError as e:
-        raise ClusterUnreachableError(f"{why}; target cluster '{target}' is unreachable too: "
-                                      f"{' '.join(str(e).split())}", target) from None
+        raise ClusterUnreachableError(
+            f"{why}; target cluster '{target}' is unreachable too: {' '.join(str(e).split())}", target
+        ) from None
     finally:
         admin.close()
     topic = cfg.checkpoints_topic()
     if topic not in topics:
-        raise ClusterUnreachableError(f"{why}, and cluster '{target}' has no checkpoints topic {topic} to fail "
-                                      "over from", source)
+        raise ClusterUnreachableError(
+            f"{why}, and cluster '{target}' has no checkpoints topic {topic} to fail over from", source
+        )
     latest = LatestCheckpoints()
     read_topic(cfg.target_consumer_config(_ROLE), topic, latest.on_record, timeout_s)
     if latest.ignored_records:
@@ -246,8 +285,9 @@ def checkpointed_groups(config: MirrorMakerConfig, source: str, target: str, pat
     return {g: cps for g, cps in sorted(latest.groups.items()) if selected(g)}
 
 
-def flow_clients(config: MirrorMakerConfig, source: str, target: str,
-                 timeout_s: float = DEFAULT_TIMEOUT_S) -> FlowClients:
+def flow_clients(
+    config: MirrorMakerConfig, source: str, target: str, timeout_s: float = DEFAULT_TIMEOUT_S
+) -> FlowClients:
     cfg, _ = flow_configs(config, source, target)
     return FlowClients(source, target, cfg.source_admin_config(_ROLE), cfg.target_admin_config(_ROLE), timeout_s)
 
@@ -255,15 +295,17 @@ def flow_clients(config: MirrorMakerConfig, source: str, target: str,
 # -- executor side -------------------------------------------------------------------------------
 
 
-def end_offsets(admin_props: dict[str, Any], partitions: Iterable[TopicPartition],
-                timeout_s: float) -> dict[TopicPartition, int]:
+def end_offsets(
+    admin_props: dict[str, Any], partitions: Iterable[TopicPartition], timeout_s: float
+) -> dict[TopicPartition, int]:
     """Latest offsets of the given target partitions in one request; missing partitions are left out."""
     wanted = sorted(set(partitions))
     if not wanted:
         return {}
     admin = create_admin(admin_config(admin_props))
-    futures = admin.list_offsets({ClientPartition(tp.topic, tp.partition): OffsetSpec.latest() for tp in wanted},
-                                 request_timeout=timeout_s)
+    futures = admin.list_offsets(
+        {ClientPartition(tp.topic, tp.partition): OffsetSpec.latest() for tp in wanted}, request_timeout=timeout_s
+    )
     out: dict[TopicPartition, int] = {}
     for ktp, future in futures.items():
         try:
@@ -273,9 +315,16 @@ def end_offsets(admin_props: dict[str, Any], partitions: Iterable[TopicPartition
     return out
 
 
-def translate_groups(groups: list[str], clients: FlowClients, translator: FlowTranslator, apply: bool,
-                     force: bool, checkpoints: Mapping[str, Mapping[TopicPartition, Checkpointed]] | None = None,
-                     unreachable: str = "", offsets: GroupOffsets | None = None) -> list[GroupPlan]:
+def translate_groups(
+    groups: list[str],
+    clients: FlowClients,
+    translator: FlowTranslator,
+    apply: bool,
+    force: bool,
+    checkpoints: Mapping[str, Mapping[TopicPartition, Checkpointed]] | None = None,
+    unreachable: str = "",
+    offsets: GroupOffsets | None = None,
+) -> list[GroupPlan]:
     """One Spark task: plan (and with ``apply`` write) a slice of groups.
 
     ``offsets``: the groups' committed offsets on the source, when the driver listed them (else listed
@@ -298,39 +347,65 @@ def translate_groups(groups: list[str], clients: FlowClients, translator: FlowTr
     return plans
 
 
-def _plans_from_source(groups: list[str], clients: FlowClients, translator: FlowTranslator,
-                       states: Mapping[str, str],
-                       committed: Mapping[str, Mapping[TopicPartition, OffsetAndMetadata | None]],
-                       offsets: GroupOffsets | None) -> list[GroupPlan]:
+def _plans_from_source(
+    groups: list[str],
+    clients: FlowClients,
+    translator: FlowTranslator,
+    states: Mapping[str, str],
+    committed: Mapping[str, Mapping[TopicPartition, OffsetAndMetadata | None]],
+    offsets: GroupOffsets | None,
+) -> list[GroupPlan]:
     if offsets is None:
         source = MirrorAdmin(clients.source_admin, clients.source, clients.timeout_s)
         offsets = source.list_consumer_group_offsets(groups)
-    wanted = {translator.target_topic_partition(tp) for g in groups for tp in offsets.get(g, {})
-              if translator.accepts(tp.topic)}
+    wanted = {
+        translator.target_topic_partition(tp)
+        for g in groups
+        for tp in offsets.get(g, {})
+        if translator.accepts(tp.topic)
+    }
     ends = end_offsets(clients.target_admin, wanted, clients.timeout_s)
     plans: list[GroupPlan] = []
     for group in groups:
         source_offsets = {tp: oam for tp, oam in (offsets.get(group) or {}).items() if translator.accepts(tp.topic)}
         if not any(oam is not None for oam in source_offsets.values()):
             continue
-        plans.append(plan_group(group, source_offsets, translator, states.get(group, "UNKNOWN"),
-                                committed.get(group, {}), ends))
+        plans.append(
+            plan_group(group, source_offsets, translator, states.get(group, "UNKNOWN"), committed.get(group, {}), ends)
+        )
     return plans
 
 
-def _plans_from_checkpoints(groups: list[str], checkpoints: Mapping[str, Mapping[TopicPartition, Checkpointed]],
-                            clients: FlowClients, translator: FlowTranslator, states: Mapping[str, str],
-                            committed: Mapping[str, Mapping[TopicPartition, OffsetAndMetadata | None]],
-                            unreachable: str) -> list[GroupPlan]:
+def _plans_from_checkpoints(
+    groups: list[str],
+    checkpoints: Mapping[str, Mapping[TopicPartition, Checkpointed]],
+    clients: FlowClients,
+    translator: FlowTranslator,
+    states: Mapping[str, str],
+    committed: Mapping[str, Mapping[TopicPartition, OffsetAndMetadata | None]],
+    unreachable: str,
+) -> list[GroupPlan]:
     ends = end_offsets(clients.target_admin, {tp for g in groups for tp in checkpoints.get(g, {})}, clients.timeout_s)
     now_ms = int(time.time() * 1000)
 
     def upstream_of(tp: TopicPartition) -> TopicPartition:
         return upstream_topic_partition(tp, translator.policy, translator.source, translator.target)
 
-    return [plan_from_checkpoints(group, checkpoints[group], upstream_of, translator, states.get(group, "UNKNOWN"),
-                                  committed.get(group, {}), ends, now_ms, unreachable)
-            for group in groups if checkpoints.get(group)]
+    return [
+        plan_from_checkpoints(
+            group,
+            checkpoints[group],
+            upstream_of,
+            translator,
+            states.get(group, "UNKNOWN"),
+            committed.get(group, {}),
+            ends,
+            now_ms,
+            unreachable,
+        )
+        for group in groups
+        if checkpoints.get(group)
+    ]
 
 
 def _apply(target: MirrorAdmin, plan: GroupPlan, force: bool) -> None:
@@ -360,16 +435,24 @@ class TaskSlice:
     checkpoints: dict[str, dict[TopicPartition, Checkpointed]] | None = None
 
 
-def task_slices(groups: list[str], per_task: int, translator: FlowTranslator, offsets: GroupOffsets | None = None,
-                checkpoints: Mapping[str, dict[TopicPartition, Checkpointed]] | None = None) -> list[TaskSlice]:
+def task_slices(
+    groups: list[str],
+    per_task: int,
+    translator: FlowTranslator,
+    offsets: GroupOffsets | None = None,
+    checkpoints: Mapping[str, dict[TopicPartition, Checkpointed]] | None = None,
+) -> list[TaskSlice]:
     """``groups`` cut into slices of ``per_task``, each with the subset of ``translator`` its groups need."""
     out: list[TaskSlice] = []
     for i in range(0, len(groups), per_task):
-        chunk = groups[i:i + per_task]
+        chunk = groups[i : i + per_task]
         if checkpoints is not None:
             mine = {g: checkpoints[g] for g in chunk}
-            needed = {upstream_topic_partition(tp, translator.policy, translator.source, translator.target)
-                      for cps in mine.values() for tp in cps}
+            needed = {
+                upstream_topic_partition(tp, translator.policy, translator.source, translator.target)
+                for cps in mine.values()
+                for tp in cps
+            }
             out.append(TaskSlice(chunk, translator.subset(needed), checkpoints=mine))
         elif offsets is not None:
             listed = {g: dict(offsets.get(g) or {}) for g in chunk}
@@ -380,24 +463,40 @@ def task_slices(groups: list[str], per_task: int, translator: FlowTranslator, of
     return out
 
 
-def list_source_offsets(config: MirrorMakerConfig, source: str, target: str, groups: list[str],
-                        timeout_s: float, per_request: int = GROUPS_PER_TASK) -> GroupOffsets:
+def list_source_offsets(
+    config: MirrorMakerConfig,
+    source: str,
+    target: str,
+    groups: list[str],
+    timeout_s: float,
+    per_request: int = GROUPS_PER_TASK,
+) -> GroupOffsets:
     """The groups' committed offsets on the source (driver side: each task then gets only what its groups need)."""
     _, checkpoint_cfg = flow_configs(config, source, target)
-    admin = MirrorAdmin(checkpoint_cfg.source_admin_config(_ROLE), source,
-                        min(timeout_s, checkpoint_cfg.admin_timeout_s))
+    admin = MirrorAdmin(
+        checkpoint_cfg.source_admin_config(_ROLE), source, min(timeout_s, checkpoint_cfg.admin_timeout_s)
+    )
     out: GroupOffsets = {}
     try:
         for i in range(0, len(groups), per_request):
-            out.update(admin.list_consumer_group_offsets(groups[i:i + per_request]))
+            out.update(admin.list_consumer_group_offsets(groups[i : i + per_request]))
     finally:
         admin.close()
     return out
 
 
-def run_job(config: MirrorMakerConfig, source: str, target: str, pattern: str | None = None, apply: bool = False,
-            force: bool = False, master: str | None = None, groups_per_task: int = GROUPS_PER_TASK,
-            timeout_s: float = DEFAULT_TIMEOUT_S, spark: SparkSession | None = None) -> list[GroupPlan]:
+def run_job(
+    config: MirrorMakerConfig,
+    source: str,
+    target: str,
+    pattern: str | None = None,
+    apply: bool = False,
+    force: bool = False,
+    master: str | None = None,
+    groups_per_task: int = GROUPS_PER_TASK,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    spark: SparkSession | None = None,
+) -> list[GroupPlan]:
     """The whole job: every selected group's plan (and writes with ``apply``), sorted by group.
 
     With the source unreachable (no answer within ``timeout_s``), the groups and their positions come from the
@@ -418,11 +517,15 @@ def run_job(config: MirrorMakerConfig, source: str, target: str, pattern: str | 
         groups = list(checkpoints)
     translator = load_translator(config, source, target, work_s, source if checkpoints is not None else None)
     clients = flow_clients(config, source, target, work_s)
-    offsets = None if checkpoints is not None or not groups else list_source_offsets(config, source, target, groups,
-                                                                                      work_s)
+    offsets = (
+        None if checkpoints is not None or not groups else list_source_offsets(config, source, target, groups, work_s)
+    )
     # issue 38: groups left on an old incarnation of a recreated source topic are reported, never translated
-    old = {} if checkpoints is not None else old_incarnation_groups(config, source, target, pattern, offsets or {},
-                                                                    translator, work_s)
+    old = (
+        {}
+        if checkpoints is not None
+        else old_incarnation_groups(config, source, target, pattern, offsets or {}, translator, work_s)
+    )
     if not groups:
         return merge_plans([], old)
     slices = task_slices(groups, groups_per_task, translator, offsets, checkpoints)
@@ -434,9 +537,15 @@ def run_job(config: MirrorMakerConfig, source: str, target: str, pattern: str | 
         return merge_plans(_run(session, slices, clients, apply, force, unreachable), old)
 
 
-def old_incarnation_groups(config: MirrorMakerConfig, source: str, target: str, pattern: str | None,
-                           offsets: GroupOffsets, translator: FlowTranslator,
-                           timeout_s: float) -> dict[str, list[PartitionRow]]:
+def old_incarnation_groups(
+    config: MirrorMakerConfig,
+    source: str,
+    target: str,
+    pattern: str | None,
+    offsets: GroupOffsets,
+    translator: FlowTranslator,
+    timeout_s: float,
+) -> dict[str, list[PartitionRow]]:
     """Rows of the selected groups whose last checkpoint lies in an old incarnation of a recreated source topic.
 
     Reads the flow's committed offsets on the target (a recreation is recorded there) and, only when some
@@ -447,8 +556,16 @@ def old_incarnation_groups(config: MirrorMakerConfig, source: str, target: str, 
     target_admin = MirrorAdmin(cfg.target_admin_config(_ROLE), target, min(timeout_s, cfg.admin_timeout_s))
     try:
         committed = OffsetFold(source)
-        if not _read_if_exists(target_admin, store_client_props(worker), str(worker["offset.storage.topic"]),
-                               lambda k, v: committed.apply(k, v), timeout_s) or not committed.recreated:
+        if (
+            not _read_if_exists(
+                target_admin,
+                store_client_props(worker),
+                str(worker["offset.storage.topic"]),
+                lambda k, v: committed.apply(k, v),
+                timeout_s,
+            )
+            or not committed.recreated
+        ):
             return {}
         latest = LatestCheckpoints()  # with each checkpoint's record time: before or after the recreation was found
         if cfg.checkpoints_topic() in target_admin.topic_partition_counts():
@@ -463,12 +580,14 @@ def old_incarnation_groups(config: MirrorMakerConfig, source: str, target: str, 
     def upstream_of(tp: TopicPartition) -> TopicPartition:
         return upstream_topic_partition(tp, translator.policy, source, target)
 
-    return old_incarnation_rows({g: cps for g, cps in latest.groups.items() if selected(g)}, offsets,
-                                committed.recreated, upstream_of)
+    return old_incarnation_rows(
+        {g: cps for g, cps in latest.groups.items() if selected(g)}, offsets, committed.recreated, upstream_of
+    )
 
 
-def _run(spark: SparkSession, slices: list[TaskSlice], clients: FlowClients, apply: bool, force: bool,
-         unreachable: str) -> list[GroupPlan]:
+def _run(
+    spark: SparkSession, slices: list[TaskSlice], clients: FlowClients, apply: bool, force: bool, unreachable: str
+) -> list[GroupPlan]:
     sc = spark.sparkContext
     shared = sc.broadcast(clients)
 
@@ -476,8 +595,9 @@ def _run(spark: SparkSession, slices: list[TaskSlice], clients: FlowClients, app
         executor_logging()  # a local executor's log lines go to the job's Spark log, not the terminal
         flow = shared.value
         for chunk in part:
-            yield from translate_groups(chunk.groups, flow, chunk.translator, apply, force, chunk.checkpoints,
-                                        unreachable, chunk.offsets)
+            yield from translate_groups(
+                chunk.groups, flow, chunk.translator, apply, force, chunk.checkpoints, unreachable, chunk.offsets
+            )
 
     try:
         plans = run_slices(spark, slices, task, "translate-offsets")
@@ -492,8 +612,9 @@ def offsets_written(plans: Iterable[GroupPlan]) -> dict[str, dict[TopicPartition
     for plan in plans:
         for row in plan.partitions:
             if row.applied and row.target_offset is not None:
-                out.setdefault(plan.group, {})[TopicPartition(row.target_topic, row.partition)] = \
-                    OffsetAndMetadata(row.target_offset)
+                out.setdefault(plan.group, {})[TopicPartition(row.target_topic, row.partition)] = OffsetAndMetadata(
+                    row.target_offset
+                )
     return out
 
 

@@ -66,10 +66,16 @@ class PartitionRow:
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
-            "topic": self.topic, "partition": self.partition, "source_offset": self.source_offset,
-            "target_topic": self.target_topic, "target_offset": self.target_offset,
-            "target_end_offset": self.target_end_offset, "target_committed": self.target_committed,
-            "reread": self.reread, "status": self.status, "applied": self.applied,
+            "topic": self.topic,
+            "partition": self.partition,
+            "source_offset": self.source_offset,
+            "target_topic": self.target_topic,
+            "target_offset": self.target_offset,
+            "target_end_offset": self.target_end_offset,
+            "target_committed": self.target_committed,
+            "reread": self.reread,
+            "status": self.status,
+            "applied": self.applied,
             "checkpoint_age_s": None if self.checkpoint_age_s is None else round(self.checkpoint_age_s, 3),
         }
         if self.error is not None:
@@ -97,8 +103,12 @@ class GroupPlan:
         return out
 
     def to_json(self) -> dict[str, Any]:
-        return {"group": self.group, "target_state": self.target_state,
-                "source_unreachable": self.source_unreachable, "partitions": [p.to_json() for p in self.partitions]}
+        return {
+            "group": self.group,
+            "target_state": self.target_state,
+            "source_unreachable": self.source_unreachable,
+            "partitions": [p.to_json() for p in self.partitions],
+        }
 
 
 def plan_group(
@@ -130,8 +140,19 @@ def plan_group(
             status = BEHIND_TARGET
         else:
             status = OK
-        plan.partitions.append(PartitionRow(tp.topic, tp.partition, oam.offset, t.target_topic, offset, end,
-                                            current, t.reread if offset is not None else None, status))
+        plan.partitions.append(
+            PartitionRow(
+                tp.topic,
+                tp.partition,
+                oam.offset,
+                t.target_topic,
+                offset,
+                end,
+                current,
+                t.reread if offset is not None else None,
+                status,
+            )
+        )
     return plan
 
 

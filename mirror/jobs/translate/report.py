@@ -8,8 +8,19 @@ from typing import Any
 
 from mirror.jobs.translate.logic import OLD_INCARNATION, STATUSES, GroupPlan
 
-_COLUMNS = ("group", "topic", "partition", "source_offset", "target_topic", "target_offset", "target_end",
-            "committed", "reread", "status", "applied")
+_COLUMNS = (
+    "group",
+    "topic",
+    "partition",
+    "source_offset",
+    "target_topic",
+    "target_offset",
+    "target_end",
+    "committed",
+    "reread",
+    "status",
+    "applied",
+)
 
 
 def render_json(plans: Iterable[GroupPlan], applied: bool) -> dict[str, Any]:
@@ -51,22 +62,40 @@ def render_table(plans: Iterable[GroupPlan], applied: bool) -> str:
     rows = []
     for p in plans:
         for r in p.partitions:
-            cells = [_cell(v) for v in (p.group, r.topic, r.partition, r.source_offset, r.target_topic, r.target_offset,
-                                        r.target_end_offset, r.target_committed, r.reread,
-                                        r.status if r.error is None else f"{r.status} ({r.error})", r.applied)]
+            cells = [
+                _cell(v)
+                for v in (
+                    p.group,
+                    r.topic,
+                    r.partition,
+                    r.source_offset,
+                    r.target_topic,
+                    r.target_offset,
+                    r.target_end_offset,
+                    r.target_committed,
+                    r.reread,
+                    r.status if r.error is None else f"{r.status} ({r.error})",
+                    r.applied,
+                )
+            ]
             if reasons:
                 cells.append(_age(r.checkpoint_age_s) if p.source_unreachable else "-")
             rows.append(cells)
     widths = [max([len(c)] + [len(row[i]) for row in rows]) for i, c in enumerate(columns)]
-    lines = [f"{reason}: groups placed at their last checkpoints on the target; checkpoint_age is how long ago "
-             "each group's offsets were read on the source (what it consumed since is read again)"
-             for reason in reasons]
+    lines = [
+        f"{reason}: groups placed at their last checkpoints on the target; checkpoint_age is how long ago "
+        "each group's offsets were read on the source (what it consumed since is read again)"
+        for reason in reasons
+    ]
     lines.append("  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip())
     lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip() for row in rows]
     counts = summary(plans)
     totals = ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts[s] or s != OLD_INCARNATION)
-    mode = f"applied to {counts['applied']} partitions, {counts['failed']} failed" if applied else \
-        "dry run: nothing written (add --apply)"
+    mode = (
+        f"applied to {counts['applied']} partitions, {counts['failed']} failed"
+        if applied
+        else "dry run: nothing written (add --apply)"
+    )
     lines.append(f"{len(plans)} groups, {len(rows)} partitions: {totals}; {mode}")
     return "\n".join(lines) + "\n"
 

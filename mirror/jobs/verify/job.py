@@ -36,20 +36,35 @@ Progress = Callable[[int, int], None]  # (chunks done, chunks in all)
 def _compare_one(spec: ChunkSpec, source: Any, target: Any, timeout_s: float) -> ChunkResult:
     """One chunk on consumers already assigned to its start on both sides."""
     if spec.target_lo is not None:  # first pass: chunk hashes only
-        src_hash, src_n, src_bytes = hash_range(source, spec.topic, spec.partition, spec.source_lo, spec.source_hi,
-                                                 None, timeout_s)
-        tgt_hash, tgt_n, tgt_bytes = hash_range(target, spec.target_topic, spec.partition, spec.target_lo,
-                                                 spec.target_hi, src_n if spec.target_hi is None else None, timeout_s)
+        src_hash, src_n, src_bytes = hash_range(
+            source, spec.topic, spec.partition, spec.source_lo, spec.source_hi, None, timeout_s
+        )
+        tgt_hash, tgt_n, tgt_bytes = hash_range(
+            target,
+            spec.target_topic,
+            spec.partition,
+            spec.target_lo,
+            spec.target_hi,
+            src_n if spec.target_hi is None else None,
+            timeout_s,
+        )
         if src_n == tgt_n and src_hash == tgt_hash:
-            return ChunkResult(spec.topic, spec.partition, spec.index, compared=src_n, hashed_equal=True,
-                               source_bytes=src_bytes, target_bytes=tgt_bytes, target_records=tgt_n)
+            return ChunkResult(
+                spec.topic,
+                spec.partition,
+                spec.index,
+                compared=src_n,
+                hashed_equal=True,
+                source_bytes=src_bytes,
+                target_bytes=tgt_bytes,
+                target_records=tgt_n,
+            )
         # The hashes differ: read both sides again, record by record.
         assign(source, spec.topic, spec.partition, spec.source_lo)
         assign(target, spec.target_topic, spec.partition, spec.target_lo)
     limit = 2 * (spec.source_hi - spec.source_lo) + _OPEN_END_SLACK if spec.target_hi is None else None
     src, src_bytes = drain(source, spec.topic, spec.partition, spec.source_lo, spec.source_hi, None, timeout_s)
-    tgt, tgt_bytes = drain(target, spec.target_topic, spec.partition, spec.target_lo, spec.target_hi, limit,
-                            timeout_s)
+    tgt, tgt_bytes = drain(target, spec.target_topic, spec.partition, spec.target_lo, spec.target_hi, limit, timeout_s)
     result = compare_chunk(spec, src, tgt)
     result.source_bytes, result.target_bytes = src_bytes, tgt_bytes
     return result
@@ -100,8 +115,9 @@ def _order(chunks: list[ChunkSpec]) -> list[ChunkSpec]:
     return sorted(chunks, key=lambda c: (c.index, c.topic, c.partition))
 
 
-def run_local(plan: VerifyPlan, progress: Progress | None = None,
-              should_continue: Callable[[], bool] = lambda: True) -> Verification | None:
+def run_local(
+    plan: VerifyPlan, progress: Progress | None = None, should_continue: Callable[[], bool] = lambda: True
+) -> Verification | None:
     """The verification in this process, chunk after chunk (``mm2 run``'s scheduled verification);
     None when ``should_continue`` turned False between chunks."""
     results: list[ChunkResult] = []
@@ -133,6 +149,7 @@ def run_spark(spark: SparkSession, plan: VerifyPlan, progress: Progress | None =
     finished = threading.Event()
     watcher = None
     if progress is not None:
+
         def watch() -> None:
             last = -1
             while not finished.wait(0.5):
@@ -158,10 +175,17 @@ def run_spark(spark: SparkSession, plan: VerifyPlan, progress: Progress | None =
     return merge(plan.reports, results)
 
 
-def run_job(config: MirrorMakerConfig, source: str, target: str, topics: str | None = None,
-            master: str | None = None, spark: SparkSession | None = None,
-            chunk_records: int = DEFAULT_CHUNK_RECORDS, progress: Progress | None = None,
-            timeout_s: float = DEFAULT_TIMEOUT_S) -> Verification:
+def run_job(
+    config: MirrorMakerConfig,
+    source: str,
+    target: str,
+    topics: str | None = None,
+    master: str | None = None,
+    spark: SparkSession | None = None,
+    chunk_records: int = DEFAULT_CHUNK_RECORDS,
+    progress: Progress | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+) -> Verification:
     """Plan on the Spark driver, compare in Spark tasks (``spark``: an existing session; else one built for the job)."""
     from mirror.jobs.spark import DEFAULT_MASTER, check_master_reachable, spark_session
 

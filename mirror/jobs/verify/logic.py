@@ -67,11 +67,11 @@ def headers_bytes(headers: Sequence[Header]) -> bytes:
     return b"".join(parts)
 
 
-def record_digest(key: bytes | None, value: bytes | None, headers: Sequence[Header] | None,
-                  timestamp: int) -> bytes:
+def record_digest(key: bytes | None, value: bytes | None, headers: Sequence[Header] | None, timestamp: int) -> bytes:
     """16-byte digest of what a mirror must copy unchanged: key, value, headers and timestamp."""
-    head = RECORD_HEAD.pack(-1 if key is None else len(key), -1 if value is None else len(value), timestamp,
-                            len(headers) if headers else 0)
+    head = RECORD_HEAD.pack(
+        -1 if key is None else len(key), -1 if value is None else len(value), timestamp, len(headers) if headers else 0
+    )
     if not headers:  # the common case in one call (the lengths in ``head`` keep it unambiguous)
         return sha256(head + (key or b"") + (value or b"")).digest()[:16]
     return sha256(head + (key or b"") + (value or b"") + headers_bytes(headers)).digest()[:16]
@@ -135,9 +135,16 @@ class ChunkResult:
 Translate = Callable[[int], int | None]
 
 
-def plan_chunks(topic: str, partition: int, target_topic: str, source_lo: int, source_hi: int,
-                translate: Translate, exact_points: Iterable[int] = (),
-                chunk_records: int = DEFAULT_CHUNK_RECORDS) -> list[ChunkSpec]:
+def plan_chunks(
+    topic: str,
+    partition: int,
+    target_topic: str,
+    source_lo: int,
+    source_hi: int,
+    translate: Translate,
+    exact_points: Iterable[int] = (),
+    chunk_records: int = DEFAULT_CHUNK_RECORDS,
+) -> list[ChunkSpec]:
     """Cut ``[source_lo, source_hi)`` into chunks of about ``chunk_records`` offsets at translatable offsets.
 
     ``translate(o)``: the target offset of the first record at or after source offset ``o`` when the flow's
@@ -165,8 +172,10 @@ def plan_chunks(topic: str, partition: int, target_topic: str, source_lo: int, s
     end, previous = translate(source_hi), positions[cuts[-1]]
     cuts.append(source_hi)
     positions[source_hi] = end if end is not None and (previous is None or end >= previous) else None
-    return [ChunkSpec(topic, partition, target_topic, i, lo, hi, positions[lo], positions[hi])
-            for i, (lo, hi) in enumerate(pairwise(cuts))]
+    return [
+        ChunkSpec(topic, partition, target_topic, i, lo, hi, positions[lo], positions[hi])
+        for i, (lo, hi) in enumerate(pairwise(cuts))
+    ]
 
 
 def compare_chunk(spec: ChunkSpec, source: Sequence[Digest], target: Sequence[Digest]) -> ChunkResult:
@@ -174,7 +183,7 @@ def compare_chunk(spec: ChunkSpec, source: Sequence[Digest], target: Sequence[Di
     result = ChunkResult(spec.topic, spec.partition, spec.index, compared=len(source), target_records=len(target))
     open_end = spec.target_hi is None
     if spec.target_lo is not None:
-        candidate = target[:len(source)] if open_end else target
+        candidate = target[: len(source)] if open_end else target
         if len(candidate) == len(source) and chunk_hash(candidate) == chunk_hash(source):
             result.hashed_equal = True
             return result
@@ -272,8 +281,9 @@ class PartitionReport:
         self.mismatched += chunk.mismatched
         self.chunks += 1
         self.chunks_hashed_equal += int(chunk.hashed_equal)
-        if chunk.first_difference is not None and (self.first_difference is None
-                                                   or chunk.first_difference < self.first_difference):
+        if chunk.first_difference is not None and (
+            self.first_difference is None or chunk.first_difference < self.first_difference
+        ):
             self.first_difference = chunk.first_difference
 
     @property
@@ -287,10 +297,19 @@ class PartitionReport:
         return ", ".join(parts)
 
     def to_json(self) -> dict[str, Any]:
-        return {"topic": self.topic, "partition": self.partition, "target_topic": self.target_topic,
-                "compared": self.compared, "missing": self.missing, "extra": self.extra,
-                "mismatched": self.mismatched, "pending": self.pending, "first_difference": self.first_difference,
-                "lost_on_source": self.lost_on_source, "source_recreated": self.source_recreated}
+        return {
+            "topic": self.topic,
+            "partition": self.partition,
+            "target_topic": self.target_topic,
+            "compared": self.compared,
+            "missing": self.missing,
+            "extra": self.extra,
+            "mismatched": self.mismatched,
+            "pending": self.pending,
+            "first_difference": self.first_difference,
+            "lost_on_source": self.lost_on_source,
+            "source_recreated": self.source_recreated,
+        }
 
 
 @dataclass

@@ -70,8 +70,7 @@ def _topics(admin: TopicAdmin, alias: str, timeout_s: float) -> set[str]:
     try:
         return admin.list_topics(timeout_s)
     except (ConnectError, KafkaException) as e:
-        raise ClusterUnreachableError(f"cluster '{alias}' is unreachable: {' '.join(str(e).split())}", alias) \
-            from None
+        raise ClusterUnreachableError(f"cluster '{alias}' is unreachable: {' '.join(str(e).split())}", alias) from None
 
 
 class FlowEvidence:
@@ -116,23 +115,31 @@ class FlowEvidence:
         return translate
 
 
-def _read_evidence(cfg: MirrorSourceConfig, source_topics: set[str], target_topics: set[str],
-                   timeout_s: float) -> FlowEvidence:
+def _read_evidence(
+    cfg: MirrorSourceConfig, source_topics: set[str], target_topics: set[str], timeout_s: float
+) -> FlowEvidence:
     evidence = FlowEvidence()
     on_source = cfg.offset_syncs_on_source
     props = cfg.source_consumer_config(_ROLE) if on_source else cfg.target_consumer_config(_ROLE)
     admin = TopicAdmin(cfg.offset_syncs_topic_admin_config(), timeout_s=timeout_s)
     present = source_topics if on_source else target_topics
-    for topic, apply in ((cfg.offset_syncs_topic(), evidence.on_sync),
-                         (cfg.offset_mappings_topic(), evidence.on_mapping)):
+    for topic, apply in (
+        (cfg.offset_syncs_topic(), evidence.on_sync),
+        (cfg.offset_mappings_topic(), evidence.on_mapping),
+    ):
         if topic in present:
             read_state_topic(props, admin, topic, apply, timeout_s)
     return evidence
 
 
-def plan_verification(config: MirrorMakerConfig, source: str, target: str, topics: str | None = None,
-                      chunk_records: int = DEFAULT_CHUNK_RECORDS,
-                      timeout_s: float = DEFAULT_TIMEOUT_S) -> VerifyPlan:
+def plan_verification(
+    config: MirrorMakerConfig,
+    source: str,
+    target: str,
+    topics: str | None = None,
+    chunk_records: int = DEFAULT_CHUNK_RECORDS,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+) -> VerifyPlan:
     """Read the flow's state and plan the chunks (no records are read here)."""
     regex = _compile(topics)
     cfg, _ = flow_configs(config, source, target)
@@ -146,8 +153,11 @@ def plan_verification(config: MirrorMakerConfig, source: str, target: str, topic
     source_topics = _topics(source_admin, source, timeout_s)
 
     policy = cfg.replication_policy()
-    accepted = {t for t in source_topics
-                if should_replicate_topic(t, cfg.topic_filter(), policy, target, cfg.heartbeats_replication_enabled)}
+    accepted = {
+        t
+        for t in source_topics
+        if should_replicate_topic(t, cfg.topic_filter(), policy, target, cfg.heartbeats_replication_enabled)
+    }
     if regex is not None:
         accepted = {t for t in accepted if regex.fullmatch(t)}
     source_consumer = cfg.source_consumer_config(_ROLE)
@@ -172,8 +182,11 @@ def plan_verification(config: MirrorMakerConfig, source: str, target: str, topic
         evidence = found.result()
         starts, ends = placed.result()
     # Topics the flow copied but its filter no longer selects: still verified.
-    others = {t for t, _ in committed.offsets if t in source_topics and t not in accepted
-              and (regex is None or regex.fullmatch(t))}
+    others = {
+        t
+        for t, _ in committed.offsets
+        if t in source_topics and t not in accepted and (regex is None or regex.fullmatch(t))
+    }
     if others:
         more_starts, more_ends = positions(others)
         starts.update(more_starts)
@@ -182,9 +195,12 @@ def plan_verification(config: MirrorMakerConfig, source: str, target: str, topic
         raise ConfigError(f"--topics {topics!r} matches no topic the flow {source}->{target} mirrors")
     partitions = sorted(starts)
 
-    replicated_at = {tp: min(ends[tp], max(starts[tp], committed.offsets.get(tp, -1) + 1,
-                                           evidence.copied_through(TopicPartition(*tp))))
-                     for tp in partitions}
+    replicated_at = {
+        tp: min(
+            ends[tp], max(starts[tp], committed.offsets.get(tp, -1) + 1, evidence.copied_through(TopicPartition(*tp)))
+        )
+        for tp in partitions
+    }
     tails = first_records(source_consumer, {tp: o for tp, o in replicated_at.items() if ends[tp] > o}, timeout_s)
 
     reports: list[PartitionReport] = []
@@ -195,25 +211,49 @@ def plan_verification(config: MirrorMakerConfig, source: str, target: str, topic
         start, end = starts[(topic, partition)], ends[(topic, partition)]
         replicated = replicated_at[(topic, partition)]
         first_pending = tails.get((topic, partition))  # offsets before it hold no record (commit markers)
-        report = PartitionReport(topic, partition, remote, source_lo=start, replicated=replicated,
-                                 pending=0 if first_pending is None else max(0, end - first_pending))
+        report = PartitionReport(
+            topic,
+            partition,
+            remote,
+            source_lo=start,
+            replicated=replicated,
+            pending=0 if first_pending is None else max(0, end - first_pending),
+        )
         lost = committed.lost.get((topic, partition))
         report.lost_on_source = 0 if lost is None else lost.count
         recreated = committed.recreated.get((topic, partition))
         if recreated is not None:
-            report.source_recreated = (f"topic id {recreated.previous_topic_id} -> {recreated.topic_id}, old "
-                                       f"incarnation mirrored through offset {recreated.previous_offset}")
+            report.source_recreated = (
+                f"topic id {recreated.previous_topic_id} -> {recreated.topic_id}, old "
+                f"incarnation mirrored through offset {recreated.previous_offset}"
+            )
         reports.append(report)
         if replicated > start and remote not in target_topics:
             report.missing = replicated - start  # copied per the flow, but the remote topic is gone
             report.compared = report.missing
             report.first_difference = start
             continue
-        chunks.extend(plan_chunks(topic, partition, remote, start, replicated, evidence.translator(tp),
-                                  evidence.syncs.get(tp, {}), chunk_records))
+        chunks.extend(
+            plan_chunks(
+                topic,
+                partition,
+                remote,
+                start,
+                replicated,
+                evidence.translator(tp),
+                evidence.syncs.get(tp, {}),
+                chunk_records,
+            )
+        )
     clients = VerifyClients(source_consumer, cfg.target_consumer_config(_ROLE), timeout_s)
-    log.info("verify %s->%s: %d partitions, %d chunks, %d records pending", source, target, len(reports),
-             len(chunks), sum(r.pending for r in reports))
+    log.info(
+        "verify %s->%s: %d partitions, %d chunks, %d records pending",
+        source,
+        target,
+        len(reports),
+        len(chunks),
+        sum(r.pending for r in reports),
+    )
     return VerifyPlan(reports, chunks, clients)
 
 

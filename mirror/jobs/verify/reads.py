@@ -27,23 +27,33 @@ from mirror.jobs.verify.logic import Digest, headers_bytes, record_digest
 
 def verify_consumer(props: dict[str, Any], overrides: dict[str, Any] | None = None) -> Any:
     """A consumer for ``assign()`` reads of one partition range at a time (``overrides``: librdkafka keys)."""
-    return create_consumer(consumer_config(props, {
-        "group.id": f"mm2-verify-{uuid.uuid4().hex[:8]}",  # assign() only: never joins, never commits
-        "enable.auto.commit": False,
-        "enable.partition.eof": True,
-        "auto.offset.reset": "earliest",
-        "fetch.wait.max.ms": 100,
-        "queued.min.messages": 50000,
-        "max.partition.fetch.bytes": 8 * 1024 * 1024,  # one partition at a time: few, big fetches
-        "fetch.max.bytes": 64 * 1024 * 1024,
-        "queued.max.messages.kbytes": 16 * 1024,  # what a consumer prefetches (four per task)
-        "fetch.queue.backoff.ms": 10,  # a full prefetch queue otherwise pauses fetching for a second
-        **(overrides or {}),
-    }))
+    return create_consumer(
+        consumer_config(
+            props,
+            {
+                "group.id": f"mm2-verify-{uuid.uuid4().hex[:8]}",  # assign() only: never joins, never commits
+                "enable.auto.commit": False,
+                "enable.partition.eof": True,
+                "auto.offset.reset": "earliest",
+                "fetch.wait.max.ms": 100,
+                "queued.min.messages": 50000,
+                "max.partition.fetch.bytes": 8 * 1024 * 1024,  # one partition at a time: few, big fetches
+                "fetch.max.bytes": 64 * 1024 * 1024,
+                "queued.max.messages.kbytes": 16 * 1024,  # what a consumer prefetches (four per task)
+                "fetch.queue.backoff.ms": 10,  # a full prefetch queue otherwise pauses fetching for a second
+                **(overrides or {}),
+            },
+        )
+    )
 
 
-def read_state_topic(props: dict[str, Any], admin: TopicAdmin, topic: str,
-                     apply: Callable[[bytes | None, bytes | None, int | None], None], timeout_s: float) -> None:
+def read_state_topic(
+    props: dict[str, Any],
+    admin: TopicAdmin,
+    topic: str,
+    apply: Callable[[bytes | None, bytes | None, int | None], None],
+    timeout_s: float,
+) -> None:
     """Feed every record of a small state topic to ``apply`` (log order per partition), up to its end now.
 
     :func:`mirror.driver.status.read_topic` does the same through a KafkaBasedLog, whose start from
@@ -81,15 +91,17 @@ def read_state_topic(props: dict[str, Any], admin: TopicAdmin, topic: str,
         consumer.close()
 
 
-def log_starts(admin_props: dict[str, Any], partitions: Iterable[tuple[str, int]],
-               timeout_s: float) -> dict[tuple[str, int], int]:
+def log_starts(
+    admin_props: dict[str, Any], partitions: Iterable[tuple[str, int]], timeout_s: float
+) -> dict[tuple[str, int], int]:
     """The log-start offset of each partition (ListOffsets EARLIEST, one request)."""
     wanted = sorted(set(partitions))
     if not wanted:
         return {}
     admin = create_admin(admin_config(admin_props))
-    futures = admin.list_offsets({ClientPartition(t, p): OffsetSpec.earliest() for t, p in wanted},
-                                 request_timeout=timeout_s)
+    futures = admin.list_offsets(
+        {ClientPartition(t, p): OffsetSpec.earliest() for t, p in wanted}, request_timeout=timeout_s
+    )
     out: dict[tuple[str, int], int] = {}
     for ktp, future in futures.items():
         try:
@@ -99,8 +111,9 @@ def log_starts(admin_props: dict[str, Any], partitions: Iterable[tuple[str, int]
     return out
 
 
-def first_records(consumer_props: dict[str, Any], positions: dict[tuple[str, int], int],
-                   timeout_s: float) -> dict[tuple[str, int], int | None]:
+def first_records(
+    consumer_props: dict[str, Any], positions: dict[tuple[str, int], int], timeout_s: float
+) -> dict[tuple[str, int], int | None]:
     """Per partition, the offset of the first record at or after ``positions[tp]`` (below the end), or None
     when only offsets without records (transaction markers) are left: those are not pending records."""
     if not positions:
@@ -151,8 +164,9 @@ def assign(consumer: Any, topic: str, partition: int, lo: int | None) -> None:
     consumer.assign([ClientPartition(topic, partition, OFFSET_BEGINNING if lo is None else lo)])
 
 
-def drain(consumer: Any, topic: str, partition: int, lo: int | None, hi: int | None, limit: int | None,
-           timeout_s: float) -> tuple[list[Digest], int]:
+def drain(
+    consumer: Any, topic: str, partition: int, lo: int | None, hi: int | None, limit: int | None, timeout_s: float
+) -> tuple[list[Digest], int]:
     """Digests of the assigned partition's records in ``[lo, hi)`` (``hi`` None: up to ``limit`` records or
     the end), and their key+value bytes; unassigns at the end."""
     out: list[Digest] = []
@@ -170,8 +184,9 @@ def drain(consumer: Any, topic: str, partition: int, lo: int | None, hi: int | N
             msgs = consumer.consume(batch_size(next_offset, hi, len(out), limit), 0.05)
             if not msgs:
                 if time.monotonic() > deadline:
-                    raise ConnectError(f"No records from {topic}-{partition} within {timeout_s:g}s "
-                                       f"(reading [{lo}, {hi}))")
+                    raise ConnectError(
+                        f"No records from {topic}-{partition} within {timeout_s:g}s (reading [{lo}, {hi}))"
+                    )
                 continue
             deadline = time.monotonic() + timeout_s
             next_offset = msgs[-1].offset() + 1
@@ -233,8 +248,9 @@ class ContentHash:
         return sha256(b"".join(h.digest() for h in self.streams)).digest()
 
 
-def hash_range(consumer: Any, topic: str, partition: int, lo: int, hi: int | None, limit: int | None,
-               timeout_s: float) -> tuple[bytes, int, int]:
+def hash_range(
+    consumer: Any, topic: str, partition: int, lo: int, hi: int | None, limit: int | None, timeout_s: float
+) -> tuple[bytes, int, int]:
     """The first pass over an assigned range: one hash of every record's content (:class:`ContentHash`),
     the record count and the key+value bytes; unassigns at the end. Same range rules as :func:`drain`;
     the same content on both sides gives the same hash."""
@@ -249,8 +265,9 @@ def hash_range(consumer: Any, topic: str, partition: int, lo: int, hi: int | Non
             msgs = consumer.consume(batch_size(next_offset, hi, content.count, limit), 0.05)
             if not msgs:
                 if time.monotonic() > deadline:
-                    raise ConnectError(f"No records from {topic}-{partition} within {timeout_s:g}s "
-                                       f"(reading [{lo}, {hi}))")
+                    raise ConnectError(
+                        f"No records from {topic}-{partition} within {timeout_s:g}s (reading [{lo}, {hi}))"
+                    )
                 continue
             deadline = time.monotonic() + timeout_s
             errors = [m.error() for m in msgs]
@@ -268,12 +285,25 @@ def hash_range(consumer: Any, topic: str, partition: int, lo: int, hi: int | Non
             if begin < stop:
                 content.add(msgs[begin:stop])
                 next_offset = offsets[stop - 1] + 1
-            if (ended or stop < len(offsets) or (hi is not None and next_offset >= hi)
-                    or (limit is not None and content.count >= limit)):
+            if (
+                ended
+                or stop < len(offsets)
+                or (hi is not None and next_offset >= hi)
+                or (limit is not None and content.count >= limit)
+            ):
                 return content.digest(), content.count, content.size
     finally:
         consumer.unassign()
 
 
-__all__ = ["ContentHash", "assign", "batch_size", "drain", "first_records", "hash_range", "log_starts",
-           "read_state_topic", "verify_consumer"]
+__all__ = [
+    "ContentHash",
+    "assign",
+    "batch_size",
+    "drain",
+    "first_records",
+    "hash_range",
+    "log_starts",
+    "read_state_topic",
+    "verify_consumer",
+]

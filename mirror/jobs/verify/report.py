@@ -6,8 +6,19 @@ from typing import Any, TextIO
 
 from mirror.jobs.verify.logic import EQUAL, NOTHING_COMPARED, Verification
 
-_COLUMNS = ("topic", "partition", "target_topic", "compared", "missing", "extra", "mismatched", "pending",
-            "first_difference", "result", "known_gap")
+_COLUMNS = (
+    "topic",
+    "partition",
+    "target_topic",
+    "compared",
+    "missing",
+    "extra",
+    "mismatched",
+    "pending",
+    "first_difference",
+    "result",
+    "known_gap",
+)
 
 
 def render_json(result: Verification) -> dict[str, Any]:
@@ -16,24 +27,44 @@ def render_json(result: Verification) -> dict[str, Any]:
 
 
 def render_table(result: Verification) -> str:
-    rows = [[str(v) for v in (r.topic, r.partition, r.target_topic, r.compared, r.missing, r.extra, r.mismatched,
-                              r.pending, "-" if r.first_difference is None else r.first_difference,
-                              "equal" if r.equal else "DIFFERENT", r.known_gap or "-")]
-            for r in result.partitions]
+    rows = [
+        [
+            str(v)
+            for v in (
+                r.topic,
+                r.partition,
+                r.target_topic,
+                r.compared,
+                r.missing,
+                r.extra,
+                r.mismatched,
+                r.pending,
+                "-" if r.first_difference is None else r.first_difference,
+                "equal" if r.equal else "DIFFERENT",
+                r.known_gap or "-",
+            )
+        ]
+        for r in result.partitions
+    ]
     widths = [max([len(c)] + [len(row[i]) for row in rows]) for i, c in enumerate(_COLUMNS)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(_COLUMNS, widths, strict=True)).rstrip()]
     lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip() for row in rows]
     t = result.totals()
     differing = sum(1 for r in result.partitions if not r.equal)
     verdict = {EQUAL: "EQUAL", NOTHING_COMPARED: "NOTHING COMPARED (not yet replicated, or nothing to compare)"}.get(
-        result.outcome, f"DIFFERENT in {differing} partition(s)")
-    lines.append(f"{verdict}: {len(result.partitions)} partitions, {t['compared']} records compared, "
-                 f"{t['missing']} missing, {t['extra']} extra, {t['mismatched']} mismatched, {t['pending']} pending")
+        result.outcome, f"DIFFERENT in {differing} partition(s)"
+    )
+    lines.append(
+        f"{verdict}: {len(result.partitions)} partitions, {t['compared']} records compared, "
+        f"{t['missing']} missing, {t['extra']} extra, {t['mismatched']} mismatched, {t['pending']} pending"
+    )
     recreated = sum(1 for r in result.partitions if r.source_recreated)
     if t["lost_on_source"] or recreated:
-        lines.append(f"Known gaps (not differences): {t['lost_on_source']} records deleted on the source before "
-                     f"they were mirrored, {recreated} partition(s) of a recreated source topic (its earlier "
-                     "records on the target are not compared); see mm2 status")
+        lines.append(
+            f"Known gaps (not differences): {t['lost_on_source']} records deleted on the source before "
+            f"they were mirrored, {recreated} partition(s) of a recreated source topic (its earlier "
+            "records on the target are not compared); see mm2 status"
+        )
     return "\n".join(lines) + "\n"
 
 

@@ -80,9 +80,15 @@ def check_settings(config: MirrorMakerConfig, pairs: Iterable[SourceAndTarget]) 
 class FlowVerifier:
     """One flow's verification runs and the metrics they move."""
 
-    def __init__(self, config: MirrorMakerConfig, pair: SourceAndTarget, settings: VerifySettings,
-                 metrics: Mm2Metrics | None, stopping: threading.Event,
-                 timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        config: MirrorMakerConfig,
+        pair: SourceAndTarget,
+        settings: VerifySettings,
+        metrics: Mm2Metrics | None,
+        stopping: threading.Event,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+    ) -> None:
         self.config = config
         self.pair = pair
         self.settings = settings
@@ -95,8 +101,9 @@ class FlowVerifier:
         """One verification; the result (None when it failed or was interrupted by a stop)."""
         pair, started = self.pair, time.monotonic()
         try:
-            plan = plan_verification(self.config, pair.source, pair.target, self.settings.topics,
-                                     self.settings.chunk_records, self.timeout_s)
+            plan = plan_verification(
+                self.config, pair.source, pair.target, self.settings.topics, self.settings.chunk_records, self.timeout_s
+            )
             result = run_local(plan, should_continue=lambda: not self.stopping.is_set())
         except Exception as e:  # a cluster down: counted and logged, the next tick retries
             if not self.stopping.is_set():
@@ -108,11 +115,21 @@ class FlowVerifier:
         self.last = result
         totals = result.totals()
         if result.outcome != DIFFERENT:
-            log.info("Verification of %s: %s (%d records compared, %d pending)", pair,
-                     result.outcome.replace("_", " "), totals["compared"], totals["pending"])
+            log.info(
+                "Verification of %s: %s (%d records compared, %d pending)",
+                pair,
+                result.outcome.replace("_", " "),
+                totals["compared"],
+                totals["pending"],
+            )
         else:
-            log.warning("Verification of %s: DIFFERENT (%d missing, %d extra, %d mismatched)", pair,
-                        totals["missing"], totals["extra"], totals["mismatched"])
+            log.warning(
+                "Verification of %s: DIFFERENT (%d missing, %d extra, %d mismatched)",
+                pair,
+                totals["missing"],
+                totals["extra"],
+                totals["mismatched"],
+            )
         m = self.metrics
         if m is not None:
             labels = (pair.source, pair.target)
@@ -144,9 +161,14 @@ class FlowVerifier:
 class ScheduledVerification:
     """Every enabled flow with ``verify.interval.seconds`` set, verified on its own schedule."""
 
-    def __init__(self, config: MirrorMakerConfig, pairs: Iterable[SourceAndTarget], metrics: Mm2Metrics | None,
-                 stop_timeout_s: float = 10.0,
-                 verifier: Callable[..., FlowVerifier] = FlowVerifier) -> None:
+    def __init__(
+        self,
+        config: MirrorMakerConfig,
+        pairs: Iterable[SourceAndTarget],
+        metrics: Mm2Metrics | None,
+        stop_timeout_s: float = 10.0,
+        verifier: Callable[..., FlowVerifier] = FlowVerifier,
+    ) -> None:
         self._stopping = threading.Event()
         self._stop_timeout_s = stop_timeout_s
         self.verifiers: list[FlowVerifier] = []

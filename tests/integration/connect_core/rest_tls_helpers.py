@@ -48,12 +48,20 @@ def make_pki(directory: Path) -> Pki:
 
 
 def json_request(
-    port: int, method: str, path: str, context: ssl.SSLContext | None = None, body: Any = None,
-    headers: dict[str, str] | None = None, host: str = "127.0.0.1",
+    port: int,
+    method: str,
+    path: str,
+    context: ssl.SSLContext | None = None,
+    body: Any = None,
+    headers: dict[str, str] | None = None,
+    host: str = "127.0.0.1",
 ) -> tuple[int, Any, dict[str, str]]:
     """One round trip, over HTTPS when ``context`` is given: (status, decoded JSON body, headers)."""
-    conn = (http.client.HTTPConnection(host, port, timeout=10) if context is None
-            else http.client.HTTPSConnection(host, port, timeout=10, context=context))
+    conn = (
+        http.client.HTTPConnection(host, port, timeout=10)
+        if context is None
+        else http.client.HTTPSConnection(host, port, timeout=10, context=context)
+    )
     try:
         data = None if body is None else json.dumps(body).encode()
         conn.request(method, path, body=data, headers={"Content-Type": "application/json", **(headers or {})})
@@ -65,7 +73,12 @@ def json_request(
 
 
 def https_request(
-    port: int, method: str, path: str, context: ssl.SSLContext, body: Any = None,
-    headers: dict[str, str] | None = None, host: str = "127.0.0.1",
+    port: int,
+    method: str,
+    path: str,
+    context: ssl.SSLContext,
+    body: Any = None,
+    headers: dict[str, str] | None = None,
+    host: str = "127.0.0.1",
 ) -> tuple[int, Any, dict[str, str]]:
     return json_request(port, method, path, context, body, headers, host)

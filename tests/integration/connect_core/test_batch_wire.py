@@ -24,8 +24,14 @@ def _write(cluster: KafkaCluster, topic: str, count: int, **producer: Any) -> No
     p = cluster.producer(**{"linger.ms": 50, "batch.num.messages": 10_000, **producer})
     for i in range(count):
         value = None if i % 17 == 5 else (b"" if i % 13 == 3 else b"value-%d" % i * (1 + i % 4))
-        p.produce(topic, value=value, key=None if i % 3 else b"k%d" % i, partition=0, timestamp=1_000_000 + i,
-                  headers=[("h", b"1"), ("h", None), ("x", b"%d" % i)])
+        p.produce(
+            topic,
+            value=value,
+            key=None if i % 3 else b"k%d" % i,
+            partition=0,
+            timestamp=1_000_000 + i,
+            headers=[("h", b"1"), ("h", None), ("x", b"%d" % i)],
+        )
         if i % 30 == 29:
             assert p.flush(30) == 0  # a new batch every 30 records
     assert p.flush(30) == 0
@@ -46,16 +52,26 @@ def _fetch_all(fetcher: BatchFetcher, topic: str, high_watermark: int) -> list[R
     raise AssertionError(f"stuck at {position} of {high_watermark}")
 
 
-@pytest.mark.parametrize(("codec", "idempotent"), [("none", False), ("lz4", True), ("zstd", False),
-                                                   ("gzip", True), ("snappy", False)])
-def test_batches_copied_keep_their_record_bytes(cluster_factory: ClusterFactory, unique_name: Callable[[str], str],
-                                                codec: str, idempotent: bool) -> None:
+@pytest.mark.parametrize(
+    ("codec", "idempotent"), [("none", False), ("lz4", True), ("zstd", False), ("gzip", True), ("snappy", False)]
+)
+def test_batches_copied_keep_their_record_bytes(
+    cluster_factory: ClusterFactory, unique_name: Callable[[str], str], codec: str, idempotent: bool
+) -> None:
     source, target = cluster_factory(["A", "B"])
     topic = source.create_topic(unique_name("wire"), partitions=1)
     target_topic = target.create_topic(unique_name("wire-copy"), partitions=1)
     # an idempotent source producer leaves its producer id and sequences in each batch: rewritten, CRC redone
-    _write(source, topic, 120, **{"compression.type": codec, "enable.idempotence": idempotent,
-                                  "max.in.flight.requests.per.connection": 5 if idempotent else 1})
+    _write(
+        source,
+        topic,
+        120,
+        **{
+            "compression.type": codec,
+            "enable.idempotence": idempotent,
+            "max.in.flight.requests.per.connection": 5 if idempotent else 1,
+        },
+    )
     source_batches = data_batches(source.bootstrap_servers, topic, 0)
     assert len(source_batches) > 1 and all(b.crc_ok for b in source_batches)
     assert (source_batches[0].producer_id >= 0) == idempotent
@@ -77,18 +93,22 @@ def test_batches_copied_keep_their_record_bytes(cluster_factory: ClusterFactory,
     assert [b.base_offset for b in copied] == [base for base, _ in acks] == [b.base_offset for b in source_batches]
     assert all(b.crc_ok for b in copied)
     assert [b.records for b in copied] == [b.records for b in source_batches]
-    fields = [(b.attributes, b.last_offset_delta, b.base_timestamp, b.max_timestamp, b.record_count)
-              for b in source_batches]
-    assert [(b.attributes, b.last_offset_delta, b.base_timestamp, b.max_timestamp, b.record_count)
-            for b in copied] == fields
+    fields = [
+        (b.attributes, b.last_offset_delta, b.base_timestamp, b.max_timestamp, b.record_count) for b in source_batches
+    ]
+    assert [
+        (b.attributes, b.last_offset_delta, b.base_timestamp, b.max_timestamp, b.record_count) for b in copied
+    ] == fields
     assert {b.producer_id for b in copied} == {producer.producer_id}
     # and a plain consumer reads the same records
-    assert [(r.key(), r.value(), r.headers(), r.timestamp()[1]) for r in _consume(target, target_topic, 120)] == \
-        [(r.key(), r.value(), r.headers(), r.timestamp()[1]) for r in _consume(source, topic, 120)]
+    assert [(r.key(), r.value(), r.headers(), r.timestamp()[1]) for r in _consume(target, target_topic, 120)] == [
+        (r.key(), r.value(), r.headers(), r.timestamp()[1]) for r in _consume(source, topic, 120)
+    ]
 
 
-def test_a_second_producer_continues_after_the_first(cluster_factory: ClusterFactory,
-                                                    unique_name: Callable[[str], str]) -> None:
+def test_a_second_producer_continues_after_the_first(
+    cluster_factory: ClusterFactory, unique_name: Callable[[str], str]
+) -> None:
     """Two producer ids, each with its own sequences, append to the same partition in turn."""
     source, target = cluster_factory(["A", "B"])
     topic = source.create_topic(unique_name("seq"), partitions=1)
@@ -100,7 +120,7 @@ def test_a_second_producer_continues_after_the_first(cluster_factory: ClusterFac
     finally:
         fetcher.close()
     offsets: list[int] = []
-    for half in (batches[: len(batches) // 2], batches[len(batches) // 2:]):
+    for half in (batches[: len(batches) // 2], batches[len(batches) // 2 :]):
         producer = BatchProducer(target.bootstrap_servers, {}, "seq-test-produce")
         try:
             for batch in half:
@@ -109,8 +129,9 @@ def test_a_second_producer_continues_after_the_first(cluster_factory: ClusterFac
         finally:
             producer.close()
     assert offsets == [b.base_offset for b in batches]
-    assert [b.records for b in data_batches(target.bootstrap_servers, target_topic, 0)] == \
-        [bytes(b.records) for b in batches]
+    assert [b.records for b in data_batches(target.bootstrap_servers, target_topic, 0)] == [
+        bytes(b.records) for b in batches
+    ]
 
 
 def _consume(cluster: KafkaCluster, topic: str, count: int) -> list[Any]:

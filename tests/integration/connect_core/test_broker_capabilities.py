@@ -19,8 +19,9 @@ def test_a_read_of_an_aborted_transaction_decides_the_capability_as_a_consumer_s
 ) -> None:
     topic = kafka_cluster.create_topic(unique_name("capability"), partitions=1)
     props = {"bootstrap.servers": kafka_cluster.bootstrap_servers}
-    producer = kafka_cluster.producer(**{"transactional.id": unique_name("capability-probe"),
-                                         "enable.idempotence": True, "linger.ms": 0})
+    producer = kafka_cluster.producer(
+        **{"transactional.id": unique_name("capability-probe"), "enable.idempotence": True, "linger.ms": 0}
+    )
     producer.init_transactions(30)
     producer.begin_transaction()
     producer.produce(topic, b"committed", b"k1")
@@ -41,5 +42,6 @@ def test_a_read_of_an_aborted_transaction_decides_the_capability_as_a_consumer_s
     seen = [m.value() for m in kafka_cluster.read_all(topic, isolation="read_committed", timeout=60)[0]]
     consumer_hides_aborted = b"aborted" not in seen
     assert seen[-1] == b"later"
-    assert learnt == BrokerCapabilities(filters_aborted_transactions=consumer_hides_aborted,
-                                        aborted_listing_checked=True)
+    assert learnt == BrokerCapabilities(
+        filters_aborted_transactions=consumer_hides_aborted, aborted_listing_checked=True
+    )

@@ -27,19 +27,27 @@ def test_tasks_get_the_values_and_storage_keeps_the_references(
     secrets = tmp_path / "connector-secrets.properties"
     secrets.write_text(f"topic = {topic}\nrecords = 7\n")
     Registry.reset()
-    herder = build_standalone_herder({
-        "bootstrap.servers": kafka_cluster.bootstrap_servers,
-        "key.converter": BYTES, "value.converter": BYTES, "header.converter": BYTES,
-        "offset.flush.interval.ms": "200",
-        "offset.storage.file.filename": str(tmp_path / "offsets.json"),
-        "listeners": f"http://127.0.0.1:{free_port()}",
-        "config.providers": "secrets",
-        "config.providers.secrets.class": "org.apache.kafka.common.config.provider.FileConfigProvider",
-    })
+    herder = build_standalone_herder(
+        {
+            "bootstrap.servers": kafka_cluster.bootstrap_servers,
+            "key.converter": BYTES,
+            "value.converter": BYTES,
+            "header.converter": BYTES,
+            "offset.flush.interval.ms": "200",
+            "offset.storage.file.filename": str(tmp_path / "offsets.json"),
+            "listeners": f"http://127.0.0.1:{free_port()}",
+            "config.providers": "secrets",
+            "config.providers.secrets.class": "org.apache.kafka.common.config.provider.FileConfigProvider",
+        }
+    )
     herder.start()
     try:
-        config = {"connector.class": CONNECTOR, "topic": f"${{secrets:{secrets}:topic}}",
-                  "records": f"${{secrets:{secrets}:records}}", "tasks.max": "1"}
+        config = {
+            "connector.class": CONNECTOR,
+            "topic": f"${{secrets:{secrets}:topic}}",
+            "records": f"${{secrets:{secrets}:records}}",
+            "tasks.max": "1",
+        }
         herder.put_connector_config("refs", config, False)
 
         def written() -> int:

@@ -68,8 +68,12 @@ def offsets_topic(kafka_cluster: KafkaCluster) -> str:
 
 @pytest.fixture
 def store(kafka_cluster: KafkaCluster, offsets_topic: str) -> Iterator[KafkaOffsetBackingStore]:
-    store = KafkaOffsetBackingStore(NewTopicSpec(offsets_topic, 1, 1), {"bootstrap.servers":
-                                    kafka_cluster.bootstrap_servers}, exactly_once=True, timeout_s=30)
+    store = KafkaOffsetBackingStore(
+        NewTopicSpec(offsets_topic, 1, 1),
+        {"bootstrap.servers": kafka_cluster.bootstrap_servers},
+        exactly_once=True,
+        timeout_s=30,
+    )
     store.start()
     try:
         yield store
@@ -125,5 +129,6 @@ def test_a_one_shot_read_as_a_resuming_backfill_makes_skips_an_abandoned_transac
     write_offset(killed, offsets_topic, 90, commit=None)  # killed here: the transaction stays open
     task_producer(kafka_cluster, transactional_id)  # the next attempt fences it: ABORT marker
     props = {"bootstrap.servers": kafka_cluster.bootstrap_servers, "isolation.level": "read_committed"}
-    assert [(key, deserialize_offset_value(value)) for key, value in
-            read_committed_offsets(offsets_topic, props, 30)] == [(KEY, {"offset": 40})]
+    assert [
+        (key, deserialize_offset_value(value)) for key, value in read_committed_offsets(offsets_topic, props, 30)
+    ] == [(KEY, {"offset": 40})]

@@ -63,8 +63,9 @@ class LostStateProducer:
 
     def commit_transaction(self, *args: Any) -> None:
         if self._faults.next_commit_fails():
-            raise KafkaException(KafkaError(KafkaError.OUT_OF_ORDER_SEQUENCE_NUMBER,
-                                            "Broker: Out of order sequence number", fatal=True))
+            raise KafkaException(
+                KafkaError(KafkaError.OUT_OF_ORDER_SEQUENCE_NUMBER, "Broker: Out of order sequence number", fatal=True)
+            )
         self._real.commit_transaction(*args)
 
     def __len__(self) -> int:
@@ -162,7 +163,10 @@ def test_a_fatal_producer_error_is_recovered_from_and_nothing_is_lost_or_duplica
 
 
 def test_a_task_that_keeps_failing_fails_once_its_budget_is_spent(
-    kafka_cluster: KafkaCluster, eos: Env, faults: Faults, unique_name: Callable[[str], str],
+    kafka_cluster: KafkaCluster,
+    eos: Env,
+    faults: Faults,
+    unique_name: Callable[[str], str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(worker_module, "MAX_RECOVERIES", 1)

@@ -134,8 +134,12 @@ def test_poll_boundaries_commit_records_with_their_offsets_then_call_back(
     assert len([m for m in log.markers if m[2]]) >= 8  # one COMMIT per poll batch of 25
     # the offsets went out in the same transactions: every offset record is transactional and committed
     offset_logs = read_topic_committed(kafka_cluster, env.offsets_topic)
-    offset_records = [r for p in offset_logs.values() for r in p.committed
-                      if (deserialize_offset_key(r.key) or ("", None))[0] == "poll"]
+    offset_records = [
+        r
+        for p in offset_logs.values()
+        for r in p.committed
+        if (deserialize_offset_key(r.key) or ("", None))[0] == "poll"
+    ]
     assert offset_records and all(p.aborted == 0 for p in offset_logs.values())
     assert sum(len(p.markers) for p in offset_logs.values()) >= 8
     # commit_record came after each commit, for every record, with where it landed
@@ -197,8 +201,11 @@ def test_a_fenced_task_fails_and_its_open_transaction_is_aborted(
     tid = env.run_task("fenced", conn, {"poll.delay": "0.2"})
     wait_for(lambda: (env.committed_offset("fenced") or 0) > 20, what="the task committing")
     # a newer instance of the same task takes over its transactional.id
-    zombie_killer = create_producer(producer_config({"bootstrap.servers": kafka_cluster.bootstrap_servers,
-                                                     "transactional.id": f"{env.group}-fenced-0"}))
+    zombie_killer = create_producer(
+        producer_config(
+            {"bootstrap.servers": kafka_cluster.bootstrap_servers, "transactional.id": f"{env.group}-fenced-0"}
+        )
+    )
     zombie_killer.init_transactions(30)
     wait_for(lambda: (s := env.status.get_task(tid)) is not None and s.state is State.FAILED, what="task FAILED")
     status = env.status.get_task(tid)

@@ -67,7 +67,8 @@ def test_a_patch_with_a_null_offset_drops_only_that_partition(
     assert admin.committed(_deadline()) == {t1: 15, o0: 30}
 
     assert modify_sink_offsets("s", FileStreamSinkConnector(), {}, None, admin, DEADLINE_S) == (
-        "The offsets for this connector have been reset successfully")
+        "The offsets for this connector have been reset successfully"
+    )
     assert admin.committed(_deadline()) == {}
 
 

@@ -36,16 +36,18 @@ def wait_for(cond: Callable[[], bool], what: str, timeout: float = 15.0) -> None
 @pytest.fixture
 def herder(kafka_cluster: KafkaCluster, tmp_path: Path) -> Iterator[StandaloneHerder]:
     TaskGate.reset()
-    h = build_standalone_herder({
-        "bootstrap.servers": kafka_cluster.bootstrap_servers,
-        "key.converter": BYTES,
-        "value.converter": BYTES,
-        "header.converter": BYTES,
-        "offset.flush.interval.ms": "200",
-        "task.shutdown.graceful.timeout.ms": "1000",
-        "offset.storage.file.filename": str(tmp_path / "offsets.json"),
-        "listeners": "http://127.0.0.1:0",
-    })
+    h = build_standalone_herder(
+        {
+            "bootstrap.servers": kafka_cluster.bootstrap_servers,
+            "key.converter": BYTES,
+            "value.converter": BYTES,
+            "header.converter": BYTES,
+            "offset.flush.interval.ms": "200",
+            "task.shutdown.graceful.timeout.ms": "1000",
+            "offset.storage.file.filename": str(tmp_path / "offsets.json"),
+            "listeners": "http://127.0.0.1:0",
+        }
+    )
     h.start()
     try:
         yield h
@@ -56,14 +58,19 @@ def herder(kafka_cluster: KafkaCluster, tmp_path: Path) -> Iterator[StandaloneHe
 
 
 def test_hung_task_is_cancelled_and_never_clobbers_its_successor(
-    herder: StandaloneHerder, kafka_cluster: KafkaCluster, unique_name: Callable[[str], str],
+    herder: StandaloneHerder,
+    kafka_cluster: KafkaCluster,
+    unique_name: Callable[[str], str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     offset_writes: list[bytes | None] = []
     real_set = MemoryOffsetBackingStore.set
 
-    def watched_set(self: MemoryOffsetBackingStore, values: dict[bytes, bytes | None],
-                    callback: Callable[[BaseException | None], None] | None = None) -> Future[None]:
+    def watched_set(
+        self: MemoryOffsetBackingStore,
+        values: dict[bytes, bytes | None],
+        callback: Callable[[BaseException | None], None] | None = None,
+    ) -> Future[None]:
         offset_writes.extend(values.values())
         return real_set(self, values, callback)
 

@@ -27,8 +27,9 @@ class Client:
 
     def __call__(self, method: str, path: str, body: Any = None, raw: bytes | None = None) -> tuple[int, Any]:
         data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
-        req = urllib.request.Request(self.base + path, data=data, method=method,
-                                     headers={"Content-Type": "application/json"})
+        req = urllib.request.Request(
+            self.base + path, data=data, method=method, headers={"Content-Type": "application/json"}
+        )
         try:
             with urllib.request.urlopen(req, timeout=30) as resp:
                 payload = resp.read()
@@ -42,8 +43,12 @@ class Client:
         last: Any = None
         while time.monotonic() < deadline:
             status, last = self("GET", f"/connectors/{name}/status")
-            if (status == 200 and last["connector"]["state"] == state and len(last["tasks"]) == tasks
-                    and all(t["state"] == state for t in last["tasks"])):
+            if (
+                status == 200
+                and last["connector"]["state"] == state
+                and len(last["tasks"]) == tasks
+                and all(t["state"] == state for t in last["tasks"])
+            ):
                 return dict(last)
             time.sleep(0.2)
         raise AssertionError(f"{name} did not reach {state}: {last}")
@@ -72,7 +77,9 @@ def source_config(path: Path, topic: str) -> dict[str, str]:
 
 
 def test_lifecycle_over_rest(
-    worker: tuple[StandaloneWorker, Client], kafka_cluster: KafkaCluster, tmp_workdir: Path,
+    worker: tuple[StandaloneWorker, Client],
+    kafka_cluster: KafkaCluster,
+    tmp_workdir: Path,
     unique_name: Callable[[str], str],
 ) -> None:
     w, api = worker
@@ -126,7 +133,9 @@ def test_lifecycle_over_rest(
 
 
 def test_bad_input_leaves_running_connector_alone(
-    worker: tuple[StandaloneWorker, Client], kafka_cluster: KafkaCluster, tmp_workdir: Path,
+    worker: tuple[StandaloneWorker, Client],
+    kafka_cluster: KafkaCluster,
+    tmp_workdir: Path,
     unique_name: Callable[[str], str],
 ) -> None:
     _, api = worker

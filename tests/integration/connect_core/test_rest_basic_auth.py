@@ -38,8 +38,9 @@ def basic(user: str, password: str) -> dict[str, str]:
     return {"Authorization": "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()}
 
 
-def request(port: int, method: str, path: str, body: Any = None,
-            headers: dict[str, str] | None = None) -> tuple[int, Any, dict[str, str]]:
+def request(
+    port: int, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None
+) -> tuple[int, Any, dict[str, str]]:
     return json_request(port, method, path, None, body, headers)
 
 
@@ -75,12 +76,14 @@ def concrete(template: str) -> str:
 PUBLIC_ROUTES = [(r.method, r.template) for r in build_router().routes]
 
 
-def test_every_public_endpoint_needs_the_right_credentials(tmp_path: Path, servers: list[RestServer],
-                                                          caplog: pytest.LogCaptureFixture) -> None:
+def test_every_public_endpoint_needs_the_right_credentials(
+    tmp_path: Path, servers: list[RestServer], caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.DEBUG)
     jaas = write_jaas(tmp_path, "alice=wonder-land\nbob=builder\n")
-    srv, herder = serve(servers, {"rest.extension.classes": BASIC_AUTH_EXTENSION,
-                                  "java.security.auth.login.config": str(jaas)})
+    srv, herder = serve(
+        servers, {"rest.extension.classes": BASIC_AUTH_EXTENSION, "java.security.auth.login.config": str(jaas)}
+    )
     port = srv.bound_port()
     created = request(port, "POST", "/connectors", {"name": "c1", "config": SOURCE}, basic("alice", "wonder-land"))
     assert created[0] == 201
@@ -88,8 +91,14 @@ def test_every_public_endpoint_needs_the_right_credentials(tmp_path: Path, serve
     for method, template in PUBLIC_ROUTES:
         path = concrete(template)
         body = {} if method in ("POST", "PUT", "PATCH") else None
-        for headers in ({}, basic("alice", "wrong"), basic("mallory", "wonder-land"), basic("alice", ""),
-                        {"Authorization": "Bearer abc"}, {"Authorization": "Basic !!!"}):
+        for headers in (
+            {},
+            basic("alice", "wrong"),
+            basic("mallory", "wonder-land"),
+            basic("alice", ""),
+            {"Authorization": "Bearer abc"},
+            {"Authorization": "Basic !!!"},
+        ):
             status, answer, resp_headers = request(port, method, path, body, headers)
             assert (status, answer) == (401, UNAUTHORIZED), (method, path, headers)
             assert resp_headers["Content-Type"] == "application/json"
@@ -123,8 +132,9 @@ def test_forwarding_to_the_leader_carries_the_authorization(tmp_path: Path, serv
     leader, leader_herder = serve(servers, auth)
     follower, follower_herder = serve(servers, auth)
     follower_herder.leader_url = leader.advertised_url()
-    status, body, _ = request(follower.bound_port(), "POST", "/connectors", {"name": "f", "config": SOURCE},
-                              basic("alice", "wonder-land"))
+    status, body, _ = request(
+        follower.bound_port(), "POST", "/connectors", {"name": "f", "config": SOURCE}, basic("alice", "wonder-land")
+    )
     assert (status, body["name"]) == (201, "f")
     assert "f" in leader_herder.configs and "f" not in follower_herder.configs
 
@@ -158,8 +168,9 @@ def test_pluggable_authenticator(servers: list[RestServer]) -> None:
     assert request(port, "GET", "/connectors", headers={"X-Token": "t0k"})[:2] == (200, [])
 
 
-def test_empty_credentials_file_lets_everyone_in_as_java(tmp_path: Path, servers: list[RestServer],
-                                                        caplog: pytest.LogCaptureFixture) -> None:
+def test_empty_credentials_file_lets_everyone_in_as_java(
+    tmp_path: Path, servers: list[RestServer], caplog: pytest.LogCaptureFixture
+) -> None:
     creds = tmp_path / "empty.properties"
     creds.write_text("# nobody\n")
     srv, _ = serve(servers, {"rest.basic.auth.credentials.file": str(creds)})

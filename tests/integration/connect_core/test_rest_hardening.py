@@ -34,16 +34,22 @@ ROOT = Path(__file__).resolve().parents[3]
 # Per operation and phase, and a fixed seed, for a bounded reproducible CI run; set the variables to explore.
 FUZZ_EXAMPLES = int(os.environ.get("MM2_REST_FUZZ_EXAMPLES", "25"))
 FUZZ_SEED = os.environ.get("MM2_REST_FUZZ_SEED", "20261124")
-PLUGINS = ["FileStreamSource", "org.apache.kafka.connect.file.FileStreamSourceConnector", "StringConverter",
-           "RegexRouter"]
-FUZZ_CHECKS = ",".join([
-    "no_server_error",  # ours (schemathesis_hooks.py): any 5xx but Java's documented unknown-class 500
-    "response_schema_conformance",
-    "status_code_conformance",
-    "content_type_conformance",
-    "response_headers_conformance",
-    "unsupported_method",
-])
+PLUGINS = [
+    "FileStreamSource",
+    "org.apache.kafka.connect.file.FileStreamSourceConnector",
+    "StringConverter",
+    "RegexRouter",
+]
+FUZZ_CHECKS = ",".join(
+    [
+        "no_server_error",  # ours (schemathesis_hooks.py): any 5xx but Java's documented unknown-class 500
+        "response_schema_conformance",
+        "status_code_conformance",
+        "content_type_conformance",
+        "response_headers_conformance",
+        "unsupported_method",
+    ]
+)
 
 
 def address(api: Client) -> tuple[str, int]:
@@ -84,8 +90,12 @@ def error_body(status: int, payload: bytes) -> str:
 
 
 @pytest.fixture
-def connectors(worker: tuple[StandaloneWorker, Client], kafka_cluster: KafkaCluster, tmp_workdir: Path,
-               unique_name: Callable[[str], str]) -> list[str]:
+def connectors(
+    worker: tuple[StandaloneWorker, Client],
+    kafka_cluster: KafkaCluster,
+    tmp_workdir: Path,
+    unique_name: Callable[[str], str],
+) -> list[str]:
     """Two connectors for the fuzzer to hit beside random names: one running, one stopped."""
     _, api = worker
     topic = kafka_cluster.create_topic(unique_name("fuzz"))
@@ -99,7 +109,9 @@ def connectors(worker: tuple[StandaloneWorker, Client], kafka_cluster: KafkaClus
 
 
 def test_schemathesis_finds_no_server_error(
-    worker: tuple[StandaloneWorker, Client], connectors: list[str], tmp_path: Path,
+    worker: tuple[StandaloneWorker, Client],
+    connectors: list[str],
+    tmp_path: Path,
 ) -> None:
     _, api = worker
     config = tmp_path / "schemathesis.toml"
@@ -111,24 +123,49 @@ def test_schemathesis_finds_no_server_error(
         '"path.plugin" = { dictionary = "plugins", probability = 0.5 }\n'
     )
     report = tmp_path / "report.json"
-    env = {**os.environ, "SCHEMATHESIS_HOOKS": "tests.integration.connect_core.schemathesis_hooks",
-           "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)}
+    env = {
+        **os.environ,
+        "SCHEMATHESIS_HOOKS": "tests.integration.connect_core.schemathesis_hooks",
+        "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p),
+    }
     cmd = [
-        sys.executable, "-c", "from schemathesis.cli import schemathesis; schemathesis()",
-        "--no-color", "--config-file", str(config), "run", f"{api.base}/openapi.json",
-        "--phases", "examples,coverage,fuzzing", "--max-examples", str(FUZZ_EXAMPLES), "--seed", FUZZ_SEED,
-        "--workers", "1", "--request-timeout", "10", "--checks", FUZZ_CHECKS,
-        "--report", "json", "--report-json-path", str(report),
+        sys.executable,
+        "-c",
+        "from schemathesis.cli import schemathesis; schemathesis()",
+        "--no-color",
+        "--config-file",
+        str(config),
+        "run",
+        f"{api.base}/openapi.json",
+        "--phases",
+        "examples,coverage,fuzzing",
+        "--max-examples",
+        str(FUZZ_EXAMPLES),
+        "--seed",
+        FUZZ_SEED,
+        "--workers",
+        "1",
+        "--request-timeout",
+        "10",
+        "--checks",
+        FUZZ_CHECKS,
+        "--report",
+        "json",
+        "--report-json-path",
+        str(report),
     ]
     started = time.monotonic()
-    run = subprocess.run(cmd, env=env, cwd=str(tmp_path), capture_output=True, text=True,
-                         timeout=max(120, FUZZ_EXAMPLES * 5))
+    run = subprocess.run(
+        cmd, env=env, cwd=str(tmp_path), capture_output=True, text=True, timeout=max(120, FUZZ_EXAMPLES * 5)
+    )
     elapsed = time.monotonic() - started
     assert report.exists(), run.stdout[-4000:] + run.stderr[-4000:]
     result = json.loads(report.read_text())
     cases = result["test_cases"]
-    print(f"schemathesis: {cases['generated']} test cases over {result['operations']['tested']} operations "
-          f"in {elapsed:.1f} s (seed {FUZZ_SEED})")
+    print(
+        f"schemathesis: {cases['generated']} test cases over {result['operations']['tested']} operations "
+        f"in {elapsed:.1f} s (seed {FUZZ_SEED})"
+    )
     assert run.returncode == 0 and not result["failures"], run.stdout[-6000:]
     assert result["operations"]["tested"] == result["operations"]["total"] >= 26
     assert cases["generated"] >= 100 and cases["errored"] == 0
@@ -182,12 +219,16 @@ def answer_to_oversized(api: Client, head: bytes, chunk: bytes, deadline_s: floa
 def test_oversized_body_is_refused_promptly_not_read(worker: tuple[StandaloneWorker, Client], framing: str) -> None:
     _, api = worker
     if framing == "content-length":
-        head = (b"POST /connectors HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
-                b"Content-Length: %d\r\n\r\n" % _HUGE)
+        head = (
+            b"POST /connectors HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+            b"Content-Length: %d\r\n\r\n" % _HUGE
+        )
         chunk = b"0" * (1024 * 1024)
     else:
-        head = (b"POST /connectors HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
-                b"Transfer-Encoding: chunked\r\n\r\n%x\r\n" % _HUGE)
+        head = (
+            b"POST /connectors HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n%x\r\n" % _HUGE
+        )
         chunk = b"0" * (1024 * 1024)
     status, payload = answer_to_oversized(api, head, chunk)
     assert status in (400, 413), (status, payload[:300])
@@ -210,16 +251,19 @@ def stalled(worker: tuple[StandaloneWorker, Client]) -> Iterator[list[socket.soc
             if i % 3 == 1:
                 s.sendall(b"GET /connectors HTTP/1.1\r\nHost: t\r\nX-Slow: ")
             elif i % 3 == 2:
-                s.sendall(b"POST /connectors HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
-                          b'Content-Length: 1000\r\n\r\n{"name": ')
+                s.sendall(
+                    b"POST /connectors HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+                    b'Content-Length: 1000\r\n\r\n{"name": '
+                )
         yield socks
     finally:
         for s in socks:
             s.close()
 
 
-def test_stalled_clients_do_not_block_others(worker: tuple[StandaloneWorker, Client],
-                                             stalled: list[socket.socket]) -> None:
+def test_stalled_clients_do_not_block_others(
+    worker: tuple[StandaloneWorker, Client], stalled: list[socket.socket]
+) -> None:
     _, api = worker
     # A server that the stalled connections blocked would answer only once they are dropped (the 30 s idle
     # timeout at the earliest): each answer within 20 s, generous for a loaded machine, says they did not.
@@ -228,8 +272,11 @@ def test_stalled_clients_do_not_block_others(worker: tuple[StandaloneWorker, Cli
         started = time.monotonic()
         assert answers(api, timeout=20) == 200
         slowest = max(slowest, time.monotonic() - started)
-    status, _ = api("PUT", "/connector-plugins/FileStreamSource/config/validate",
-                    {"connector.class": "FileStreamSource", "topic": "t"})
+    status, _ = api(
+        "PUT",
+        "/connector-plugins/FileStreamSource/config/validate",
+        {"connector.class": "FileStreamSource", "topic": "t"},
+    )
     assert status == 200
     assert slowest < 20.0, f"a request took {slowest:.1f} s beside {len(stalled)} stalled connections"
     for s in stalled:  # they hang up; the server is none the worse
@@ -252,8 +299,9 @@ def test_stalled_clients_do_not_block_others(worker: tuple[StandaloneWorker, Cli
         ("GET", "/connectors/x/tasks/%FE/status", b""),
     ],
 )
-def test_invalid_utf8_body_or_path_is_400(worker: tuple[StandaloneWorker, Client], method: str, path: str,
-                                          body: bytes) -> None:
+def test_invalid_utf8_body_or_path_is_400(
+    worker: tuple[StandaloneWorker, Client], method: str, path: str, body: bytes
+) -> None:
     _, api = worker
     head = f"{method} {path} HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
     status, payload = raw_request(api, head.encode() + b"Content-Length: %d\r\n\r\n" % len(body) + body)
@@ -269,8 +317,9 @@ def test_invalid_utf8_body_or_path_is_400(worker: tuple[StandaloneWorker, Client
         b"GET / HTTP/1.1\r\nHost: t\r\nX-Odd: \xff\xfe\r\n\r\n",
     ],
 )
-def test_invalid_bytes_elsewhere_are_never_a_server_error(worker: tuple[StandaloneWorker, Client],
-                                                          request_bytes: bytes) -> None:
+def test_invalid_bytes_elsewhere_are_never_a_server_error(
+    worker: tuple[StandaloneWorker, Client], request_bytes: bytes
+) -> None:
     _, api = worker
     status, _ = raw_request(api, request_bytes)
     assert status < 500

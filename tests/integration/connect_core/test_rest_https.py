@@ -41,8 +41,9 @@ def test_https_is_served_and_advertised(pki: Pki, servers: list[RestServer]) -> 
     srv = serve(servers, pki.server_props())
     port = srv.bound_port()
     assert srv.advertised_url() == f"https://127.0.0.1:{port}/"
-    status, body, headers = https_request(port, "POST", "/connectors", pki.client_context(),
-                                          {"name": "c1", "config": SOURCE})
+    status, body, headers = https_request(
+        port, "POST", "/connectors", pki.client_context(), {"name": "c1", "config": SOURCE}
+    )
     assert status == 201 and body["name"] == "c1"
     assert headers["Location"] == f"https://127.0.0.1:{port}/connectors/c1"
     assert https_request(port, "GET", "/connectors", pki.client_context())[:2] == (200, ["c1"])
@@ -93,17 +94,25 @@ def test_mutual_tls_requested_lets_clients_without_certificate_in(pki: Pki, serv
 def test_unprefixed_ssl_keys_and_pkcs12_stores(pki: Pki, tmp_path: Path, servers: list[RestServer]) -> None:
     pem = pki.server_pem.read_bytes()
     key = load_pem_private_key(pem, None)
-    certs = [load_pem_x509_certificate(b"-----BEGIN CERTIFICATE-----" + part)
-             for part in pem.split(b"-----BEGIN CERTIFICATE-----")[1:]]
+    certs = [
+        load_pem_x509_certificate(b"-----BEGIN CERTIFICATE-----" + part)
+        for part in pem.split(b"-----BEGIN CERTIFICATE-----")[1:]
+    ]
     keystore = tmp_path / "server.p12"
-    keystore.write_bytes(pkcs12.serialize_key_and_certificates(
-        b"server", key, certs[0], certs[1:] or None, BestAvailableEncryption(b"store-secret")))  # type: ignore[arg-type]
-    srv = serve(servers, {
-        "listeners": "https://127.0.0.1:0",
-        "ssl.keystore.location": str(keystore),
-        "ssl.keystore.type": "PKCS12",
-        "ssl.keystore.password": "store-secret",
-    })
+    keystore.write_bytes(
+        pkcs12.serialize_key_and_certificates(
+            b"server", key, certs[0], certs[1:] or None, BestAvailableEncryption(b"store-secret")
+        )
+    )  # type: ignore[arg-type]
+    srv = serve(
+        servers,
+        {
+            "listeners": "https://127.0.0.1:0",
+            "ssl.keystore.location": str(keystore),
+            "ssl.keystore.type": "PKCS12",
+            "ssl.keystore.password": "store-secret",
+        },
+    )
     assert https_request(srv.bound_port(), "GET", "/connectors", pki.client_context())[:2] == (200, [])
 
 
@@ -120,15 +129,19 @@ def test_forwarding_to_the_leader_verifies_its_certificate(pki: Pki, servers: li
     follower_herder = FakeHerder()
     follower_herder.leader_url = leader.advertised_url()
     follower = serve(servers, pki.server_props(), follower_herder)
-    status, body, _ = https_request(follower.bound_port(), "POST", "/connectors", pki.client_context(),
-                                    {"name": "fwd", "config": SOURCE})
+    status, body, _ = https_request(
+        follower.bound_port(), "POST", "/connectors", pki.client_context(), {"name": "fwd", "config": SOURCE}
+    )
     assert (status, body["name"]) == (201, "fwd")
     assert https_request(leader.bound_port(), "GET", "/connectors", pki.client_context())[1] == ["fwd"]
 
     # A client that does not trust the leader's CA gets Connect's 500 "IO Error", never a crash.
     status, raw, _ = RestClient(SslSettings()).forward(
-        f"{leader.advertised_url()}connectors", "POST", json.dumps({"name": "x", "config": SOURCE}).encode(),
-        {"Content-Type": "application/json"})
+        f"{leader.advertised_url()}connectors",
+        "POST",
+        json.dumps({"name": "x", "config": SOURCE}).encode(),
+        {"Content-Type": "application/json"},
+    )
     body = json.loads(raw)
     assert status == 500 and body["error_code"] == 500 and "IO Error trying to forward" in body["message"]
     assert "CERTIFICATE_VERIFY_FAILED" in body["message"]
@@ -138,24 +151,37 @@ def test_forwarding_to_the_leader_verifies_its_certificate(pki: Pki, servers: li
     ("props", "key"),
     [
         ({"listeners": "https://127.0.0.1:0"}, "ssl.keystore.location"),
-        ({"listeners": "https://127.0.0.1:0", "listeners.https.ssl.keystore.location": "/nonexistent/ks.pem"},
-         "listeners.https.ssl.keystore.location"),
+        (
+            {"listeners": "https://127.0.0.1:0", "listeners.https.ssl.keystore.location": "/nonexistent/ks.pem"},
+            "listeners.https.ssl.keystore.location",
+        ),
         ({"listeners": "https://127.0.0.1:0", "ssl.keystore.location": "{ca}"}, "ssl.keystore.location"),
-        ({"listeners": "https://127.0.0.1:0", "ssl.keystore.location": "{p12}", "ssl.keystore.password": "wrong"},
-         "ssl.keystore.location"),
-        ({"listeners": "https://127.0.0.1:0", "ssl.keystore.location": "{server}", "ssl.client.auth": "maybe"},
-         "ssl.client.auth"),
-        ({"listeners": "https://127.0.0.1:0", "ssl.keystore.location": "{server}", "ssl.keystore.type": "BKS"},
-         "ssl.keystore.type"),
-        ({"listeners": "https://127.0.0.1:0", "ssl.keystore.location": "{server}",
-          "ssl.truststore.location": "{server_dir}"}, "ssl.truststore.location"),
+        (
+            {"listeners": "https://127.0.0.1:0", "ssl.keystore.location": "{p12}", "ssl.keystore.password": "wrong"},
+            "ssl.keystore.location",
+        ),
+        (
+            {"listeners": "https://127.0.0.1:0", "ssl.keystore.location": "{server}", "ssl.client.auth": "maybe"},
+            "ssl.client.auth",
+        ),
+        (
+            {"listeners": "https://127.0.0.1:0", "ssl.keystore.location": "{server}", "ssl.keystore.type": "BKS"},
+            "ssl.keystore.type",
+        ),
+        (
+            {
+                "listeners": "https://127.0.0.1:0",
+                "ssl.keystore.location": "{server}",
+                "ssl.truststore.location": "{server_dir}",
+            },
+            "ssl.truststore.location",
+        ),
     ],
 )
 def test_bad_ssl_config_is_one_clear_error(pki: Pki, tmp_path: Path, props: dict[str, str], key: str) -> None:
     p12 = tmp_path / "bad.p12"
     p12.write_bytes(b"\x30\x82 not really pkcs12")
-    paths = {"{ca}": str(pki.ca_pem), "{p12}": str(p12), "{server}": str(pki.server_pem),
-             "{server_dir}": str(tmp_path)}
+    paths = {"{ca}": str(pki.ca_pem), "{p12}": str(p12), "{server}": str(pki.server_pem), "{server_dir}": str(tmp_path)}
     props = {k: paths.get(v, v) for k, v in props.items()}
     with pytest.raises(ConfigError) as e:
         RestServer.from_props(props)

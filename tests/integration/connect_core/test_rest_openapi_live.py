@@ -29,7 +29,9 @@ def fetch_document(api: Client) -> dict[str, Any]:
 
 
 def test_served_document_matches_real_answers(
-    worker: tuple[StandaloneWorker, Client], kafka_cluster: KafkaCluster, tmp_workdir: Path,
+    worker: tuple[StandaloneWorker, Client],
+    kafka_cluster: KafkaCluster,
+    tmp_workdir: Path,
     unique_name: Callable[[str], str],
 ) -> None:
     _, api = worker
@@ -65,13 +67,21 @@ def test_served_document_matches_real_answers(
     check("PUT", "/connectors/{connector}/stop", "/connectors/src/stop")
     api.wait_state("src", "STOPPED", tasks=0)
     check("GET", "/connectors/{connector}/offsets", "/connectors/src/offsets")
-    check("PATCH", "/connectors/{connector}/offsets", "/connectors/src/offsets",
-          {"offsets": [{"partition": {"filename": str(data)}, "offset": {"position": 1}}]})
+    check(
+        "PATCH",
+        "/connectors/{connector}/offsets",
+        "/connectors/src/offsets",
+        {"offsets": [{"partition": {"filename": str(data)}, "offset": {"position": 1}}]},
+    )
     check("DELETE", "/connectors/{connector}/offsets", "/connectors/src/offsets")
     check("GET", "/connector-plugins", "/connector-plugins?connectorsOnly=false")
     check("GET", "/connector-plugins/{plugin}/config", "/connector-plugins/FileStreamSource/config")
-    check("PUT", "/connector-plugins/{plugin}/config/validate", "/connector-plugins/FileStreamSource/config/validate",
-          {**cfg, "topic": ""})
+    check(
+        "PUT",
+        "/connector-plugins/{plugin}/config/validate",
+        "/connector-plugins/FileStreamSource/config/validate",
+        {**cfg, "topic": ""},
+    )
     # error answers are Connect's error body, as documented
     check("GET", "/connectors/{connector}/status", "/connectors/ghost/status")
     check("POST", "/connectors", "/connectors", {"name": "bad", "config": {**cfg, "tasks.max": "zero"}})

@@ -24,8 +24,10 @@ def secured_worker(kafka_cluster: KafkaCluster, tmp_workdir: Path) -> Iterator[t
     creds = tmp_workdir / "credentials.properties"
     creds.write_text("operator=op-pass\n")
     jaas = tmp_workdir / "jaas.conf"
-    jaas.write_text("KafkaConnect {\n  org.apache.kafka.connect.rest.basic.auth.extension.PropertyFileLoginModule "
-                    f'required\n  file="{creds}";\n}};\n')
+    jaas.write_text(
+        "KafkaConnect {\n  org.apache.kafka.connect.rest.basic.auth.extension.PropertyFileLoginModule "
+        f'required\n  file="{creds}";\n}};\n'
+    )
     props = {
         "bootstrap.servers": kafka_cluster.bootstrap_servers,
         "key.converter": "org.apache.kafka.connect.storage.StringConverter",
@@ -57,7 +59,9 @@ def wait_for(check: Callable[[], Any], timeout: float = 30.0) -> Any:
 
 
 def test_kafka_connect_py_over_https_with_basic_auth(
-    secured_worker: tuple[StandaloneWorker, Path], kafka_cluster: KafkaCluster, tmp_workdir: Path,
+    secured_worker: tuple[StandaloneWorker, Path],
+    kafka_cluster: KafkaCluster,
+    tmp_workdir: Path,
     unique_name: Callable[[str], str],
 ) -> None:
     worker, ca_pem = secured_worker
@@ -76,8 +80,9 @@ def test_kafka_connect_py_over_https_with_basic_auth(
 
     def running() -> bool:
         status = client.get_connector_status("kc")
-        return bool(status["connector"]["state"] == "RUNNING" and status["tasks"]
-                    and status["tasks"][0]["state"] == "RUNNING")
+        return bool(
+            status["connector"]["state"] == "RUNNING" and status["tasks"] and status["tasks"][0]["state"] == "RUNNING"
+        )
 
     wait_for(running)
     assert client.list_connectors() == ["kc"]

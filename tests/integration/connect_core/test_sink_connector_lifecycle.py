@@ -92,16 +92,18 @@ def wait_for(check: Callable[[], Any], timeout: float = 60.0) -> Any:
 
 @pytest.fixture
 def worker(kafka_cluster: KafkaCluster, tmp_workdir: Path) -> Iterator[StandaloneWorker]:
-    w = StandaloneWorker({
-        "bootstrap.servers": kafka_cluster.bootstrap_servers,
-        "key.converter": "org.apache.kafka.connect.storage.StringConverter",
-        "value.converter": "org.apache.kafka.connect.storage.StringConverter",
-        "offset.storage.file.filename": str(tmp_workdir / "offsets"),
-        "listeners": f"http://127.0.0.1:{free_port()}",
-        # the test bed's broker joins consumer groups in about session.timeout.ms/2 (broker-notes.md)
-        "consumer.session.timeout.ms": "6000",
-        "consumer.heartbeat.interval.ms": "1000",
-    })
+    w = StandaloneWorker(
+        {
+            "bootstrap.servers": kafka_cluster.bootstrap_servers,
+            "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+            "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+            "offset.storage.file.filename": str(tmp_workdir / "offsets"),
+            "listeners": f"http://127.0.0.1:{free_port()}",
+            # the test bed's broker joins consumer groups in about session.timeout.ms/2 (broker-notes.md)
+            "consumer.session.timeout.ms": "6000",
+            "consumer.heartbeat.interval.ms": "1000",
+        }
+    )
     w.start()
     try:
         yield w
@@ -114,7 +116,10 @@ def _lines(path: Path) -> list[str]:
 
 
 def test_kafka_connect_py_drives_a_file_sink(
-    worker: StandaloneWorker, kafka_cluster: KafkaCluster, tmp_workdir: Path, unique_name: Callable[[str], str],
+    worker: StandaloneWorker,
+    kafka_cluster: KafkaCluster,
+    tmp_workdir: Path,
+    unique_name: Callable[[str], str],
 ) -> None:
     client = KafkaConnect(url=worker.rest.advertised_url().rstrip("/"))
     topic = unique_name("kcpy-sink")
@@ -124,12 +129,14 @@ def test_kafka_connect_py_drives_a_file_sink(
     config = {"connector.class": FILE_SINK, "tasks.max": "1", "topics": topic, "file": str(out)}
 
     assert any(p["class"] == FILE_SINK and p["type"] == "sink" for p in client.list_connector_plugins())
-    invalid = client.validate_connector_config("FileStreamSinkConnector",
-                                               {**config, "name": "fs", "topics.regex": "x.*"})
+    invalid = client.validate_connector_config(
+        "FileStreamSinkConnector", {**config, "name": "fs", "topics.regex": "x.*"}
+    )
     assert invalid["error_count"] == 2
     assert {c["value"]["name"]: c["value"]["errors"] for c in invalid["configs"] if c["value"]["errors"]} == {
         key: ["topics and topics.regex are mutually exclusive options, but both are set."]
-        for key in ("topics", "topics.regex")}
+        for key in ("topics", "topics.regex")
+    }
     assert client.validate_connector_config("FileStreamSinkConnector", {**config, "name": "fs"})["error_count"] == 0
     created = client.create_connector({"name": "fs", "config": config})
     assert created["name"] == "fs" and created["type"] == "sink"
@@ -137,8 +144,10 @@ def test_kafka_connect_py_drives_a_file_sink(
     def state(expected: str) -> Callable[[], bool]:
         def check() -> bool:
             status = client.get_connector_status("fs")
-            return bool(status["connector"]["state"] == expected and status["tasks"]
-                        and status["tasks"][0]["state"] == expected)
+            return bool(
+                status["connector"]["state"] == expected and status["tasks"] and status["tasks"][0]["state"] == expected
+            )
+
         return check
 
     wait_for(state("RUNNING"))
@@ -161,7 +170,9 @@ def test_kafka_connect_py_drives_a_file_sink(
 
 
 def test_retriable_put_redelivers_the_batch_and_reported_records_go_to_the_dlq(
-    worker: StandaloneWorker, kafka_cluster: KafkaCluster, unique_name: Callable[[str], str],
+    worker: StandaloneWorker,
+    kafka_cluster: KafkaCluster,
+    unique_name: Callable[[str], str],
 ) -> None:
     RecordingSinkTask.batches.clear()
     RecordingSinkTask.written.clear()
@@ -171,10 +182,19 @@ def test_retriable_put_redelivers_the_batch_and_reported_records_go_to_the_dlq(
     values = ["v0", "v1", "bad2", "v3", "v4"]
     kafka_cluster.produce(topic, values)
     client = KafkaConnect(url=worker.rest.advertised_url().rstrip("/"))
-    client.create_connector({"name": "rec", "config": {
-        "connector.class": RECORDING_SINK, "topics": topic, "errors.tolerance": "all",
-        "errors.deadletterqueue.topic.name": dlq, "errors.deadletterqueue.topic.replication.factor": "1",
-        "errors.deadletterqueue.context.headers.enable": "true"}})
+    client.create_connector(
+        {
+            "name": "rec",
+            "config": {
+                "connector.class": RECORDING_SINK,
+                "topics": topic,
+                "errors.tolerance": "all",
+                "errors.deadletterqueue.topic.name": dlq,
+                "errors.deadletterqueue.topic.replication.factor": "1",
+                "errors.deadletterqueue.context.headers.enable": "true",
+            },
+        }
+    )
     wait_for(lambda: len(RecordingSinkTask.written) >= 4)
     assert RecordingSinkTask.written == ["v0", "v1", "v3", "v4"]
     # the failed batch came again, the same records at the same offsets, without new ones polled in between
@@ -201,7 +221,10 @@ def test_retriable_put_redelivers_the_batch_and_reported_records_go_to_the_dlq(
 
 
 def test_two_tasks_with_cooperative_rebalances_write_every_record_once(
-    worker: StandaloneWorker, kafka_cluster: KafkaCluster, tmp_workdir: Path, unique_name: Callable[[str], str],
+    worker: StandaloneWorker,
+    kafka_cluster: KafkaCluster,
+    tmp_workdir: Path,
+    unique_name: Callable[[str], str],
 ) -> None:
     topic = unique_name("coop-sink")
     kafka_cluster.create_topic(topic, partitions=2)
@@ -209,10 +232,18 @@ def test_two_tasks_with_cooperative_rebalances_write_every_record_once(
     first = [{"value": f"p{p}-{i}", "partition": p} for i in range(50) for p in range(2)]
     kafka_cluster.produce(topic, first)
     client = KafkaConnect(url=worker.rest.advertised_url().rstrip("/"))
-    client.create_connector({"name": "coop", "config": {
-        "connector.class": "FileStreamSink", "tasks.max": "2", "topics": topic, "file": str(out),
-        "consumer.override.partition.assignment.strategy":
-            "org.apache.kafka.clients.consumer.CooperativeStickyAssignor"}})
+    client.create_connector(
+        {
+            "name": "coop",
+            "config": {
+                "connector.class": "FileStreamSink",
+                "tasks.max": "2",
+                "topics": topic,
+                "file": str(out),
+                "consumer.override.partition.assignment.strategy": "org.apache.kafka.clients.consumer.CooperativeStickyAssignor",  # noqa: E501
+            },
+        }
+    )
     wait_for(lambda: len(_lines(out)) >= 100, 90)
     # No task restart here: on Tansu 0.6.0 a restart leaves the group without any assignment for minutes
     # when the old leader's LeaveGroup arrives after the other member's (the group is re-forming then, and

@@ -32,14 +32,16 @@ def wait_for(cond: Callable[[], bool], what: str, timeout: float = 15.0) -> None
 @pytest.fixture
 def herder(kafka_cluster: KafkaCluster, tmp_path: Path) -> Iterator[StandaloneHerder]:
     TaskGate.reset()
-    h = build_standalone_herder({
-        "bootstrap.servers": kafka_cluster.bootstrap_servers,
-        "key.converter": BYTES,
-        "value.converter": BYTES,
-        "offset.flush.interval.ms": "200",
-        "offset.storage.file.filename": str(tmp_path / "offsets.json"),
-        "listeners": "http://127.0.0.1:0",
-    })
+    h = build_standalone_herder(
+        {
+            "bootstrap.servers": kafka_cluster.bootstrap_servers,
+            "key.converter": BYTES,
+            "value.converter": BYTES,
+            "offset.flush.interval.ms": "200",
+            "offset.storage.file.filename": str(tmp_path / "offsets.json"),
+            "listeners": "http://127.0.0.1:0",
+        }
+    )
     h.start()
     yield h
     h.stop()
@@ -50,7 +52,9 @@ def committed(h: StandaloneHerder, name: str) -> dict[int, int]:
 
 
 def test_transformations_predicates_and_json_converter_on_the_wire(
-    herder: StandaloneHerder, kafka_cluster: KafkaCluster, unique_name: Callable[[str], str],
+    herder: StandaloneHerder,
+    kafka_cluster: KafkaCluster,
+    unique_name: Callable[[str], str],
 ) -> None:
     topic = unique_name("src")
     routed = kafka_cluster.create_topic(f"routed-{topic}", partitions=1)
@@ -97,7 +101,9 @@ def test_transformations_predicates_and_json_converter_on_the_wire(
 
 
 def test_json_envelope_and_timestamp_router(
-    herder: StandaloneHerder, kafka_cluster: KafkaCluster, unique_name: Callable[[str], str],
+    herder: StandaloneHerder,
+    kafka_cluster: KafkaCluster,
+    unique_name: Callable[[str], str],
 ) -> None:
     topic = unique_name("ts")
     bucket = kafka_cluster.create_topic(f"{topic}_2023-11-14", partitions=1)  # 1_700_000_000_000 ms, UTC
@@ -123,7 +129,9 @@ def test_json_envelope_and_timestamp_router(
 
 
 def test_insert_header_literal_under_the_default_header_converter(
-    herder: StandaloneHerder, kafka_cluster: KafkaCluster, unique_name: Callable[[str], str],
+    herder: StandaloneHerder,
+    kafka_cluster: KafkaCluster,
+    unique_name: Callable[[str], str],
 ) -> None:
     """Java's InsertHeader adds ``Values.parseString(value.literal)`` (a STRING "mm2"); the default
     header converter, SimpleHeaderConverter, writes a string as its UTF-8 text: b"mm2" on the wire."""

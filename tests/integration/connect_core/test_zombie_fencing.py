@@ -126,15 +126,22 @@ def running_tasks(url: str, connector: str, count: int) -> Callable[[], bool]:
 
 
 def create(url: str, name: str, tasks: int, **extra: str) -> None:
-    code, body = http("POST", f"{url}/connectors",
-                      {"name": name, "config": {"connector.class": CONNECTOR, "tasks.max": str(tasks), **extra}})
+    code, body = http(
+        "POST",
+        f"{url}/connectors",
+        {"name": name, "config": {"connector.class": CONNECTOR, "tasks.max": str(tasks), **extra}},
+    )
     assert code == 201, body
 
 
 def signed_fence(herder: Any, url: str, connector: str) -> tuple[int, Any]:
     wait_for("a session key", lambda: herder._session_key is not None)
-    return http("PUT", f"{url}/connectors/{connector}/fence", raw=b"",
-                headers=signature_headers(herder._session_key, "HmacSHA256", b""))
+    return http(
+        "PUT",
+        f"{url}/connectors/{connector}/fence",
+        raw=b"",
+        headers=signature_headers(herder._session_key, "HmacSHA256", b""),
+    )
 
 
 def test_a_new_generation_of_tasks_fences_the_previous_ones_transactional_ids(
@@ -206,7 +213,7 @@ def test_fence_endpoint_on_follower_and_leader(kafka_cluster: KafkaCluster, eos_
 def test_fence_endpoint_without_exactly_once_answers_400(kafka_cluster: KafkaCluster) -> None:
     _, workers = start_workers(kafka_cluster, 1, "disabled")
     try:
-        (worker, url), = workers
+        ((worker, url),) = workers
         create(url, "d", 1)
         wait_for("d's task RUNNING", running_tasks(url, "d", 1), 60)
         code, body = signed_fence(worker.herder, url, "d")

@@ -35,8 +35,10 @@ def props(a: KafkaCluster, b: KafkaCluster, groups: list[str], **extra: str) -> 
 
 
 def write_syncs(a: KafkaCluster, syncs: list[OffsetSync]) -> None:
-    a.produce("mm2-offset-syncs.B.internal",
-              [{"key": s.record_key(), "value": s.record_value(), "partition": 0} for s in syncs])
+    a.produce(
+        "mm2-offset-syncs.B.internal",
+        [{"key": s.record_key(), "value": s.record_value(), "partition": 0} for s in syncs],
+    )
 
 
 def commit(cluster: KafkaCluster, group: str, offsets: dict[TopicPartition, int]) -> None:
@@ -63,8 +65,9 @@ def target_offsets(b: KafkaCluster, group: str) -> dict[TopicPartition, int]:
     return {tp: oam.offset for tp, oam in admin.list_consumer_group_offsets([group])[group].items() if oam}
 
 
-def test_checkpoints_and_group_offset_sync(two_clusters: tuple[KafkaCluster, KafkaCluster],
-                                           unique_name: NameFn) -> None:
+def test_checkpoints_and_group_offset_sync(
+    two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: NameFn
+) -> None:
     a, b = two_clusters
     topic = unique_name("t")
     group, busy = unique_name("g"), unique_name("busy")
@@ -77,8 +80,15 @@ def test_checkpoints_and_group_offset_sync(two_clusters: tuple[KafkaCluster, Kaf
     commit(a, group, {tp: 15})
     commit(a, busy, {tp: 10})
     # Another group is active on the target: its offsets must never be touched.
-    member = Consumer({"bootstrap.servers": b.bootstrap_servers, "group.id": busy, "session.timeout.ms": 6000,
-                       "allow.auto.create.topics": False, "enable.auto.commit": False})
+    member = Consumer(
+        {
+            "bootstrap.servers": b.bootstrap_servers,
+            "group.id": busy,
+            "session.timeout.ms": 6000,
+            "allow.auto.create.topics": False,
+            "enable.auto.commit": False,
+        }
+    )
     member.subscribe([f"A.{topic}"])
 
     task = MirrorCheckpointTask()
@@ -98,16 +108,26 @@ def test_checkpoints_and_group_offset_sync(two_clusters: tuple[KafkaCluster, Kaf
         wait_for(lambda: sync_rounds[0] >= start + 2, 30, message="group offset sync rounds")
 
     setattr(task, "sync_group_offsets", counted_sync)  # noqa: B010 - an instance attribute shadows the method
-    task.start(props(a, b, [group, busy], **{"sync.group.offsets.enabled": "true",
-                                             "sync.group.offsets.interval.seconds": "1"}))
+    task.start(
+        props(a, b, [group, busy], **{"sync.group.offsets.enabled": "true", "sync.group.offsets.interval.seconds": "1"})
+    )
     try:
         assert task.stores_loaded.wait(30)
-        wait_for(lambda: member.poll(0.2) is None and
-                 MirrorAdmin({"bootstrap.servers": b.bootstrap_servers}, "B", 10)
-                 .consumer_group_states([busy]).get(busy) == "STABLE", 30, message="busy group not STABLE")
+        wait_for(
+            lambda: (
+                member.poll(0.2) is None
+                and MirrorAdmin({"bootstrap.servers": b.bootstrap_servers}, "B", 10)
+                .consumer_group_states([busy])
+                .get(busy)
+                == "STABLE"
+            ),
+            30,
+            message="busy group not STABLE",
+        )
         records = poll_checkpoints(task)
-        checkpoints = {Checkpoint.decode(r.key, r.value).consumer_group_id: Checkpoint.decode(r.key, r.value)
-                       for r in records}
+        checkpoints = {
+            Checkpoint.decode(r.key, r.value).consumer_group_id: Checkpoint.decode(r.key, r.value) for r in records
+        }
         cp = checkpoints[group]
         assert cp.topic_partition == TopicPartition(f"A.{topic}", 0)
         assert (cp.upstream_offset, cp.downstream_offset) == (15, 111)  # never estimates forward: +1 rule
@@ -118,8 +138,11 @@ def test_checkpoints_and_group_offset_sync(two_clusters: tuple[KafkaCluster, Kaf
         assert task.poll() is None  # nothing new: repeats are not emitted
 
         # Group offset sync: the absent group gets the translated offset; the active one is left alone.
-        wait_for(lambda: target_offsets(b, group).get(TopicPartition(f"A.{topic}", 0)) == 111, 20,
-                 message="translated offset not synced to the target group")
+        wait_for(
+            lambda: target_offsets(b, group).get(TopicPartition(f"A.{topic}", 0)) == 111,
+            20,
+            message="translated offset not synced to the target group",
+        )
         two_more_sync_rounds()
         assert target_offsets(b, busy) == {}
 
@@ -131,8 +154,11 @@ def test_checkpoints_and_group_offset_sync(two_clusters: tuple[KafkaCluster, Kaf
 
         # New syncs move the checkpoint forward.
         write_syncs(a, [OffsetSync(tp, 15, 130)])
-        wait_for(lambda: any(Checkpoint.decode(r.key, r.value).downstream_offset == 130
-                             for r in (task.poll() or [])), 20, message="checkpoint did not advance")
+        wait_for(
+            lambda: any(Checkpoint.decode(r.key, r.value).downstream_offset == 130 for r in (task.poll() or [])),
+            20,
+            message="checkpoint did not advance",
+        )
     finally:
         task.stop()
         try:
@@ -152,8 +178,9 @@ def test_checkpoints_and_group_offset_sync(two_clusters: tuple[KafkaCluster, Kaf
         restarted.stop()
 
 
-def test_no_checkpoints_without_offset_syncs(two_clusters: tuple[KafkaCluster, KafkaCluster],
-                                             unique_name: NameFn) -> None:
+def test_no_checkpoints_without_offset_syncs(
+    two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: NameFn
+) -> None:
     a, b = two_clusters
     topic, group = unique_name("t"), unique_name("g")
     a.create_topic(topic)

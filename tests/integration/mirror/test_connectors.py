@@ -63,8 +63,13 @@ def test_source_connector_creates_topics_syncs_configs_and_refreshes(
     connector = MirrorSourceConnector()
     context = RecordingContext()
     connector.initialize(context)  # type: ignore[arg-type]
-    connector.start({**base(a, b, "MirrorSourceConnector"), "refresh.topics.interval.seconds": "1",
-                     "sync.topic.configs.interval.seconds": "1"})
+    connector.start(
+        {
+            **base(a, b, "MirrorSourceConnector"),
+            "refresh.topics.interval.seconds": "1",
+            "sync.topic.configs.interval.seconds": "1",
+        }
+    )
     try:
         assert "mm2-offset-syncs.B.internal" in a.topic_names()
         assert b.partitions_for(f"A.{t1}") == [0, 1, 2]
@@ -82,8 +87,9 @@ def test_source_connector_creates_topics_syncs_configs_and_refreshes(
         # Config change on the source reaches the remote topic within the sync interval.
         admin_a = MirrorAdmin({"bootstrap.servers": a.bootstrap_servers}, "A", 10)
         admin_a.incremental_alter_topic_configs({t1: [("retention.ms", "7200000", "SET")]})
-        wait_for(lambda: configs_of(b, f"A.{t1}").get("retention.ms") == "7200000", 15,
-                 message="config change not synced")
+        wait_for(
+            lambda: configs_of(b, f"A.{t1}").get("retention.ms") == "7200000", 15, message="config change not synced"
+        )
 
         # A new source topic is found by the periodic refresh and triggers a reconfiguration.
         a.create_topic(late, partitions=2)
@@ -102,8 +108,12 @@ def test_source_connector_with_no_topics_has_no_tasks_and_starts_with_unreachabl
     a, b = two_clusters
     connector = MirrorSourceConnector()
     connector.initialize(RecordingContext())  # type: ignore[arg-type]
-    props = {**base(a, b, "MirrorSourceConnector"), "topics": "nothing-matches", "admin.timeout.ms": "2000",
-             "target.cluster.bootstrap.servers": "127.0.0.1:1"}
+    props = {
+        **base(a, b, "MirrorSourceConnector"),
+        "topics": "nothing-matches",
+        "admin.timeout.ms": "2000",
+        "target.cluster.bootstrap.servers": "127.0.0.1:1",
+    }
     connector.start(props)  # start-up admin failures are logged, not raised (as in Kafka)
     try:
         assert connector.task_configs(4) == []
@@ -111,8 +121,9 @@ def test_source_connector_with_no_topics_has_no_tasks_and_starts_with_unreachabl
         connector.stop()
 
 
-def test_checkpoint_connector_finds_groups(two_clusters: tuple[KafkaCluster, KafkaCluster],
-                                           unique_name: NameFn) -> None:
+def test_checkpoint_connector_finds_groups(
+    two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: NameFn
+) -> None:
     a, b = two_clusters
     topic, g1, g2 = unique_name("t"), unique_name("g"), unique_name("g")
     a.create_topic(topic)

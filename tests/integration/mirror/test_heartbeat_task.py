@@ -65,8 +65,9 @@ def test_heartbeats_topic_created_and_heartbeats_emitted(kafka_cluster: KafkaClu
             assert (r.topic, r.kafka_partition) == ("heartbeats", 0)
             assert r.source_partition == {"sourceClusterAlias": "A", "targetClusterAlias": "B"}
             assert r.source_offset == {"offset": 0}
-        b.produce("heartbeats", [{"key": r.key, "value": r.value, "partition": 0, "timestamp": r.timestamp}
-                                 for r in records])
+        b.produce(
+            "heartbeats", [{"key": r.key, "value": r.value, "partition": 0, "timestamp": r.timestamp} for r in records]
+        )
         read = [Heartbeat.decode(m.key(), m.value()) for m in b.read_all("heartbeats")[0]]
         assert [h.timestamp for h in read] == [r.timestamp for r in records]
 

@@ -65,33 +65,52 @@ def started() -> Iterator[list[FlowHerder]]:
         flow.stop()
 
 
-def test_standalone_flow_reports_through_the_flow_metrics(kafka_cluster: KafkaCluster,
-                                                          started: list[FlowHerder]) -> None:
+def test_standalone_flow_reports_through_the_flow_metrics(
+    kafka_cluster: KafkaCluster, started: list[FlowHerder]
+) -> None:
     metrics = Mm2Metrics()
     led = threading.Event()
-    spec = HerderSpec(PAIR, worker_props(kafka_cluster), "A->B", on_became_leader=led.set, metrics=metrics,
-                      rest_url=ADVERTISED)
+    spec = HerderSpec(
+        PAIR, worker_props(kafka_cluster), "A->B", on_became_leader=led.set, metrics=metrics, rest_url=ADVERTISED
+    )
     flow = standalone_factory(spec)
     started.append(flow)
     flow.start()
     assert led.is_set()  # a standalone herder leads as soon as it runs
     flow.herder.put_connector_config("MirrorHeartbeatConnector", heartbeat_connector(kafka_cluster), False)
     # runtime_metrics: connector and task states of this flow
-    wait_for(lambda: sample(metrics, "mm2_connector_state", connector="MirrorHeartbeatConnector",
-                            state="RUNNING") == 1.0, timeout=60, message="connector RUNNING in the flow's metrics")
-    wait_for(lambda: sample(metrics, "mm2_task_state", connector="MirrorHeartbeatConnector", task="0",
-                            state="RUNNING") == 1.0, timeout=60, message="task RUNNING in the flow's metrics")
+    wait_for(
+        lambda: sample(metrics, "mm2_connector_state", connector="MirrorHeartbeatConnector", state="RUNNING") == 1.0,
+        timeout=60,
+        message="connector RUNNING in the flow's metrics",
+    )
+    wait_for(
+        lambda: (
+            sample(metrics, "mm2_task_state", connector="MirrorHeartbeatConnector", task="0", state="RUNNING") == 1.0
+        ),
+        timeout=60,
+        message="task RUNNING in the flow's metrics",
+    )
     # on_task_created: the heartbeat task got the flow's sink, so its acknowledged heartbeats count
-    wait_for(lambda: sample(metrics, "mm2_heartbeats_total") >= 1.0, timeout=60,
-             message="heartbeats counted for the flow")
+    wait_for(
+        lambda: sample(metrics, "mm2_heartbeats_total") >= 1.0, timeout=60, message="heartbeats counted for the flow"
+    )
 
 
-def test_distributed_flow_gets_its_url_leadership_and_metrics(kafka_cluster: KafkaCluster,
-                                                              started: list[FlowHerder]) -> None:
+def test_distributed_flow_gets_its_url_leadership_and_metrics(
+    kafka_cluster: KafkaCluster, started: list[FlowHerder]
+) -> None:
     metrics = Mm2Metrics()
     led = threading.Event()
-    spec = HerderSpec(PAIR, worker_props(kafka_cluster), "A->B", on_became_leader=led.set, metrics=metrics,
-                      rest_url=ADVERTISED, rest_namespace=("A", "B"))
+    spec = HerderSpec(
+        PAIR,
+        worker_props(kafka_cluster),
+        "A->B",
+        on_became_leader=led.set,
+        metrics=metrics,
+        rest_url=ADVERTISED,
+        rest_namespace=("A", "B"),
+    )
     flow = distributed_factory(spec)
     started.append(flow)
     flow.start()
@@ -102,5 +121,8 @@ def test_distributed_flow_gets_its_url_leadership_and_metrics(kafka_cluster: Kaf
     wait_for(lambda: herder.is_ready(), timeout=60, message="the herder joined its group")
     assert herder._leader_url() == ADVERTISED
     # runtime_metrics: the group's rebalance is counted for this flow
-    wait_for(lambda: sample(metrics, "mm2_rebalances_total") >= 1.0, timeout=60,
-             message="the rebalance counted in the flow's metrics")
+    wait_for(
+        lambda: sample(metrics, "mm2_rebalances_total") >= 1.0,
+        timeout=60,
+        message="the rebalance counted in the flow's metrics",
+    )

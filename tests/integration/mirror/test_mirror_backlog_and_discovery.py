@@ -93,8 +93,10 @@ def batched(a: KafkaCluster, topic: str, prefix: str, n: int, base_ts: int) -> N
 
 
 def per_partition(cluster: KafkaCluster, topic: str) -> dict[int, list[tuple[Any, ...]]]:
-    return {p: [(m.key(), m.value(), tuple(m.headers() or ()), m.timestamp()) for m in msgs]
-            for p, msgs in cluster.read_all(topic).items()}
+    return {
+        p: [(m.key(), m.value(), tuple(m.headers() or ()), m.timestamp()) for m in msgs]
+        for p, msgs in cluster.read_all(topic).items()
+    }
 
 
 def identical(a: KafkaCluster, b: KafkaCluster, topic: str) -> bool:
@@ -106,7 +108,10 @@ def identical(a: KafkaCluster, b: KafkaCluster, topic: str) -> bool:
 
 @pytest.mark.parametrize("path", ["message-copy", "records"])
 def test_batched_backlog_live_and_restart_identical_per_partition(
-    two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: NameFn, tmp_path: Path, path: str,
+    two_clusters: tuple[KafkaCluster, KafkaCluster],
+    unique_name: NameFn,
+    tmp_path: Path,
+    path: str,
 ) -> None:
     a, b = two_clusters
     extra = NO_OP_TRANSFORM if path == "records" else None
@@ -127,7 +132,9 @@ def test_batched_backlog_live_and_restart_identical_per_partition(
 
 
 def test_new_topic_and_config_change_within_the_refresh_interval(
-    two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: NameFn, tmp_path: Path,
+    two_clusters: tuple[KafkaCluster, KafkaCluster],
+    unique_name: NameFn,
+    tmp_path: Path,
 ) -> None:
     a, b = two_clusters
     first, late = unique_name("first"), unique_name("late")

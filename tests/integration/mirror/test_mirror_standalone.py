@@ -38,8 +38,9 @@ def worker_props(target: KafkaCluster, offsets_file: Path) -> dict[str, str]:
     }
 
 
-def connector_config(name: str, source: KafkaCluster, target: KafkaCluster, src: str, tgt: str,
-                     **extra: str) -> dict[str, str]:
+def connector_config(
+    name: str, source: KafkaCluster, target: KafkaCluster, src: str, tgt: str, **extra: str
+) -> dict[str, str]:
     cfg = {
         "name": name,
         "connector.class": f"org.apache.kafka.connect.mirror.{name}",
@@ -65,8 +66,9 @@ def connector_config(name: str, source: KafkaCluster, target: KafkaCluster, src:
 
 
 @contextmanager
-def mirror(source: KafkaCluster, target: KafkaCluster, src: str, tgt: str, offsets_file: Path,
-           **extra: str) -> Iterator[StandaloneHerder]:
+def mirror(
+    source: KafkaCluster, target: KafkaCluster, src: str, tgt: str, offsets_file: Path, **extra: str
+) -> Iterator[StandaloneHerder]:
     herder = build_standalone_herder(worker_props(target, offsets_file), worker_id=f"{src}->{tgt}")
     herder.start()
     try:
@@ -78,8 +80,10 @@ def mirror(source: KafkaCluster, target: KafkaCluster, src: str, tgt: str, offse
 
 
 def values_by_partition(cluster: KafkaCluster, topic: str) -> dict[int, list[tuple[Any, ...]]]:
-    return {p: [(m.key(), m.value(), m.headers() or [], m.timestamp()[1]) for m in msgs]
-            for p, msgs in cluster.read_all(topic).items()}
+    return {
+        p: [(m.key(), m.value(), m.headers() or [], m.timestamp()[1]) for m in msgs]
+        for p, msgs in cluster.read_all(topic).items()
+    }
 
 
 def dedupe(records: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
@@ -108,13 +112,15 @@ def wait_identical(a: KafkaCluster, b: KafkaCluster, topic: str, remote: str, ti
 def records(prefix: str, n: int, partitions: int, base_ts: int) -> list[dict[str, Any]]:
     out = []
     for i in range(n):
-        out.append({
-            "key": f"{prefix}-k{i}".encode() if i % 5 else None,
-            "value": None if i % 9 == 4 else f"{prefix}-v{i}".encode(),
-            "headers": [("h", f"{i}".encode()), ("h", b"again"), ("null", None)] if i % 2 else None,
-            "timestamp": base_ts + i,
-            "partition": i % partitions,
-        })
+        out.append(
+            {
+                "key": f"{prefix}-k{i}".encode() if i % 5 else None,
+                "value": None if i % 9 == 4 else f"{prefix}-v{i}".encode(),
+                "headers": [("h", f"{i}".encode()), ("h", b"again"), ("null", None)] if i % 2 else None,
+                "timestamp": base_ts + i,
+                "partition": i % partitions,
+            }
+        )
     return out
 
 
@@ -147,14 +153,20 @@ def test_records_configs_new_topics_restart_and_heartbeats(
         a.create_topic(late, partitions=2)
         a.produce(late, records("late", 10, 2, 1_660_000_000_000))
         MirrorAdmin({"bootstrap.servers": a.bootstrap_servers}, "A", 10).incremental_alter_topic_configs(
-            {topic: [("retention.ms", "7200000", "SET")]})
+            {topic: [("retention.ms", "7200000", "SET")]}
+        )
         wait_identical(a, b, late, f"A.{late}", timeout=20)
-        wait_for(lambda: topic_configs(b, f"A.{topic}").get("retention.ms") == "7200000", 15, 0.5,
-                 "config change not mirrored")
+        wait_for(
+            lambda: topic_configs(b, f"A.{topic}").get("retention.ms") == "7200000",
+            15,
+            0.5,
+            "config change not mirrored",
+        )
 
         # heartbeats arrive on the target
-        wait_for(lambda: "heartbeats" in b.topic_names() and len(b.read_all("heartbeats")[0]) >= 2, 15, 0.5,
-                 "no heartbeats")
+        wait_for(
+            lambda: "heartbeats" in b.topic_names() and len(b.read_all("heartbeats")[0]) >= 2, 15, 0.5, "no heartbeats"
+        )
         hb = Heartbeat.decode(*(lambda m: (m.key(), m.value()))(b.read_all("heartbeats")[0][-1]))
         assert (hb.source_cluster_alias, hb.target_cluster_alias) == ("A", "B")
 
@@ -167,8 +179,9 @@ def test_records_configs_new_topics_restart_and_heartbeats(
     assert duplicates == 0, f"{duplicates} records replayed after a graceful restart"
 
 
-def test_checkpoints_and_group_offset_sync(two_clusters: tuple[KafkaCluster, KafkaCluster],
-                                           unique_name: NameFn, tmp_path: Path) -> None:
+def test_checkpoints_and_group_offset_sync(
+    two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: NameFn, tmp_path: Path
+) -> None:
     """A group consuming along with replication is translated to within offset.lag.max on the target.
 
     (Translation of positions far behind the newest sync is coarser by design - 64 exponentially
@@ -217,9 +230,16 @@ def test_checkpoints_and_group_offset_sync(two_clusters: tuple[KafkaCluster, Kaf
     consumed = 97
     committed = target_admin.list_consumer_group_offsets([group])[group][remote_tp]
     assert committed is not None and consumed - lag_max <= committed.offset <= consumed
-    consumer = Consumer({"bootstrap.servers": b.bootstrap_servers, "group.id": group, "auto.offset.reset": "latest",
-                         "enable.auto.commit": False, "allow.auto.create.topics": False,
-                         "session.timeout.ms": 6000})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": b.bootstrap_servers,
+            "group.id": group,
+            "auto.offset.reset": "latest",
+            "enable.auto.commit": False,
+            "allow.auto.create.topics": False,
+            "session.timeout.ms": 6000,
+        }
+    )
     seen: list[bytes | None] = []
     try:
         consumer.subscribe([f"A.{topic}"])
@@ -231,12 +251,13 @@ def test_checkpoints_and_group_offset_sync(two_clusters: tuple[KafkaCluster, Kaf
     finally:
         consumer.close()
     expected_unconsumed: list[bytes | None] = [f"e{i}".encode() for i in range(consumed, 100)]
-    assert seen[-len(expected_unconsumed):] == expected_unconsumed  # nothing it had not consumed is skipped
+    assert seen[-len(expected_unconsumed) :] == expected_unconsumed  # nothing it had not consumed is skipped
     assert len(seen) - len(expected_unconsumed) <= lag_max  # re-reads at most offset.lag.max
 
 
-def test_active_active_never_loops(two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: NameFn,
-                                   tmp_path: Path) -> None:
+def test_active_active_never_loops(
+    two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: NameFn, tmp_path: Path
+) -> None:
     a, b = two_clusters
     ta, tb = unique_name("on-a"), unique_name("on-b")
     a.create_topic(ta)
@@ -244,19 +265,35 @@ def test_active_active_never_loops(two_clusters: tuple[KafkaCluster, KafkaCluste
     a.produce(ta, [b"a1", b"a2"])
     b.produce(tb, [b"b1"])
     with mirror(a, b, "A", "B", tmp_path / "ab.json"), mirror(b, a, "B", "A", tmp_path / "ba.json"):
-        wait_for(lambda: f"A.{ta}" in b.topic_names() and f"B.{tb}" in a.topic_names(), 30, 0.5,
-                 "topics not mirrored both ways")
-        wait_for(lambda: b.read_values(f"A.{ta}") == [b"a1", b"a2"] and a.read_values(f"B.{tb}") == [b"b1"],
-                 20, 0.5, "records not mirrored both ways")
+        wait_for(
+            lambda: f"A.{ta}" in b.topic_names() and f"B.{tb}" in a.topic_names(),
+            30,
+            0.5,
+            "topics not mirrored both ways",
+        )
+        wait_for(
+            lambda: b.read_values(f"A.{ta}") == [b"a1", b"a2"] and a.read_values(f"B.{tb}") == [b"b1"],
+            20,
+            0.5,
+            "records not mirrored both ways",
+        )
         # heartbeats of each flow are replicated one hop further, and never back
-        wait_for(lambda: "A.heartbeats" in b.topic_names() and "B.heartbeats" in a.topic_names(), 30, 0.5,
-                 "heartbeats not replicated")
+        wait_for(
+            lambda: "A.heartbeats" in b.topic_names() and "B.heartbeats" in a.topic_names(),
+            30,
+            0.5,
+            "heartbeats not replicated",
+        )
         # Proof that each flow refreshed its topics after all of the above existed on its source: a topic
         # created now is mirrored only by such a refresh, and that refresh saw the remote topics too.
         pa, pb = unique_name("probe-a"), unique_name("probe-b")
         a.create_topic(pa)
         b.create_topic(pb)
-        wait_for(lambda: f"A.{pa}" in b.topic_names() and f"B.{pb}" in a.topic_names(), 30, 0.5,
-                 "topics created later not mirrored both ways")
+        wait_for(
+            lambda: f"A.{pa}" in b.topic_names() and f"B.{pb}" in a.topic_names(),
+            30,
+            0.5,
+            "topics created later not mirrored both ways",
+        )
         looped = [t for t in b.topic_names() | a.topic_names() if t.startswith(("A.B.", "B.A."))]
         assert looped == []

@@ -57,8 +57,9 @@ class Losses(NoOpSourceMetrics):
         self.lost[(topic, partition)] = self.lost.get((topic, partition), 0) + count
 
 
-def poll_offsets(task: MirrorSourceTask, until: Callable[[list[SourceRecord]], bool],
-                 timeout: float = 60.0) -> list[SourceRecord]:
+def poll_offsets(
+    task: MirrorSourceTask, until: Callable[[list[SourceRecord]], bool], timeout: float = 60.0
+) -> list[SourceRecord]:
     """Poll (as the worker does) until ``until(records so far)``; deadline generous for a busy machine."""
     out: list[SourceRecord] = []
     deadline = time.monotonic() + timeout
@@ -73,9 +74,11 @@ def offsets_of(records: list[SourceRecord]) -> list[int]:
 
 
 def lost_line(topic: str, count: int, first: int, start: int) -> str:
-    return (f"A->B: {count} records of source topic {topic} partition 0 (offsets {first} to {start - 1}) were "
-            f"deleted on the source (retention or deleted records; log start now {start}) before they were "
-            "mirrored: they are not on the target")
+    return (
+        f"A->B: {count} records of source topic {topic} partition 0 (offsets {first} to {start - 1}) were "
+        f"deleted on the source (retention or deleted records; log start now {start}) before they were "
+        "mirrored: they are not on the target"
+    )
 
 
 def carried(record: SourceRecord) -> tuple[int, int, int] | None:
@@ -85,7 +88,8 @@ def carried(record: SourceRecord) -> tuple[int, int, int] | None:
 
 
 def test_records_deleted_while_the_task_was_stopped_are_counted_exactly_at_its_start(
-        durable_cluster_factory: ClusterFactory, unique_name: NameFn, caplog: pytest.LogCaptureFixture) -> None:
+    durable_cluster_factory: ClusterFactory, unique_name: NameFn, caplog: pytest.LogCaptureFixture
+) -> None:
     (a,) = durable_cluster_factory(["A"])
     assert isinstance(a, EmbeddedKafkaCluster)
     topic = unique_name("retained")
@@ -111,7 +115,8 @@ def test_records_deleted_while_the_task_was_stopped_are_counted_exactly_at_its_s
 
 
 def test_records_deleted_while_the_task_runs_are_found_from_the_jump_and_counted_exactly(
-        durable_cluster_factory: ClusterFactory, unique_name: NameFn, caplog: pytest.LogCaptureFixture) -> None:
+    durable_cluster_factory: ClusterFactory, unique_name: NameFn, caplog: pytest.LogCaptureFixture
+) -> None:
     (a,) = durable_cluster_factory(["A"])
     assert isinstance(a, EmbeddedKafkaCluster)
     topic = unique_name("retained")
@@ -145,12 +150,18 @@ def test_records_deleted_while_the_task_runs_are_found_from_the_jump_and_counted
     assert carried(after[-1]) == (5, 5, 10)
 
 
-def test_transaction_markers_are_jumps_but_no_loss(kafka_cluster: KafkaCluster, unique_name: NameFn,
-                                                   caplog: pytest.LogCaptureFixture) -> None:
+def test_transaction_markers_are_jumps_but_no_loss(
+    kafka_cluster: KafkaCluster, unique_name: NameFn, caplog: pytest.LogCaptureFixture
+) -> None:
     topic = unique_name("txn")
     kafka_cluster.create_topic(topic, partitions=1)
-    producer = kafka_cluster.producer(**{"transactional.id": unique_name("txn-producer"), "enable.idempotence": True,
-                                         "max.in.flight.requests.per.connection": 5})
+    producer = kafka_cluster.producer(
+        **{
+            "transactional.id": unique_name("txn-producer"),
+            "enable.idempotence": True,
+            "max.in.flight.requests.per.connection": 5,
+        }
+    )
     producer.init_transactions(30)
     for batch in range(3):  # each commit leaves a marker: offsets 0-1, marker 2, 3-4, marker 5, 6-7, marker 8
         producer.begin_transaction()

@@ -91,7 +91,8 @@ def by_partition(records: list[SourceRecord]) -> dict[int, list[SourceRecord]]:
 
 
 def test_a_new_incarnation_is_mirrored_from_its_start_said_once_and_marked(
-        kafka_cluster: KafkaCluster, unique_name: NameFn, caplog: pytest.LogCaptureFixture) -> None:
+    kafka_cluster: KafkaCluster, unique_name: NameFn, caplog: pytest.LogCaptureFixture
+) -> None:
     topic, old_id, new_id = recreated_topic(kafka_cluster, unique_name)
     changes = Changes()
     caplog.set_level(logging.ERROR)
@@ -106,19 +107,23 @@ def test_a_new_incarnation_is_mirrored_from_its_start_said_once_and_marked(
         offset = records[p][-1].source_offset
         assert offset is not None and offset[TOPIC_ID_KEY] == new_id
         event = RecreatedEvent.decode(topic, p, offset[RECREATED_KEY])
-        assert event is not None and (event.previous_topic_id, event.topic_id, event.previous_offset) == \
-            (old_id, new_id, OLD_RECORDS - 1)
+        assert event is not None and (event.previous_topic_id, event.topic_id, event.previous_offset) == (
+            old_id,
+            new_id,
+            OLD_RECORDS - 1,
+        )
     assert sorted(changes.events) == [(f"A.{topic}", p, "topic-recreated", 1) for p in range(2)]
     lines = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
     assert len(lines) == 2, lines  # one per partition
     for p, line in enumerate(sorted(lines)):
         assert line.startswith(f"A->B: source topic {topic} was deleted and recreated")
-        assert f"partition {p}: the old incarnation was mirrored through offset {OLD_RECORDS - 1} " \
-               f"({OLD_RECORDS} records)" in line
+        assert (
+            f"partition {p}: the old incarnation was mirrored through offset {OLD_RECORDS - 1} "
+            f"({OLD_RECORDS} records)" in line
+        )
 
 
-def test_the_same_incarnation_resumes_after_its_stored_offset(kafka_cluster: KafkaCluster,
-                                                              unique_name: NameFn) -> None:
+def test_the_same_incarnation_resumes_after_its_stored_offset(kafka_cluster: KafkaCluster, unique_name: NameFn) -> None:
     topic = unique_name("same")
     kafka_cluster.create_topic(topic, partitions=2)
     kafka_cluster.produce(topic, [{"value": f"v-{p}-{i}", "partition": p} for i in range(4) for p in range(2)])
@@ -137,8 +142,7 @@ def test_the_same_incarnation_resumes_after_its_stored_offset(kafka_cluster: Kaf
     assert changes.events == []
 
 
-def test_the_fail_choice_stops_the_task_with_one_clear_error(kafka_cluster: KafkaCluster,
-                                                             unique_name: NameFn) -> None:
+def test_the_fail_choice_stops_the_task_with_one_clear_error(kafka_cluster: KafkaCluster, unique_name: NameFn) -> None:
     topic, old_id, new_id = recreated_topic(kafka_cluster, unique_name)
     changes = Changes()
     with pytest.raises(SourceTopicRecreatedError) as failure:
@@ -150,7 +154,8 @@ def test_the_fail_choice_stops_the_task_with_one_clear_error(kafka_cluster: Kafk
 
 
 def test_keep_position_resumes_where_the_old_incarnation_stopped_and_says_what_it_skips(
-        kafka_cluster: KafkaCluster, unique_name: NameFn, caplog: pytest.LogCaptureFixture) -> None:
+    kafka_cluster: KafkaCluster, unique_name: NameFn, caplog: pytest.LogCaptureFixture
+) -> None:
     topic, old_id, _new_id = recreated_topic(kafka_cluster, unique_name)
     changes = Changes()
     caplog.set_level(logging.ERROR)
@@ -160,15 +165,20 @@ def test_keep_position_resumes_where_the_old_incarnation_stopped_and_says_what_i
     finally:
         task.stop()
     for p in range(2):
-        assert [r.source_offset["offset"] for r in records[p] if r.source_offset] == \
-            list(range(OLD_RECORDS, NEW_RECORDS))
+        assert [r.source_offset["offset"] for r in records[p] if r.source_offset] == list(
+            range(OLD_RECORDS, NEW_RECORDS)
+        )
     assert len(changes.events) == 2
-    assert all(f"its {OLD_RECORDS} records below it are never mirrored" in r.getMessage()
-               for r in caplog.records if r.levelno == logging.ERROR)
+    assert all(
+        f"its {OLD_RECORDS} records below it are never mirrored" in r.getMessage()
+        for r in caplog.records
+        if r.levelno == logging.ERROR
+    )
 
 
 def test_offsets_that_go_back_while_the_task_runs_drop_the_topic_id_they_can_no_longer_vouch_for(
-        kafka_cluster: KafkaCluster, unique_name: NameFn, caplog: pytest.LogCaptureFixture) -> None:
+    kafka_cluster: KafkaCluster, unique_name: NameFn, caplog: pytest.LogCaptureFixture
+) -> None:
     """On Kafka a consumer whose topic was recreated under it resets into the new incarnation (out of range),
     or, with a newer id in its metadata, goes on in it: records read after that must not carry the old id,
     or the next start would take them for the old incarnation's and copy the new one again. The seam: the
@@ -191,5 +201,7 @@ def test_offsets_that_go_back_while_the_task_runs_drop_the_topic_id_they_can_no_
         task.stop()
     assert [r.source_offset for r in again] == [{"offset": o} for o in (2, 3, 4)]
     warnings = [r.getMessage() for r in caplog.records if "went back" in r.getMessage()]
-    assert warnings == [f"A->B: source topic {topic} partition 0 went back from offset 4 to 2 (the topic was "
-                        "recreated or truncated); it is checked again at the task's next start"]
+    assert warnings == [
+        f"A->B: source topic {topic} partition 0 went back from offset 4 to 2 (the topic was "
+        "recreated or truncated); it is checked again at the task's next start"
+    ]

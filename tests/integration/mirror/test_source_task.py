@@ -89,12 +89,20 @@ def deliver(b: KafkaCluster, task: MirrorSourceTask, records: list[SourceRecord]
     producer: Producer = b.producer()
     acks: list[tuple[SourceRecord, RecordMetadata]] = []
     for rec in records:
+
         def cb(err: Any, msg: Any, rec: SourceRecord = rec) -> None:
             assert err is None, err
             acks.append((rec, RecordMetadata(msg.topic(), msg.partition(), msg.offset(), msg.timestamp()[1])))
 
-        producer.produce(rec.topic, value=rec.value, key=rec.key, partition=rec.kafka_partition or 0,
-                         headers=rec.headers, timestamp=rec.timestamp or 0, on_delivery=cb)  # type: ignore[arg-type]
+        producer.produce(
+            rec.topic,
+            value=rec.value,
+            key=rec.key,
+            partition=rec.kafka_partition or 0,
+            headers=rec.headers,
+            timestamp=rec.timestamp or 0,
+            on_delivery=cb,
+        )  # type: ignore[arg-type]
         producer.poll(0)
     assert producer.flush(30) == 0
     for rec, md in acks:
@@ -105,8 +113,9 @@ def read_syncs(a: KafkaCluster, topic: str) -> list[OffsetSync]:
     return [OffsetSync.decode(m.key(), m.value()) for m in a.read_all(topic)[0]]
 
 
-def test_copies_records_and_emits_offset_syncs(two_clusters: tuple[KafkaCluster, KafkaCluster],
-                                               unique_name: NameFn) -> None:
+def test_copies_records_and_emits_offset_syncs(
+    two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: NameFn
+) -> None:
     a, b = two_clusters
     topic = unique_name("orders")
     syncs_topic = "mm2-offset-syncs.B.internal"
@@ -117,9 +126,13 @@ def test_copies_records_and_emits_offset_syncs(two_clusters: tuple[KafkaCluster,
     specs: list[dict[str, Any]] = []
     for i in range(30):
         p = i % 3
-        spec: dict[str, Any] = {"key": f"k{i}".encode(), "value": f"v{i}".encode(), "partition": p,
-                                "timestamp": base_ts + i,
-                                "headers": [("h", b"1"), ("h", b"2"), ("n", None)] if i % 2 else None}
+        spec: dict[str, Any] = {
+            "key": f"k{i}".encode(),
+            "value": f"v{i}".encode(),
+            "partition": p,
+            "timestamp": base_ts + i,
+            "headers": [("h", b"1"), ("h", b"2"), ("n", None)] if i % 2 else None,
+        }
         if i % 7 == 0:
             spec["value"] = None  # tombstone
         specs.append(spec)
@@ -146,8 +159,9 @@ def test_copies_records_and_emits_offset_syncs(two_clusters: tuple[KafkaCluster,
             # the source topic's id rides along in every offset (see mirror.connectors.source_incarnation)
             topic_id = recs[0].source_offset["mm2.topic.id"] if recs[0].source_offset else None
             assert topic_id
-            assert [r.source_offset for r in recs] == [{"offset": o, "mm2.topic.id": topic_id}
-                                                       for o in range(len(expected))]
+            assert [r.source_offset for r in recs] == [
+                {"offset": o, "mm2.topic.id": topic_id} for o in range(len(expected))
+            ]
             assert all(r.source_partition == {"topic": topic, "partition": p, "cluster": "A"} for r in recs)
         assert metrics.polled_records == 30
         # Everything read, nothing on the target yet: the lag is the records in flight.
@@ -167,19 +181,22 @@ def test_copies_records_and_emits_offset_syncs(two_clusters: tuple[KafkaCluster,
             latest[s.topic_partition] = s
         # 10 records per partition, same offsets upstream and downstream; the commit flushed the newest.
         assert {tp: (s.upstream_offset, s.downstream_offset) for tp, s in latest.items()} == {
-            TopicPartition(topic, p): (9, 9) for p in range(3)}
+            TopicPartition(topic, p): (9, 9) for p in range(3)
+        }
         assert {(s.upstream_offset, s.downstream_offset) for s in syncs if s.partition == 0} >= {(0, 0), (6, 6)}
         on_target = b.read_all(f"A.{topic}")
         for p in range(3):
             assert [m.value() for m in on_target[p]] == [s["value"] for s in specs if s["partition"] == p]
-            assert [m.headers() or [] for m in on_target[p]] == [s["headers"] or [] for s in specs
-                                                                 if s["partition"] == p]
+            assert [m.headers() or [] for m in on_target[p]] == [
+                s["headers"] or [] for s in specs if s["partition"] == p
+            ]
     finally:
         task.stop()
 
 
-def test_restart_resumes_after_stored_offsets(two_clusters: tuple[KafkaCluster, KafkaCluster],
-                                              unique_name: NameFn) -> None:
+def test_restart_resumes_after_stored_offsets(
+    two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: NameFn
+) -> None:
     a, _b = two_clusters
     topic = unique_name("resume")
     a.create_topic(topic, partitions=2)

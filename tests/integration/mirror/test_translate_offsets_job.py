@@ -55,9 +55,15 @@ def spark() -> Iterator[Any]:
 
 
 def mm2_config(a: KafkaCluster, b: KafkaCluster) -> MirrorMakerConfig:
-    return make_config({"clusters": "A, B", "A.bootstrap.servers": a.bootstrap_servers,
-                        "B.bootstrap.servers": b.bootstrap_servers, "A->B.enabled": "true",
-                        "admin.timeout.ms": "15000"})
+    return make_config(
+        {
+            "clusters": "A, B",
+            "A.bootstrap.servers": a.bootstrap_servers,
+            "B.bootstrap.servers": b.bootstrap_servers,
+            "A->B.enabled": "true",
+            "admin.timeout.ms": "15000",
+        }
+    )
 
 
 def value(partition: int, offset: int) -> bytes:
@@ -97,12 +103,25 @@ def mirrored(a: KafkaCluster, b: KafkaCluster, topic: str, tmp_path: Path) -> Mi
     a.create_topic(topic, partitions=PARTITIONS)
     b.create_topic(remote, partitions=PARTITIONS)
     shift = {p: 5 + 7 * p for p in range(PARTITIONS)}
-    b.produce(remote, [{"value": b"before-mirroring", "partition": p} for p in range(PARTITIONS)
-                       for _ in range(shift[p])])
-    a.produce(topic, [{"key": f"k{i}".encode(), "value": value(p, i), "partition": p}
-                      for i in range(PER_PARTITION) for p in range(PARTITIONS)])
-    producer = Producer({"bootstrap.servers": a.bootstrap_servers, "transactional.id": f"{topic}-txn",
-                         "linger.ms": 0, "allow.auto.create.topics": False})
+    b.produce(
+        remote, [{"value": b"before-mirroring", "partition": p} for p in range(PARTITIONS) for _ in range(shift[p])]
+    )
+    a.produce(
+        topic,
+        [
+            {"key": f"k{i}".encode(), "value": value(p, i), "partition": p}
+            for i in range(PER_PARTITION)
+            for p in range(PARTITIONS)
+        ],
+    )
+    producer = Producer(
+        {
+            "bootstrap.servers": a.bootstrap_servers,
+            "transactional.id": f"{topic}-txn",
+            "linger.ms": 0,
+            "allow.auto.create.topics": False,
+        }
+    )
     producer.init_transactions(15)
     for t in range(TXNS):
         producer.begin_transaction()
@@ -135,8 +154,9 @@ def mirrored(a: KafkaCluster, b: KafkaCluster, topic: str, tmp_path: Path) -> Mi
         herder = build_standalone_herder(worker_props(b, offsets_file), worker_id="A->B")
         herder.start()
         try:
-            herder.put_connector_config("MirrorSourceConnector",
-                                        connector_config("MirrorSourceConnector", a, b, "A", "B"), True)
+            herder.put_connector_config(
+                "MirrorSourceConnector", connector_config("MirrorSourceConnector", a, b, "A", "B"), True
+            )
             wait_for(mapped_to_end, 60, 0.5, "mirror did not map every record")
         finally:
             herder.stop()
@@ -146,15 +166,24 @@ def mirrored(a: KafkaCluster, b: KafkaCluster, topic: str, tmp_path: Path) -> Mi
 
 def target_offsets(b: KafkaCluster, groups: list[str]) -> dict[str, dict[TopicPartition, int]]:
     admin = MirrorAdmin({"bootstrap.servers": b.bootstrap_servers}, "B", 15)
-    return {g: {tp: o.offset for tp, o in offsets.items() if o is not None}
-            for g, offsets in admin.list_consumer_group_offsets(groups).items()}
+    return {
+        g: {tp: o.offset for tp, o in offsets.items() if o is not None}
+        for g, offsets in admin.list_consumer_group_offsets(groups).items()
+    }
 
 
 def first_records(b: KafkaCluster, group: str, topic: str) -> dict[int, bytes | None]:
     """What a consumer of ``group`` on B reads first on each partition, resuming at its committed offsets."""
-    consumer = Consumer({"bootstrap.servers": b.bootstrap_servers, "group.id": group, "enable.auto.commit": False,
-                         "enable.partition.eof": True, "fetch.wait.max.ms": 100,
-                         "allow.auto.create.topics": False})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": b.bootstrap_servers,
+            "group.id": group,
+            "enable.auto.commit": False,
+            "enable.partition.eof": True,
+            "fetch.wait.max.ms": 100,
+            "allow.auto.create.topics": False,
+        }
+    )
     try:
         committed = consumer.committed([ClientPartition(topic, p) for p in range(PARTITIONS)], timeout=10)
         assert all(tp.offset >= 0 for tp in committed), committed
@@ -177,8 +206,9 @@ def rows(plans: list[GroupPlan]) -> dict[tuple[str, int], Any]:
     return {(p.group, r.partition): r for p in plans for r in p.partitions}
 
 
-def test_translate_apply_failback(two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: NameFn,
-                                  tmp_path: Path, spark: Any) -> None:
+def test_translate_apply_failback(
+    two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: NameFn, tmp_path: Path, spark: Any
+) -> None:
     a, b = two_clusters
     topic = unique_name("orders")
     remote = f"A.{topic}"
@@ -204,7 +234,8 @@ def test_translate_apply_failback(two_clusters: tuple[KafkaCluster, KafkaCluster
         pos = {p: 0 if i == 0 else end[p] if i == 1 else rng.randint(0, end[p]) for p in range(PARTITIONS)}
         positions[group] = pos
         source_admin.alter_consumer_group_offsets(
-            group, {TopicPartition(topic, p): OffsetAndMetadata(o) for p, o in pos.items()})
+            group, {TopicPartition(topic, p): OffsetAndMetadata(o) for p, o in pos.items()}
+        )
     target_admin = MirrorAdmin({"bootstrap.servers": b.bootstrap_servers}, "B", 15)
     ahead_offsets = {TopicPartition(remote, p): OffsetAndMetadata(m.end(p)) for p in range(PARTITIONS)}
     assert all(e is None for e in target_admin.alter_consumer_group_offsets(ahead, ahead_offsets).values())
@@ -212,13 +243,27 @@ def test_translate_apply_failback(two_clusters: tuple[KafkaCluster, KafkaCluster
     pattern = f"{prefix}-.*"
 
     # A live member of `live` on the target.
-    member = Consumer({"bootstrap.servers": b.bootstrap_servers, "group.id": live, "session.timeout.ms": 6000,
-                       "enable.auto.commit": False, "allow.auto.create.topics": False})
+    member = Consumer(
+        {
+            "bootstrap.servers": b.bootstrap_servers,
+            "group.id": live,
+            "session.timeout.ms": 6000,
+            "enable.auto.commit": False,
+            "allow.auto.create.topics": False,
+        }
+    )
     member.subscribe([remote])
     try:
         wait_for(lambda: (member.poll(0.2), member.assignment())[1], 30, 0.0, "live member never joined")
-        wait_for(lambda: MirrorAdmin({"bootstrap.servers": b.bootstrap_servers}, "B", 15)
-                 .consumer_group_states([live]).get(live) == "STABLE", 20, 0.2, "live group not stable")
+        wait_for(
+            lambda: (
+                MirrorAdmin({"bootstrap.servers": b.bootstrap_servers}, "B", 15).consumer_group_states([live]).get(live)
+                == "STABLE"
+            ),
+            20,
+            0.2,
+            "live group not stable",
+        )
 
         # Dry run: every group-partition translated exactly; nothing written.
         dry = run_job(config, "A", "B", pattern, spark=spark, groups_per_task=16)
@@ -227,8 +272,11 @@ def test_translate_apply_failback(two_clusters: tuple[KafkaCluster, KafkaCluster
         for group in [*groups, live, ahead]:
             for p in range(PARTITIONS):
                 row = dry_rows[(group, p)]
-                assert (row.target_topic, row.target_offset, row.reread) == \
-                    (remote, expected(p, positions[group][p]), 0), (group, p, row)
+                assert (row.target_topic, row.target_offset, row.reread) == (
+                    remote,
+                    expected(p, positions[group][p]),
+                    0,
+                ), (group, p, row)
                 want = "active-on-target" if group == live else "ok"
                 if group == ahead:
                     want = "ok" if first_at_or_after(p, positions[group][p]) is None else "behind-target"
@@ -258,8 +306,9 @@ def test_translate_apply_failback(two_clusters: tuple[KafkaCluster, KafkaCluster
     # --force moves the ahead group backwards to its translation.
     forced = run_job(config, "A", "B", f"{ahead}", apply=True, force=True, spark=spark)
     assert all(r.applied for r in forced[0].partitions)
-    assert target_offsets(b, [ahead])[ahead] == {TopicPartition(remote, p): expected(p, positions[ahead][p])
-                                                 for p in range(PARTITIONS)}
+    assert target_offsets(b, [ahead])[ahead] == {
+        TopicPartition(remote, p): expected(p, positions[ahead][p]) for p in range(PARTITIONS)
+    }
 
     # Failback B->A: the groups' target positions go back to the original topic at their source positions.
     back = rows(run_job(config, "B", "A", pattern, spark=spark))
@@ -269,13 +318,17 @@ def test_translate_apply_failback(two_clusters: tuple[KafkaCluster, KafkaCluster
             # back to the first record the group had not consumed (a position on a marker moves past it)
             i = first_at_or_after(p, positions[group][p])
             want_back = end[p] if i is None else offsets[p][i]
-            assert (row.topic, row.target_topic, row.target_offset, row.reread) == \
-                (remote, topic, want_back, 0), (group, p, row)
+            assert (row.topic, row.target_topic, row.target_offset, row.reread) == (remote, topic, want_back, 0), (
+                group,
+                p,
+                row,
+            )
             assert row.status == "ok"  # at or after the source group's own commit: never backwards
 
 
 def test_failback_from_the_other_sides_checkpoints_when_that_side_is_gone(
-        two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: NameFn, spark: Any) -> None:
+    two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: NameFn, spark: Any
+) -> None:
     """Failback B->A with B gone: groups that consumed ``A.orders`` on B go back to ``orders`` on A at the
     positions the B->A flow's checkpoints (in ``B.checkpoints.internal`` on A) recorded, with their ages."""
     a, b = two_clusters
@@ -285,20 +338,32 @@ def test_failback_from_the_other_sides_checkpoints_when_that_side_is_gone(
     a.create_topic("B.checkpoints.internal")
     now = int(time.time() * 1000)
     # as the B->A checkpoint task writes them: the group at 30 and 12 of A.orders on B is at 25 and 12 of orders
-    checkpoints = [(Checkpoint(group, TopicPartition(topic, 0), 30, 25), now - 8000),
-                   (Checkpoint(group, TopicPartition(topic, 1), 12, 12), now - 3000)]
-    a.produce("B.checkpoints.internal", [{"key": c.record_key(), "value": c.record_value(), "timestamp": ts,
-                                          "partition": 0} for c, ts in checkpoints])
-    config = make_config({"clusters": "A, B", "A.bootstrap.servers": a.bootstrap_servers,
-                          "B.bootstrap.servers": b.bootstrap_servers, "A->B.enabled": "true",
-                          "B->A.enabled": "true", "admin.timeout.ms": "15000"})
+    checkpoints = [
+        (Checkpoint(group, TopicPartition(topic, 0), 30, 25), now - 8000),
+        (Checkpoint(group, TopicPartition(topic, 1), 12, 12), now - 3000),
+    ]
+    a.produce(
+        "B.checkpoints.internal",
+        [{"key": c.record_key(), "value": c.record_value(), "timestamp": ts, "partition": 0} for c, ts in checkpoints],
+    )
+    config = make_config(
+        {
+            "clusters": "A, B",
+            "A.bootstrap.servers": a.bootstrap_servers,
+            "B.bootstrap.servers": b.bootstrap_servers,
+            "A->B.enabled": "true",
+            "B->A.enabled": "true",
+            "admin.timeout.ms": "15000",
+        }
+    )
     b.stop()  # SIGKILL: cluster B is gone
 
     plans = run_job(config, "B", "A", apply=True, spark=spark, timeout_s=2)
     assert [p.group for p in plans] == [group]
     assert plans[0].source_unreachable is not None and "'B' is unreachable" in plans[0].source_unreachable
-    rows = [(r.topic, r.partition, r.source_offset, r.target_topic, r.target_offset, r.applied)
-            for r in plans[0].partitions]
+    rows = [
+        (r.topic, r.partition, r.source_offset, r.target_topic, r.target_offset, r.applied) for r in plans[0].partitions
+    ]
     assert rows == [(f"A.{topic}", 0, 30, topic, 25, True), (f"A.{topic}", 1, 12, topic, 12, True)]
     ages = [r.checkpoint_age_s for r in plans[0].partitions]
     assert all(age is not None for age in ages) and ages[0] >= 8 and ages[1] >= 3  # type: ignore[operator]

@@ -43,7 +43,8 @@ def test_mirror_connectors_come_from_mm2s_entry_points() -> None:
 
 def _build_package(src: Path) -> None:
     (src / "acme_connect_plugins").mkdir(parents=True)
-    (src / "acme_connect_plugins" / "__init__.py").write_text(textwrap.dedent('''
+    (src / "acme_connect_plugins" / "__init__.py").write_text(
+        textwrap.dedent('''
         class ShoutTransformation:
             """Upper-cases string values."""
 
@@ -55,8 +56,10 @@ def _build_package(src: Path) -> None:
 
             def close(self):
                 pass
-    '''))
-    (src / "pyproject.toml").write_text(textwrap.dedent(f'''
+    ''')
+    )
+    (src / "pyproject.toml").write_text(
+        textwrap.dedent(f'''
         [build-system]
         requires = ["setuptools>=61"]
         build-backend = "setuptools.build_meta"
@@ -70,7 +73,8 @@ def _build_package(src: Path) -> None:
 
         [project.entry-points."{ENTRY_POINT_GROUP}.transformation"]
         "com.acme.connect.transforms.ShoutTransformation" = "acme_connect_plugins:ShoutTransformation"
-    '''))
+    ''')
+    )
 
 
 def test_a_third_party_package_installed_with_pip_is_found(
@@ -79,9 +83,10 @@ def test_a_third_party_package_installed_with_pip_is_found(
     src, target = tmp_path / "src", tmp_path / "site"
     _build_package(src)
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target),
-         str(src)],
-        check=True, capture_output=True, timeout=240,
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(src)],
+        check=True,
+        capture_output=True,
+        timeout=240,
     )
     with pytest.raises(Exception, match="could not be found"):
         Plugins.load("com.acme.connect.transforms.ShoutTransformation", "transformation")

@@ -41,8 +41,9 @@ def record(index: int, key: bytes | None, value: bytes | None, headers: tuple[He
     return varint(len(body)) + body
 
 
-def batch(base_offset: int, entries: list[Entry], *, attributes: int = 0, producer_id: int = -1,
-          producer_epoch: int = -1) -> bytes:
+def batch(
+    base_offset: int, entries: list[Entry], *, attributes: int = 0, producer_id: int = -1, producer_epoch: int = -1
+) -> bytes:
     """One batch; record i has timestamp BASE_TIMESTAMP + i (max timestamp: the last one's)."""
     records = b"".join(record(i, k, v, h) for i, (k, v, h) in enumerate(entries))
     if attributes & 0x07 == GZIP:
@@ -51,11 +52,28 @@ def batch(base_offset: int, entries: list[Entry], *, attributes: int = 0, produc
         import cramjam
 
         codec = attributes & 0x07
-        records = bytes(cramjam.snappy.compress_raw(records) if codec == 2 else
-                        cramjam.lz4.compress(records) if codec == 3 else cramjam.zstd.compress(records))
+        records = bytes(
+            cramjam.snappy.compress_raw(records)
+            if codec == 2
+            else cramjam.lz4.compress(records)
+            if codec == 3
+            else cramjam.zstd.compress(records)
+        )
     last = len(entries) - 1
-    covered = struct.pack(">hiqqqhii", attributes, last, BASE_TIMESTAMP, BASE_TIMESTAMP + last, producer_id,
-                          producer_epoch, -1 if producer_id < 0 else 0, len(entries)) + records
+    covered = (
+        struct.pack(
+            ">hiqqqhii",
+            attributes,
+            last,
+            BASE_TIMESTAMP,
+            BASE_TIMESTAMP + last,
+            producer_id,
+            producer_epoch,
+            -1 if producer_id < 0 else 0,
+            len(entries),
+        )
+        + records
+    )
     crc = calc_crc32c(covered)
     return struct.pack(">qiibI", base_offset, 4 + 1 + 4 + len(covered), -1, 2, crc) + covered
 
@@ -79,16 +97,18 @@ class HandLog:
 
     def txn(self, pid: int, *values: str, epoch: int = 0) -> HandLog:
         """A transactional batch of producer ``pid``."""
-        return self._append([(None, v.encode(), ()) for v in values], attributes=TRANSACTIONAL, producer_id=pid,
-                            producer_epoch=epoch)
+        return self._append(
+            [(None, v.encode(), ()) for v in values], attributes=TRANSACTIONAL, producer_id=pid, producer_epoch=epoch
+        )
 
     def marker(self, pid: int, commit: bool, epoch: int = 0) -> HandLog:
         """The control batch that ends ``pid``'s transaction: key version 0 and type (0 ABORT, 1 COMMIT)."""
         key = struct.pack(">hh", 0, 1 if commit else 0)
         value = struct.pack(">hi", 0, 0)  # version, coordinator epoch
         self.markers.append((self.next_offset, pid, commit))
-        return self._append([(key, value, ())], attributes=TRANSACTIONAL | CONTROL, producer_id=pid,
-                            producer_epoch=epoch)
+        return self._append(
+            [(key, value, ())], attributes=TRANSACTIONAL | CONTROL, producer_id=pid, producer_epoch=epoch
+        )
 
     def commit(self, pid: int, epoch: int = 0) -> HandLog:
         return self.marker(pid, True, epoch)

@@ -55,7 +55,9 @@ def test_compressed_batches_are_read(code: int, name: str) -> None:
     parsed = parse_batch(batch(3, ENTRIES, attributes=code))
     assert parsed.codec == name
     assert [(r.offset, r.key, r.value, r.headers) for r in parsed] == [
-        (3, b"k", b"value-0", (("h", b"1"),)), (4, None, b"value-1", ())]
+        (3, b"k", b"value-0", (("h", b"1"),)),
+        (4, None, b"value-1", ()),
+    ]
 
 
 def test_snappy_in_the_java_clients_xerial_frames_is_read() -> None:
@@ -76,8 +78,7 @@ def test_an_unknown_codec_is_named_not_misread() -> None:
 
 def test_log_append_time_gives_every_record_the_batch_max_timestamp() -> None:
     assert [r.timestamp for r in parse_batch(batch(0, ENTRIES))] == [BASE_TIMESTAMP, BASE_TIMESTAMP + 1]
-    assert [r.timestamp for r in parse_batch(batch(0, ENTRIES, attributes=LOG_APPEND_TIME))] == \
-        [BASE_TIMESTAMP + 1] * 2
+    assert [r.timestamp for r in parse_batch(batch(0, ENTRIES, attributes=LOG_APPEND_TIME))] == [BASE_TIMESTAMP + 1] * 2
 
 
 def test_a_trailing_partial_batch_is_left_for_the_next_fetch() -> None:
@@ -114,4 +115,5 @@ def test_long_fields_and_deltas_take_multi_byte_varints() -> None:
     entries = [(b"k" * 70, bytes([i]) * 300, (("h" * 65, b"v" * 200),)) for i in range(150)]
     parsed = parse_batch(batch(7, entries))
     assert [(r.offset, r.key, r.value, r.headers, r.timestamp) for r in parsed] == [
-        (7 + i, b"k" * 70, bytes([i]) * 300, (("h" * 65, b"v" * 200),), BASE_TIMESTAMP + i) for i in range(150)]
+        (7 + i, b"k" * 70, bytes([i]) * 300, (("h" * 65, b"v" * 200),), BASE_TIMESTAMP + i) for i in range(150)
+    ]

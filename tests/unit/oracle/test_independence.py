@@ -16,8 +16,13 @@ FORBIDDEN = ("connect_core", "mirror", "kafka", "confluent_kafka")
 
 def _runtime_imports(path: Path) -> list[str]:
     tree = ast.parse(path.read_text())
-    type_only = {id(node) for block in ast.walk(tree) if isinstance(block, ast.If)
-                 and ast.unparse(block.test) == "TYPE_CHECKING" for stmt in block.body for node in ast.walk(stmt)}
+    type_only = {
+        id(node)
+        for block in ast.walk(tree)
+        if isinstance(block, ast.If) and ast.unparse(block.test) == "TYPE_CHECKING"
+        for stmt in block.body
+        for node in ast.walk(stmt)
+    }
     found = []
     for node in ast.walk(tree):
         if id(node) in type_only:
@@ -39,6 +44,8 @@ def test_the_oracle_imports_neither_the_product_nor_a_kafka_client() -> None:
 
 def test_the_check_sees_a_forbidden_import(tmp_path: Path) -> None:
     sample = tmp_path / "sample.py"
-    sample.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import mirror\n"
-                      "from connect_core.kafka import transaction_markers\n")
+    sample.write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import mirror\n"
+        "from connect_core.kafka import transaction_markers\n"
+    )
     assert _runtime_imports(sample) == ["typing", "connect_core.kafka"]

@@ -30,46 +30,51 @@ class Expected:
 
 
 CASES: dict[str, tuple[Callable[[], HandLog], Expected]] = {
-    "plain records only": (
-        lambda: HandLog().plain("p0", "p1").plain("p2"),
-        Expected(["p0", "p1", "p2"])),
+    "plain records only": (lambda: HandLog().plain("p0", "p1").plain("p2"), Expected(["p0", "p1", "p2"])),
     "a committed transaction of two batches": (
         lambda: HandLog().txn(1, "a0", "a1").txn(1, "a2").commit(1),
-        Expected(["a0", "a1", "a2"])),
+        Expected(["a0", "a1", "a2"]),
+    ),
     "an aborted transaction": (
         lambda: HandLog().plain("p0").txn(1, "a0", "a1").abort(1).plain("p1"),
-        Expected(["p0", "p1"], aborted=2)),
+        Expected(["p0", "p1"], aborted=2),
+    ),
     "an open transaction holds back what follows it": (
         lambda: HandLog().plain("p0").txn(1, "a0").plain("p1"),
-        Expected(["p0"], open=2, undecided=("a0",))),
+        Expected(["p0"], open=2, undecided=("a0",)),
+    ),
     "an open transaction holds back a later committed one": (
         lambda: HandLog().txn(1, "a0").txn(2, "b0").commit(2),
-        Expected([], open=2, undecided=("a0",))),
+        Expected([], open=2, undecided=("a0",)),
+    ),
     "interleaved producers, one committed and one aborted": (
-        lambda: HandLog().txn(1, "a0").txn(2, "b0").plain("p0").txn(1, "a1").commit(1).txn(2, "b1").abort(2)
-        .plain("p1"),
-        Expected(["a0", "p0", "a1", "p1"], aborted=2)),
+        lambda: (
+            HandLog().txn(1, "a0").txn(2, "b0").plain("p0").txn(1, "a1").commit(1).txn(2, "b1").abort(2).plain("p1")
+        ),
+        Expected(["a0", "p0", "a1", "p1"], aborted=2),
+    ),
     "a control batch of another producer decides nothing": (
         lambda: HandLog().txn(1, "a0").abort(2).plain("p0"),
-        Expected([], open=2, undecided=("a0",))),
+        Expected([], open=2, undecided=("a0",)),
+    ),
     "another producer's marker, then the right one": (
         lambda: HandLog().txn(1, "a0").abort(2).plain("p0").commit(1),
-        Expected(["a0", "p0"])),
+        Expected(["a0", "p0"]),
+    ),
     "after an abort, the same producer id with a new epoch commits": (
         lambda: HandLog().txn(7, "old0", "old1").abort(7, epoch=1).txn(7, "new0", epoch=1).commit(7, epoch=1),
-        Expected(["new0"], aborted=2)),
+        Expected(["new0"], aborted=2),
+    ),
     "after an abort, the same producer id's next transaction is still open": (
         lambda: HandLog().txn(7, "old0").abort(7, epoch=1).plain("p0").txn(7, "new0", epoch=1).plain("p1"),
-        Expected(["p0"], aborted=1, open=2, undecided=("new0",))),
+        Expected(["p0"], aborted=1, open=2, undecided=("new0",)),
+    ),
     "transactions back to back, commit then abort then commit": (
         lambda: HandLog().txn(3, "t0").commit(3).txn(3, "t1").abort(3).txn(3, "t2").commit(3),
-        Expected(["t0", "t2"], aborted=1)),
-    "a log of markers only": (
-        lambda: HandLog().commit(4).abort(5),
-        Expected([])),
-    "an empty log": (
-        lambda: HandLog(),
-        Expected([])),
+        Expected(["t0", "t2"], aborted=1),
+    ),
+    "a log of markers only": (lambda: HandLog().commit(4).abort(5), Expected([])),
+    "an empty log": (lambda: HandLog(), Expected([])),
 }
 
 
@@ -100,15 +105,24 @@ def test_visible_records_keep_offsets_keys_headers_and_timestamps() -> None:
     from tests.unit.oracle.hand_built import BASE_TIMESTAMP, TRANSACTIONAL, batch
 
     log = HandLog()
-    log.parts.append(batch(0, [(b"k0", b"v0", (("h", b"x"), ("null", None))), (None, None, ())],
-                           attributes=TRANSACTIONAL, producer_id=9, producer_epoch=0))
+    log.parts.append(
+        batch(
+            0,
+            [(b"k0", b"v0", (("h", b"x"), ("null", None))), (None, None, ())],
+            attributes=TRANSACTIONAL,
+            producer_id=9,
+            producer_epoch=0,
+        )
+    )
     log.next_offset = 2
     log.commit(9)
     seen = _by_oracle(log)
     product_seen = _by_product(log)
     assert [(r.offset, r.key, r.value, r.headers, r.timestamp) for r in seen.committed] == [
         (0, b"k0", b"v0", (("h", b"x"), ("null", None)), BASE_TIMESTAMP),
-        (1, None, None, (), BASE_TIMESTAMP + 1)]
-    assert [(r.offset, r.key, r.value, r.headers, r.timestamp) for r in product_seen.committed] == \
-        [(r.offset, r.key, r.value, r.headers, r.timestamp) for r in seen.committed]
+        (1, None, None, (), BASE_TIMESTAMP + 1),
+    ]
+    assert [(r.offset, r.key, r.value, r.headers, r.timestamp) for r in product_seen.committed] == [
+        (r.offset, r.key, r.value, r.headers, r.timestamp) for r in seen.committed
+    ]
     assert seen.markers == [(2, 9, True)]

@@ -68,18 +68,25 @@ class PausingProducer:
 
     def wait_paused_at(self, progress_records: int) -> None:
         with self.paused:
-            assert self.paused.wait_for(lambda: self.progress_records >= progress_records, 120), \
+            assert self.paused.wait_for(lambda: self.progress_records >= progress_records, 120), (
                 f"the old attempt never reached chunk {progress_records}"
+            )
 
 
-def race(a: KafkaCluster, b: KafkaCluster, topic: str, monkeypatch: pytest.MonkeyPatch,
-         before_fence: Callable[[PausingProducer], None]) -> tuple[BaseException | None, int]:
+def race(
+    a: KafkaCluster,
+    b: KafkaCluster,
+    topic: str,
+    monkeypatch: pytest.MonkeyPatch,
+    before_fence: Callable[[PausingProducer], None],
+) -> tuple[BaseException | None, int]:
     """Old attempt paused at chunk 2's seal; the new one runs, ``before_fence`` acting just before it fences.
     Returns the old attempt's error and where the new one resumed."""
     a.create_topic(topic, partitions=1)
     produce_backlog(a, topic, 1, RECORDS)
-    prepared = prepare(mm2_config(a, b), "A", "B", topic, chunk_records=CHUNK,
-                       timeout_s=10)  # the fenced attempt's abort waits this long
+    prepared = prepare(
+        mm2_config(a, b), "A", "B", topic, chunk_records=CHUNK, timeout_s=10
+    )  # the fenced attempt's abort waits this long
     create_target_topics(prepared.flow, prepared.missing_topics, prepared.source_counts)
     create_internal_topics(prepared.flow)
     clients, units = prepared.clients, list(prepared.plan.units)
@@ -131,10 +138,11 @@ def race(a: KafkaCluster, b: KafkaCluster, topic: str, monkeypatch: pytest.Monke
 
 
 def test_old_attempt_resumed_just_before_the_retry_fences_is_read_not_copied_again(
-        two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: Callable[[str], str],
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: Callable[[str], str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Its second chunk commits between the new attempt's start and its fence: read after the fence, it
     is the new attempt's starting point (read before it, as before, chunk 2 was committed twice)."""
+
     def resume_one_chunk(old: PausingProducer) -> None:
         old.permits.release()
         old.wait_paused_at(3)  # chunk 2 committed, paused again at chunk 3's seal
@@ -146,8 +154,8 @@ def test_old_attempt_resumed_just_before_the_retry_fences_is_read_not_copied_aga
 
 
 def test_old_attempt_resumed_after_the_retry_fenced_it_cannot_commit(
-        two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: Callable[[str], str],
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: Callable[[str], str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     error, resumed = race(*two_clusters, unique_name("race-after"), monkeypatch, lambda old: None)
     assert resumed == CHUNK, "the new attempt starts after the old one's only committed chunk"
     assert isinstance(error, (KafkaException, ConnectError)), "the old attempt was fenced: it failed"

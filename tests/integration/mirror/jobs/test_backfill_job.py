@@ -45,37 +45,67 @@ def spark() -> Iterator[Any]:
 
 
 def mm2_config(a: KafkaCluster, b: KafkaCluster, **extra: str) -> MirrorMakerConfig:
-    return make_config({"clusters": "A, B", "A.bootstrap.servers": a.bootstrap_servers,
-                        "B.bootstrap.servers": b.bootstrap_servers, "A->B.enabled": "true",
-                        "replication.factor": "1", "offset-syncs.topic.replication.factor": "1",
-                        "offset.storage.replication.factor": "1", "status.storage.replication.factor": "1",
-                        "config.storage.replication.factor": "1", "admin.timeout.ms": "15000", **extra})
+    return make_config(
+        {
+            "clusters": "A, B",
+            "A.bootstrap.servers": a.bootstrap_servers,
+            "B.bootstrap.servers": b.bootstrap_servers,
+            "A->B.enabled": "true",
+            "replication.factor": "1",
+            "offset-syncs.topic.replication.factor": "1",
+            "offset.storage.replication.factor": "1",
+            "status.storage.replication.factor": "1",
+            "config.storage.replication.factor": "1",
+            "admin.timeout.ms": "15000",
+            **extra,
+        }
+    )
 
 
 def produce_backlog(cluster: KafkaCluster, topic: str, partitions: int, per_partition: int) -> None:
     """Big batches (as real backlogs are written); every 7th record has headers, every 11th no key."""
-    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "linger.ms": 20,
-                         "batch.size": 1_000_000, "logger": RDKAFKA_LOG})
+    producer = Producer(
+        {
+            "bootstrap.servers": cluster.bootstrap_servers,
+            "linger.ms": 20,
+            "batch.size": 1_000_000,
+            "logger": RDKAFKA_LOG,
+        }
+    )
     for i in range(per_partition):
         for p in range(partitions):
             headers = [("h", f"{p}:{i}".encode()), ("empty", b"")] if i % 7 == 0 else None
             key = None if i % 11 == 0 else f"k{p}-{i}".encode()
             while True:
                 try:
-                    producer.produce(topic, f"value-{p}-{i}".encode() * 3, key, partition=p, headers=headers,
-                                     timestamp=1_700_000_000_000 + i)
+                    producer.produce(
+                        topic,
+                        f"value-{p}-{i}".encode() * 3,
+                        key,
+                        partition=p,
+                        headers=headers,
+                        timestamp=1_700_000_000_000 + i,
+                    )
                     break
                 except BufferError:
                     producer.poll(0.05)
     assert producer.flush(60) == 0
 
 
-def read_partition(cluster: KafkaCluster, topic: str, partition: int, expected: int | None = None,
-                   timeout_s: float = 60.0) -> list[Record]:
+def read_partition(
+    cluster: KafkaCluster, topic: str, partition: int, expected: int | None = None, timeout_s: float = 60.0
+) -> list[Record]:
     """Every record of one (non-transactional source) partition, read to its end (fetch EOF)."""
-    consumer = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": "backfill-reader",
-                         "enable.auto.commit": False, "enable.partition.eof": True,
-                         "isolation.level": "read_committed", "logger": RDKAFKA_LOG})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": cluster.bootstrap_servers,
+            "group.id": "backfill-reader",
+            "enable.auto.commit": False,
+            "enable.partition.eof": True,
+            "isolation.level": "read_committed",
+            "logger": RDKAFKA_LOG,
+        }
+    )
     out: list[Record] = []
     try:
         consumer.assign([ClientPartition(topic, partition, 0)])
@@ -116,15 +146,15 @@ def test_backlog_copied_identical_per_partition_with_offsets_committed(
 
     dry = run_job(config, "A", "B", topic, dry_run=True, spark=spark)
     assert dry.plan.records == partitions * per_partition
-    assert [(u.partition, u.start, u.end) for u in dry.plan.units] == \
-        [(p, 0, per_partition) for p in range(partitions)]
+    assert [(u.partition, u.start, u.end) for u in dry.plan.units] == [(p, 0, per_partition) for p in range(partitions)]
     assert f"A.{topic}" not in b.topic_names(), "a dry run writes nothing"
 
     seen: list[tuple[int, int]] = []
     # transactions smaller than a partition: a task's commit when they hold 7,000 records of its units
     # together, each unit's chunk a part of one, and their syncs must still be exact
-    report = run_job(config, "A", "B", topic, spark=spark, progress=lambda d, t: seen.append((d, t)),
-                     chunk_records=7_000)
+    report = run_job(
+        config, "A", "B", topic, spark=spark, progress=lambda d, t: seen.append((d, t)), chunk_records=7_000
+    )
     assert report.records_copied == partitions * per_partition
     assert seen and seen[-1] == (partitions * per_partition, partitions * per_partition)
     target_offsets: dict[int, list[int]] = {}
@@ -156,8 +186,9 @@ def test_failed_unit_is_retried_from_its_last_committed_chunk(
     topic, partitions, per_partition, chunk = unique_name("retried"), 2, 5_000, 1_000
     a.create_topic(topic, partitions=partitions)
     produce_backlog(a, topic, partitions, per_partition)
-    report = run_job(mm2_config(a, b), "A", "B", topic, spark=spark, chunk_records=chunk,
-                     fail_first_attempt=(f"{topic}-1", 2))
+    report = run_job(
+        mm2_config(a, b), "A", "B", topic, spark=spark, chunk_records=chunk, fail_first_attempt=(f"{topic}-1", 2)
+    )
     retried = {r.partition: r for r in report.results}
     assert retried[1].attempt == 1 and retried[1].resumed_from == 2 * chunk, "resumed after the 2 committed chunks"
     assert retried[0].attempt == 0 and retried[0].records == per_partition
@@ -184,12 +215,12 @@ def test_a_transaction_an_earlier_run_abandoned_is_aborted_and_its_producer_fenc
     b.create_topic(f"A.{topic}", partitions=partitions)
     earlier_id = partition_transactional_id("A", "B", topic, 2)
     b.create_topic("mm2-offsets.A.internal", partitions=25, config={"cleanup.policy": "compact"})
-    recorder = Producer({"bootstrap.servers": b.bootstrap_servers, "logger": RDKAFKA_LOG,
-                         "partitioner": "murmur2_random"})  # as every mm2 client, Java's partitioner
+    recorder = Producer(
+        {"bootstrap.servers": b.bootstrap_servers, "logger": RDKAFKA_LOG, "partitioner": "murmur2_random"}
+    )  # as every mm2 client, Java's partitioner
     recorder.produce("mm2-offsets.A.internal", encode_ids([earlier_id]), record_key("A", "B"))
     assert recorder.flush(30) == 0
-    stray = Producer({"bootstrap.servers": b.bootstrap_servers, "logger": RDKAFKA_LOG,
-                      "transactional.id": earlier_id})
+    stray = Producer({"bootstrap.servers": b.bootstrap_servers, "logger": RDKAFKA_LOG, "transactional.id": earlier_id})
     stray.init_transactions(30)
     stray.begin_transaction()
     stray.produce(f"A.{topic}", b"stray", partition=0)
@@ -203,8 +234,12 @@ def test_a_transaction_an_earlier_run_abandoned_is_aborted_and_its_producer_fenc
     with pytest.raises(KafkaException):
         stray.commit_transaction(10)
     assert committed_partition(b, f"A.{topic}", 0) == source  # the stray record was aborted, not committed
-    recorded = [decode_ids(m.value()) for msgs in b.read_all("mm2-offsets.A.internal").values() for m in msgs
-                if m.key() == record_key("A", "B")]  # one partition (the same key): in the order written
+    recorded = [
+        decode_ids(m.value())
+        for msgs in b.read_all("mm2-offsets.A.internal").values()
+        for m in msgs
+        if m.key() == record_key("A", "B")
+    ]  # one partition (the same key): in the order written
     assert len(recorded[-1]) == len({r.task for r in report.results}), recorded  # one id per task of this run
     assert set(recorded[-1]) <= {partition_transactional_id("A", "B", topic, p) for p in range(partitions)}
 

@@ -15,7 +15,8 @@ from tests.e2e.mm2_helpers import mm2_properties
 
 
 def test_a_held_lease_is_renewed_then_lost_when_released_by_hand(
-        two_clusters: tuple[KafkaCluster, KafkaCluster]) -> None:
+    two_clusters: tuple[KafkaCluster, KafkaCluster],
+) -> None:
     a, b = two_clusters
     flow = resolve_flow(make_config(mm2_properties({"A": a, "B": b}, ["A->B"])), "A", "B")
     lost = threading.Event()
@@ -23,8 +24,12 @@ def test_a_held_lease_is_renewed_then_lost_when_released_by_hand(
     try:
         taken = holder.take(["orders"], ["mm2-backfill-A-B-orders-0"])
         assert leases_topic("A") in b.topic_names()
-        wait_for(lambda: (read_leases(flow.worker_props, "A").lease("A", "B") or taken).expires_at_ms
-                 > taken.expires_at_ms, 30, 0.2, "a renewal")
+        wait_for(
+            lambda: (read_leases(flow.worker_props, "A").lease("A", "B") or taken).expires_at_ms > taken.expires_at_ms,
+            30,
+            0.2,
+            "a renewal",
+        )
         released = release_lease(flow)  # `mm2 backfill --release`: fences the ids, deletes the lease
         assert released is not None and released.job_id == holder.job_id
         assert lost.wait(30), "the holder saw its lease go and told the job"
@@ -35,7 +40,8 @@ def test_a_held_lease_is_renewed_then_lost_when_released_by_hand(
 
 
 def test_a_lease_is_released_at_the_end_and_a_second_job_takes_over(
-        two_clusters: tuple[KafkaCluster, KafkaCluster]) -> None:
+    two_clusters: tuple[KafkaCluster, KafkaCluster],
+) -> None:
     a, b = two_clusters
     flow = resolve_flow(make_config(mm2_properties({"A": a, "B": b}, ["A->B"])), "A", "B")
     first = LeaseHolder(flow, ttl_s=60.0)

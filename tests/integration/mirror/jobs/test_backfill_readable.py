@@ -55,8 +55,15 @@ def eventually_stable(cluster: KafkaCluster, topics: Sequence[str]) -> None:
 
 
 def transactional(cluster: KafkaCluster, name: str) -> Producer:
-    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "transactional.id": name,
-                         "linger.ms": 0, "logger": RDKAFKA_LOG, "allow.auto.create.topics": False})
+    producer = Producer(
+        {
+            "bootstrap.servers": cluster.bootstrap_servers,
+            "transactional.id": name,
+            "linger.ms": 0,
+            "logger": RDKAFKA_LOG,
+            "allow.auto.create.topics": False,
+        }
+    )
     producer.init_transactions(60)
     return producer
 
@@ -68,7 +75,8 @@ def write(producer: Producer, writes: Sequence[str]) -> None:
 
 
 def test_a_transaction_ended_beside_an_open_one_is_held_until_one_sharing_its_partition_ends(
-        kafka_cluster: KafkaCluster, kafka_engine: Engine) -> None:
+    kafka_cluster: KafkaCluster, kafka_engine: Engine
+) -> None:
     """T1 {a, s1} ends while T2 {s1, s2} is open; T2 ends while T3 {s2} is open; T3 ends. Tansu completes
     T2 with T3 and holds T1 (a: 0 < 2, s1: 1 < 4) until a fourth transaction writing to s1 ends."""
     a, s1, s2 = (f"chain-{n}-{uuid.uuid4().hex[:8]}" for n in ("a", "s1", "s2"))
@@ -96,7 +104,8 @@ def test_a_transaction_ended_beside_an_open_one_is_held_until_one_sharing_its_pa
 
 
 def test_the_planned_partition_of_each_progress_key_is_the_one_the_producer_picks(
-        two_clusters: tuple[KafkaCluster, KafkaCluster]) -> None:
+    two_clusters: tuple[KafkaCluster, KafkaCluster],
+) -> None:
     """Progress keys of 120 source partitions, written by the job's own producer settings to the flow's
     offsets topic (25 partitions): each lands where the planner said it would."""
     a, b = two_clusters
@@ -111,8 +120,12 @@ def test_the_planned_partition_of_each_progress_key_is_the_one_the_producer_pick
     producer = Producer({**plain_producer_config(clients), "logger": RDKAFKA_LOG})
     landed: dict[str, int] = {}
     for unit in prepared.plan.units:
-        producer.produce(clients.offsets_topic, None, offset_key(clients, unit),
-                         on_delivery=lambda err, msg, name=unit.name: landed.__setitem__(name, msg.partition()))
+        producer.produce(
+            clients.offsets_topic,
+            None,
+            offset_key(clients, unit),
+            on_delivery=lambda err, msg, name=unit.name: landed.__setitem__(name, msg.partition()),
+        )
     assert producer.flush(60) == 0
     assert len(partitions) == 25
     assert landed == {unit.name: planned(unit) for unit in prepared.plan.units}

@@ -52,11 +52,18 @@ def python_without_the_project(directory: Path) -> Path:
     script.write_text(f'#!/bin/sh\nPYTHONPATH="${{PYTHONPATH:+$PYTHONPATH:}}{site_packages}" exec {base} -S "$@"\n')
     script.chmod(0o755)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    has_deps = subprocess.run([str(script), "-c", "import confluent_kafka, pyspark"], cwd=directory, env=env,
-                              capture_output=True, text=True, timeout=60)
+    has_deps = subprocess.run(
+        [str(script), "-c", "import confluent_kafka, pyspark"],
+        cwd=directory,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert has_deps.returncode == 0, has_deps.stderr
-    lacks_project = subprocess.run([str(script), "-c", "import mirror"], cwd=directory, env=env,
-                                   capture_output=True, text=True, timeout=60)
+    lacks_project = subprocess.run(
+        [str(script), "-c", "import mirror"], cwd=directory, env=env, capture_output=True, text=True, timeout=60
+    )
     assert "No module named 'mirror'" in lacks_project.stderr, lacks_project.stderr
     return script
 
@@ -69,22 +76,55 @@ class StandaloneCluster:
         self.port, self.ui_port, self.worker_ui = free_port(), free_port(), free_port()
         self.url = f"spark://127.0.0.1:{self.port}"
         self.python = python
-        env = {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, "SPARK_HOME": str(spark_home()),
-               "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_LOG_DIR": str(log_dir), "PYSPARK_PYTHON": str(python)}
+        env = {
+            **{k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+            "SPARK_HOME": str(spark_home()),
+            "SPARK_LOCAL_IP": "127.0.0.1",
+            "SPARK_LOG_DIR": str(log_dir),
+            "PYSPARK_PYTHON": str(python),
+        }
         spark_class = str(spark_home() / "bin" / "spark-class")
         self.logs = [log_dir / "master.log", log_dir / "worker.log"]
         self.procs = [
-            subprocess.Popen([spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-                              "--port", str(self.port), "--webui-port", str(self.ui_port)],
-                             env=env, stdout=self.logs[0].open("wb"), stderr=subprocess.STDOUT,
-                             start_new_session=True),
+            subprocess.Popen(
+                [
+                    spark_class,
+                    "org.apache.spark.deploy.master.Master",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(self.port),
+                    "--webui-port",
+                    str(self.ui_port),
+                ],
+                env=env,
+                stdout=self.logs[0].open("wb"),
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            ),
         ]
         wait_for(self._master_up, 90, 0.5, "the Spark master to listen")
         self.procs.append(
-            subprocess.Popen([spark_class, "org.apache.spark.deploy.worker.Worker", self.url, "--host", "127.0.0.1",
-                              "--cores", str(cores), "--memory", "1g", "--webui-port", str(self.worker_ui)],
-                             env=env, stdout=self.logs[1].open("wb"), stderr=subprocess.STDOUT,
-                             start_new_session=True))
+            subprocess.Popen(
+                [
+                    spark_class,
+                    "org.apache.spark.deploy.worker.Worker",
+                    self.url,
+                    "--host",
+                    "127.0.0.1",
+                    "--cores",
+                    str(cores),
+                    "--memory",
+                    "1g",
+                    "--webui-port",
+                    str(self.worker_ui),
+                ],
+                env=env,
+                stdout=self.logs[1].open("wb"),
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        )
         wait_for(self._worker_alive, 90, 0.5, "the Spark worker to register with the master")
 
     def _master_up(self) -> bool:
@@ -126,8 +166,7 @@ def standalone(tmp_path: Path) -> Iterator[StandaloneCluster]:
 
 
 def test_backfill_runs_on_a_standalone_spark_cluster(
-    two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: NameFn, standalone: StandaloneCluster,
-    tmp_path: Path
+    two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: NameFn, standalone: StandaloneCluster, tmp_path: Path
 ) -> None:
     """8 partitions on a worker of 4 cores: 4 tasks, all running at once, with code shipped by the job."""
     a, b = two_clusters
@@ -138,11 +177,34 @@ def test_backfill_runs_on_a_standalone_spark_cluster(
     conf_dir = tmp_path / "spark-conf"  # where the master's web UI is, as an operator's spark-defaults.conf says
     conf_dir.mkdir()
     (conf_dir / "spark-defaults.conf").write_text(f"spark.master.ui.port {standalone.ui_port}\n")
-    env = {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, "SPARK_CONF_DIR": str(conf_dir),
-           "PYSPARK_PYTHON": str(standalone.python)}
-    run = subprocess.run([sys.executable, "-m", "mirror", "backfill", str(config), "--source", "A", "--target", "B",
-                          "--topics", topic, "--master", standalone.url, "--json"],
-                         capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
+    env = {
+        **{k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+        "SPARK_CONF_DIR": str(conf_dir),
+        "PYSPARK_PYTHON": str(standalone.python),
+    }
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mirror",
+            "backfill",
+            str(config),
+            "--source",
+            "A",
+            "--target",
+            "B",
+            "--topics",
+            topic,
+            "--master",
+            standalone.url,
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        env=env,
+    )
     assert run.returncode == 0, run.stderr[-3000:] + standalone.log_tail()
     report = json.loads(run.stdout)
     totals = report["totals"]

@@ -26,13 +26,17 @@ PARTITIONS, PER_PARTITION = 4, 5_000
 NEVER = {"chunk_records": 10**9, "chunk_bytes": 10**12, "chunk_seconds": 10**6}
 
 
-@pytest.mark.parametrize(("bound", "value"), [
-    ("chunk_records", 1_500),  # a transaction-wide count, not one partition's
-    ("chunk_bytes", 100_000),  # about 1,300 records of ~75 bytes
-    ("chunk_seconds", 0.0),  # due at once: commits before every consumed batch (at most 2,000 records)
-])
-def test_each_bound_alone_closes_transactions(two_clusters: tuple[KafkaCluster, KafkaCluster],
-                                              unique_name: Callable[[str], str], bound: str, value: Any) -> None:
+@pytest.mark.parametrize(
+    ("bound", "value"),
+    [
+        ("chunk_records", 1_500),  # a transaction-wide count, not one partition's
+        ("chunk_bytes", 100_000),  # about 1,300 records of ~75 bytes
+        ("chunk_seconds", 0.0),  # due at once: commits before every consumed batch (at most 2,000 records)
+    ],
+)
+def test_each_bound_alone_closes_transactions(
+    two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: Callable[[str], str], bound: str, value: Any
+) -> None:
     a, b = two_clusters
     topic = unique_name(f"bounded-{bound.split('_')[1]}")
     a.create_topic(topic, partitions=PARTITIONS)
@@ -46,5 +50,6 @@ def test_each_bound_alone_closes_transactions(two_clusters: tuple[KafkaCluster, 
     assert sum(r.records for r in results) == PARTITIONS * PER_PARTITION
     for p, log in read_topic_committed(b, f"A.{topic}").items():
         assert sum(1 for _offset, _pid, commit in log.markers if commit) >= 3, f"partition {p}: {log.markers}"
-        assert not log.open and [(r.key, r.value, r.headers, r.timestamp) for r in log.committed] == \
-            read_partition(a, topic, p, PER_PARTITION)
+        assert not log.open and [(r.key, r.value, r.headers, r.timestamp) for r in log.committed] == read_partition(
+            a, topic, p, PER_PARTITION
+        )

@@ -9,9 +9,14 @@ from connect_core.config.providers import EnvVarConfigProvider, instantiate_prov
 from connect_core.converters import JsonConverter
 
 
-@pytest.mark.parametrize("path", ["connect_core.converters.json.JsonConverter",
-                                  "connect_core.converters.json:JsonConverter",
-                                  "  connect_core.converters.json:JsonConverter "])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "connect_core.converters.json.JsonConverter",
+        "connect_core.converters.json:JsonConverter",
+        "  connect_core.converters.json:JsonConverter ",
+    ],
+)
 def test_both_forms(path: str) -> None:
     assert import_class(path) is JsonConverter
 
@@ -28,8 +33,11 @@ def test_errors() -> None:
 
 
 def test_config_providers_accept_the_entry_point_form_too() -> None:
-    providers = instantiate_providers({
-        "config.providers": "e",
-        "config.providers.e.class": "connect_core.config.providers:EnvVarConfigProvider",
-    }, builtin=False)
+    providers = instantiate_providers(
+        {
+            "config.providers": "e",
+            "config.providers.e.class": "connect_core.config.providers:EnvVarConfigProvider",
+        },
+        builtin=False,
+    )
     assert isinstance(providers["e"], EnvVarConfigProvider)

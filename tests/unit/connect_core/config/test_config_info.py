@@ -11,10 +11,12 @@ from connect_core.rest.resources import plugin_config_keys
 
 
 def _definition() -> ConfigDef:
-    return (ConfigDef()
-            .define("needed", Type.STRING, importance=Importance.HIGH, documentation="no default")
-            .define("count", Type.INT, 5, importance=Importance.LOW, documentation="has one")
-            .define("names", Type.LIST, ["a", "b"], importance=Importance.LOW, documentation="a list"))
+    return (
+        ConfigDef()
+        .define("needed", Type.STRING, importance=Importance.HIGH, documentation="no default")
+        .define("count", Type.INT, 5, importance=Importance.LOW, documentation="has one")
+        .define("names", Type.LIST, ["a", "b"], importance=Importance.LOW, documentation="a list")
+    )
 
 
 def test_required_key_has_null_default_like_java() -> None:
@@ -33,6 +35,7 @@ def test_validate_answer_and_plugin_listing_agree() -> None:
     from_validate = {k.name: k for k, _v in infos.configs}
     for key in definition.config_keys().values():
         assert from_validate[key.name] == config_key_info(key)
+
 
 def test_plugin_config_listing_uses_the_same_conversion() -> None:
     listed = {k.name: k for k in plugin_config_keys("RegexRouter")}

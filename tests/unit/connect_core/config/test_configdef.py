@@ -469,8 +469,14 @@ def test_masked() -> None:
 
 
 def test_librdkafka_and_schema_registry_secrets_are_masked_without_a_definition() -> None:
-    keys = ["target.admin.sasl.password", "ssl.key.pem", "consumer.sasl.oauthbearer.client.secret",
-            "value.converter.basic.auth.user.info"]
+    keys = [
+        "target.admin.sasl.password",
+        "ssl.key.pem",
+        "consumer.sasl.oauthbearer.client.secret",
+        "value.converter.basic.auth.user.info",
+    ]
     assert masked(dict.fromkeys(keys, SECRET)) == dict.fromkeys(keys, HIDDEN)
-    assert masked({"sasl.username": "u", "ssl.certificate.pem": "c"}) == {"sasl.username": "u",
-                                                                          "ssl.certificate.pem": "c"}
+    assert masked({"sasl.username": "u", "ssl.certificate.pem": "c"}) == {
+        "sasl.username": "u",
+        "ssl.certificate.pem": "c",
+    }

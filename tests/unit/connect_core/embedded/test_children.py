@@ -19,8 +19,9 @@ _REPORT = (
 
 
 def _child_nice(boost: int) -> tuple[int, int]:
-    out = subprocess.run([sys.executable, "-c", _REPORT], preexec_fn=child_preexec(boost),
-                         capture_output=True, text=True, check=True).stdout.split()
+    out = subprocess.run(
+        [sys.executable, "-c", _REPORT], preexec_fn=child_preexec(boost), capture_output=True, text=True, check=True
+    ).stdout.split()
     return int(out[0]), int(out[1])
 
 

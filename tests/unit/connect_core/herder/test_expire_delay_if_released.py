@@ -66,8 +66,12 @@ def assignor_after_departure() -> IncrementalCooperativeAssignor:
     return assignor
 
 
-def run(store: MemoryStatusBackingStore, assignor: IncrementalCooperativeAssignor,
-        members: list[tuple[str, bytes]], snapshot: Snapshot | None = None) -> None:
+def run(
+    store: MemoryStatusBackingStore,
+    assignor: IncrementalCooperativeAssignor,
+    members: list[tuple[str, bytes]],
+    snapshot: Snapshot | None = None,
+) -> None:
     ctx = SimpleNamespace(config_snapshot=snapshot or Snapshot(), last_completed_generation_id=GENERATION)
     ReleaseRule(store, 30.0).expire_delay_if_released(assignor, members, ctx)  # type: ignore[arg-type]
 

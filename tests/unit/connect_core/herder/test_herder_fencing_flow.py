@@ -107,8 +107,17 @@ def make(log: ConfigLog, fencer: Fencer) -> tuple[DistributedHerder, Worker, Mem
                           lambda *a: None, zombie_fencer=fencer)  # type: ignore[arg-type]  # fmt: skip
     h._requests = RequestQueue(clock=clock)
     h._member_id = "w1"
-    h._assignment = SimpleNamespace(leader="w1", leader_url="http://w1/", tasks=[T0, T1], connectors=[], offset=0,
-                                    error=0, revoked_connectors=(), revoked_tasks=(), delay=0)
+    h._assignment = SimpleNamespace(
+        leader="w1",
+        leader_url="http://w1/",
+        tasks=[T0, T1],
+        connectors=[],
+        offset=0,
+        error=0,
+        revoked_connectors=(),
+        revoked_tasks=(),
+        delay=0,
+    )
     return h, worker, status, clock
 
 

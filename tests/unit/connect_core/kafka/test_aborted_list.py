@@ -17,12 +17,23 @@ def values(batches: list[Batch], aborted: list[tuple[int, int]]) -> list[bytes |
 
 LOGS: dict[str, tuple[list[Batch], list[tuple[int, int]]]] = {
     "aborted then committed": ([data(7, 0, 1), marker(7, 2, False), data(7, 3), marker(7, 4, True)], [(7, 0)]),
-    "interleaved producers": ([data(7, 0), data(8, 1), data(-1, 2, txn=False), data(7, 3), marker(7, 4, False),
-                               data(8, 5), marker(8, 6, True)], [(7, 0)]),
-    "one producer aborts twice": ([data(7, 0), marker(7, 1, False), data(7, 2), marker(7, 3, True), data(7, 4, 5),
-                                   marker(7, 6, False)], [(7, 0), (7, 4)]),
-    "a zombie fenced by its successor": ([data(5, 0), data(6, 1), marker(5, 2, False), marker(6, 3, True)],
-                                         [(5, 0)]),
+    "interleaved producers": (
+        [
+            data(7, 0),
+            data(8, 1),
+            data(-1, 2, txn=False),
+            data(7, 3),
+            marker(7, 4, False),
+            data(8, 5),
+            marker(8, 6, True),
+        ],
+        [(7, 0)],
+    ),
+    "one producer aborts twice": (
+        [data(7, 0), marker(7, 1, False), data(7, 2), marker(7, 3, True), data(7, 4, 5), marker(7, 6, False)],
+        [(7, 0), (7, 4)],
+    ),
+    "a zombie fenced by its successor": ([data(5, 0), data(6, 1), marker(5, 2, False), marker(6, 3, True)], [(5, 0)]),
     "plain records only": ([data(-1, 0, 1, txn=False)], []),
 }
 
@@ -34,8 +45,15 @@ def test_agrees_with_the_marker_rule_given_kafkas_list(name: str) -> None:
 
 
 def test_a_listed_producer_is_dropped_from_its_first_offset_until_its_abort_marker() -> None:
-    batches = [data(7, 0), marker(7, 1, True), data(7, 2), data(-1, 3, txn=False), marker(7, 4, False),
-               data(7, 5), marker(7, 6, True)]
+    batches = [
+        data(7, 0),
+        marker(7, 1, True),
+        data(7, 2),
+        data(-1, 3, txn=False),
+        marker(7, 4, False),
+        data(7, 5),
+        marker(7, 6, True),
+    ]
     assert values(batches, [(7, 2)]) == [b"v0", b"v3", b"v5"]
 
 

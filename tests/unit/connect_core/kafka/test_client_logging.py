@@ -14,10 +14,14 @@ from connect_core.kafka.client_logging import (
     quiet_client_chatter,
 )
 
-REFUSED = ("[thrd:127.0.0.1:9092/bootstrap]: 127.0.0.1:9092/bootstrap: Connect to ipv4#127.0.0.1:9092 failed: "
-           "Connection refused (after 0ms in state CONNECT)")
-DISCONNECTED = ("[thrd:127.0.0.1:9092/111]: 127.0.0.1:9092/111: Disconnected: connection closed by peer: "
-                "receive 0 after POLLIN (after 5300ms in state UP)")
+REFUSED = (
+    "[thrd:127.0.0.1:9092/bootstrap]: 127.0.0.1:9092/bootstrap: Connect to ipv4#127.0.0.1:9092 failed: "
+    "Connection refused (after 0ms in state CONNECT)"
+)
+DISCONNECTED = (
+    "[thrd:127.0.0.1:9092/111]: 127.0.0.1:9092/111: Disconnected: connection closed by peer: "
+    "receive 0 after POLLIN (after 5300ms in state UP)"
+)
 
 
 class Clock:
@@ -33,8 +37,13 @@ def test_connection_failure_names_the_broker_and_the_client() -> None:
     assert line.level == logging.WARNING
     assert line.broker == "127.0.0.1:9092"
     assert line.text.startswith("[A->B|task-0|consumer#consumer-1] 127.0.0.1:9092/bootstrap: Connect to")
-    coordinator = classify_rdkafka(3, "FAIL", "c", "[thrd:GroupCoordinator]: GroupCoordinator: 10.0.0.7:9093: "
-                                   "Connect to ipv4#10.0.0.7:9093 failed: Connection refused")
+    coordinator = classify_rdkafka(
+        3,
+        "FAIL",
+        "c",
+        "[thrd:GroupCoordinator]: GroupCoordinator: 10.0.0.7:9093: "
+        "Connect to ipv4#10.0.0.7:9093 failed: Connection refused",
+    )
     assert coordinator.broker == "10.0.0.7:9093"
 
 
@@ -43,13 +52,23 @@ def test_disconnects_and_notices_are_chatter_real_warnings_stay() -> None:
     assert classify_rdkafka(6, "FAIL", "c", DISCONNECTED).broker is None
     assert classify_rdkafka(3, "ERROR", "c", "1/1 brokers are down").level == logging.DEBUG
     # a connection dropped before it worked is a failure (e.g. a TLS listener spoken to in plaintext)
-    handshake = classify_rdkafka(3, "FAIL", "c", "[thrd:h:9093/bootstrap]: h:9093/bootstrap: Disconnected while "
-                                 "requesting ApiVersion: might be caused by incorrect security.protocol configuration "
-                                 "(after 2ms in state APIVERSION_QUERY)")
+    handshake = classify_rdkafka(
+        3,
+        "FAIL",
+        "c",
+        "[thrd:h:9093/bootstrap]: h:9093/bootstrap: Disconnected while "
+        "requesting ApiVersion: might be caused by incorrect security.protocol configuration "
+        "(after 2ms in state APIVERSION_QUERY)",
+    )
     assert (handshake.level, handshake.broker) == (logging.WARNING, "h:9093")
     # the coordinator's logical connection names no broker: its broker thread's line does the reporting
-    logical = classify_rdkafka(3, "FAIL", "c", "[thrd:GroupCoordinator]: GroupCoordinator: Disconnected: connection "
-                               "reset by peer (after 0ms in state APIVERSION_QUERY)")
+    logical = classify_rdkafka(
+        3,
+        "FAIL",
+        "c",
+        "[thrd:GroupCoordinator]: GroupCoordinator: Disconnected: connection "
+        "reset by peer (after 0ms in state APIVERSION_QUERY)",
+    )
     assert (logical.level, logical.broker) == (logging.DEBUG, None)
     assert classify_rdkafka(5, "GETSUBSCRIPTIONS", "c", "Telemetry client instance id changed").level == logging.DEBUG
     assert classify_rdkafka(4, "CONFWARN", "c", "Configuration property x is ignored").level == logging.WARNING
@@ -124,8 +143,9 @@ def test_kafka_python_traceback_of_a_dropped_connection_is_demoted() -> None:
     try:
         root.setLevel(logging.INFO)
         for exc in (ConnectionResetError(104, "Connection reset by peer"), BrokenPipeError(32, "Broken pipe")):
-            reset = _record("kafka.net.transport", logging.ERROR, "<KafkaTCPTransport>: Error receiving network data "
-                            "closing socket")
+            reset = _record(
+                "kafka.net.transport", logging.ERROR, "<KafkaTCPTransport>: Error receiving network data closing socket"
+            )
             reset.exc_info = (type(exc), exc, None)
             assert not chatter.filter(reset)
             assert reset.levelno == logging.DEBUG

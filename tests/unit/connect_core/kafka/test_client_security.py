@@ -53,21 +53,33 @@ def _key_matches(conf: dict[str, Any]) -> bool:
 # ------------------------------------------------------------------ truststores
 
 
-@pytest.mark.parametrize("store,declared", [("truststore_jks", "JKS"), ("truststore_p12", "PKCS12"),
-                                            ("truststore_p12", "JKS"), ("truststore_jks", "PKCS12"),
-                                            ("ca_pem", "PEM")])
+@pytest.mark.parametrize(
+    "store,declared",
+    [
+        ("truststore_jks", "JKS"),
+        ("truststore_p12", "PKCS12"),
+        ("truststore_p12", "JKS"),
+        ("truststore_jks", "PKCS12"),
+        ("ca_pem", "PEM"),
+    ],
+)
 def test_truststore_becomes_the_ca_pem(pki: Pki, store: str, declared: str) -> None:
     """JKS and PKCS12 by content whatever the declared type (as Java 9+), PEM as a file."""
-    conf = consumer_config({**SSL, "ssl.truststore.location": str(getattr(pki, store)),
-                            "ssl.truststore.type": declared, "ssl.truststore.password": TRUST_PASSWORD})
+    conf = consumer_config(
+        {
+            **SSL,
+            "ssl.truststore.location": str(getattr(pki, store)),
+            "ssl.truststore.type": declared,
+            "ssl.truststore.password": TRUST_PASSWORD,
+        }
+    )
     assert _subjects(conf["ssl.ca.pem"]) == _subjects(pki.ca_pem.read_text())
     assert not any(k.startswith("ssl.truststore") for k in conf)
     create_consumer({**conf, "group.id": "g"}).close()
 
 
 def test_inline_pem_truststore_certificates(pki: Pki) -> None:
-    conf = admin_config({**SSL, "ssl.truststore.type": "PEM",
-                         "ssl.truststore.certificates": pki.ca_pem.read_text()})
+    conf = admin_config({**SSL, "ssl.truststore.type": "PEM", "ssl.truststore.certificates": pki.ca_pem.read_text()})
     assert _subjects(conf["ssl.ca.pem"]) == _subjects(pki.ca_pem.read_text())
 
 
@@ -81,10 +93,17 @@ def test_truststore_without_password_is_read_from_a_jks(pki: Pki) -> None:
 
 
 def test_pkcs12_keystore_becomes_the_client_certificate_and_key(pki: Pki) -> None:
-    conf = producer_config({**SSL, "ssl.truststore.location": str(pki.truststore_p12),
-                            "ssl.truststore.type": "PKCS12", "ssl.truststore.password": TRUST_PASSWORD,
-                            "ssl.keystore.location": str(pki.keystore_p12), "ssl.keystore.type": "PKCS12",
-                            "ssl.keystore.password": KEYSTORE_PASSWORD})
+    conf = producer_config(
+        {
+            **SSL,
+            "ssl.truststore.location": str(pki.truststore_p12),
+            "ssl.truststore.type": "PKCS12",
+            "ssl.truststore.password": TRUST_PASSWORD,
+            "ssl.keystore.location": str(pki.keystore_p12),
+            "ssl.keystore.type": "PKCS12",
+            "ssl.keystore.password": KEYSTORE_PASSWORD,
+        }
+    )
     assert _key_matches(conf)
     assert _subjects(conf["ssl.certificate.pem"]) == _subjects(pki.client_cert_pem.read_text())
     assert not any(k.startswith(("ssl.keystore", "ssl.truststore")) for k in conf)
@@ -92,8 +111,14 @@ def test_pkcs12_keystore_becomes_the_client_certificate_and_key(pki: Pki) -> Non
 
 
 def test_jks_keystore_with_its_own_key_password(pki: Pki) -> None:
-    conf = producer_config({**SSL, "ssl.keystore.location": str(pki.keystore_jks),
-                            "ssl.keystore.password": KEYSTORE_PASSWORD, "ssl.key.password": KEY_PASSWORD})
+    conf = producer_config(
+        {
+            **SSL,
+            "ssl.keystore.location": str(pki.keystore_jks),
+            "ssl.keystore.password": KEYSTORE_PASSWORD,
+            "ssl.key.password": KEY_PASSWORD,
+        }
+    )
     assert _key_matches(conf) and "ssl.key.password" not in conf
     create_producer(conf).flush(0)
 
@@ -101,8 +126,12 @@ def test_jks_keystore_with_its_own_key_password(pki: Pki) -> None:
 @pytest.mark.parametrize("encrypted", [False, True])
 def test_pem_keystore_inline_with_and_without_key_password(pki: Pki, encrypted: bool) -> None:
     key = (pki.client_key_encrypted_pem if encrypted else pki.client_key_pem).read_text()
-    props = {**SSL, "ssl.keystore.type": "PEM", "ssl.keystore.key": key,
-             "ssl.keystore.certificate.chain": pki.client_cert_pem.read_text()}
+    props = {
+        **SSL,
+        "ssl.keystore.type": "PEM",
+        "ssl.keystore.key": key,
+        "ssl.keystore.certificate.chain": pki.client_cert_pem.read_text(),
+    }
     if encrypted:
         props["ssl.key.password"] = PEM_KEY_PASSWORD
     conf = producer_config(props)
@@ -113,8 +142,9 @@ def test_pem_keystore_inline_with_and_without_key_password(pki: Pki, encrypted: 
 def test_pem_keystore_file_with_key_and_chain(pki: Pki, tmp_path: Path) -> None:
     store = tmp_path / "client.pem"
     store.write_text(pki.client_key_encrypted_pem.read_text() + pki.client_cert_pem.read_text())
-    conf = producer_config({**SSL, "ssl.keystore.type": "PEM", "ssl.keystore.location": str(store),
-                            "ssl.key.password": PEM_KEY_PASSWORD})
+    conf = producer_config(
+        {**SSL, "ssl.keystore.type": "PEM", "ssl.keystore.location": str(store), "ssl.key.password": PEM_KEY_PASSWORD}
+    )
     assert _key_matches(conf)
 
 
@@ -137,11 +167,21 @@ def test_wrong_truststore_password_names_the_password_key(pki: Pki, store: str) 
 def test_wrong_keystore_and_key_passwords_name_their_keys(pki: Pki) -> None:
     e = _error({"ssl.keystore.location": str(pki.keystore_p12), "ssl.keystore.password": "nope-nope"})
     assert e.issues[0].key == "ssl.keystore.password"
-    e = _error({"ssl.keystore.location": str(pki.keystore_jks), "ssl.keystore.password": KEYSTORE_PASSWORD,
-                "ssl.key.password": "nope-nope"})
+    e = _error(
+        {
+            "ssl.keystore.location": str(pki.keystore_jks),
+            "ssl.keystore.password": KEYSTORE_PASSWORD,
+            "ssl.key.password": "nope-nope",
+        }
+    )
     assert e.issues[0].key == "ssl.key.password"
-    e = _error({"ssl.keystore.type": "PEM", "ssl.keystore.key": pki.client_key_encrypted_pem.read_text(),
-                "ssl.keystore.certificate.chain": pki.client_cert_pem.read_text()})
+    e = _error(
+        {
+            "ssl.keystore.type": "PEM",
+            "ssl.keystore.key": pki.client_key_encrypted_pem.read_text(),
+            "ssl.keystore.certificate.chain": pki.client_cert_pem.read_text(),
+        }
+    )
     assert e.issues[0].key == "ssl.key.password"
 
 
@@ -162,16 +202,25 @@ def test_missing_unreadable_and_mistyped_stores_name_the_location(pki: Pki, tmp_
 def test_endpoint_identification_defaults_to_https_and_empty_disables(pki: Pki) -> None:
     base = {**SSL, "ssl.truststore.location": str(pki.truststore_jks)}
     assert consumer_config(base)["ssl.endpoint.identification.algorithm"] == "https"
-    assert consumer_config({**base, "ssl.endpoint.identification.algorithm": ""})[
-        "ssl.endpoint.identification.algorithm"] == "none"
-    assert security.kafka_python_security({**base, "ssl.endpoint.identification.algorithm": ""})[
-        "ssl_check_hostname"] is False
+    assert (
+        consumer_config({**base, "ssl.endpoint.identification.algorithm": ""})["ssl.endpoint.identification.algorithm"]
+        == "none"
+    )
+    assert (
+        security.kafka_python_security({**base, "ssl.endpoint.identification.algorithm": ""})["ssl_check_hostname"]
+        is False
+    )
 
 
 def test_protocols_and_cipher_suites_map_where_librdkafka_can_and_warn_once_per_key(
-        pki: Pki, caplog: pytest.LogCaptureFixture) -> None:
-    props = {**SSL, "ssl.truststore.location": str(pki.truststore_jks), "ssl.enabled.protocols": "TLSv1.3",
-             "ssl.cipher.suites": "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,TLS_AES_256_GCM_SHA384"}
+    pki: Pki, caplog: pytest.LogCaptureFixture
+) -> None:
+    props = {
+        **SSL,
+        "ssl.truststore.location": str(pki.truststore_jks),
+        "ssl.enabled.protocols": "TLSv1.3",
+        "ssl.cipher.suites": "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,TLS_AES_256_GCM_SHA384",
+    }
     with caplog.at_level(logging.WARNING, logger="connect_core.kafka.security"):
         conf = producer_config(props)
         consumer_config(props)
@@ -188,65 +237,91 @@ def test_protocols_and_cipher_suites_map_where_librdkafka_can_and_warn_once_per_
 
 
 PLAIN = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" password="pl-secret";'
-SCRAM = ('org.apache.kafka.common.security.scram.ScramLoginModule required\n  username="bob"\n'
-         '  password="sc-\\"secret";')
+SCRAM = 'org.apache.kafka.common.security.scram.ScramLoginModule required\n  username="bob"\n  password="sc-\\"secret";'
 
 
-@pytest.mark.parametrize("module,mechanism,user,password", [
-    (PLAIN, "PLAIN", "alice", "pl-secret"),
-    (SCRAM, "SCRAM-SHA-256", "bob", 'sc-"secret'),
-    (SCRAM, "SCRAM-SHA-512", "bob", 'sc-"secret'),
-])
+@pytest.mark.parametrize(
+    "module,mechanism,user,password",
+    [
+        (PLAIN, "PLAIN", "alice", "pl-secret"),
+        (SCRAM, "SCRAM-SHA-256", "bob", 'sc-"secret'),
+        (SCRAM, "SCRAM-SHA-512", "bob", 'sc-"secret'),
+    ],
+)
 def test_plain_and_scram_become_username_and_password(module: str, mechanism: str, user: str, password: str) -> None:
-    conf = producer_config({"bootstrap.servers": "h:1", "security.protocol": "SASL_PLAINTEXT",
-                            "sasl.mechanism": mechanism, "sasl.jaas.config": module})
+    conf = producer_config(
+        {
+            "bootstrap.servers": "h:1",
+            "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": mechanism,
+            "sasl.jaas.config": module,
+        }
+    )
     assert (conf["sasl.mechanism"], conf["sasl.username"], conf["sasl.password"]) == (mechanism, user, password)
     assert "sasl.jaas.config" not in conf
     create_producer(conf).flush(0)
-    kp = security.kafka_python_security({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": mechanism,
-                                         "sasl.jaas.config": module})
+    kp = security.kafka_python_security(
+        {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": mechanism, "sasl.jaas.config": module}
+    )
     assert (kp["sasl_mechanism"], kp["sasl_plain_username"], kp["sasl_plain_password"]) == (mechanism, user, password)
 
 
 def test_oauthbearer_with_a_token_endpoint_becomes_librdkafka_oidc() -> None:
-    conf = producer_config({
-        "bootstrap.servers": "h:1", "security.protocol": "SASL_SSL", "sasl.mechanism": "OAUTHBEARER",
-        "sasl.login.callback.handler.class":
-            "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler",
-        "sasl.oauthbearer.token.endpoint.url": "https://idp.example/token",
-        "sasl.jaas.config": "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
-                            'clientId="mm2" clientSecret="oidc-secret" scope="kafka" extension_logicalCluster="lkc-1";',
-    })
+    conf = producer_config(
+        {
+            "bootstrap.servers": "h:1",
+            "security.protocol": "SASL_SSL",
+            "sasl.mechanism": "OAUTHBEARER",
+            "sasl.login.callback.handler.class": "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler",  # noqa: E501
+            "sasl.oauthbearer.token.endpoint.url": "https://idp.example/token",
+            "sasl.jaas.config": "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
+            'clientId="mm2" clientSecret="oidc-secret" scope="kafka" extension_logicalCluster="lkc-1";',
+        }
+    )
     assert {k: conf[k] for k in conf if k.startswith("sasl.oauthbearer")} == {
-        "sasl.oauthbearer.method": "oidc", "sasl.oauthbearer.token.endpoint.url": "https://idp.example/token",
-        "sasl.oauthbearer.client.id": "mm2", "sasl.oauthbearer.client.secret": "oidc-secret",
-        "sasl.oauthbearer.scope": "kafka", "sasl.oauthbearer.extensions": "logicalCluster=lkc-1",
+        "sasl.oauthbearer.method": "oidc",
+        "sasl.oauthbearer.token.endpoint.url": "https://idp.example/token",
+        "sasl.oauthbearer.client.id": "mm2",
+        "sasl.oauthbearer.client.secret": "oidc-secret",
+        "sasl.oauthbearer.scope": "kafka",
+        "sasl.oauthbearer.extensions": "logicalCluster=lkc-1",
     }
     assert "sasl.login.callback.handler.class" not in conf
     create_producer(conf).flush(0)
 
 
 def test_oauthbearer_unsecured_becomes_librdkafka_unsecure_jwt() -> None:
-    conf = producer_config({
-        "bootstrap.servers": "h:1", "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "OAUTHBEARER",
-        "sasl.jaas.config": "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
-                            'unsecuredLoginStringClaim_sub="svc-mm2" unsecuredLoginListClaim_scope=",read,write" '
-                            'unsecuredLoginLifetimeSeconds="600";',
-    })
+    conf = producer_config(
+        {
+            "bootstrap.servers": "h:1",
+            "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": "OAUTHBEARER",
+            "sasl.jaas.config": "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
+            'unsecuredLoginStringClaim_sub="svc-mm2" unsecuredLoginListClaim_scope=",read,write" '
+            'unsecuredLoginLifetimeSeconds="600";',
+        }
+    )
     assert conf["enable.sasl.oauthbearer.unsecure.jwt"] == "true"
     assert conf["sasl.oauthbearer.config"] == "principal=svc-mm2 scope=read,write lifeSeconds=600"
     create_producer(conf).flush(0)
 
 
 def test_gssapi_becomes_librdkafka_kerberos_keys() -> None:
-    conf = consumer_config({
-        "bootstrap.servers": "h:1", "security.protocol": "SASL_SSL", "sasl.mechanism": "GSSAPI",
-        "sasl.kerberos.service.name": "kafka",
-        "sasl.jaas.config": 'com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true storeKey=true '
-                            'keyTab="/etc/security/mm2.keytab" principal="mm2/host@EXAMPLE.COM";',
-    })
+    conf = consumer_config(
+        {
+            "bootstrap.servers": "h:1",
+            "security.protocol": "SASL_SSL",
+            "sasl.mechanism": "GSSAPI",
+            "sasl.kerberos.service.name": "kafka",
+            "sasl.jaas.config": "com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true storeKey=true "
+            'keyTab="/etc/security/mm2.keytab" principal="mm2/host@EXAMPLE.COM";',
+        }
+    )
     assert (conf["sasl.kerberos.keytab"], conf["sasl.kerberos.principal"], conf["sasl.kerberos.service.name"]) == (
-        "/etc/security/mm2.keytab", "mm2/host@EXAMPLE.COM", "kafka")
+        "/etc/security/mm2.keytab",
+        "mm2/host@EXAMPLE.COM",
+        "kafka",
+    )
 
 
 def test_unsupported_or_malformed_jaas_is_one_error_naming_the_key() -> None:
@@ -269,15 +344,21 @@ def test_jaas_of_a_client_without_sasl_is_ignored_as_in_java() -> None:
 
 
 def test_kafka_python_gets_an_ssl_context_with_the_ca_and_client_key_and_leaves_no_file(
-        pki: Pki, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pki: Pki, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import tempfile
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    kw = security.kafka_python_security({**SSL, "ssl.truststore.location": str(pki.truststore_p12),
-                                         "ssl.truststore.password": TRUST_PASSWORD,
-                                         "ssl.keystore.location": str(pki.keystore_jks),
-                                         "ssl.keystore.password": KEYSTORE_PASSWORD,
-                                         "ssl.key.password": KEY_PASSWORD})
+    kw = security.kafka_python_security(
+        {
+            **SSL,
+            "ssl.truststore.location": str(pki.truststore_p12),
+            "ssl.truststore.password": TRUST_PASSWORD,
+            "ssl.keystore.location": str(pki.keystore_jks),
+            "ssl.keystore.password": KEYSTORE_PASSWORD,
+            "ssl.key.password": KEY_PASSWORD,
+        }
+    )
     context: ssl.SSLContext = kw["ssl_context"]
     assert kw["security_protocol"] == "SSL" and context.check_hostname and context.verify_mode == ssl.CERT_REQUIRED
     assert [c["subject"] for c in context.get_ca_certs()]
@@ -288,12 +369,20 @@ def test_kafka_python_gets_an_ssl_context_with_the_ca_and_client_key_and_leaves_
 
 
 def test_no_password_or_key_material_in_any_log_line_at_debug(
-        pki: Pki, caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]) -> None:
+    pki: Pki, caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]
+) -> None:
     key_body = re.sub(r"-----[^-]+-----|\s", "", pki.client_key_pem.read_text())
     secrets = [TRUST_PASSWORD, KEYSTORE_PASSWORD, KEY_PASSWORD, "pl-secret", key_body[20:60], key_body[-60:-20]]
-    tls = {**SSL, "ssl.truststore.location": str(pki.truststore_jks), "ssl.truststore.password": TRUST_PASSWORD,
-           "ssl.keystore.location": str(pki.keystore_jks), "ssl.keystore.password": KEYSTORE_PASSWORD,
-           "ssl.key.password": KEY_PASSWORD, "ssl.enabled.protocols": "TLSv1.2", "ssl.cipher.suites": "X"}
+    tls = {
+        **SSL,
+        "ssl.truststore.location": str(pki.truststore_jks),
+        "ssl.truststore.password": TRUST_PASSWORD,
+        "ssl.keystore.location": str(pki.keystore_jks),
+        "ssl.keystore.password": KEYSTORE_PASSWORD,
+        "ssl.key.password": KEY_PASSWORD,
+        "ssl.enabled.protocols": "TLSv1.2",
+        "ssl.cipher.suites": "X",
+    }
     sasl = {**tls, "security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN", "sasl.jaas.config": PLAIN}
     with caplog.at_level(logging.DEBUG):
         for props in (tls, sasl):
@@ -301,8 +390,10 @@ def test_no_password_or_key_material_in_any_log_line_at_debug(
             producer.poll(0.5)
             producer.flush(0)
             security.kafka_python_security(props)
-        for bad in ({"ssl.truststore.password": "wrong-" + TRUST_PASSWORD},
-                    {"ssl.key.password": "wrong-" + KEY_PASSWORD}):
+        for bad in (
+            {"ssl.truststore.password": "wrong-" + TRUST_PASSWORD},
+            {"ssl.key.password": "wrong-" + KEY_PASSWORD},
+        ):
             with pytest.raises(ConfigError) as info:
                 producer_config({**tls, **bad})
             logging.getLogger("test").error("%s", info.value)
@@ -314,31 +405,52 @@ def test_no_password_or_key_material_in_any_log_line_at_debug(
 
 def test_translated_config_is_what_librdkafka_takes(pki: Pki) -> None:
     """Every key we emit is one librdkafka knows (it raises on an unknown key before our retry)."""
-    conf = producer_config({**SSL, "ssl.truststore.location": str(pki.truststore_jks),
-                            "ssl.keystore.location": str(pki.keystore_p12),
-                            "ssl.keystore.password": KEYSTORE_PASSWORD})
+    conf = producer_config(
+        {
+            **SSL,
+            "ssl.truststore.location": str(pki.truststore_jks),
+            "ssl.keystore.location": str(pki.keystore_p12),
+            "ssl.keystore.password": KEYSTORE_PASSWORD,
+        }
+    )
     Producer({k: v for k, v in conf.items()}).flush(0)
 
 
 # ------------------------------------------------------------------ handshake failures in one line
 
 
-@pytest.mark.parametrize("line,expected", [
-    ("FAIL [rdkafka#producer-4] [thrd:ssl://h:1/bootstrap]: ssl://h:1/bootstrap: Receive failed: error:0A00045C:SSL "
-     "routines::tlsv13 alert certificate required: SSL alert number 116 (after 0ms in state APIVERSION_QUERY)",
-     "requires a client certificate"),
-    ("FAIL [rdkafka#producer-5] [thrd:ssl://h:1/bootstrap]: ssl://h:1/bootstrap: SSL handshake failed: "
-     "error:0A000086:SSL routines::certificate verify failed: broker certificate could not be verified",
-     "certificate was not accepted"),
-    ("FAIL [rdkafka#producer-1] [thrd:sasl_ssl://h:1/bootstrap]: sasl_ssl://h:1/bootstrap: SASL authentication "
-     "error: Authentication failed during authentication due to invalid credentials with SASL mechanism "
-     "SCRAM-SHA-512 (after 5ms in state AUTH_REQ)", "SASL authentication error: Authentication failed"),
-    ("FAIL [rdkafka#producer-2] [thrd:sasl_ssl://h:1/bootstrap]: sasl_ssl://h:1/bootstrap: SASL PLAIN mechanism "
-     "handshake failed: Broker: Unsupported SASL mechanism: broker's supported mechanisms: SCRAM-SHA-256 (after 6ms "
-     "in state AUTH_HANDSHAKE)", "SASL PLAIN mechanism handshake failed: Broker: Unsupported SASL mechanism"),
-    ("FAIL [rdkafka#producer-1] [thrd:h:1/bootstrap]: h:1/bootstrap: Connect to ipv4#127.0.0.1:1 failed: "
-     "Connection refused", None),
-])
+@pytest.mark.parametrize(
+    "line,expected",
+    [
+        (
+            "FAIL [rdkafka#producer-4] [thrd:ssl://h:1/bootstrap]: ssl://h:1/bootstrap: Receive failed: error:0A00045C:SSL "  # noqa: E501
+            "routines::tlsv13 alert certificate required: SSL alert number 116 (after 0ms in state APIVERSION_QUERY)",
+            "requires a client certificate",
+        ),
+        (
+            "FAIL [rdkafka#producer-5] [thrd:ssl://h:1/bootstrap]: ssl://h:1/bootstrap: SSL handshake failed: "
+            "error:0A000086:SSL routines::certificate verify failed: broker certificate could not be verified",
+            "certificate was not accepted",
+        ),
+        (
+            "FAIL [rdkafka#producer-1] [thrd:sasl_ssl://h:1/bootstrap]: sasl_ssl://h:1/bootstrap: SASL authentication "
+            "error: Authentication failed during authentication due to invalid credentials with SASL mechanism "
+            "SCRAM-SHA-512 (after 5ms in state AUTH_REQ)",
+            "SASL authentication error: Authentication failed",
+        ),
+        (
+            "FAIL [rdkafka#producer-2] [thrd:sasl_ssl://h:1/bootstrap]: sasl_ssl://h:1/bootstrap: SASL PLAIN mechanism "
+            "handshake failed: Broker: Unsupported SASL mechanism: broker's supported mechanisms: SCRAM-SHA-256 (after 6ms "  # noqa: E501
+            "in state AUTH_HANDSHAKE)",
+            "SASL PLAIN mechanism handshake failed: Broker: Unsupported SASL mechanism",
+        ),
+        (
+            "FAIL [rdkafka#producer-1] [thrd:h:1/bootstrap]: h:1/bootstrap: Connect to ipv4#127.0.0.1:1 failed: "
+            "Connection refused",
+            None,
+        ),
+    ],
+)
 def test_librdkafka_handshake_failures_become_one_sentence(line: str, expected: str | None) -> None:
     from connect_core.kafka.connection_failures import explain
 
@@ -350,8 +462,10 @@ def test_librdkafka_handshake_failures_become_one_sentence(line: str, expected: 
 # ------------------------------------------------------------------ OAUTHBEARER for the group client (kafka-python)
 
 
-OIDC_JAAS = ("org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
-             'clientId="mm2 app" clientSecret="oidc-secret" scope="kafka" extension_logicalCluster="lkc-1";')
+OIDC_JAAS = (
+    "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
+    'clientId="mm2 app" clientSecret="oidc-secret" scope="kafka" extension_logicalCluster="lkc-1";'
+)
 
 
 def test_group_client_fetches_oidc_tokens_like_kafka_and_reuses_them() -> None:
@@ -381,9 +495,14 @@ def test_group_client_fetches_oidc_tokens_like_kafka_and_reuses_them() -> None:
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        kw = security.kafka_python_security({
-            "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "OAUTHBEARER", "sasl.jaas.config": OIDC_JAAS,
-            "sasl.oauthbearer.token.endpoint.url": f"http://127.0.0.1:{server.server_port}/token"})
+        kw = security.kafka_python_security(
+            {
+                "security.protocol": "SASL_PLAINTEXT",
+                "sasl.mechanism": "OAUTHBEARER",
+                "sasl.jaas.config": OIDC_JAAS,
+                "sasl.oauthbearer.token.endpoint.url": f"http://127.0.0.1:{server.server_port}/token",
+            }
+        )
         provider = kw["sasl_oauth_token_provider"]
         assert kw["sasl_mechanism"] == "OAUTHBEARER"
         assert provider.token() == "tok-1" and provider.token() == "tok-1"
@@ -402,10 +521,14 @@ def test_group_client_makes_kafkas_unsecured_tokens() -> None:
     import base64
     import json
 
-    kw = security.kafka_python_security({
-        "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "OAUTHBEARER",
-        "sasl.jaas.config": "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
-                            'unsecuredLoginStringClaim_sub="svc-mm2" unsecuredLoginListClaim_scope=" a b";'})
+    kw = security.kafka_python_security(
+        {
+            "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": "OAUTHBEARER",
+            "sasl.jaas.config": "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
+            'unsecuredLoginStringClaim_sub="svc-mm2" unsecuredLoginListClaim_scope=" a b";',
+        }
+    )
     header, payload, signature = kw["sasl_oauth_token_provider"].token().split(".")
 
     def decode(part: str) -> dict[str, Any]:
@@ -430,11 +553,16 @@ def test_readme_secured_clusters_example_is_read_as_it_is(pki: Pki, tmp_path: Pa
     section = readme.split("## Secured clusters", 1)[1]
     example = section.split("```properties\n", 1)[1].split("```", 1)[0]
     secrets = tmp_path / "secrets.properties"
-    secrets.write_text(f"a.truststore.password = {TRUST_PASSWORD}\nb.truststore.password = {TRUST_PASSWORD}\n"
-                       f"b.keystore.password = {KEYSTORE_PASSWORD}\n")
-    for path, store in (("/etc/mm2/secrets.properties", secrets), ("/etc/mm2/a-truststore.jks", pki.truststore_jks),
-                        ("/etc/mm2/b-truststore.p12", pki.truststore_p12),
-                        ("/etc/mm2/mm2-client.p12", pki.keystore_p12)):
+    secrets.write_text(
+        f"a.truststore.password = {TRUST_PASSWORD}\nb.truststore.password = {TRUST_PASSWORD}\n"
+        f"b.keystore.password = {KEYSTORE_PASSWORD}\n"
+    )
+    for path, store in (
+        ("/etc/mm2/secrets.properties", secrets),
+        ("/etc/mm2/a-truststore.jks", pki.truststore_jks),
+        ("/etc/mm2/b-truststore.p12", pki.truststore_p12),
+        ("/etc/mm2/mm2-client.p12", pki.keystore_p12),
+    ):
         assert path in example
         example = example.replace(path, str(store))
     config_path = tmp_path / "mm2.properties"
@@ -448,20 +576,32 @@ def test_readme_secured_clusters_example_is_read_as_it_is(pki: Pki, tmp_path: Pa
 
 
 def test_librdkafka_keys_given_explicitly_win_over_the_translation(pki: Pki) -> None:
-    conf = producer_config({
-        **SSL, "ssl.ca.location": str(pki.ca_pem), "ssl.truststore.location": str(pki.truststore_jks),
-        "security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN", "sasl.jaas.config": PLAIN,
-        "sasl.username": "explicit"})
+    conf = producer_config(
+        {
+            **SSL,
+            "ssl.ca.location": str(pki.ca_pem),
+            "ssl.truststore.location": str(pki.truststore_jks),
+            "security.protocol": "SASL_SSL",
+            "sasl.mechanism": "PLAIN",
+            "sasl.jaas.config": PLAIN,
+            "sasl.username": "explicit",
+        }
+    )
     assert conf["ssl.ca.location"] == str(pki.ca_pem) and "ssl.ca.pem" not in conf
     assert conf["sasl.username"] == "explicit" and conf["sasl.password"] == "pl-secret"
     create_producer(conf).flush(0)
 
 
 def test_group_client_also_takes_librdkafkas_own_pem_file_keys(pki: Pki) -> None:
-    kw = security.kafka_python_security({**SSL, "ssl.ca.location": str(pki.ca_pem),
-                                         "ssl.certificate.location": str(pki.client_cert_pem),
-                                         "ssl.key.location": str(pki.client_key_encrypted_pem),
-                                         "ssl.key.password": PEM_KEY_PASSWORD})
+    kw = security.kafka_python_security(
+        {
+            **SSL,
+            "ssl.ca.location": str(pki.ca_pem),
+            "ssl.certificate.location": str(pki.client_cert_pem),
+            "ssl.key.location": str(pki.client_key_encrypted_pem),
+            "ssl.key.password": PEM_KEY_PASSWORD,
+        }
+    )
     assert [c["subject"] for c in kw["ssl_context"].get_ca_certs()]
     with pytest.raises(ConfigError) as info:
         security.kafka_python_security({**SSL, "ssl.ca.location": "/no/such/ca.pem"})

@@ -11,8 +11,9 @@ from connect_core.kafka.committed_batches import CommittedBatches
 from connect_core.kafka.record_batch import RawBatch, split_batches
 
 
-def _batch(base: int, count: int = 2, pid: int = -1, transactional: bool = False, control: bool = False,
-           records: bytes = b"r") -> bytes:
+def _batch(
+    base: int, count: int = 2, pid: int = -1, transactional: bool = False, control: bool = False, records: bytes = b"r"
+) -> bytes:
     attributes = (0x10 if transactional or control else 0) | (0x20 if control else 0)
     tail = struct.pack(">hiqqqhii", attributes, count - 1, 0, 0, pid, 0, 0, count) + records
     return struct.pack(">qiibI", base, 9 + len(tail), 0, 2, independent_crc32c(tail)) + tail
@@ -34,9 +35,17 @@ def _bases(batches: list[RawBatch]) -> list[int]:
 
 
 def test_markers_pass_committed_drop_aborted_and_keep_order() -> None:
-    log = _log(_batch(0), _batch(2, pid=7, transactional=True), _batch(4), _batch(6, pid=8, transactional=True),
-               _marker(8, 7, commit=True), _batch(9, pid=7, transactional=True), _marker(11, 8, commit=False),
-               _marker(12, 7, commit=False), _batch(13))
+    log = _log(
+        _batch(0),
+        _batch(2, pid=7, transactional=True),
+        _batch(4),
+        _batch(6, pid=8, transactional=True),
+        _marker(8, 7, commit=True),
+        _batch(9, pid=7, transactional=True),
+        _marker(11, 8, commit=False),
+        _marker(12, 7, commit=False),
+        _batch(13),
+    )
     rule = CommittedBatches()
     assert _bases(rule.add(log, [])) == [0, 2, 4, 13]
     assert rule.aborted_batches == 2 and rule.control_batches == 3 and rule.holding == 0
@@ -53,8 +62,14 @@ def test_an_open_transaction_holds_later_batches_until_its_marker_comes_in_a_lat
 
 
 def test_the_aborted_list_is_trusted_once_a_broker_fills_it() -> None:
-    log = _log(_batch(0, pid=3, transactional=True), _batch(2, pid=4, transactional=True), _marker(4, 3, False),
-               _batch(5, pid=3, transactional=True), _marker(7, 4, True), _marker(8, 3, True))
+    log = _log(
+        _batch(0, pid=3, transactional=True),
+        _batch(2, pid=4, transactional=True),
+        _marker(4, 3, False),
+        _batch(5, pid=3, transactional=True),
+        _marker(7, 4, True),
+        _marker(8, 3, True),
+    )
     rule = CommittedBatches()
     # Kafka lists producer 3's aborted transaction starting at 0; no hold: 4's batch passes at once
     assert _bases(rule.add(log, [(3, 0)])) == [2, 5]

@@ -22,16 +22,18 @@ class SlowRead:
 
 
 def test_a_big_topic_is_read_to_its_end_however_long_it_takes() -> None:
-    log = KafkaBasedLog("state", {}, {"bootstrap.servers": "127.0.0.1:1"}, lambda _m: None, read_only=True,
-                        start_timeout_s=30)
+    log = KafkaBasedLog(
+        "state", {}, {"bootstrap.servers": "127.0.0.1:1"}, lambda _m: None, read_only=True, start_timeout_s=30
+    )
     read = SlowRead(log, rounds=5, step=1000)  # five timeouts' worth of reading, progressing all along
     log._await_progressing(read)  # type: ignore[arg-type]
     assert read.waits == 6
 
 
 def test_a_stalled_read_times_out() -> None:
-    log = KafkaBasedLog("state", {}, {"bootstrap.servers": "127.0.0.1:1"}, lambda _m: None, read_only=True,
-                        start_timeout_s=30)
+    log = KafkaBasedLog(
+        "state", {}, {"bootstrap.servers": "127.0.0.1:1"}, lambda _m: None, read_only=True, start_timeout_s=30
+    )
     nothing = SlowRead(log, rounds=100, step=0)  # nothing read at all: one timeout
     with pytest.raises(TimeoutError):
         log._await_progressing(nothing)  # type: ignore[arg-type]

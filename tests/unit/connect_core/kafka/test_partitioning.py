@@ -11,14 +11,17 @@ def signed(value: int) -> int:
     return value - (1 << 32) if value >= 1 << 31 else value
 
 
-@pytest.mark.parametrize(("key", "expected"), [
-    ("21", -973932308),
-    ("foobar", -790332482),
-    ("a-little-bit-long-string", -985981536),
-    ("a-little-bit-longer-string", -1486304829),
-    ("lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8", -58897971),
-    ("abc", 479470107),
-])
+@pytest.mark.parametrize(
+    ("key", "expected"),
+    [
+        ("21", -973932308),
+        ("foobar", -790332482),
+        ("a-little-bit-long-string", -985981536),
+        ("a-little-bit-longer-string", -1486304829),
+        ("lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8", -58897971),
+        ("abc", 479470107),
+    ],
+)
 def test_murmur2_matches_the_java_clients_hash(key: str, expected: int) -> None:
     """Published values of the Java client's murmur2 (Java ints, so signed): every tail length 0-3."""
     assert signed(murmur2(key.encode())) == expected

@@ -27,8 +27,15 @@ from connect_core.kafka.record_batch import (
 _BIG = 1 << 30
 
 
-def batch(base_offset: int = 0, records: bytes = b"\x01records", attributes: int = 0, last_offset_delta: int = 2,
-          count: int = 3, producer: tuple[int, int, int] = (-1, -1, -1), epoch: int = 7) -> bytes:
+def batch(
+    base_offset: int = 0,
+    records: bytes = b"\x01records",
+    attributes: int = 0,
+    last_offset_delta: int = 2,
+    count: int = 3,
+    producer: tuple[int, int, int] = (-1, -1, -1),
+    epoch: int = 7,
+) -> bytes:
     """A v2 batch by hand: the header fields, opaque record bytes, a correct CRC."""
     pid, pepoch, seq = producer
     tail = struct.pack(">hiqqqhii", attributes, last_offset_delta, 1000, 2000, pid, pepoch, seq, count) + records
@@ -55,8 +62,15 @@ def test_header_fields_are_read_as_written() -> None:
 
 
 def test_a_batch_built_by_a_client_library_reads_the_same() -> None:
-    builder = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=0, producer_id=-1,
-                                        producer_epoch=-1, base_sequence=-1, batch_size=1 << 20)
+    builder = DefaultRecordBatchBuilder(
+        magic=2,
+        compression_type=0,
+        is_transactional=0,
+        producer_id=-1,
+        producer_epoch=-1,
+        base_sequence=-1,
+        batch_size=1 << 20,
+    )
     for i in range(3):
         builder.append(i, timestamp=1_000 + i, key=None, value=b"v%d" % i, headers=[("h", None)])
     data = bytes(builder.build())
@@ -85,15 +99,18 @@ def test_old_format_entries_are_split_and_judged_ineligible() -> None:
     assert ineligible_reason(split[2], _BIG) is None
 
 
-@pytest.mark.parametrize(("kwargs", "reason"), [
-    ({}, None),
-    ({"attributes": 0x04}, None),  # zstd: copied compressed
-    ({"attributes": 0x10}, None),  # a transactional batch (its fate is decided before it gets here)
-    ({"attributes": 0x08}, INELIGIBLE_LOG_APPEND_TIME),
-    ({"attributes": 0x30}, INELIGIBLE_CONTROL),
-    ({"last_offset_delta": 5, "count": 3}, INELIGIBLE_OFFSET_GAPS),
-    ({"last_offset_delta": -1, "count": 0}, INELIGIBLE_OFFSET_GAPS),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "reason"),
+    [
+        ({}, None),
+        ({"attributes": 0x04}, None),  # zstd: copied compressed
+        ({"attributes": 0x10}, None),  # a transactional batch (its fate is decided before it gets here)
+        ({"attributes": 0x08}, INELIGIBLE_LOG_APPEND_TIME),
+        ({"attributes": 0x30}, INELIGIBLE_CONTROL),
+        ({"last_offset_delta": 5, "count": 3}, INELIGIBLE_OFFSET_GAPS),
+        ({"last_offset_delta": -1, "count": 0}, INELIGIBLE_OFFSET_GAPS),
+    ],
+)
 def test_eligibility(kwargs: dict[str, int], reason: str | None) -> None:
     (raw,) = split_batches(batch(**kwargs))
     assert ineligible_reason(raw, _BIG) == reason
@@ -137,17 +154,26 @@ def test_the_transactional_bit_is_cleared_for_a_non_transactional_target() -> No
 
 
 def test_records_of_a_rewritten_batch_decode_as_before() -> None:
-    builder = DefaultRecordBatchBuilder(magic=2, compression_type=1, is_transactional=0, producer_id=3,
-                                        producer_epoch=0, base_sequence=9, batch_size=1 << 20)
+    builder = DefaultRecordBatchBuilder(
+        magic=2,
+        compression_type=1,
+        is_transactional=0,
+        producer_id=3,
+        producer_epoch=0,
+        base_sequence=9,
+        batch_size=1 << 20,
+    )
     for i in range(5):
-        builder.append(i, timestamp=7, key=b"k" if i % 2 else None, value=b"value-%d" % i,
-                       headers=[("a", b"1"), ("a", None)])
+        builder.append(
+            i, timestamp=7, key=b"k" if i % 2 else None, value=b"value-%d" % i, headers=[("a", b"1"), ("a", None)]
+        )
     (raw,) = split_batches(bytes(builder.build()))
     out = bytes(rewrite_for_produce(raw, 11, 2, 40, transactional=False))
     decoded = MemoryRecords(out).next_batch()
     assert decoded.validate_crc()
     assert [(r.key, r.value, r.headers) for r in decoded] == [
-        (b"k" if i % 2 else None, b"value-%d" % i, [("a", b"1"), ("a", None)]) for i in range(5)]
+        (b"k" if i % 2 else None, b"value-%d" % i, [("a", b"1"), ("a", None)]) for i in range(5)
+    ]
 
 
 def test_only_v2_batches_can_be_rewritten() -> None:

@@ -45,8 +45,7 @@ def test_plain_records_are_visible_and_in_offset_order() -> None:
 
 
 def test_aborted_records_are_dropped_and_committed_ones_kept_at_their_offsets() -> None:
-    batches = [data(7, 0, 1), data(8, 2), marker(7, 3, commit=False), data(-1, 4, txn=False),
-               marker(8, 5, commit=True)]
+    batches = [data(7, 0, 1), data(8, 2), marker(7, 3, commit=False), data(-1, 4, txn=False), marker(8, 5, commit=True)]
     log = apply_read_committed(batches)
     assert [r.value for r in log.committed] == [b"v2", b"v4"]
     assert log.aborted == 2 and log.open == 0
@@ -54,8 +53,14 @@ def test_aborted_records_are_dropped_and_committed_ones_kept_at_their_offsets() 
 
 
 def test_nothing_at_or_after_an_open_transaction_is_readable() -> None:
-    batches = [data(1, 0), marker(1, 1, commit=True), data(2, 2), data(-1, 3, txn=False), data(3, 4),
-               marker(3, 5, commit=True)]
+    batches = [
+        data(1, 0),
+        marker(1, 1, commit=True),
+        data(2, 2),
+        data(-1, 3, txn=False),
+        data(3, 4),
+        marker(3, 5, commit=True),
+    ]
     log = apply_read_committed(batches)
     assert [r.value for r in log.committed] == [b"v0"]  # producer 2's transaction holds the stable offset at 2
     assert log.open == 3  # v2, v3 and v4 wait behind it, even those whose own fate is known
@@ -104,8 +109,15 @@ def test_a_zombies_aborted_offset_never_surfaces_and_the_newer_commit_wins() -> 
 
 
 def test_the_incremental_rule_and_the_whole_partition_rule_agree() -> None:
-    batches = [data(7, 0, 1), data(8, 2), marker(7, 3, commit=False), data(-1, 4, txn=False),
-               marker(8, 5, commit=True), data(9, 6), data(-1, 7, txn=False)]
+    batches = [
+        data(7, 0, 1),
+        data(8, 2),
+        marker(7, 3, commit=False),
+        data(-1, 4, txn=False),
+        marker(8, 5, commit=True),
+        data(9, 6),
+        data(-1, 7, txn=False),
+    ]
     rule = ReadCommittedFilter()
     incremental = [r for b in batches for r in rule.add(b)]
     whole = apply_read_committed(batches)

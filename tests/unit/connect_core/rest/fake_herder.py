@@ -59,8 +59,10 @@ class FakeHerder:
                 f"Failed to find any class that implements Connector and which name matches {cls}"
             )
         if config.get("tasks.max", "1") == "0":
-            raise ConfigError("Connector configuration is invalid and contains the following 1 error(s):\n"
-                              "Invalid value 0 for configuration tasks.max: Value must be at least 1")
+            raise ConfigError(
+                "Connector configuration is invalid and contains the following 1 error(s):\n"
+                "Invalid value 0 for configuration tasks.max: Value must be at least 1"
+            )
 
     def _info(self, name: str) -> ConnectorInfo:
         cfg = self._need(name)
@@ -120,8 +122,11 @@ class FakeHerder:
         del self.configs[name]
 
     def _state(self, name: str) -> State:
-        return {TargetState.STARTED: State.RUNNING, TargetState.PAUSED: State.PAUSED,
-                TargetState.STOPPED: State.STOPPED}[self.targets[name]]
+        return {
+            TargetState.STARTED: State.RUNNING,
+            TargetState.PAUSED: State.PAUSED,
+            TargetState.STOPPED: State.STOPPED,
+        }[self.targets[name]]
 
     def connector_status(self, name: str) -> ConnectorStateInfo:
         if name not in self.configs:
@@ -186,11 +191,13 @@ class FakeHerder:
         if self.targets[name] is not TargetState.STOPPED:
             from connect_core.api.errors import ConflictError
 
-            raise ConflictError(f"Connectors must be in the STOPPED state before their offsets can be modified. "
-                                f"This can be done for the specified connector by issuing a 'PUT' request to the "
-                                f"'/connectors/{name}/stop' endpoint")
+            raise ConflictError(
+                f"Connectors must be in the STOPPED state before their offsets can be modified. "
+                f"This can be done for the specified connector by issuing a 'PUT' request to the "
+                f"'/connectors/{name}/stop' endpoint"
+            )
         self.offsets[name] = list(offsets)
-        return ("The offsets for this connector have been altered successfully")
+        return "The offsets for this connector have been altered successfully"
 
     def reset_connector_offsets(self, name: str) -> str:
         self._need(name)
@@ -198,8 +205,10 @@ class FakeHerder:
         return "The offsets for this connector have been reset successfully"
 
     def connector_plugins(self, connectors_only: bool = True) -> list[PluginInfo]:
-        out = [PluginInfo("org.example.GoodSource", "source", "1.0"),
-               PluginInfo("org.example.NoVersion", "sink", "undefined")]
+        out = [
+            PluginInfo("org.example.GoodSource", "source", "1.0"),
+            PluginInfo("org.example.NoVersion", "sink", "undefined"),
+        ]
         if not connectors_only:
             out.append(PluginInfo("org.apache.kafka.connect.transforms.RegexRouter", "transformation", "0.1.0"))
         return out

@@ -21,7 +21,8 @@ def check_response(doc: dict[str, Any], method: str, path: str, status: int, bod
     """AssertionError naming the first mismatch when ``body`` is not what the document promises."""
     documented = doc["paths"][path][method.lower()]["responses"]
     assert str(status) in documented or (status >= 400 and "default" in documented), (
-        f"{method} {path}: status {status} is not documented ({sorted(documented)})")
+        f"{method} {path}: status {status} is not documented ({sorted(documented)})"
+    )
     schema = response_schema(doc, method, path, status)
     if schema is None:
         assert body is None, f"{method} {path} {status}: documented without a body, got {body!r}"

@@ -31,8 +31,15 @@ def b64(text: str) -> str:
 def test_basic_credentials_parsing_follows_java() -> None:
     assert basic_credentials("Basic " + b64("u:p:with:colons")) == ("u", "p:with:colons")
     assert basic_credentials("basic " + b64("u:")) == ("u", "")
-    for bad in (None, "", "Basic", "Bearer " + b64("u:p"), "Basic " + b64("no-colon"), "Basic " + b64(":p"),
-                "Basic ***"):
+    for bad in (
+        None,
+        "",
+        "Basic",
+        "Bearer " + b64("u:p"),
+        "Basic " + b64("no-colon"),
+        "Basic " + b64(":p"),
+        "Basic ***",
+    ):
         assert basic_credentials(bad) is None
 
 
@@ -68,8 +75,10 @@ def test_jaas_file_from_kafka_opts_as_java(tmp_path: Path) -> None:
     creds = tmp_path / "creds.properties"
     creds.write_text("alice=s3cret\n")
     jaas = tmp_path / "jaas.conf"
-    jaas.write_text("KafkaConnect { org.apache.kafka.connect.rest.basic.auth.extension.PropertyFileLoginModule "
-                    f'required file="{creds}"; }};')
+    jaas.write_text(
+        "KafkaConnect { org.apache.kafka.connect.rest.basic.auth.extension.PropertyFileLoginModule "
+        f'required file="{creds}"; }};'
+    )
     env = {"KAFKA_OPTS": f"-Xmx1g -Djava.security.auth.login.config={jaas} -Dother=1"}
     auth = load_authenticator(EXT, environ=env)
     assert auth is not None and auth.authenticate(header("Basic " + b64("alice:s3cret")))
@@ -83,11 +92,15 @@ def test_no_authentication_unless_asked() -> None:
     ("jaas_text", "needle"),
     [
         ("KafkaServer { x required; };", "no KafkaConnect entry"),
-        ("KafkaConnect { com.example.LdapLoginModule required url=\"ldap://x\"; };", "exactly one login module"),
-        ("KafkaConnect { org.apache.kafka.connect.rest.basic.auth.extension.PropertyFileLoginModule required; };",
-         "Property Credentials file must be specified"),
-        ("KafkaConnect { org.apache.kafka.connect.rest.basic.auth.extension.PropertyFileLoginModule required",
-         "not a valid JAAS configuration"),
+        ('KafkaConnect { com.example.LdapLoginModule required url="ldap://x"; };', "exactly one login module"),
+        (
+            "KafkaConnect { org.apache.kafka.connect.rest.basic.auth.extension.PropertyFileLoginModule required; };",
+            "Property Credentials file must be specified",
+        ),
+        (
+            "KafkaConnect { org.apache.kafka.connect.rest.basic.auth.extension.PropertyFileLoginModule required",
+            "not a valid JAAS configuration",
+        ),
     ],
 )
 def test_bad_jaas_is_one_clear_error(tmp_path: Path, jaas_text: str, needle: str) -> None:
@@ -104,13 +117,14 @@ def test_configuration_mistakes_name_their_key(tmp_path: Path) -> None:
         (EXT, "rest.extension.classes"),  # no JAAS file anywhere
         ({"rest.extension.classes": "com.example.MyExtension"}, "rest.extension.classes"),
         ({"rest.basic.auth.credentials.file": str(tmp_path / "missing")}, "rest.basic.auth.credentials.file"),
-        ({**EXT, "java.security.auth.login.config": str(tmp_path / "missing.conf")},
-         "java.security.auth.login.config"),
+        ({**EXT, "java.security.auth.login.config": str(tmp_path / "missing.conf")}, "java.security.auth.login.config"),
         ({"rest.authenticator.class": "no.such.module.Auth"}, "rest.authenticator.class"),
         ({"rest.authenticator.class": "pathlib.NoSuchClass"}, "rest.authenticator.class"),
         ({"rest.authenticator.class": "pathlib:PurePath"}, "rest.authenticator.class"),  # no authenticate()
-        ({"rest.authenticator.class": "pathlib.Path", "rest.basic.auth.credentials.file": "x"},
-         "rest.authenticator.class"),
+        (
+            {"rest.authenticator.class": "pathlib.Path", "rest.basic.auth.credentials.file": "x"},
+            "rest.authenticator.class",
+        ),
     ]
     for props, key in cases:
         with pytest.raises(ConfigError) as e:

@@ -11,7 +11,10 @@ from connect_core.rest.errors import RestError
 
 def test_task_state_omits_empty_trace() -> None:
     assert entities.task_state(2, AbstractStatus(State.UNASSIGNED, "w:1", trace="")) == {
-        "id": 2, "state": "UNASSIGNED", "worker_id": "w:1"}
+        "id": 2,
+        "state": "UNASSIGNED",
+        "worker_id": "w:1",
+    }
     assert entities.task_state(0, AbstractStatus(State.FAILED, "w:1", trace="t"))["trace"] == "t"
 
 
@@ -22,7 +25,12 @@ def test_plugin_version_hidden_when_undefined() -> None:
 
 def test_string_map_coerces_scalars_like_jackson() -> None:
     assert entities.string_map({"a": 1, "b": True, "c": 1.5, "d": None, "e": "x"}) == {
-        "a": "1", "b": "true", "c": "1.5", "d": None, "e": "x"}
+        "a": "1",
+        "b": "true",
+        "c": "1.5",
+        "d": None,
+        "e": "x",
+    }
     with pytest.raises(RestError) as e:
         entities.string_map({"a": [1]})
     assert e.value.status == 400  # Java: 500 (a Jackson failure); the client's mistake here

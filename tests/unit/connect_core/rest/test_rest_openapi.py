@@ -122,8 +122,13 @@ def test_public_table_documents_every_route() -> None:
     assert {"ErrorMessage", "ConnectorInfo", "ConnectorStateInfo"} <= set(SCHEMAS)
 
 
-def _call(app: RestApp, method: str, path: str, body: Any = None, query: dict[str, list[str]] | None = None,
-          ) -> tuple[int, Any]:
+def _call(
+    app: RestApp,
+    method: str,
+    path: str,
+    body: Any = None,
+    query: dict[str, list[str]] | None = None,
+) -> tuple[int, Any]:
     data = b"" if body is None else json.dumps(body).encode()
     resp = app.handle(method, path, query or {}, data, {"Content-Type": "application/json"}, BASE)
     payload = resp.encoded()
@@ -159,15 +164,25 @@ def test_answers_have_the_documented_shapes() -> None:
         ("GET", "/connectors/{connector}/topics", "/connectors/c1/topics", None, None),
         ("PUT", "/connectors/{connector}/topics/reset", "/connectors/c1/topics/reset", None, None),
         ("PUT", "/connectors/{connector}/stop", "/connectors/c1/stop", None, None),
-        ("PATCH", "/connectors/{connector}/offsets", "/connectors/c1/offsets",
-         {"offsets": [{"partition": {"p": 0}, "offset": {"o": 1}}]}, None),
+        (
+            "PATCH",
+            "/connectors/{connector}/offsets",
+            "/connectors/c1/offsets",
+            {"offsets": [{"partition": {"p": 0}, "offset": {"o": 1}}]},
+            None,
+        ),
         ("GET", "/connectors/{connector}/offsets", "/connectors/c1/offsets", None, None),
         ("DELETE", "/connectors/{connector}/offsets", "/connectors/c1/offsets", None, None),
         ("GET", "/connector-plugins", "/connector-plugins", None, None),
         ("GET", "/connector-plugins", "/connector-plugins", None, {"connectorsOnly": ["false"]}),
         ("GET", "/connector-plugins/{plugin}/config", "/connector-plugins/RegexRouter/config", None, None),
-        ("PUT", "/connector-plugins/{plugin}/config/validate", "/connector-plugins/GoodSource/config/validate",
-         {"connector.class": "org.example.GoodSource"}, None),
+        (
+            "PUT",
+            "/connector-plugins/{plugin}/config/validate",
+            "/connector-plugins/GoodSource/config/validate",
+            {"connector.class": "org.example.GoodSource"},
+            None,
+        ),
         ("DELETE", "/connectors/{connector}", "/connectors/c1", None, None),
         # error answers: Connect's error body under "default"
         ("GET", "/connectors/{connector}/status", "/connectors/ghost/status", None, None),

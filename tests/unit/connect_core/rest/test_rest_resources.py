@@ -15,8 +15,13 @@ BASE = "http://w1:8083"
 
 
 def call(
-    app: RestApp, method: str, path: str, body: Any = None, query: dict[str, list[str]] | None = None,
-    raw: bytes | None = None, headers: dict[str, str] | None = None,
+    app: RestApp,
+    method: str,
+    path: str,
+    body: Any = None,
+    query: dict[str, list[str]] | None = None,
+    raw: bytes | None = None,
+    headers: dict[str, str] | None = None,
 ) -> tuple[int, Any, Response]:
     data = raw if raw is not None else (b"" if body is None else json.dumps(body).encode())
     resp = app.handle(method, path, query or {}, data, headers or {"Content-Type": "application/json"}, BASE)
@@ -52,8 +57,9 @@ def test_health(app: RestApp, herder: FakeHerder) -> None:
 
 
 def test_create_returns_201_with_location_and_info(app: RestApp, herder: FakeHerder) -> None:
-    status, body, resp = call(app, "POST", "/connectors", {"name": " c1 ", "config": {
-        "connector.class": "FileStreamSource", "tasks.max": 2}})
+    status, body, resp = call(
+        app, "POST", "/connectors", {"name": " c1 ", "config": {"connector.class": "FileStreamSource", "tasks.max": 2}}
+    )
     assert status == 201
     assert resp.headers["Location"] == f"{BASE}/connectors/c1"
     assert body == {
@@ -67,11 +73,19 @@ def test_create_returns_201_with_location_and_info(app: RestApp, herder: FakeHer
 
 
 def test_create_initial_state(app: RestApp, herder: FakeHerder) -> None:
-    call(app, "POST", "/connectors", {"name": "c1", "config": {"connector.class": "FileStreamSource"},
-                                      "initial_state": "stopped"})
+    call(
+        app,
+        "POST",
+        "/connectors",
+        {"name": "c1", "config": {"connector.class": "FileStreamSource"}, "initial_state": "stopped"},
+    )
     assert herder.targets["c1"] is TargetState.STOPPED
-    status, body, _ = call(app, "POST", "/connectors", {"name": "c2", "config": {"connector.class": "FileStreamSource"},
-                                                        "initial_state": "SLEEPING"})
+    status, body, _ = call(
+        app,
+        "POST",
+        "/connectors",
+        {"name": "c2", "config": {"connector.class": "FileStreamSource"}, "initial_state": "SLEEPING"},
+    )
     assert status == 400 and "SLEEPING" in body["message"] and body["error_code"] == 400
 
 
@@ -84,14 +98,17 @@ def test_create_errors(app: RestApp) -> None:
     # name in body config differs from request name
     status, body, _ = call(app, "POST", "/connectors", {"name": "a", "config": {"name": "b", "connector.class": "X"}})
     assert status == 400
-    assert body == {"error_code": 400,
-                    "message": "Connector name configuration (b) doesn't match connector name in the URL (a)"}
+    assert body == {
+        "error_code": 400,
+        "message": "Connector name configuration (b) doesn't match connector name in the URL (a)",
+    }
     # unknown connector class: Java's ConnectException -> 500
     status, body, _ = call(app, "POST", "/connectors", {"name": "x", "config": {"connector.class": "Nope"}})
     assert status == 500 and "Nope" in body["message"]
     # invalid config -> 400
-    status, body, _ = call(app, "POST", "/connectors", {"name": "x", "config": {
-        "connector.class": "FileStreamSource", "tasks.max": "0"}})
+    status, body, _ = call(
+        app, "POST", "/connectors", {"name": "x", "config": {"connector.class": "FileStreamSource", "tasks.max": "0"}}
+    )
     assert status == 400 and "tasks.max" in body["message"]
     # no connector class -> 400
     status, body, _ = call(app, "POST", "/connectors", {"name": "x", "config": {}})
@@ -127,11 +144,17 @@ def test_create_malformed_bodies_are_400_with_jacksons_words(app: RestApp, raw: 
 
 
 def test_non_json_content_type_is_415(app: RestApp) -> None:
-    status, body, _ = call(app, "POST", "/connectors", raw=b"name=x",
-                           headers={"Content-Type": "application/x-www-form-urlencoded"})
+    status, body, _ = call(
+        app, "POST", "/connectors", raw=b"name=x", headers={"Content-Type": "application/x-www-form-urlencoded"}
+    )
     assert (status, body) == (415, {"error_code": 415, "message": "HTTP 415 Unsupported Media Type"})
-    status, _, _ = call(app, "POST", "/connectors", {"name": "c", "config": {"connector.class": "FileStreamSource"}},
-                        headers={"Content-Type": "application/json; charset=utf-8"})
+    status, _, _ = call(
+        app,
+        "POST",
+        "/connectors",
+        {"name": "c", "config": {"connector.class": "FileStreamSource"}},
+        headers={"Content-Type": "application/json; charset=utf-8"},
+    )
     assert status == 201
 
 
@@ -191,13 +214,17 @@ def test_status_tasks_and_task_status(app: RestApp) -> None:
     assert call(app, "GET", "/connectors/c1/tasks/1/status")[1] == {"id": 1, "state": "RUNNING", "worker_id": "w1:8083"}
     assert call(app, "GET", "/connectors/c1/tasks/7/status")[0] == 404
     # a non-integer task id matches no resource (Jersey's Integer path param)
-    assert call(app, "GET", "/connectors/c1/tasks/x/status")[:2] == (404, {"error_code": 404,
-                                                                        "message": "HTTP 404 Not Found"})
+    assert call(app, "GET", "/connectors/c1/tasks/x/status")[:2] == (
+        404,
+        {"error_code": 404, "message": "HTTP 404 Not Found"},
+    )
     status, body, _ = call(app, "GET", "/connectors/c1/tasks")
     assert body[0] == {"id": {"connector": "c1", "task": 0}, "config": {"task.class": "X", "id": "0"}}
     assert call(app, "GET", "/connectors/c1/tasks-config")[1]["c1-1"]["id"] == "1"
     assert call(app, "GET", "/connectors/nope/status")[:2] == (
-        404, {"error_code": 404, "message": "No status found for connector nope"})
+        404,
+        {"error_code": 404, "message": "No status found for connector nope"},
+    )
 
 
 def test_restart_variants(app: RestApp, herder: FakeHerder) -> None:
@@ -206,8 +233,9 @@ def test_restart_variants(app: RestApp, herder: FakeHerder) -> None:
     assert (status, body) == (204, None)
     status, body, _ = call(app, "POST", "/connectors/c1/restart", query={"includeTasks": ["true"]})
     assert status == 202 and body["connector"]["state"] == "RESTARTING"
-    status, body, _ = call(app, "POST", "/connectors/c1/restart", query={"onlyFailed": ["TRUE"],
-                                                                          "includeTasks": ["false"]})
+    status, body, _ = call(
+        app, "POST", "/connectors/c1/restart", query={"onlyFailed": ["TRUE"], "includeTasks": ["false"]}
+    )
     assert status == 202
     restarts = [c[1] for c in herder.calls if c[0] == "restart"]
     assert [(r.include_tasks, r.only_failed) for r in restarts] == [(False, False), (True, False), (False, True)]
@@ -232,8 +260,10 @@ def test_topics(herder: FakeHerder) -> None:
     assert call(app, "GET", "/connectors/c1/topics")[:2] == (200, {"c1": {"topics": ["t1", "t2"]}})
     assert call(app, "PUT", "/connectors/c1/topics/reset")[:2] == (202, None)
     off = RestApp.for_herder(herder, RestSettings(topic_tracking_enabled=False))
-    assert call(off, "GET", "/connectors/c1/topics")[:2] == (403, {"error_code": 403,
-                                                                   "message": "Topic tracking is disabled."})
+    assert call(off, "GET", "/connectors/c1/topics")[:2] == (
+        403,
+        {"error_code": 403, "message": "Topic tracking is disabled."},
+    )
     no_reset = RestApp.for_herder(herder, RestSettings.from_props({"topic.tracking.allow.reset": "false"}))
     assert call(no_reset, "PUT", "/connectors/c1/topics/reset")[1]["message"] == "Topic tracking reset is disabled."
 
@@ -279,8 +309,10 @@ def test_alter_offsets_invalid_bodies_match_java(app: RestApp, raw: str, status:
 def test_plugins(app: RestApp) -> None:
     status, body, _ = call(app, "GET", "/connector-plugins")
     assert status == 200
-    assert body == [{"class": "org.example.GoodSource", "type": "source", "version": "1.0"},
-                    {"class": "org.example.NoVersion", "type": "sink"}]
+    assert body == [
+        {"class": "org.example.GoodSource", "type": "source", "version": "1.0"},
+        {"class": "org.example.NoVersion", "type": "sink"},
+    ]
     body = call(app, "GET", "/connector-plugins", query={"connectorsOnly": ["false"]})[1]
     assert body[-1]["type"] == "transformation"
 
@@ -291,14 +323,27 @@ def test_plugin_config_definition(app: RestApp) -> None:
     names = {k["name"] for k in body}
     assert {"regex", "replacement"} <= names
     regex = next(k for k in body if k["name"] == "regex")
-    assert set(regex) == {"name", "type", "required", "default_value", "importance", "documentation", "group",
-                          "width", "display_name", "dependents", "order"}
+    assert set(regex) == {
+        "name",
+        "type",
+        "required",
+        "default_value",
+        "importance",
+        "documentation",
+        "group",
+        "width",
+        "display_name",
+        "dependents",
+        "order",
+    }
     source = call(app, "GET", "/connector-plugins/FileStreamSource/config")[1]
     names = [k["name"] for k in source]
     assert names[:3] == ["file", "topic", "batch.size"]  # the plugin's own keys first
     assert {"connector.class", "tasks.max", "transforms"} <= set(names)
     assert call(app, "GET", "/connector-plugins/NoSuchPlugin/config")[:2] == (
-        404, {"error_code": 404, "message": "Unknown plugin NoSuchPlugin."})
+        404,
+        {"error_code": 404, "message": "Unknown plugin NoSuchPlugin."},
+    )
 
 
 class ConstructedIsAnError:
@@ -314,18 +359,30 @@ def test_plugin_config_of_a_class_that_is_no_plugin_is_400_without_constructing_
 
 
 def test_validate(app: RestApp) -> None:
-    status, body, _ = call(app, "PUT", "/connector-plugins/GoodSource/config/validate",
-                           {"connector.class": "org.example.GoodSource", "tasks.max": "0"})
+    status, body, _ = call(
+        app,
+        "PUT",
+        "/connector-plugins/GoodSource/config/validate",
+        {"connector.class": "org.example.GoodSource", "tasks.max": "0"},
+    )
     assert status == 200
     assert body["name"] == "org.example.GoodSource" and body["error_count"] == 1 and body["groups"] == ["Common"]
     cfg = body["configs"][0]
     assert cfg["definition"]["order"] == 3 and cfg["definition"]["default_value"] == "1"
-    assert cfg["value"] == {"name": "tasks.max", "value": "0", "recommended_values": [],
-                            "errors": ["Value must be at least 1"], "visible": True}
-    status, body, _ = call(app, "PUT", "/connector-plugins/OtherConnector/config/validate",
-                           {"connector.class": "org.example.GoodSource"})
+    assert cfg["value"] == {
+        "name": "tasks.max",
+        "value": "0",
+        "recommended_values": [],
+        "errors": ["Value must be at least 1"],
+        "visible": True,
+    }
+    status, body, _ = call(
+        app, "PUT", "/connector-plugins/OtherConnector/config/validate", {"connector.class": "org.example.GoodSource"}
+    )
     assert (status, body["message"]) == (
-        400, "Included connector type org.example.GoodSource does not match request type OtherConnector")
+        400,
+        "Included connector type org.example.GoodSource does not match request type OtherConnector",
+    )
     assert call(app, "PUT", "/connector-plugins/GoodSource/config/validate", {})[0] == 400
 
 
@@ -407,8 +464,12 @@ def test_fencing_request_is_forwarded_to_the_leader_with_its_signature(herder: F
         return 204, b"", {}
 
     app = install_internal_routes(RestApp.for_herder(herder, forwarder=forwarder))
-    signed = {"Content-Type": "application/json", SIGNATURE_HEADER: "c2ln", SIGNATURE_ALGORITHM_HEADER: "HmacSHA256",
-              "X-Other": "dropped"}
+    signed = {
+        "Content-Type": "application/json",
+        SIGNATURE_HEADER: "c2ln",
+        SIGNATURE_ALGORITHM_HEADER: "HmacSHA256",
+        "X-Other": "dropped",
+    }
     status, _, _ = call(app, "PUT", "/connectors/c1/fence", raw=b"", headers=signed)
     assert status == 204 and seen[0][0] == "c1"
     url, method, body, headers = sent[0]

@@ -41,7 +41,9 @@ def test_path_escapes_that_are_not_utf8_are_400(path: str) -> None:
     app = RestApp.for_herder(FakeHerder())
     resp = app.handle("GET", path, {}, b"", {}, "http://h:1")
     assert (resp.status, json.loads(resp.encoded())) == (
-        400, {"error_code": 400, "message": "Invalid UTF-8 in request path"})
+        400,
+        {"error_code": 400, "message": "Invalid UTF-8 in request path"},
+    )
     # the same in a namespace segment (MirrorMaker's /{source}/{target}/)
     two = RestApp(HerderSelector(2, {("A", "B"): FakeHerder()}))
     assert two.handle("GET", "/A%FF/B/connectors", {}, b"", {}, "http://h:1").status == 400
@@ -70,8 +72,9 @@ def test_internal_endpoints_can_be_added_to_the_public_table() -> None:
         seen.append(req.body)
         return Response(204)
 
-    app.router.add("POST", "/connectors/{connector}/tasks", put_task_configs, internal=True, forwardable=True,
-                   body=True)
+    app.router.add(
+        "POST", "/connectors/{connector}/tasks", put_task_configs, internal=True, forwardable=True, body=True
+    )
     resp = app.handle("POST", "/connectors/c1/tasks", {}, b"[]", {}, "http://h:1")
     assert resp.status == 204 and seen == [b"[]"]
     # GET on the same path still reaches the public handler

@@ -42,8 +42,13 @@ def test_listener_parse_rejects(text: str) -> None:
 def test_config_defaults_and_advertised_keys() -> None:
     cfg = RestServerConfig.from_props({})
     assert cfg.listeners == (Listener("http", "", 8083),)
-    cfg = RestServerConfig.from_props({"listeners": "http://127.0.0.1:0, http://127.0.0.1:0",
-                                       "rest.advertised.host.name": "me", "rest.advertised.port": "1234"})
+    cfg = RestServerConfig.from_props(
+        {
+            "listeners": "http://127.0.0.1:0, http://127.0.0.1:0",
+            "rest.advertised.host.name": "me",
+            "rest.advertised.port": "1234",
+        }
+    )
     assert len(cfg.listeners) == 2 and (cfg.advertised_host, cfg.advertised_port) == ("me", 1234)
     with pytest.raises(ConfigError):
         RestServerConfig.from_props({"rest.advertised.port": "x"})
@@ -59,8 +64,9 @@ def server() -> Iterator[RestServer]:
         srv.stop()
 
 
-def request(port: int, method: str, path: str, body: Any = None,
-            headers: dict[str, str] | None = None) -> tuple[int, Any, dict[str, str]]:
+def request(
+    port: int, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None
+) -> tuple[int, Any, dict[str, str]]:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     try:
         data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
@@ -80,8 +86,13 @@ def test_ephemeral_port_and_advertised_url(server: RestServer) -> None:
 
 
 def test_advertised_overrides() -> None:
-    srv = RestServer.from_props({"listeners": "http://127.0.0.1:0", "rest.advertised.host.name": "public.example",
-                                 "rest.advertised.port": "443"})
+    srv = RestServer.from_props(
+        {
+            "listeners": "http://127.0.0.1:0",
+            "rest.advertised.host.name": "public.example",
+            "rest.advertised.port": "443",
+        }
+    )
     srv.start()
     try:
         assert srv.advertised_url() == "http://public.example:443/"
@@ -101,8 +112,9 @@ def test_full_round_trip_over_http(server: RestServer) -> None:
     herder = FakeHerder()
     server.attach(RestApp.for_herder(herder))
     port = server.bound_port()
-    status, body, headers = request(port, "POST", "/connectors",
-                                    {"name": "c1", "config": {"connector.class": "FileStreamSource"}})
+    status, body, headers = request(
+        port, "POST", "/connectors", {"name": "c1", "config": {"connector.class": "FileStreamSource"}}
+    )
     assert status == 201 and body["name"] == "c1"
     assert headers["Location"] == f"http://127.0.0.1:{port}/connectors/c1"
     assert headers["Content-Type"] == "application/json"
@@ -142,8 +154,13 @@ def test_chunked_request_body(server: RestServer) -> None:
     body = json.dumps({"name": "c", "config": {"connector.class": "FileStreamSource"}}).encode()
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     try:
-        conn.request("POST", "/connectors", body=iter([body[:10], body[10:]]),
-                     headers={"Content-Type": "application/json"}, encode_chunked=True)
+        conn.request(
+            "POST",
+            "/connectors",
+            body=iter([body[:10], body[10:]]),
+            headers={"Content-Type": "application/json"},
+            encode_chunked=True,
+        )
         resp = conn.getresponse()
         assert resp.status == 201 and json.loads(resp.read())["name"] == "c"
         conn.request("GET", "/connectors")  # the connection is still in sync

@@ -54,8 +54,12 @@ class TxnProducer(FakeProducer):
             self.queue.clear()
 
 
-def _task(producer: TxnProducer, status: MemoryStatusBackingStore, budget: RecoveryBudget,
-          restarts: list[ExactlyOnceWorkerSourceTask]) -> ExactlyOnceWorkerSourceTask:
+def _task(
+    producer: TxnProducer,
+    status: MemoryStatusBackingStore,
+    budget: RecoveryBudget,
+    restarts: list[ExactlyOnceWorkerSourceTask],
+) -> ExactlyOnceWorkerSourceTask:
     Registry.reset()
     store = MemoryOffsetBackingStore()
     conv = ByteArrayConverter()
@@ -78,8 +82,9 @@ def _task(producer: TxnProducer, status: MemoryStatusBackingStore, budget: Recov
     )  # fmt: skip
 
 
-def _run(error: KafkaError, budget: RecoveryBudget) -> tuple[ExactlyOnceWorkerSourceTask, MemoryStatusBackingStore,
-                                                             list[ExactlyOnceWorkerSourceTask], TxnProducer]:
+def _run(
+    error: KafkaError, budget: RecoveryBudget
+) -> tuple[ExactlyOnceWorkerSourceTask, MemoryStatusBackingStore, list[ExactlyOnceWorkerSourceTask], TxnProducer]:
     producer = TxnProducer(error)
     status = MemoryStatusBackingStore()
     restarts: list[ExactlyOnceWorkerSourceTask] = []
@@ -121,10 +126,13 @@ def test_past_its_budget_the_task_fails_saying_so() -> None:
     assert "failed more often than the 0 recoveries within 600 s it recovers from" in (found.trace or "")
 
 
-@pytest.mark.parametrize(("code", "words"), [
-    (KafkaError.PRODUCER_FENCED, "was fenced out"),
-    (KafkaError._TIMED_OUT, "Failed to commit the transaction of task conn-0"),  # a thawed zombie's end too
-])
+@pytest.mark.parametrize(
+    ("code", "words"),
+    [
+        (KafkaError.PRODUCER_FENCED, "was fenced out"),
+        (KafkaError._TIMED_OUT, "Failed to commit the transaction of task conn-0"),  # a thawed zombie's end too
+    ],
+)
 def test_fencing_and_time_outs_fail_the_task_as_before(code: int, words: str) -> None:
     task, status, restarts, _ = _run(KafkaError(code, "the commit failed"), RecoveryBudget(5, 600.0))
     assert restarts == [] and task.is_failed and task.restart_cause is None

@@ -27,8 +27,17 @@ TID = ConnectorTaskId("copy", 0)
 class Message:
     """A consumed message, as confluent_kafka.Message answers."""
 
-    def __init__(self, topic: str, partition: int, offset: int, value: bytes | None = b"v", *,
-                 error: Any = None, headers: list[tuple[str, bytes | None]] | None = None, ts: int = 1000) -> None:
+    def __init__(
+        self,
+        topic: str,
+        partition: int,
+        offset: int,
+        value: bytes | None = b"v",
+        *,
+        error: Any = None,
+        headers: list[tuple[str, bytes | None]] | None = None,
+        ts: int = 1000,
+    ) -> None:
         self._topic, self._partition, self._offset = topic, partition, offset
         self._value, self._error, self._headers, self._ts = value, error, headers, ts
 
@@ -140,8 +149,18 @@ class CopyTask(SourceTask):
             if m.error() is not None:
                 continue
             route = self.route(m.topic(), m.partition())
-            out.append(SourceRecord(route.source_partition, route.source_offset(m.offset()), route.topic,
-                                    m.partition(), m.key(), m.value(), m.headers(), m.timestamp()[1]))
+            out.append(
+                SourceRecord(
+                    route.source_partition,
+                    route.source_offset(m.offset()),
+                    route.topic,
+                    m.partition(),
+                    m.key(),
+                    m.value(),
+                    m.headers(),
+                    m.timestamp()[1],
+                )
+            )
         self.converted += len(out)
         return out
 
@@ -196,14 +215,18 @@ def h() -> Iterator[Harness]:
 
 
 def test_runs_are_produced_in_order_acknowledged_and_committed(h: Harness) -> None:
-    batch = [Message("t", 0, o) for o in range(10, 13)] + [Message("t", 1, o) for o in range(5)] + \
-        [Message("t", 0, 13, headers=[("h", b"x"), ("h", None)])]
+    batch = (
+        [Message("t", 0, o) for o in range(10, 13)]
+        + [Message("t", 1, o) for o in range(5)]
+        + [Message("t", 0, 13, headers=[("h", b"x"), ("h", None)])]
+    )
     task = CopyTask([batch])
     h.run(task)
     wait_for(lambda: h.committed("t", 0) == 13 and h.committed("t", 1) == 4)
     assert task.polled_records == task.converted == 0  # no SourceRecord was built
-    assert [(m.topic(), m.partition(), m.key, m.value) for m in h.producer.log] == \
-        [("remote.t", m.partition(), m.key(), m.value()) for m in batch]
+    assert [(m.topic(), m.partition(), m.key, m.value) for m in h.producer.log] == [
+        ("remote.t", m.partition(), m.key(), m.value()) for m in batch
+    ]
     assert h.producer.log[-1].headers == [("h", b"x"), ("h", None)]
     assert h.producer.log[0]._ts == 1000
     p0, p1 = task.routes["t", 0], task.routes["t", 1]

@@ -49,8 +49,12 @@ def test_active_records_are_read_minus_committed_per_committed_partition_never_n
 
 
 def samples(registry: CollectorRegistry) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
-    return {(s.name, tuple(sorted(s.labels.items()))): s.value
-            for family in registry.collect() for s in family.samples if not s.name.endswith("_created")}
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in registry.collect()
+        for s in family.samples
+        if not s.name.endswith("_created")
+    }
 
 
 def value(registry: CollectorRegistry, name: str) -> float:
@@ -101,4 +105,3 @@ def test_a_restarted_task_continues_its_counters_and_the_old_instance_closing_la
     assert value(registry, "mm2_sink_partition_count") == 0
     families.remove(("x",), TASK)  # the connector was deleted
     assert not [k for k in samples(registry) if k[0].startswith("mm2_sink_")]
-

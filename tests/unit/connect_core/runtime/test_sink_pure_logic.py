@@ -54,17 +54,38 @@ def test_offsets_rewinds_revocation_and_reset() -> None:
     [
         ({"topics": "a"}, {}),
         ({"topics.regex": "a.*"}, {}),
-        ({}, {"topics": ["Must configure one of topics or topics.regex"],
-              "topics.regex": ["Must configure one of topics or topics.regex"]}),
-        ({"topics": "a", "topics.regex": "b"},
-         {"topics": ["topics and topics.regex are mutually exclusive options, but both are set."],
-          "topics.regex": ["topics and topics.regex are mutually exclusive options, but both are set."]}),
-        ({"topics": "a, dlq", "errors.deadletterqueue.topic.name": "dlq"},
-         {"topics": ["The DLQ topic 'dlq' may not be included in the list of topics ('topics=[a, dlq]') consumed "
-                     "by the connector"]}),
-        ({"topics.regex": "d.*", "errors.deadletterqueue.topic.name": "dlq"},
-         {"topics.regex": ["The DLQ topic 'dlq' may not be matched by the regex for the topics "
-                           "('topics.regex=d.*') consumed by the connector"]}),
+        (
+            {},
+            {
+                "topics": ["Must configure one of topics or topics.regex"],
+                "topics.regex": ["Must configure one of topics or topics.regex"],
+            },
+        ),
+        (
+            {"topics": "a", "topics.regex": "b"},
+            {
+                "topics": ["topics and topics.regex are mutually exclusive options, but both are set."],
+                "topics.regex": ["topics and topics.regex are mutually exclusive options, but both are set."],
+            },
+        ),
+        (
+            {"topics": "a, dlq", "errors.deadletterqueue.topic.name": "dlq"},
+            {
+                "topics": [
+                    "The DLQ topic 'dlq' may not be included in the list of topics ('topics=[a, dlq]') consumed "
+                    "by the connector"
+                ]
+            },
+        ),
+        (
+            {"topics.regex": "d.*", "errors.deadletterqueue.topic.name": "dlq"},
+            {
+                "topics.regex": [
+                    "The DLQ topic 'dlq' may not be matched by the regex for the topics "
+                    "('topics.regex=d.*') consumed by the connector"
+                ]
+            },
+        ),
     ],
 )
 def test_sink_topic_rules_use_javas_words(props: dict[str, str], errors: dict[str, list[str]]) -> None:
@@ -72,9 +93,15 @@ def test_sink_topic_rules_use_javas_words(props: dict[str, str], errors: dict[st
 
 
 def test_sink_connector_config_parses_dlq_settings_and_rejects_bad_ones() -> None:
-    conf = SinkConnectorConfig({"name": "s", "connector.class": "FileStreamSink", "topics": "a,b,a",
-                                "errors.deadletterqueue.topic.name": " dlq ",
-                                "errors.deadletterqueue.topic.replication.factor": "1"})
+    conf = SinkConnectorConfig(
+        {
+            "name": "s",
+            "connector.class": "FileStreamSink",
+            "topics": "a,b,a",
+            "errors.deadletterqueue.topic.name": " dlq ",
+            "errors.deadletterqueue.topic.replication.factor": "1",
+        }
+    )
     assert conf.topics == ["a", "b"] and conf.topics_regex is None
     assert (conf.dlq_topic, conf.dlq_replication_factor, conf.dlq_context_headers) == ("dlq", 1, False)
     with pytest.raises(ConfigError, match=r"Must configure one of topics or topics\.regex"):
@@ -83,17 +110,24 @@ def test_sink_connector_config_parses_dlq_settings_and_rejects_bad_ones() -> Non
 
 def test_consumer_props_group_client_id_and_overrides() -> None:
     worker = {"bootstrap.servers": "b:9092", "consumer.max.poll.records": "10", "producer.acks": "1"}
-    props = consumer_props(worker, {"consumer.override.auto.offset.reset": "latest"},
-                           ConnectorClientConfigOverridePolicy("All"), "conn", "connector-consumer-conn-0")
+    props = consumer_props(
+        worker,
+        {"consumer.override.auto.offset.reset": "latest"},
+        ConnectorClientConfigOverridePolicy("All"),
+        "conn",
+        "connector-consumer-conn-0",
+    )
     assert props["group.id"] == "connect-conn" and props["client.id"] == "connector-consumer-conn-0"
     assert props["enable.auto.commit"] == "false" and props["auto.offset.reset"] == "latest"
     assert props["max.poll.records"] == "10" and "acks" not in props
-    custom = consumer_props(worker, {"consumer.override.group.id": "mine"}, ConnectorClientConfigOverridePolicy("All"),
-                            "conn", "c")
+    custom = consumer_props(
+        worker, {"consumer.override.group.id": "mine"}, ConnectorClientConfigOverridePolicy("All"), "conn", "c"
+    )
     assert custom["group.id"] == "mine"
     with pytest.raises(ConfigError):
-        consumer_props(worker, {"consumer.override.group.id": "x"}, ConnectorClientConfigOverridePolicy("None"),
-                       "conn", "c")
+        consumer_props(
+            worker, {"consumer.override.group.id": "x"}, ConnectorClientConfigOverridePolicy("None"), "conn", "c"
+        )
 
 
 def test_dlq_context_headers_are_javas() -> None:
@@ -103,8 +137,12 @@ def test_dlq_context_headers_are_javas() -> None:
         error = e
     headers = dict(context_headers(ConnectorTaskId("conn", 3), "t", 2, 41, "VALUE_CONVERTER", JsonConverter, error))
     assert list(headers)[:7] == [
-        "__connect.errors.topic", "__connect.errors.partition", "__connect.errors.offset",
-        "__connect.errors.connector.name", "__connect.errors.task.id", "__connect.errors.stage",
+        "__connect.errors.topic",
+        "__connect.errors.partition",
+        "__connect.errors.offset",
+        "__connect.errors.connector.name",
+        "__connect.errors.task.id",
+        "__connect.errors.stage",
         "__connect.errors.class.name",
     ]
     assert headers["__connect.errors.partition"] == b"2" and headers["__connect.errors.offset"] == b"41"
@@ -143,8 +181,10 @@ def test_validation_of_a_sink_config_reports_javas_errors_and_the_plugin_lists_a
     assert ok.error_count == 0 and ok.name == "FileStreamSink"
     bad = validate_connector_config({"name": "s", "connector.class": "FileStreamSinkConnector"}, policy)
     errors = {v.name: v.errors for _, v in bad.configs if v.errors}
-    assert errors == {"topics": ["Must configure one of topics or topics.regex"],
-                      "topics.regex": ["Must configure one of topics or topics.regex"]}
+    assert errors == {
+        "topics": ["Must configure one of topics or topics.regex"],
+        "topics.regex": ["Must configure one of topics or topics.regex"],
+    }
     listed = {(p.class_name, p.type) for p in plugin_infos()}
     assert ("org.apache.kafka.connect.file.FileStreamSinkConnector", "sink") in listed
 

@@ -14,28 +14,34 @@ def test_fencing_is_never_recovered_from(code: int) -> None:
     assert classify_code(code) is ProducerErrorKind.FENCED
 
 
-@pytest.mark.parametrize("code", [
-    KafkaError.OUT_OF_ORDER_SEQUENCE_NUMBER,  # a broker restarted without its producer state
-    KafkaError.UNKNOWN_PRODUCER_ID,
-    KafkaError._PURGE_QUEUE,  # what the delivery reports say once the producer failed fatally
-    KafkaError.INVALID_TXN_STATE,
-    KafkaError._FATAL,
-    None,  # no code at all (an unexpected exception of the producer)
-])
+@pytest.mark.parametrize(
+    "code",
+    [
+        KafkaError.OUT_OF_ORDER_SEQUENCE_NUMBER,  # a broker restarted without its producer state
+        KafkaError.UNKNOWN_PRODUCER_ID,
+        KafkaError._PURGE_QUEUE,  # what the delivery reports say once the producer failed fatally
+        KafkaError.INVALID_TXN_STATE,
+        KafkaError._FATAL,
+        None,  # no code at all (an unexpected exception of the producer)
+    ],
+)
 def test_what_a_fresh_producer_would_not_meet_again_is_recoverable(code: int | None) -> None:
     assert classify_code(code) is ProducerErrorKind.RECOVERABLE
 
 
-@pytest.mark.parametrize("code", [
-    KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
-    KafkaError.TOPIC_AUTHORIZATION_FAILED,
-    KafkaError.MSG_SIZE_TOO_LARGE,
-    KafkaError.UNSUPPORTED_VERSION,
-    # time-outs are what a thawed zombie meets too: restarting it would fence the live instance
-    KafkaError._MSG_TIMED_OUT,
-    KafkaError._TIMED_OUT,
-    KafkaError.REQUEST_TIMED_OUT,
-])
+@pytest.mark.parametrize(
+    "code",
+    [
+        KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+        KafkaError.TOPIC_AUTHORIZATION_FAILED,
+        KafkaError.MSG_SIZE_TOO_LARGE,
+        KafkaError.UNSUPPORTED_VERSION,
+        # time-outs are what a thawed zombie meets too: restarting it would fence the live instance
+        KafkaError._MSG_TIMED_OUT,
+        KafkaError._TIMED_OUT,
+        KafkaError.REQUEST_TIMED_OUT,
+    ],
+)
 def test_what_a_fresh_producer_would_meet_again_fails_the_task(code: int) -> None:
     assert classify_code(code) is ProducerErrorKind.PERMANENT
 

@@ -32,7 +32,8 @@ def test_a_read_uncommitted_setting_is_overridden_with_a_warning(caplog: pytest.
     from connect_core.kafka.admin import NewTopicSpec
 
     with caplog.at_level(logging.WARNING):
-        store = KafkaOffsetBackingStore(NewTopicSpec("connect-offsets"), {**WORKER, "isolation.level":
-                                        "read_uncommitted"}, exactly_once=True)
+        store = KafkaOffsetBackingStore(
+            NewTopicSpec("connect-offsets"), {**WORKER, "isolation.level": "read_uncommitted"}, exactly_once=True
+        )
     assert store._log._consumer_conf["isolation.level"] == "read_committed"
     assert "Overriding isolation.level=read_uncommitted" in caplog.text

@@ -22,7 +22,8 @@ STORES = [
 
 @pytest.mark.parametrize(("store", "prefix"), STORES)
 def test_every_store_takes_one_timeout_and_names_its_topic_from_the_worker_config(
-    store: type[KafkaTopicStore], prefix: str,
+    store: type[KafkaTopicStore],
+    prefix: str,
 ) -> None:
     assert issubclass(store, KafkaTopicStore) and store.storage == prefix
     params = inspect.signature(store).parameters

@@ -24,13 +24,19 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
 def test_flat_json(tmp_path: Path) -> None:
     p = write(tmp_path, "c.json", json.dumps({"name": "a", "connector.class": "X", "tasks.max": 2}))
     req = parse_connector_file(p)
-    assert (req.name, req.config, req.initial_state) == ("a", {"name": "a", "connector.class": "X", "tasks.max": "2"},
-                                                         None)
+    assert (req.name, req.config, req.initial_state) == (
+        "a",
+        {"name": "a", "connector.class": "X", "tasks.max": "2"},
+        None,
+    )
 
 
 def test_create_request_json(tmp_path: Path) -> None:
-    p = write(tmp_path, "c.json", json.dumps({"name": "a", "config": {"connector.class": "X"},
-                                              "initial_state": "PAUSED", "ignored": 1}))
+    p = write(
+        tmp_path,
+        "c.json",
+        json.dumps({"name": "a", "config": {"connector.class": "X"}, "initial_state": "PAUSED", "ignored": 1}),
+    )
     req = parse_connector_file(p)
     assert req.config == {"connector.class": "X", "name": "a"} and req.initial_state is TargetState.PAUSED
 
@@ -110,8 +116,7 @@ def test_port_taken_is_startup_error() -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         s.listen()
-        worker = StandaloneWorker({"listeners": f"http://127.0.0.1:{s.getsockname()[1]}"},
-                                  lambda *a: StartStopFake())
+        worker = StandaloneWorker({"listeners": f"http://127.0.0.1:{s.getsockname()[1]}"}, lambda *a: StartStopFake())
         with pytest.raises(StartupError, match="Unable to bind REST listener"):
             worker.start()
 

@@ -49,16 +49,22 @@ def reloader(path: Path, target: Target, reached: list[list[str]], unreachable: 
     return Reloader(path, None, target, check_file, reachable)
 
 
-@pytest.mark.parametrize(("broken", "needle"), [
-    ("A->D.enabled = true\n", "unknown cluster alias 'D'"),
-    ("A->B.tasks.max = many\n", "tasks.max"),
-    ("B.bootstrap.servers =\n", "cluster 'B' has no bootstrap servers"),
-    ("clusters =\n", "clusters"),
-    ("config.providers = env\nconfig.providers.env.class = no.such.Provider\nA->B.topics = ${env:X}\n",
-     "config.providers"),
-])
+@pytest.mark.parametrize(
+    ("broken", "needle"),
+    [
+        ("A->D.enabled = true\n", "unknown cluster alias 'D'"),
+        ("A->B.tasks.max = many\n", "tasks.max"),
+        ("B.bootstrap.servers =\n", "cluster 'B' has no bootstrap servers"),
+        ("clusters =\n", "clusters"),
+        (
+            "config.providers = env\nconfig.providers.env.class = no.such.Provider\nA->B.topics = ${env:X}\n",
+            "config.providers",
+        ),
+    ],
+)
 def test_a_file_with_a_mistake_is_refused_in_one_line_and_changes_nothing(
-        tmp_path: Path, caplog: pytest.LogCaptureFixture, broken: str, needle: str) -> None:
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, broken: str, needle: str
+) -> None:
     path = write(tmp_path / "mm2.properties", BASE)
     target = Target(make_config(BASE, source=path))
     path.write_text(path.read_text() + broken)
@@ -79,8 +85,9 @@ def test_a_missing_file_is_refused(tmp_path: Path, caplog: pytest.LogCaptureFixt
     assert target.plans == [] and "refused" in caplog.text
 
 
-def test_an_added_flow_whose_cluster_does_not_answer_is_refused(tmp_path: Path,
-                                                                 caplog: pytest.LogCaptureFixture) -> None:
+def test_an_added_flow_whose_cluster_does_not_answer_is_refused(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     path = write(tmp_path / "mm2.properties", BASE)
     target = Target(make_config(BASE, source=path))
     write(path, {**BASE, "C->A.enabled": "true"})

@@ -28,4 +28,3 @@ def test_wait_times_out_false_then_a_signal_handler_wakes_it_true() -> None:
         stop.set()  # again: still fine
     finally:
         stop.close()
-

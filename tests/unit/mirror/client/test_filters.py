@@ -182,9 +182,14 @@ def test_config_property_matching() -> None:
 
 def test_default_config_property_excludes() -> None:
     f = DefaultConfigPropertyFilter()
-    for prop in ("follower.replication.throttled.replicas", "leader.replication.throttled.replicas",
-                 "message.timestamp.difference.max.ms", "message.timestamp.type",
-                 "unclean.leader.election.enable", "min.insync.replicas"):
+    for prop in (
+        "follower.replication.throttled.replicas",
+        "leader.replication.throttled.replicas",
+        "message.timestamp.difference.max.ms",
+        "message.timestamp.type",
+        "unclean.leader.election.enable",
+        "min.insync.replicas",
+    ):
         assert not f.should_replicate_config_property(prop), prop
     assert f.should_replicate_config_property("retention.ms")
     assert f.should_replicate_config_property("cleanup.policy")
@@ -226,15 +231,20 @@ def test_filters_from_config_defaults() -> None:
 
 
 def test_filters_from_config_java_names() -> None:
-    f = topic_filter_from_config({"topic.filter.class": "org.apache.kafka.connect.mirror.DefaultTopicFilter",
-                                  "topics": "x"})
+    f = topic_filter_from_config(
+        {"topic.filter.class": "org.apache.kafka.connect.mirror.DefaultTopicFilter", "topics": "x"}
+    )
     assert f.should_replicate_topic("x") and not f.should_replicate_topic("y")
-    g = group_filter_from_config({"group.filter.class": "org.apache.kafka.connect.mirror.DefaultGroupFilter",
-                                  "groups.blacklist": "g"})
+    g = group_filter_from_config(
+        {"group.filter.class": "org.apache.kafka.connect.mirror.DefaultGroupFilter", "groups.blacklist": "g"}
+    )
     assert not g.should_replicate_group("g")
     c = config_property_filter_from_config(
-        {"config.property.filter.class": "org.apache.kafka.connect.mirror.DefaultConfigPropertyFilter",
-         "config.properties.exclude": "p"})
+        {
+            "config.property.filter.class": "org.apache.kafka.connect.mirror.DefaultConfigPropertyFilter",
+            "config.properties.exclude": "p",
+        }
+    )
     assert not c.should_replicate_config_property("p")
 
 
@@ -286,8 +296,9 @@ def test_replicates_heartbeats_despite_filter() -> None:
 def test_heartbeats_replication_disabled() -> None:
     p = DefaultReplicationPolicy()
     assert not should_replicate_topic("heartbeats", Nothing(), p, "target", heartbeats_replication_enabled=False)
-    assert not should_replicate_topic("us-west.heartbeats", DefaultTopicFilter({"topics": "x"}), p, "target",
-                                      heartbeats_replication_enabled=False)
+    assert not should_replicate_topic(
+        "us-west.heartbeats", DefaultTopicFilter({"topics": "x"}), p, "target", heartbeats_replication_enabled=False
+    )
     # ... unless the filter itself allows them
     assert should_replicate_topic("heartbeats", Everything(), p, "target", heartbeats_replication_enabled=False)
 

@@ -150,9 +150,11 @@ def test_encoding_limits() -> None:
 
 def test_java_tostring_formats() -> None:
     assert str(OffsetSync(TopicPartition("topic1", 2), 100, 200)) == (
-        "OffsetSync{topicPartition=topic1-2, upstreamOffset=100, downstreamOffset=200}")
+        "OffsetSync{topicPartition=topic1-2, upstreamOffset=100, downstreamOffset=200}"
+    )
     assert str(Checkpoint("g", TopicPartition("A.t", 0), 1, 2, "m")) == (
-        "Checkpoint{consumerGroupId=g, topicPartition=A.t-0, upstreamOffset=1, downstreamOffset=2, metadata=m}")
+        "Checkpoint{consumerGroupId=g, topicPartition=A.t-0, upstreamOffset=1, downstreamOffset=2, metadata=m}"
+    )
     assert str(Heartbeat("A", "B", 5)) == "Heartbeat{sourceClusterAlias=A, targetClusterAlias=B, timestamp=5}"
 
 

@@ -112,10 +112,12 @@ def test_internal_separator_flag_ignored_without_separator() -> None:
 
 
 def test_flag_parsing_is_java_boolean() -> None:
-    assert not default(replication_policy_separator="_",
-                       replication_policy_internal_topic_separator_enabled="no").internal_topic_separator_enabled
-    assert default(replication_policy_separator="_",
-                   replication_policy_internal_topic_separator_enabled="TRUE").internal_topic_separator_enabled
+    assert not default(
+        replication_policy_separator="_", replication_policy_internal_topic_separator_enabled="no"
+    ).internal_topic_separator_enabled
+    assert default(
+        replication_policy_separator="_", replication_policy_internal_topic_separator_enabled="TRUE"
+    ).internal_topic_separator_enabled
 
 
 def test_empty_separator_is_a_config_error() -> None:
@@ -226,8 +228,13 @@ def test_identity_honours_separator() -> None:
 
 def test_no_cycles_with_default_policy() -> None:
     p = DefaultReplicationPolicy()
-    for t in ("target.topic1", "target.source.topic1", "source.target.topic1",
-              "target.source.target.topic1", "source.target.source.topic1"):
+    for t in (
+        "target.topic1",
+        "target.source.topic1",
+        "source.target.topic1",
+        "target.source.target.topic1",
+        "source.target.source.topic1",
+    ):
         assert is_cycle(p, t, "target"), t
     assert not is_cycle(p, "topic1", "target")
     assert not is_cycle(p, "source.topic1", "target")
@@ -296,8 +303,12 @@ def test_policy_class_names(name: Any, cls: type[ReplicationPolicy]) -> None:
 
 
 def test_policy_from_config_configures_with_all_props() -> None:
-    props = {"replication.policy.class": f"{__name__}.CustomPolicy", "replication.policy.separator": "-",
-             "source.cluster.alias": "A", "other": "x"}
+    props = {
+        "replication.policy.class": f"{__name__}.CustomPolicy",
+        "replication.policy.separator": "-",
+        "source.cluster.alias": "A",
+        "other": "x",
+    }
     p = policy_from_config(props)
     assert isinstance(p, CustomPolicy)
     assert p.configured_with == props
@@ -305,15 +316,25 @@ def test_policy_from_config_configures_with_all_props() -> None:
 
 
 def test_identity_from_config_reads_source_alias() -> None:
-    p = policy_from_config({"replication.policy.class": "org.apache.kafka.connect.mirror.IdentityReplicationPolicy",
-                            "source.cluster.alias": "primary"})
+    p = policy_from_config(
+        {
+            "replication.policy.class": "org.apache.kafka.connect.mirror.IdentityReplicationPolicy",
+            "source.cluster.alias": "primary",
+        }
+    )
     assert p.topic_source("orders") == "primary"
 
 
 @pytest.mark.parametrize(
     "name",
-    ["org.apache.kafka.connect.mirror.NoSuchPolicy", "no_such_module.Policy", "mirror.client.policy.NoSuch",
-     "mirror.client.filters.DefaultTopicFilter", "NoDots", "  "],
+    [
+        "org.apache.kafka.connect.mirror.NoSuchPolicy",
+        "no_such_module.Policy",
+        "mirror.client.policy.NoSuch",
+        "mirror.client.filters.DefaultTopicFilter",
+        "NoDots",
+        "  ",
+    ],
 )
 def test_bad_policy_class_is_config_error(name: str) -> None:
     with pytest.raises(MirrorConfigError) as e:

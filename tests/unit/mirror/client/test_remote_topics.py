@@ -41,8 +41,13 @@ def test_is_heartbeat_topic() -> None:
 
 def test_is_checkpoint_topic() -> None:
     assert is_checkpoint_topic(DEFAULT, "source1.checkpoints.internal")
-    for t in ("checkpoints.internal", "checkpoints-internal", "checkpoints.internal!", "!checkpoints.internal",
-              "source1checkpointsinternal"):
+    for t in (
+        "checkpoints.internal",
+        "checkpoints-internal",
+        "checkpoints.internal!",
+        "!checkpoints.internal",
+        "source1checkpointsinternal",
+    ):
         assert not is_checkpoint_topic(DEFAULT, t), t
 
 
@@ -66,23 +71,47 @@ def test_count_hops_is_loop_safe_with_identity_policy() -> None:
 
 
 def test_heartbeat_topics() -> None:
-    topics = ["topic1", "topic2", "heartbeats", "source1.heartbeats", "source2.source1.heartbeats",
-              "source3.heartbeats"]
-    assert heartbeat_topics(topics, DEFAULT) == {"heartbeats", "source1.heartbeats",
-                                                 "source2.source1.heartbeats", "source3.heartbeats"}
+    topics = [
+        "topic1",
+        "topic2",
+        "heartbeats",
+        "source1.heartbeats",
+        "source2.source1.heartbeats",
+        "source3.heartbeats",
+    ]
+    assert heartbeat_topics(topics, DEFAULT) == {
+        "heartbeats",
+        "source1.heartbeats",
+        "source2.source1.heartbeats",
+        "source3.heartbeats",
+    }
 
 
 def test_checkpoint_topics() -> None:
-    topics = ["topic1", "topic2", "checkpoints.internal", "source1.checkpoints.internal",
-              "source2.source1.checkpoints.internal", "source3.checkpoints.internal"]
-    assert checkpoint_topics(topics, DEFAULT) == {"source1.checkpoints.internal",
-                                                  "source2.source1.checkpoints.internal",
-                                                  "source3.checkpoints.internal"}
+    topics = [
+        "topic1",
+        "topic2",
+        "checkpoints.internal",
+        "source1.checkpoints.internal",
+        "source2.source1.checkpoints.internal",
+        "source3.checkpoints.internal",
+    ]
+    assert checkpoint_topics(topics, DEFAULT) == {
+        "source1.checkpoints.internal",
+        "source2.source1.checkpoints.internal",
+        "source3.checkpoints.internal",
+    }
 
 
 def test_replication_hops() -> None:
-    topics = ["topic1", "topic2", "heartbeats", "source1.heartbeats", "source1.source2.heartbeats",
-              "source3.heartbeats"]
+    topics = [
+        "topic1",
+        "topic2",
+        "heartbeats",
+        "source1.heartbeats",
+        "source1.source2.heartbeats",
+        "source3.heartbeats",
+    ]
     assert replication_hops(topics, DEFAULT, "source1") == 1
     assert replication_hops(topics, DEFAULT, "source2") == 2
     assert replication_hops(topics, DEFAULT, "source3") == 1
@@ -94,15 +123,27 @@ def test_replication_hops() -> None:
 
 
 def test_upstream_clusters() -> None:
-    topics = ["topic1", "topic2", "heartbeats", "source1.heartbeats", "source1.source2.heartbeats",
-              "source3.source4.source5.heartbeats"]
+    topics = [
+        "topic1",
+        "topic2",
+        "heartbeats",
+        "source1.heartbeats",
+        "source1.source2.heartbeats",
+        "source3.source4.source5.heartbeats",
+    ]
     sources = upstream_clusters(topics, DEFAULT)
     assert sources == {"source1", "source2", "source3", "source4", "source5"}
 
 
 def test_identity_replication_upstream_clusters() -> None:
-    topics = ["topic1", "topic2", "heartbeats", "source1.heartbeats", "source1.source2.heartbeats",
-              "source3.source4.source5.heartbeats"]
+    topics = [
+        "topic1",
+        "topic2",
+        "heartbeats",
+        "source1.heartbeats",
+        "source1.source2.heartbeats",
+        "source3.source4.source5.heartbeats",
+    ]
     sources = upstream_clusters(topics, identity("source"))
     assert sources == {"source1", "source2", "source3", "source4", "source5"}
 
@@ -113,10 +154,19 @@ def test_all_sources_stops_on_repeated_alias() -> None:
 
 
 def test_remote_topics() -> None:
-    topics = ["topic1", "topic2", "topic3", "source1.topic4", "source1.source2.topic5",
-              "source3.source4.source5.topic6"]
-    assert remote_topics(topics, DEFAULT) == {"source1.topic4", "source1.source2.topic5",
-                                              "source3.source4.source5.topic6"}
+    topics = [
+        "topic1",
+        "topic2",
+        "topic3",
+        "source1.topic4",
+        "source1.source2.topic5",
+        "source3.source4.source5.topic6",
+    ]
+    assert remote_topics(topics, DEFAULT) == {
+        "source1.topic4",
+        "source1.source2.topic5",
+        "source3.source4.source5.topic6",
+    }
     assert remote_topics(topics, DEFAULT, "source1") == {"source1.topic4", "source1.source2.topic5"}
     assert remote_topics(topics, DEFAULT, "source2") == set()
 
@@ -135,10 +185,19 @@ def test_identity_replication_remote_topics() -> None:
 def test_remote_topics_separator() -> None:
     p = DefaultReplicationPolicy()
     p.configure({"replication.policy.separator": "__"})
-    topics = ["topic1", "topic2", "topic3", "source1__topic4", "source1__source2__topic5",
-              "source3__source4__source5__topic6"]
-    assert remote_topics(topics, p) == {"source1__topic4", "source1__source2__topic5",
-                                        "source3__source4__source5__topic6"}
+    topics = [
+        "topic1",
+        "topic2",
+        "topic3",
+        "source1__topic4",
+        "source1__source2__topic5",
+        "source3__source4__source5__topic6",
+    ]
+    assert remote_topics(topics, p) == {
+        "source1__topic4",
+        "source1__source2__topic5",
+        "source3__source4__source5__topic6",
+    }
 
 
 def test_remote_consumer_offsets_last_wins() -> None:
@@ -149,8 +208,10 @@ def test_remote_consumer_offsets_last_wins() -> None:
         Checkpoint("g", TopicPartition("A.t", 1), 3, 3, ""),
         Checkpoint("g", tp, 8, 4, "m2"),  # an upstream rewind: still the latest
     ]
-    assert remote_consumer_offsets(cps, "g") == {tp: OffsetAndMetadata(4, "m2"),
-                                                 TopicPartition("A.t", 1): OffsetAndMetadata(3, "")}
+    assert remote_consumer_offsets(cps, "g") == {
+        tp: OffsetAndMetadata(4, "m2"),
+        TopicPartition("A.t", 1): OffsetAndMetadata(3, ""),
+    }
     assert remote_consumer_offsets(cps, "nobody") == {}
 
 

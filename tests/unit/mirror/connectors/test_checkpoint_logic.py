@@ -26,8 +26,9 @@ def cp_record(group: str, topic: str, partition: int, up: int, down: int) -> tup
     return c.record_key(), c.record_value()
 
 
-def sync_store(initial: Callable[[OffsetSyncStore], None] | None = None, must_read_to_end: bool = True
-               ) -> OffsetSyncStore:
+def sync_store(
+    initial: Callable[[OffsetSyncStore], None] | None = None, must_read_to_end: bool = True
+) -> OffsetSyncStore:
     store = OffsetSyncStore()
     store.start(must_read_to_end)
     if initial is not None:
@@ -36,10 +37,16 @@ def sync_store(initial: Callable[[OffsetSyncStore], None] | None = None, must_re
     return store
 
 
-def emitter(store: OffsetSyncStore, checkpoints: CheckpointStore | None = None,
-            source: str = "source1", target: str = "target2") -> CheckpointEmitter:
-    return CheckpointEmitter(source, target, DefaultReplicationPolicy(), store,
-                             checkpoints if checkpoints is not None else CheckpointStore.of({}))
+def emitter(
+    store: OffsetSyncStore, checkpoints: CheckpointStore | None = None, source: str = "source1", target: str = "target2"
+) -> CheckpointEmitter:
+    return CheckpointEmitter(
+        source,
+        target,
+        DefaultReplicationPolicy(),
+        store,
+        checkpoints if checkpoints is not None else CheckpointStore.of({}),
+    )
 
 
 def sync(store: OffsetSyncStore, tp: TopicPartition, up: int, down: int) -> None:
@@ -52,12 +59,14 @@ def sync(store: OffsetSyncStore, tp: TopicPartition, up: int, down: int) -> None
 def test_read_checkpoints_topic() -> None:
     store = CheckpointStore({"group1"})
     assert not store.is_initialized
-    ok = store.load([
-        cp_record("group1", "t1", 0, 0, 0),
-        cp_record("group2", "t1", 0, 0, 0),  # not this task's group
-        (b"", b""),  # malformed
-        cp_record("group1", "t1", 0, 1, 1),
-    ])
+    ok = store.load(
+        [
+            cp_record("group1", "t1", 0, 0, 0),
+            cp_record("group2", "t1", 0, 0, 0),  # not this task's group
+            (b"", b""),  # malformed
+            cp_record("group1", "t1", 0, 1, 1),
+        ]
+    )
     assert ok and store.load_success and store.is_initialized
     assert store.ignored_records == 1
     assert store.checkpoints_per_consumer_group == {
@@ -104,22 +113,25 @@ def test_store_without_group_restriction_keeps_all() -> None:
 
 def test_downstream_topic_renaming() -> None:
     p = DefaultReplicationPolicy()
-    assert rename_topic_partition(TopicPartition("topic3", 4), p, "source1", "target2") == \
-        TopicPartition("source1.topic3", 4)
-    assert rename_topic_partition(TopicPartition("target2.topic3", 5), p, "source1", "target2") == \
-        TopicPartition("topic3", 5)
-    assert rename_topic_partition(TopicPartition("source6.topic7", 8), p, "source1", "target2") == \
-        TopicPartition("source1.source6.topic7", 8)
+    assert rename_topic_partition(TopicPartition("topic3", 4), p, "source1", "target2") == TopicPartition(
+        "source1.topic3", 4
+    )
+    assert rename_topic_partition(TopicPartition("target2.topic3", 5), p, "source1", "target2") == TopicPartition(
+        "topic3", 5
+    )
+    assert rename_topic_partition(TopicPartition("source6.topic7", 8), p, "source1", "target2") == TopicPartition(
+        "source1.source6.topic7", 8
+    )
     # multi-hop topic that started on the target: back to its original name
-    assert rename_topic_partition(TopicPartition("target2.x.topic", 0), p, "source1", "target2") == \
-        TopicPartition("topic", 0)
+    assert rename_topic_partition(TopicPartition("target2.x.topic", 0), p, "source1", "target2") == TopicPartition(
+        "topic", 0
+    )
 
 
 def test_renaming_with_identity_policy() -> None:
     p = IdentityReplicationPolicy()
     p.configure({"source.cluster.alias": "source1"})
-    assert rename_topic_partition(TopicPartition("topic3", 4), p, "source1", "target2") == \
-        TopicPartition("topic3", 4)
+    assert rename_topic_partition(TopicPartition("topic3", 4), p, "source1", "target2") == TopicPartition("topic3", 4)
 
 
 # -- checkpoints -------------------------------------------------------------------------------
@@ -183,11 +195,22 @@ def test_untranslatable_and_filtered_offsets_are_dropped() -> None:
     store = sync_store()
     sync(store, TopicPartition("keep", 0), 100, 100)
     sync(store, TopicPartition("skip", 0), 100, 100)
-    e = CheckpointEmitter("source1", "target2", DefaultReplicationPolicy(), store, CheckpointStore.of({}),
-                          DefaultTopicFilter({"topics": "keep"}))
-    out = e.checkpoints_for_group({TopicPartition("keep", 0): OAM(5),  # older than every sync: -1
-                                   TopicPartition("skip", 0): OAM(150),
-                                   TopicPartition("keep", 1): None}, "g")
+    e = CheckpointEmitter(
+        "source1",
+        "target2",
+        DefaultReplicationPolicy(),
+        store,
+        CheckpointStore.of({}),
+        DefaultTopicFilter({"topics": "keep"}),
+    )
+    out = e.checkpoints_for_group(
+        {
+            TopicPartition("keep", 0): OAM(5),  # older than every sync: -1
+            TopicPartition("skip", 0): OAM(150),
+            TopicPartition("keep", 1): None,
+        },
+        "g",
+    )
     assert out == {}
     out = e.checkpoints_for_group({TopicPartition("keep", 0): OAM(150)}, "g")
     assert out == {TopicPartition("source1.keep", 0): Checkpoint("g", TopicPartition("source1.keep", 0), 150, 101)}
@@ -286,10 +309,12 @@ def test_emitter_does_not_update_store() -> None:
 def test_sync_offset() -> None:
     t1p0, t2p0 = TopicPartition("topic1", 0), TopicPartition("topic2", 0)
     idle = {"consumer1": {t1p0: OAM(100)}, "consumer2": {t2p0: OAM(50)}}
-    cps = CheckpointStore.of({
-        "consumer1": {t1p0: Checkpoint("consumer1", t1p0, 200, 101, "metadata")},
-        "consumer2": {t2p0: Checkpoint("consumer2", t2p0, 100, 51, "metadata")},
-    })
+    cps = CheckpointStore.of(
+        {
+            "consumer1": {t1p0: Checkpoint("consumer1", t1p0, 200, 101, "metadata")},
+            "consumer2": {t2p0: Checkpoint("consumer2", t2p0, 100, 51, "metadata")},
+        }
+    )
     plan = plan_group_offset_sync(cps.compute_converted_upstream_offset(), idle)
     assert plan["consumer1"][t1p0] == OAM(101, "metadata")
     assert plan["consumer2"][t2p0] == OAM(51, "metadata")

@@ -77,9 +77,13 @@ def test_source_defaults() -> None:
         assert defaults[key] == value, key
     assert SOURCE_CONNECTOR_CONFIG_DEF.keys["source.cluster.alias"].required
     assert SOURCE_CONNECTOR_CONFIG_DEF.keys["config.properties.exclude"].default == [
-        r"follower\.replication\.throttled\.replicas", r"leader\.replication\.throttled\.replicas",
-        r"message\.timestamp\.difference\.max\.ms", r"message\.timestamp\.type",
-        r"unclean\.leader\.election\.enable", r"min\.insync\.replicas"]
+        r"follower\.replication\.throttled\.replicas",
+        r"leader\.replication\.throttled\.replicas",
+        r"message\.timestamp\.difference\.max\.ms",
+        r"message\.timestamp\.type",
+        r"unclean\.leader\.election\.enable",
+        r"min\.insync\.replicas",
+    ]
 
 
 def test_checkpoint_and_heartbeat_defaults() -> None:
@@ -100,6 +104,7 @@ def test_checkpoint_and_heartbeat_defaults() -> None:
 
 
 # -- parsing errors name their keys ------------------------------------------------------------------
+
 
 def test_missing_alias_and_bad_values_all_reported() -> None:
     props = {k: v for k, v in BASE.items() if k != "source.cluster.alias"}
@@ -126,9 +131,18 @@ def test_use_defaults_from_validated() -> None:
 
 def test_unknown_keys_warned_but_client_keys_are_not(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING, logger="mirror.connectors.config"):
-        MirrorSourceConfig({**BASE, "no.such.key": "1", "source.cluster.bootstrap.servers": "x:1",
-                            "consumer.fetch.min.bytes": "1", "groups": "g.*", "emit.heartbeats.enabled": "true",
-                            "transforms": "", "exactly.once.support": "requested"})
+        MirrorSourceConfig(
+            {
+                **BASE,
+                "no.such.key": "1",
+                "source.cluster.bootstrap.servers": "x:1",
+                "consumer.fetch.min.bytes": "1",
+                "groups": "g.*",
+                "emit.heartbeats.enabled": "true",
+                "transforms": "",
+                "exactly.once.support": "requested",
+            }
+        )
     warned = [r.getMessage() for r in caplog.records]
     assert any("no.such.key" in m for m in warned)
     assert not any("bootstrap" in m or "fetch.min" in m or "groups" in m or "heartbeats" in m for m in warned)
@@ -143,24 +157,31 @@ def test_intervals_disabled_negative_and_zero_rejected() -> None:
     assert "sync.topic.acls.interval.seconds" in issues_of(err)
     hb = MirrorHeartbeatConfig({**BASE, "emit.heartbeats.enabled": "false"})
     assert hb.emit_heartbeats_interval_s() == -1
-    cp = MirrorCheckpointConfig({**BASE, "sync.group.offsets.enabled": "true",
-                                 "sync.group.offsets.interval.seconds": "2"})
+    cp = MirrorCheckpointConfig(
+        {**BASE, "sync.group.offsets.enabled": "true", "sync.group.offsets.interval.seconds": "2"}
+    )
     assert cp.sync_group_offsets_interval_s() == 2
     assert cp.emit_checkpoints_interval_s() == 60
 
 
 # -- clients --------------------------------------------------------------------------------------
 
+
 def test_source_consumer_config_layering_and_client_id() -> None:
-    cfg = MirrorSourceTaskConfig({
-        **BASE, "task.index": "3",
-        "source.cluster.bootstrap.servers": "a:9092", "source.cluster.security.protocol": "SSL",
-        "source.cluster.max.poll.records": "7",  # not a connection key: dropped
-        "consumer.fetch.min.bytes": "10", "consumer.isolation.level": "read_uncommitted",
-        "source.consumer.isolation.level": "read_committed",
-        "consumer.poll.timeout.ms": "250",  # an MM2 key, never a client key
-        "target.cluster.bootstrap.servers": "b:9092",
-    })
+    cfg = MirrorSourceTaskConfig(
+        {
+            **BASE,
+            "task.index": "3",
+            "source.cluster.bootstrap.servers": "a:9092",
+            "source.cluster.security.protocol": "SSL",
+            "source.cluster.max.poll.records": "7",  # not a connection key: dropped
+            "consumer.fetch.min.bytes": "10",
+            "consumer.isolation.level": "read_uncommitted",
+            "source.consumer.isolation.level": "read_committed",
+            "consumer.poll.timeout.ms": "250",  # an MM2 key, never a client key
+            "target.cluster.bootstrap.servers": "b:9092",
+        }
+    )
     c = cfg.source_consumer_config("replication-consumer")
     assert c["bootstrap.servers"] == "a:9092"
     assert c["security.protocol"] == "SSL"
@@ -175,13 +196,24 @@ def test_source_consumer_config_layering_and_client_id() -> None:
 
 
 def test_admin_and_producer_configs() -> None:
-    cfg = MirrorSourceConfig({**BASE, "target.cluster.bootstrap.servers": "b:1", "admin.timeout.ms": "5000",
-                              "admin.request.timeout.ms": "100", "target.admin.request.timeout.ms": "200",
-                              "producer.client.id": "me", "source.cluster.bootstrap.servers": "a:1",
-                              "producer.override.acks": "1"})
+    cfg = MirrorSourceConfig(
+        {
+            **BASE,
+            "target.cluster.bootstrap.servers": "b:1",
+            "admin.timeout.ms": "5000",
+            "admin.request.timeout.ms": "100",
+            "target.admin.request.timeout.ms": "200",
+            "producer.client.id": "me",
+            "source.cluster.bootstrap.servers": "a:1",
+            "producer.override.acks": "1",
+        }
+    )
     admin = cfg.target_admin_config("replication-target-admin")
-    assert admin == {"bootstrap.servers": "b:1", "request.timeout.ms": "200",
-                     "client.id": "A->B|MirrorSourceConnector|replication-target-admin"}
+    assert admin == {
+        "bootstrap.servers": "b:1",
+        "request.timeout.ms": "200",
+        "client.id": "A->B|MirrorSourceConnector|replication-target-admin",
+    }
     assert cfg.admin_timeout_s == 5.0
     prod = cfg.offset_syncs_topic_producer_config()
     assert prod["bootstrap.servers"] == "a:1"
@@ -213,9 +245,11 @@ def test_task_configs_round_trip() -> None:
 
 # -- cross-key validation ---------------------------------------------------------------------------
 
+
 def test_checkpoint_cross_validation() -> None:
-    errors = validate_checkpoint_connector_props({**BASE, "emit.checkpoints.enabled": "false",
-                                                  "emit.offset-syncs.enabled": "false"})
+    errors = validate_checkpoint_connector_props(
+        {**BASE, "emit.checkpoints.enabled": "false", "emit.offset-syncs.enabled": "false"}
+    )
     assert set(errors) == {"emit.checkpoints.enabled", "emit.offset-syncs.enabled"}
     assert validate_checkpoint_connector_props({**BASE, "enabled": "false", "emit.checkpoints.enabled": "false"}) == {}
 
@@ -223,15 +257,21 @@ def test_checkpoint_cross_validation() -> None:
 def test_source_cross_validation() -> None:
     errors = validate_source_connector_props({**BASE, "exactly.once.support": "required"})
     assert "read_committed" in errors["exactly.once.support"]
-    assert validate_source_connector_props({**BASE, "exactly.once.support": "required",
-                                            "source.consumer.isolation.level": "read_committed"}) == {}
-    errors = validate_source_connector_props({**BASE, "emit.offset-syncs.enabled": "false",
-                                              "offset-syncs.topic.replication.factor": "1"})
+    assert (
+        validate_source_connector_props(
+            {**BASE, "exactly.once.support": "required", "source.consumer.isolation.level": "read_committed"}
+        )
+        == {}
+    )
+    errors = validate_source_connector_props(
+        {**BASE, "emit.offset-syncs.enabled": "false", "offset-syncs.topic.replication.factor": "1"}
+    )
     assert set(errors) == {"emit.offset-syncs.enabled"}
     assert validate_source_connector_props({**BASE, "emit.offset-syncs.enabled": "false"}) == {}
 
 
 # -- scheduler --------------------------------------------------------------------------------------
+
 
 def test_scheduler_one_shot_errors_and_timeouts_are_logged(caplog: pytest.LogCaptureFixture) -> None:
     s = Scheduler("test", timeout_s=0.3)

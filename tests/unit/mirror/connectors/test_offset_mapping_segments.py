@@ -27,8 +27,10 @@ from tests.unit.mirror.connectors.test_source_task_runs import TP, Run, TopicSin
 def transactions(first_txn: int, count: int, per_txn: int = 4) -> list[OffsetMapping]:
     """Runs of a transactional partition: ``per_txn`` records then a commit marker, target offsets + 7."""
     step = per_txn + 1
-    return [OffsetMapping(TP, step * k - 1 if k else 0, step * k, per_txn * k + 7, per_txn)
-            for k in range(first_txn, first_txn + count)]
+    return [
+        OffsetMapping(TP, step * k - 1 if k else 0, step * k, per_txn * k + 7, per_txn)
+        for k in range(first_txn, first_txn + count)
+    ]
 
 
 def test_a_segment_decodes_to_the_same_runs_and_translates_the_same() -> None:
@@ -50,11 +52,17 @@ def test_a_segment_decodes_to_the_same_runs_and_translates_the_same() -> None:
 GUARD = b"\xff" * 8
 
 
-@pytest.mark.parametrize("value", [b"\x00\x01", b"\x00\x01" + GUARD + b"\x00\x00\x00\x00",  # no runs
-                                   b"\x00\x01" + GUARD + b"\x00\x00\x00\x02" + b"\x00" * 32,  # 2 runs said, 1 there
-                                   b"\x00\x01" + GUARD + b"\x00\x00\x00\x01" + b"\xff" * 32,  # negative offsets
-                                   # a valid run without the guard
-                                   b"\x00\x01" + b"\x00" * 8 + b"\x00\x00\x00\x01" + b"\x00" * 31 + b"\x01"])
+@pytest.mark.parametrize(
+    "value",
+    [
+        b"\x00\x01",
+        b"\x00\x01" + GUARD + b"\x00\x00\x00\x00",  # no runs
+        b"\x00\x01" + GUARD + b"\x00\x00\x00\x02" + b"\x00" * 32,  # 2 runs said, 1 there
+        b"\x00\x01" + GUARD + b"\x00\x00\x00\x01" + b"\xff" * 32,  # negative offsets
+        # a valid run without the guard
+        b"\x00\x01" + b"\x00" * 8 + b"\x00\x00\x00\x01" + b"\x00" * 31 + b"\x01",
+    ],
+)
 def test_malformed_segments_are_rejected(value: bytes) -> None:
     with pytest.raises(RecordFormatError):
         decode_mappings(mapping_key(TP, 0), value)
@@ -110,8 +118,13 @@ def test_segments_hold_at_most_max_runs() -> None:
     with pytest.raises(RecordFormatError):
         encode_segment(transactions(0, MAX_RUNS_PER_RECORD + 1))
     sink = TopicSink({"mm2-offset-mappings.B.internal"})
-    producer = OffsetSyncProducer({}, "s", 100, producer=sink,  # type: ignore[arg-type]
-                                  mappings_topic="mm2-offset-mappings.B.internal")
+    producer = OffsetSyncProducer(
+        {},
+        "s",
+        100,
+        producer=sink,  # type: ignore[arg-type]
+        mappings_topic="mm2-offset-mappings.B.internal",
+    )
     runs = transactions(0, MAX_RUNS_PER_RECORD + 10)
     for m in runs:
         producer.send_mapping(m)
@@ -135,8 +148,18 @@ def test_a_mapping_below_the_log_start_is_tombstoned_by_the_source_task() -> Non
     task, sink = task_with_mappings()
     route = task.route("orders", 0)
     for k in range(30):  # 30 transactions of 4 records, copied in 3 publications
-        task._run_acknowledged(route, Run(route, 4, 5 * k, 5 * k + 3, 4 * k, 4 * k + 3,  # type: ignore[arg-type]
-                                          upstream_offsets=[5 * k + i for i in range(4)]))
+        task._run_acknowledged(
+            route,
+            Run(
+                route,
+                4,
+                5 * k,
+                5 * k + 3,
+                4 * k,
+                4 * k + 3,  # type: ignore[arg-type]
+                upstream_offsets=[5 * k + i for i in range(4)],
+            ),
+        )
         if k % 10 == 9:
             task.commit()
     assert len(sink.mapping_records) == 3 and all(v is not None for v in sink.mapping_records)

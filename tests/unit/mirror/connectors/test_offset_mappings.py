@@ -39,13 +39,20 @@ def test_mapping_record_vector_and_round_trip() -> None:
     assert not m.covers(4) and m.covers(47) and not m.covers(48)
 
 
-@pytest.mark.parametrize(("key", "value"), [
-    (None, b"x"), (b"\x00\x02t", b""), (bytes.fromhex("0001 74 00000000 0000000000000000"), b"\x00\x00"),
-    # a run of zero records, and a low above the first record, are not mappings
-    (bytes.fromhex("0001 74 00000000 0000000000000000"), bytes.fromhex("0000" + "00" * 16 + "00" * 8)),
-    (bytes.fromhex("0001 74 00000000 0000000000000009"), bytes.fromhex("0000" + "00" * 7 + "01" + "00" * 8
-                                                                      + "00" * 7 + "01")),
-])
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        (None, b"x"),
+        (b"\x00\x02t", b""),
+        (bytes.fromhex("0001 74 00000000 0000000000000000"), b"\x00\x00"),
+        # a run of zero records, and a low above the first record, are not mappings
+        (bytes.fromhex("0001 74 00000000 0000000000000000"), bytes.fromhex("0000" + "00" * 16 + "00" * 8)),
+        (
+            bytes.fromhex("0001 74 00000000 0000000000000009"),
+            bytes.fromhex("0000" + "00" * 7 + "01" + "00" * 8 + "00" * 7 + "01"),
+        ),
+    ],
+)
 def test_malformed_mappings_are_rejected(key: bytes | None, value: bytes) -> None:
     with pytest.raises(RecordFormatError):
         OffsetMapping.decode(key, value)
@@ -113,8 +120,20 @@ def test_translate_back_for_failback() -> None:
     index.on_mapping(OffsetMapping(TP, 5, 7, 20, 3))  # gap 5..6 upstream; foreign 15..19 downstream
     index.on_mapping(OffsetMapping(TP, 12, 12, 30, 2))  # 10..11 never mapped
     back = [index.translate_back(TP, d) for d in (9, 10, 14, 15, 19, 20, 22, 23, 29, 30, 32, 33)]
-    assert back == [None, (0, True), (4, True), (7, True), (7, True), (7, True), (9, True), (10, False),
-                    (10, False), (12, True), (14, True), (14, False)]
+    assert back == [
+        None,
+        (0, True),
+        (4, True),
+        (7, True),
+        (7, True),
+        (7, True),
+        (9, True),
+        (10, False),
+        (10, False),
+        (12, True),
+        (14, True),
+        (14, False),
+    ]
 
 
 def test_exact_translator_falls_back_to_offset_syncs() -> None:
@@ -162,7 +181,7 @@ def copy_partition(rng: random.Random, unknown_runs: bool, crashes: bool) -> tup
     i = 0
     while i < len(records):
         n = rng.randint(1, 7)
-        run = records[i:i + n]
+        run = records[i : i + n]
         if rng.random() < 0.2:
             down += rng.randint(1, 3)  # foreign writes to the remote topic
         if unknown_runs and len(run) > 2 and rng.random() < 0.15:
@@ -173,8 +192,14 @@ def copy_partition(rng: random.Random, unknown_runs: bool, crashes: bool) -> tup
                 down += 1 + rng.randint(0, 1)
             model.copies.extend(pairs)
             model.unknown.update(run[1:-1])
-            for m in filter(None, [tracker.add_run(pairs[0][0], pairs[0][1], 1), tracker.break_continuity(),
-                                   tracker.add_run(pairs[-1][0], pairs[-1][1], 1)]):
+            for m in filter(
+                None,
+                [
+                    tracker.add_run(pairs[0][0], pairs[0][1], 1),
+                    tracker.break_continuity(),
+                    tracker.add_run(pairs[-1][0], pairs[-1][1], 1),
+                ],
+            ):
                 emitted.append(m)
         else:
             pairs = [(u, down + k) for k, u in enumerate(run)]
@@ -219,8 +244,11 @@ def test_index_answers_exactly_the_first_unconsumed_record(seed: int) -> None:
             pytest.fail(f"seed {seed}: offset {o} not translated")  # every position is covered
         elif unknown_runs and o >= model.records[0]:
             # only positions whose first unconsumed record's mapping is unknown may be missing
-            assert r in model.unknown or (r is not None and r - 1 in model.unknown) or \
-                any(u in model.unknown for u in range(o - 4, o + 1)), (seed, o)
+            assert (
+                r in model.unknown
+                or (r is not None and r - 1 in model.unknown)
+                or any(u in model.unknown for u in range(o - 4, o + 1))
+            ), (seed, o)
 
 
 @pytest.mark.parametrize("seed", range(200))

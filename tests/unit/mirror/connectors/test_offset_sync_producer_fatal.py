@@ -36,8 +36,9 @@ def test_a_fatal_producer_is_replaced_and_its_sends_stop_counting(monkeypatch: p
     made: list[dict[str, Any]] = []
     monkeypatch.setattr(offset_sync_producer, "create_producer", lambda conf: made.append(conf) or fresh)
     failed = FailedSink()
-    producer = OffsetSyncProducer({"bootstrap.servers": "b:9092"}, "mm2-offset-syncs.B.internal", 0,
-                                  producer=failed, max_in_flight=1)  # type: ignore[arg-type]
+    producer = OffsetSyncProducer(
+        {"bootstrap.servers": "b:9092"}, "mm2-offset-syncs.B.internal", 0, producer=failed, max_in_flight=1
+    )  # type: ignore[arg-type]
     producer.queue(TP, 0, 0)  # sent on the failed producer: in flight for good, then its poll raises
     assert producer.producers_replaced == 1 and failed.purged
     assert made and made[0]["enable.idempotence"] is True and made[0]["bootstrap.servers"] == "b:9092"

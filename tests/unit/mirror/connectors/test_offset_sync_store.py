@@ -197,8 +197,9 @@ def test_repeated_upstream_offset_is_not_a_rewind() -> None:
     assert store.sync_for(TP, 0).downstream_offset == 105
 
 
-def assert_sync_spacing_has_bounded_expirations(first_offset: int, steps: Iterable[int],
-                                                maximum_expirations: int) -> None:
+def assert_sync_spacing_has_bounded_expirations(
+    first_offset: int, steps: Iterable[int], maximum_expirations: int
+) -> None:
     store = started(True)
     sync(store, first_offset, first_offset)
     offset = first_offset
@@ -236,10 +237,13 @@ def test_randomly_spaced_syncs() -> None:
         maximum_difference = 1 << n
         maximum_expirations = n + 2
         assert_sync_spacing_has_bounded_expirations(
-            0, [rnd.randrange(0, maximum_difference) for _ in range(iterations)], maximum_expirations)
+            0, [rnd.randrange(0, maximum_difference) for _ in range(iterations)], maximum_expirations
+        )
         assert_sync_spacing_has_bounded_expirations(
-            0, [rnd.randrange(offset_lag_max, offset_lag_max + maximum_difference) for _ in range(iterations)],
-            maximum_expirations)
+            0,
+            [rnd.randrange(offset_lag_max, offset_lag_max + maximum_difference) for _ in range(iterations)],
+            maximum_expirations,
+        )
 
 
 def test_dropped_syncs_spacing() -> None:

@@ -131,12 +131,19 @@ def test_target_config_entries_and_ops() -> None:
     assert create_configs(created) == {"retention.ms": "1000", "compression.type": "lz4"}
     synced = target_config_entries(entries, target, incremental=True)
     assert config_alter_ops(synced, target) == [
-        ("retention.ms", "1000", "SET"), ("cleanup.policy", None, "DELETE"), ("compression.type", "lz4", "SET")]
+        ("retention.ms", "1000", "SET"),
+        ("cleanup.policy", None, "DELETE"),
+        ("compression.type", "lz4", "SET"),
+    ]
     source = DefaultConfigPropertyFilter({"use.defaults.from": "source"})
     assert create_configs(target_config_entries(entries, source, incremental=False)) == {
-        "retention.ms": "1000", "cleanup.policy": "delete", "compression.type": "lz4"}
+        "retention.ms": "1000",
+        "cleanup.policy": "delete",
+        "compression.type": "lz4",
+    }
     assert ("cleanup.policy", "delete", "SET") in config_alter_ops(
-        target_config_entries(entries, source, incremental=True), source)
+        target_config_entries(entries, source, incremental=True), source
+    )
 
 
 def test_acl_sync_rules() -> None:
@@ -157,16 +164,20 @@ def test_acl_sync_rules() -> None:
 
 # -- connectors without brokers ------------------------------------------------------------------------
 
+
 def test_source_connector_validate_and_eos() -> None:
     c = MirrorSourceConnector()
-    values = {cv.name: cv for cv in c.validate({**BASE, "exactly.once.support": "required",
-                                                "offset-syncs.topic.location": "nowhere"})}
+    values = {
+        cv.name: cv
+        for cv in c.validate({**BASE, "exactly.once.support": "required", "offset-syncs.topic.location": "nowhere"})
+    }
     assert values["exactly.once.support"].errors
     assert values["offset-syncs.topic.location"].errors
     assert not values["topics"].errors
     assert c.exactly_once_support(BASE) is ExactlyOnceSupport.UNSUPPORTED
-    assert c.exactly_once_support({**BASE, "consumer.isolation.level": "read_committed"}) is \
-        ExactlyOnceSupport.SUPPORTED
+    assert (
+        c.exactly_once_support({**BASE, "consumer.isolation.level": "read_committed"}) is ExactlyOnceSupport.SUPPORTED
+    )
 
 
 def test_disabled_source_connector_has_no_tasks() -> None:

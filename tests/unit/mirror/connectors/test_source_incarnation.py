@@ -21,8 +21,12 @@ DEFAULT = RecreatedAction.MIRROR_FROM_START
 
 def test_no_stored_position_starts_per_auto_offset_reset_and_remembers_the_id() -> None:
     decision = decide_start(TP, None, "id-1", DEFAULT)
-    assert (decision.position, decision.extra, decision.event, decision.from_beginning) == \
-        (None, {TOPIC_ID_KEY: "id-1"}, None, False)
+    assert (decision.position, decision.extra, decision.event, decision.from_beginning) == (
+        None,
+        {TOPIC_ID_KEY: "id-1"},
+        None,
+        False,
+    )
 
 
 def test_an_offset_without_an_id_written_by_java_or_a_backfill_resumes_and_adopts_the_id() -> None:
@@ -39,8 +43,11 @@ def test_an_unknown_id_now_compares_nothing_and_keeps_what_was_stored() -> None:
 def test_the_same_id_resumes_and_keeps_an_earlier_event_on_record() -> None:
     stored = {"offset": 7, TOPIC_ID_KEY: "id-2", RECREATED_KEY: "{...}"}
     decision = decide_start(TP, stored, "id-2", DEFAULT)
-    assert (decision.position, decision.extra, decision.event) == \
-        (8, {TOPIC_ID_KEY: "id-2", RECREATED_KEY: "{...}"}, None)
+    assert (decision.position, decision.extra, decision.event) == (
+        8,
+        {TOPIC_ID_KEY: "id-2", RECREATED_KEY: "{...}"},
+        None,
+    )
 
 
 def test_a_new_id_starts_the_new_incarnation_from_its_beginning_and_records_the_event() -> None:
@@ -59,8 +66,11 @@ def test_keep_position_resumes_where_the_old_incarnation_stopped_and_still_recor
 
 
 def test_fail_raises_one_clear_error_naming_the_topic_ids_offset_and_setting() -> None:
-    with pytest.raises(SourceTopicRecreatedError, match=r"Source topic orders was deleted and recreated \(topic id "
-                       r"id-1 -> id-2\); partition 1 was mirrored through offset 249 .*recreated.action=fail"):
+    with pytest.raises(
+        SourceTopicRecreatedError,
+        match=r"Source topic orders was deleted and recreated \(topic id "
+        r"id-1 -> id-2\); partition 1 was mirrored through offset 249 .*recreated.action=fail",
+    ):
         decide_start(TP, {"offset": 249, TOPIC_ID_KEY: "id-1"}, "id-2", RecreatedAction.FAIL)
 
 

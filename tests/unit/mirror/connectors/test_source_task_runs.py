@@ -68,8 +68,7 @@ class Metrics:
 def task_with_syncs(max_offset_lag: int = 100) -> tuple[MirrorSourceTask, SyncSink]:
     task = MirrorSourceTask()
     sink = SyncSink()
-    task._offset_syncs = OffsetSyncProducer({}, "mm2-offset-syncs.B.internal", max_offset_lag,
-                                            producer=sink)  # type: ignore[arg-type]
+    task._offset_syncs = OffsetSyncProducer({}, "mm2-offset-syncs.B.internal", max_offset_lag, producer=sink)  # type: ignore[arg-type]
     task._source_alias = "A"
     from mirror.client.policy import DefaultReplicationPolicy
 
@@ -165,8 +164,13 @@ class TopicSink(SyncSink):
 def task_with_mappings(exists: bool = True) -> tuple[MirrorSourceTask, TopicSink]:
     task, _ = task_with_syncs(100)
     sink = TopicSink({"mm2-offset-mappings.B.internal"} if exists else set())
-    task._offset_syncs = OffsetSyncProducer({}, "mm2-offset-syncs.B.internal", 100, producer=sink,  # type: ignore
-                                            mappings_topic="mm2-offset-mappings.B.internal")
+    task._offset_syncs = OffsetSyncProducer(
+        {},
+        "mm2-offset-syncs.B.internal",
+        100,
+        producer=sink,  # type: ignore
+        mappings_topic="mm2-offset-mappings.B.internal",
+    )
     return task, sink
 
 
@@ -180,14 +184,27 @@ def test_runs_become_offset_mappings_at_discontinuities_and_flushes() -> None:
     task.commit()
     assert sink.mappings == [OffsetMapping(TP, 1000, 1000, 40, 260)]
     # an upstream gap (1260..1261: transaction markers) inside the next run, then foreign writes downstream
-    task._run_acknowledged(route, Run(route, 3, 1260, 1264, 300, 302,  # type: ignore[arg-type]
-                                      upstream_offsets=[1262, 1263, 1264]))
+    task._run_acknowledged(
+        route,
+        Run(
+            route,
+            3,
+            1260,
+            1264,
+            300,
+            302,  # type: ignore[arg-type]
+            upstream_offsets=[1262, 1263, 1264],
+        ),
+    )
     task._run_acknowledged(route, Run(route, 3, 1265, 1267, 310, 314))  # type: ignore[arg-type]
     task.commit()
     # The gap run starts a mapping covering the gap; the next run's records took 310..314 for 3 records
     # (foreign writes inside it): its first record is known, then nothing is claimed until its last.
-    assert sink.mappings[1:] == [OffsetMapping(TP, 1260, 1262, 300, 3), OffsetMapping(TP, 1265, 1265, 310, 1),
-                                 OffsetMapping(TP, 1267, 1267, 314, 1)]
+    assert sink.mappings[1:] == [
+        OffsetMapping(TP, 1260, 1262, 300, 3),
+        OffsetMapping(TP, 1265, 1265, 310, 1),
+        OffsetMapping(TP, 1267, 1267, 314, 1),
+    ]
     assert len(sink.mapping_records) == 2  # one record per partition per publication, however many runs
 
 

@@ -87,8 +87,17 @@ def test_the_tasks_of_one_flow_in_a_process_share_one_cap() -> None:
     assert flow_cap("X->Z-test", None).limit is None
 
 
-@pytest.mark.parametrize(("text", "expected"), [("2000000", 2_000_000), ("10MB", 10 * 1024**2), ("512K", 512 * 1024),
-                                                ("1.5MiB", 1.5 * 1024**2), ("1G", 1024**3), ("4mb/s", 4 * 1024**2)])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("2000000", 2_000_000),
+        ("10MB", 10 * 1024**2),
+        ("512K", 512 * 1024),
+        ("1.5MiB", 1.5 * 1024**2),
+        ("1G", 1024**3),
+        ("4mb/s", 4 * 1024**2),
+    ],
+)
 def test_limits_parse(text: str, expected: float) -> None:
     assert parse_bytes_per_second(text) == expected
 

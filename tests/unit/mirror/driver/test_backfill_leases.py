@@ -68,7 +68,8 @@ def test_with_lease_adds_the_topics_to_the_exclusion_exactly() -> None:
     aliased = with_lease({TOPICS_EXCLUDE_ALIAS_CONFIG: "tmp.*"}, LEASE)
     assert aliased == {TOPICS_EXCLUDE_CONFIG: "tmp.*, orders, pay\\.v1"}
     assert with_lease({TOPICS_EXCLUDE_CONFIG: "x", TOPICS_EXCLUDE_ALIAS_CONFIG: "y"}, LEASE) == {
-        TOPICS_EXCLUDE_CONFIG: "x, orders, pay\\.v1"}
+        TOPICS_EXCLUDE_CONFIG: "x, orders, pay\\.v1"
+    }
 
 
 def test_only_the_source_connector_config_carries_the_lease() -> None:
@@ -115,8 +116,7 @@ def test_every_leadership_derives_the_exclusion_and_a_released_lease_gives_the_t
     try:
         assert leases.started.is_set()
         wait_until(lambda: len(herder.puts) == 3)
-        assert herder.configs[SOURCE_CONNECTOR] == with_lease(config.connector_base_config(AB, SOURCE_CONNECTOR),
-                                                             LEASE)
+        assert herder.configs[SOURCE_CONNECTOR] == with_lease(config.connector_base_config(AB, SOURCE_CONNECTOR), LEASE)
     finally:
         first.stop(5)
     assert leases.stopped.is_set()

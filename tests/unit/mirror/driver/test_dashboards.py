@@ -83,8 +83,9 @@ def test_the_connect_sink_row_shows_javas_sink_task_metrics() -> None:
 
     exprs = [expr for _where, expr in dashboard_queries([CONNECT_SINK_ROW], variables=False)]
     used = {m for e in exprs for m in METRIC.findall(e)}
-    sink_families = {n for n in Mm2Metrics().exported_names()
-                     if n.startswith("mm2_sink_") and not n.endswith("_created")}
+    sink_families = {
+        n for n in Mm2Metrics().exported_names() if n.startswith("mm2_sink_") and not n.endswith("_created")
+    }
     assert sink_families - used == {"mm2_sink_offset_commit_seq_no"}
     shared = [e for e in exprs if any(not m.startswith("mm2_sink_") for m in METRIC.findall(e))]
     assert shared and all("and on (source, target, connector, task) mm2_sink_partition_count" in e for e in shared)

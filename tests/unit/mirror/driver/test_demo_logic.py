@@ -35,11 +35,14 @@ def test_partition_differences_names_each_partition_and_why() -> None:
 
 
 def test_result_line_says_identical_only_when_checked() -> None:
-    assert result_line(DemoOutcome(128, 128, True)) == \
-        "128 produced, 128 mirrored, identical per partition (key, value, headers, timestamp, order)."
-    assert result_line(DemoOutcome(128, 127, False, ["A.orders[1]: 40 records on A, 39 on B"])) == \
-        ("128 produced, 127 mirrored: NOT identical: B did not receive every record in time; "
-         "A.orders[1]: 40 records on A, 39 on B")
+    assert (
+        result_line(DemoOutcome(128, 128, True))
+        == "128 produced, 128 mirrored, identical per partition (key, value, headers, timestamp, order)."
+    )
+    assert result_line(DemoOutcome(128, 127, False, ["A.orders[1]: 40 records on A, 39 on B"])) == (
+        "128 produced, 127 mirrored: NOT identical: B did not receive every record in time; "
+        "A.orders[1]: 40 records on A, 39 on B"
+    )
     assert not DemoOutcome(128, 129, True).ok  # a duplicate read on B is not "identical" either
 
 
@@ -50,8 +53,10 @@ def test_plain_view_prints_progress_every_few_seconds() -> None:
     stats.on_produced("orders", 0)
     for t in (0.5, 4.9, 5.0, 7.0, 10.1):
         view.progress(t, stats.rows())
-    assert lines == ["     5s  orders 0/1 mirrored (lag 1, latency p50 -)",
-                     "    10s  orders 0/1 mirrored (lag 1, latency p50 -)"]
+    assert lines == [
+        "     5s  orders 0/1 mirrored (lag 1, latency p50 -)",
+        "    10s  orders 0/1 mirrored (lag 1, latency p50 -)",
+    ]
 
 
 def test_non_terminal_output_gets_the_plain_view() -> None:

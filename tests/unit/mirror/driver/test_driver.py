@@ -84,8 +84,9 @@ class ConfigHerder:
 class FakeFlow:
     """A FlowHerder that behaves like a standalone one (leader as soon as started)."""
 
-    def __init__(self, spec: HerderSpec, log: list[str], on_stop: Callable[[], None] = lambda: None,
-                 leader: bool = True) -> None:
+    def __init__(
+        self, spec: HerderSpec, log: list[str], on_stop: Callable[[], None] = lambda: None, leader: bool = True
+    ) -> None:
         self.spec = spec
         self._herder = ConfigHerder()
         self._log = log
@@ -339,8 +340,9 @@ def test_interrupted_start_starts_no_further_herders() -> None:
 def test_worker_configs_are_resolved_but_connector_configs_stay_raw(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MM2_TEST_B_SERVERS", "b-resolved:9092")
     monkeypatch.setenv("MM2_TEST_TOPICS", "resolved-topics")
-    config = make_config(props(**{"B.bootstrap.servers": "${env:MM2_TEST_B_SERVERS}",
-                                  "A->B.topics": "${env:MM2_TEST_TOPICS}"}))
+    config = make_config(
+        props(**{"B.bootstrap.servers": "${env:MM2_TEST_B_SERVERS}", "A->B.topics": "${env:MM2_TEST_TOPICS}"})
+    )
     factory = Factory()
     mm = MirrorMaker(config, factory)
     mm.start()
@@ -378,8 +380,9 @@ def test_reload_stops_removed_flows_starts_added_ones_and_updates_kept_connector
         assert factory.flows[bc].stopped.is_set() and not factory.flows[AB].stopped.is_set()
         assert mm.pairs == [AB, ac, ca]
         assert factory.log == ["start A->B", "start A->C", "start B->C", "stop B->C", "start C->A"]
-        wait_until(lambda: all(mm.leaderships_handled.get(p) == 2 for p in (AB, ac)) and
-                   mm.leaderships_handled.get(ca) == 1)
+        wait_until(
+            lambda: all(mm.leaderships_handled.get(p) == 2 for p in (AB, ac)) and mm.leaderships_handled.get(ca) == 1
+        )
         assert len(factory.flows[ac].herder.puts) == 3  # unchanged flow: compared, nothing written
         # the kept flow: a connector config update of each connector whose config changed (a flow's own
         # settings reach all three, as in Java), and no other write

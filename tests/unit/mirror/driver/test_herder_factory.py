@@ -60,12 +60,18 @@ def test_standalone_builder_gets_the_flow_metrics_and_kafka_stores(monkeypatch: 
     from connect_core.herder import standalone
 
     seen: dict[str, Any] = {}
-    monkeypatch.setattr(standalone, "build_standalone_herder",
-                        recording(standalone.build_standalone_herder, seen, StartStop(seen)))
+    monkeypatch.setattr(
+        standalone, "build_standalone_herder", recording(standalone.build_standalone_herder, seen, StartStop(seen))
+    )
     leaderships: list[int] = []
-    spec = HerderSpec(SourceAndTarget("A", "B"), {"bootstrap.servers": "b:9092"}, "A->B",
-                      on_became_leader=lambda: leaderships.append(1), metrics=Mm2Metrics(),
-                      rest_url="http://w:8083/")
+    spec = HerderSpec(
+        SourceAndTarget("A", "B"),
+        {"bootstrap.servers": "b:9092"},
+        "A->B",
+        on_became_leader=lambda: leaderships.append(1),
+        metrics=Mm2Metrics(),
+        rest_url="http://w:8083/",
+    )
     flow = standalone_factory(spec)
     assert seen["worker_id"] == "A->B" and seen["worker_props"] == {"bootstrap.servers": "b:9092"}
     assert seen["kafka_offsets"] is True and seen["kafka_status"] is True  # the target's mm2-*.A.internal topics
@@ -82,8 +88,9 @@ def test_distributed_builder_gets_url_namespace_leadership_and_metrics(monkeypat
     from connect_core.herder.distributed import builder
 
     seen: dict[str, Any] = {}
-    monkeypatch.setattr(builder, "build_distributed_herder",
-                        recording(builder.build_distributed_herder, seen, StartStop(seen)))
+    monkeypatch.setattr(
+        builder, "build_distributed_herder", recording(builder.build_distributed_herder, seen, StartStop(seen))
+    )
 
     def led() -> None:
         return None
@@ -97,8 +104,15 @@ def test_distributed_builder_gets_url_namespace_leadership_and_metrics(monkeypat
     assert seen["internal_rest"] is False  # a follower's exactly-once task then fails with Java's message
 
     seen.clear()
-    spec = HerderSpec(SourceAndTarget("A", "B"), {}, "A->B", on_became_leader=led, metrics=Mm2Metrics(),
-                      rest_url="http://w:8083/", rest_namespace=("A", "B"))
+    spec = HerderSpec(
+        SourceAndTarget("A", "B"),
+        {},
+        "A->B",
+        on_became_leader=led,
+        metrics=Mm2Metrics(),
+        rest_url="http://w:8083/",
+        rest_namespace=("A", "B"),
+    )
     distributed_factory(spec)
     assert seen["advertised_url"] == "http://w:8083/" and seen["rest_namespace"] == ("A", "B")
     flow_metrics = seen["runtime_metrics"]

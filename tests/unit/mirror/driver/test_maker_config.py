@@ -180,8 +180,13 @@ def test_apache_sample_file_parses() -> None:
 
 
 def test_exactly_once_per_target_reaches_the_worker_reads_committed_and_needs_internal_rest() -> None:
-    base = {"clusters": "A, B", "A.bootstrap.servers": "a:9092", "B.bootstrap.servers": "b:9092",
-            "A->B.enabled": "true", "B.exactly.once.source.support": "enabled"}
+    base = {
+        "clusters": "A, B",
+        "A.bootstrap.servers": "a:9092",
+        "B.bootstrap.servers": "b:9092",
+        "A->B.enabled": "true",
+        "B.exactly.once.source.support": "enabled",
+    }
     cfg = make({**base, "dedicated.mode.enable.internal.rest": "true"})
     ab, ba = SourceAndTarget("A", "B"), SourceAndTarget("B", "A")
     assert cfg.worker_config(ab)["exactly.once.source.support"] == "enabled"
@@ -194,34 +199,56 @@ def test_exactly_once_per_target_reaches_the_worker_reads_committed_and_needs_in
     assert "source.consumer.max.poll.records" not in cfg.connector_base_config(ba, "MirrorSourceConnector")
     own = make({**base, "dedicated.mode.enable.internal.rest": "true", "A.consumer.max.poll.records": "700"})
     assert own.connector_base_config(ab, "MirrorSourceConnector")["source.consumer.max.poll.records"] == "700"
-    mine = make({**base, "dedicated.mode.enable.internal.rest": "true",
-                 "A->B.source.consumer.isolation.level": "read_uncommitted"})
-    assert mine.connector_base_config(ab, "MirrorSourceConnector")["source.consumer.isolation.level"] == \
-        "read_uncommitted"  # the user's own choice stays (the connector then reports UNSUPPORTED)
+    mine = make(
+        {
+            **base,
+            "dedicated.mode.enable.internal.rest": "true",
+            "A->B.source.consumer.isolation.level": "read_uncommitted",
+        }
+    )
+    assert (
+        mine.connector_base_config(ab, "MirrorSourceConnector")["source.consumer.isolation.level"] == "read_uncommitted"
+    )  # the user's own choice stays (the connector then reports UNSUPPORTED)
     assert cfg.problems() == []
     issues = make(base).problems()
-    assert [(i.key, i.message) for i in issues] == [(
-        "B.exactly.once.source.support",
-        "exactly-once needs dedicated.mode.enable.internal.rest = true (KIP-710): the nodes fence zombie tasks "
-        "over the internal REST API")]
+    assert [(i.key, i.message) for i in issues] == [
+        (
+            "B.exactly.once.source.support",
+            "exactly-once needs dedicated.mode.enable.internal.rest = true (KIP-710): the nodes fence zombie tasks "
+            "over the internal REST API",
+        )
+    ]
     assert make(base).problems(only_targets=["A"]) == []  # a node that runs only A's herders is not concerned
-    assert make({**base, "B.exactly.once.source.support": "preparing"}).delivery_mode(ab) == \
-        "at-least-once (preparing exactly-once)"
+    assert (
+        make({**base, "B.exactly.once.source.support": "preparing"}).delivery_mode(ab)
+        == "at-least-once (preparing exactly-once)"
+    )
     bad = make({**base, "B.exactly.once.source.support": "on"}).problems()
     assert [i.key for i in bad] == ["B.exactly.once.source.support"]
 
 
-@pytest.mark.parametrize(("extra", "path"), [
-    ({}, "batch"),
-    ({"A->B.batch.copy.enabled": "false"}, "record"),
-    ({"batch.copy.enabled": "false"}, "record"),
-    ({"A->B.transforms": "drop", "A->B.transforms.drop.type": "x.Filter"}, "record"),
-    ({"A->B.value.converter": "org.apache.kafka.connect.json.JsonConverter"}, "record"),
-    ({"value.converter": "org.apache.kafka.connect.storage.StringConverter"}, "record"),
-    ({"B.exactly.once.source.support": "enabled"}, "record"),
-])
+@pytest.mark.parametrize(
+    ("extra", "path"),
+    [
+        ({}, "batch"),
+        ({"A->B.batch.copy.enabled": "false"}, "record"),
+        ({"batch.copy.enabled": "false"}, "record"),
+        ({"A->B.transforms": "drop", "A->B.transforms.drop.type": "x.Filter"}, "record"),
+        ({"A->B.value.converter": "org.apache.kafka.connect.json.JsonConverter"}, "record"),
+        ({"value.converter": "org.apache.kafka.connect.storage.StringConverter"}, "record"),
+        ({"B.exactly.once.source.support": "enabled"}, "record"),
+    ],
+)
 def test_the_copy_path_of_a_flow(extra: dict[str, str], path: str) -> None:
-    cfg = MirrorMakerConfig({"clusters": "A, B", "A.bootstrap.servers": "a:9092", "B.bootstrap.servers": "b:9092",
-                             "A->B.enabled": "true", "batch.copy.enabled": "true", **extra},
-                            lambda: NAMES | {"batch.copy.enabled"})
+    cfg = MirrorMakerConfig(
+        {
+            "clusters": "A, B",
+            "A.bootstrap.servers": "a:9092",
+            "B.bootstrap.servers": "b:9092",
+            "A->B.enabled": "true",
+            "batch.copy.enabled": "true",
+            **extra,
+        },
+        lambda: NAMES | {"batch.copy.enabled"},
+    )
     assert cfg.copy_path(SourceAndTarget("A", "B")) == path

@@ -312,8 +312,16 @@ def test_a_mirror_source_task_reports_acknowledged_records_per_partition(metrics
     task = MirrorSourceTask(metrics=SourceTaskMetrics(metrics, "A", "B"))
     now_ms = int(time.time() * 1000)
     for offset in range(7):
-        record = SourceRecord({"topic": "t", "partition": 3, "cluster": "A"}, {"offset": offset}, "A.t", 3,
-                              b"k", b"v", None, now_ms - 2000)
+        record = SourceRecord(
+            {"topic": "t", "partition": 3, "cluster": "A"},
+            {"offset": offset},
+            "A.t",
+            3,
+            b"k",
+            b"v",
+            None,
+            now_ms - 2000,
+        )
         task.commit_record(record, RecordMetadata("A.t", 3, offset))
     task.commit()
     assert value(metrics, "mm2_source_records_total", topic="A.t", partition="3") == 7.0
@@ -327,14 +335,32 @@ def test_mirror_heartbeat_and_checkpoint_tasks_report_acknowledged_records(metri
     heartbeat, checkpoint = MirrorHeartbeatTask(), MirrorCheckpointTask()
     flow.attach(heartbeat)
     flow.attach(checkpoint)
-    beat = SourceRecord({"sourceClusterAlias": "A", "targetClusterAlias": "B"}, {"offset": 0}, "heartbeats", 0,
-                        b"k", b"v", None, 1_999_000)
+    beat = SourceRecord(
+        {"sourceClusterAlias": "A", "targetClusterAlias": "B"},
+        {"offset": 0},
+        "heartbeats",
+        0,
+        b"k",
+        b"v",
+        None,
+        1_999_000,
+    )
     heartbeat.commit_record(beat, RecordMetadata("heartbeats", 0, 0))
     assert value(metrics, "mm2_heartbeats_total") == 1.0
     assert value(metrics, "mm2_heartbeat_last_timestamp_seconds") == 1999.0
-    checkpoint.commit_record(SourceRecord({"group": "g", "topic": "A.t", "partition": 1}, {"offset": 0},
-                                          "A.checkpoints.internal", 0, b"k", b"v", None, int(time.time() * 1000)),
-                             RecordMetadata("A.checkpoints.internal", 0, 0))
+    checkpoint.commit_record(
+        SourceRecord(
+            {"group": "g", "topic": "A.t", "partition": 1},
+            {"offset": 0},
+            "A.checkpoints.internal",
+            0,
+            b"k",
+            b"v",
+            None,
+            int(time.time() * 1000),
+        ),
+        RecordMetadata("A.checkpoints.internal", 0, 0),
+    )
     assert value(metrics, "mm2_checkpoints_total", group="g") == 1.0
     assert value(metrics, "mm2_checkpoint_last_timestamp_seconds", group="g") == 2000.0
     assert value(metrics, "mm2_checkpoint_latency_seconds", group="g", topic="A.t", partition="1") is not None

@@ -50,18 +50,25 @@ def test_connector_settings_are_applied_to_the_flows_they_reach() -> None:
 
 def test_restart_only_settings_are_named_and_keep_their_running_values() -> None:
     running = make_config(props(**{"B.offset.flush.interval.ms": "60000"}))
-    new = props(**{
-        "B.offset.flush.interval.ms": "500",  # worker setting of A->B's herder
-        "A.bootstrap.servers": "elsewhere:9092",  # source connection of running flows
-        "C.ssl.truststore.location": "/x.pem",  # security of the target of A->C, B->C
-        "listeners": "http://:9999",  # process setting
-        "replication.policy.separator": "_",  # would rename every remote topic
-        "A->B.topics": "orders, more",  # ... while a connector setting in the same file is applied
-    })
+    new = props(
+        **{
+            "B.offset.flush.interval.ms": "500",  # worker setting of A->B's herder
+            "A.bootstrap.servers": "elsewhere:9092",  # source connection of running flows
+            "C.ssl.truststore.location": "/x.pem",  # security of the target of A->C, B->C
+            "listeners": "http://:9999",  # process setting
+            "replication.policy.separator": "_",  # would rename every remote topic
+            "A->B.topics": "orders, more",  # ... while a connector setting in the same file is applied
+        }
+    )
     plan = plan_reload(running, make_config(new), None)
     assert plan.changes_anything
-    assert plan.needs_restart == ["A.bootstrap.servers", "B.offset.flush.interval.ms", "C.ssl.truststore.location",
-                                  "listeners", "replication.policy.separator"]
+    assert plan.needs_restart == [
+        "A.bootstrap.servers",
+        "B.offset.flush.interval.ms",
+        "C.ssl.truststore.location",
+        "listeners",
+        "replication.policy.separator",
+    ]
     assert plan.config.raw["B.offset.flush.interval.ms"] == "60000"
     assert plan.config.raw["A.bootstrap.servers"] == "a:9092"
     assert "C.ssl.truststore.location" not in plan.config.raw and "listeners" not in plan.config.raw
@@ -71,8 +78,16 @@ def test_restart_only_settings_are_named_and_keep_their_running_values() -> None
 
 
 def test_settings_of_clusters_only_new_flows_use_are_taken_as_written() -> None:
-    running = make_config(props(**{"clusters": "A, B", "A->C.enabled": "<unset>", "B->C.enabled": "<unset>",
-                                   "C.bootstrap.servers": "<unset>"}))
+    running = make_config(
+        props(
+            **{
+                "clusters": "A, B",
+                "A->C.enabled": "<unset>",
+                "B->C.enabled": "<unset>",
+                "C.bootstrap.servers": "<unset>",
+            }
+        )
+    )
     new = props(**{"C.bootstrap.servers": "c2:9092", "C.offset.flush.interval.ms": "500"})
     plan = plan_reload(running, make_config(new), None)
     assert plan.added == [AC, BC] and plan.needs_restart == []
@@ -102,5 +117,8 @@ def test_connection_keys() -> None:
 
 def test_a_restart_only_change_alone_is_still_reported() -> None:
     plan = plan_reload(make_config(props()), make_config(props(**{"B.offset.flush.interval.ms": "500"})), None)
-    assert plan.changes_anything and plan.changed_keys == frozenset() and plan.needs_restart == [
-        "B.offset.flush.interval.ms"]
+    assert (
+        plan.changes_anything
+        and plan.changed_keys == frozenset()
+        and plan.needs_restart == ["B.offset.flush.interval.ms"]
+    )

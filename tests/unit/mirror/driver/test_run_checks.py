@@ -38,8 +38,9 @@ def test_unknown_policy_class_is_reported_before_any_cluster_is_contacted(tmp_pa
         prepare(path, None)
 
 
-def test_unresolvable_reference_in_a_worker_setting_fails_early(tmp_path: Path,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unresolvable_reference_in_a_worker_setting_fails_early(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("MM2_NO_SUCH_VAR", raising=False)
     path = write(tmp_path, {**BASE, "B.bootstrap.servers": "${env:MM2_NO_SUCH_VAR}"})
     with pytest.raises(ConfigError, match="MM2_NO_SUCH_VAR"):
@@ -70,8 +71,10 @@ def test_client_security_is_read_for_every_cluster_and_role_naming_alias_and_key
     missing = str(tmp_path / "absent.jks")
     for extra, key in (
         ({"A.security.protocol": "SSL", "A.ssl.truststore.location": missing}, "A.ssl.truststore.location"),
-        ({"B.security.protocol": "SASL_SSL", "B.sasl.jaas.config": "com.example.Custom required;"},
-         "B.sasl.jaas.config"),
+        (
+            {"B.security.protocol": "SASL_SSL", "B.sasl.jaas.config": "com.example.Custom required;"},
+            "B.sasl.jaas.config",
+        ),
         ({"security.protocol": "SSL", "B.consumer.ssl.keystore.location": missing}, "B.consumer.ssl.keystore.location"),
     ):
         with pytest.raises(ConfigError) as info:

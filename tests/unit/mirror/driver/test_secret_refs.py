@@ -62,12 +62,14 @@ def test_not_secret_keys(key: str) -> None:
 
 
 def test_literal_secrets_become_references_to_the_key_they_were_read_from(tmp_path: Path) -> None:
-    raw = props(**{
-        "A.ssl.key.password": "a-key-pw",
-        "B.sasl.jaas.config": JAAS,
-        "ssl.truststore.password": "shared-trust-pw",  # top level: fanned out to both clusters
-        "A->B.target.consumer.ssl.keystore.password": "flow-pw",
-    })
+    raw = props(
+        **{
+            "A.ssl.key.password": "a-key-pw",
+            "B.sasl.jaas.config": JAAS,
+            "ssl.truststore.password": "shared-trust-pw",  # top level: fanned out to both clusters
+            "A->B.target.consumer.ssl.keystore.password": "flow-pw",
+        }
+    )
     derived = make_config(raw).connector_base_config(AB, SOURCE_CONNECTOR)
     stored = desired_connector_configs(make_config(raw, source=Path("/etc/mm2.properties")), AB)[SOURCE_CONNECTOR]
     assert stored["source.cluster.ssl.key.password"] == "${mm2:A.ssl.key.password}"
@@ -90,10 +92,12 @@ def _file(raw: dict[str, str], path: Path) -> Path:
 
 
 def test_references_already_there_stay_untouched() -> None:
-    raw = props(**{
-        "A.ssl.key.password": "${file:/run/secrets/a.properties:pw}",
-        "B.sasl.jaas.config": 'x required username="u" password="${env:B_PW}";',
-    })
+    raw = props(
+        **{
+            "A.ssl.key.password": "${file:/run/secrets/a.properties:pw}",
+            "B.sasl.jaas.config": 'x required username="u" password="${env:B_PW}";',
+        }
+    )
     assert with_secret_references(raw) == raw
     derived = make_config(raw).connector_base_config(AB, SOURCE_CONNECTOR)
     stored = desired_connector_configs(make_config(raw, source=Path("/x/mm2.properties")), AB)[SOURCE_CONNECTOR]
@@ -125,15 +129,20 @@ def test_without_a_source_file_configs_stay_as_before() -> None:
     assert desired_connector_configs(make_config(raw), AB)[SOURCE_CONNECTOR]["source.cluster.ssl.key.password"] == "pw"
 
 
-def test_the_provider_reads_this_nodes_file_and_resolves_its_references(tmp_path: Path,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_provider_reads_this_nodes_file_and_resolves_its_references(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MM2_TEST_SECRET", "from-env")
-    path = _file(props(**{"A.ssl.key.password": "literal", "B.ssl.key.password": "${env:MM2_TEST_SECRET}"}),
-                 tmp_path / "mm2.properties")
+    path = _file(
+        props(**{"A.ssl.key.password": "literal", "B.ssl.key.password": "${env:MM2_TEST_SECRET}"}),
+        tmp_path / "mm2.properties",
+    )
     provider = Mm2PropertiesConfigProvider()
     provider.configure({"file": str(path)})
     assert provider.get("", {"A.ssl.key.password", "B.ssl.key.password", "missing"}) == {
-        "A.ssl.key.password": "literal", "B.ssl.key.password": "from-env"}
+        "A.ssl.key.password": "literal",
+        "B.ssl.key.password": "from-env",
+    }
     path.write_text("A.ssl.key.password = rotated\n")  # read at each lookup: a rotated password is picked up
     assert provider.get("", {"A.ssl.key.password"}) == {"A.ssl.key.password": "rotated"}
     with pytest.raises(ConfigError):
@@ -147,8 +156,13 @@ def test_provider_without_file_is_a_config_error() -> None:
 
 def test_worker_config_declares_the_provider_next_to_the_users_own(tmp_path: Path) -> None:
     path = _file(props(**{"A.ssl.key.password": "pw"}), tmp_path / "mm2.properties")
-    worker = with_provider({"config.providers": "file", "config.providers.file.class":
-                            "org.apache.kafka.common.config.provider.FileConfigProvider"}, path)
+    worker = with_provider(
+        {
+            "config.providers": "file",
+            "config.providers.file.class": "org.apache.kafka.common.config.provider.FileConfigProvider",
+        },
+        path,
+    )
     assert worker["config.providers"] == "file,mm2"
     assert worker["config.providers.mm2.param.file"] == str(path.resolve())
     transformer = WorkerConfigTransformer(worker)

@@ -21,10 +21,14 @@ def _task(name: str, n: int, state: State, worker: str = "A->B", gen: int = 1) -
 def test_status_fold_last_value_wins_and_tombstones_delete() -> None:
     fold = StatusFold()
     src = "MirrorSourceConnector"
-    fold.apply(formats.connector_status_key(src).encode(),
-               formats.encode_connector_status(ConnectorStatus(src, State.UNASSIGNED, "A->B")))
-    fold.apply(formats.connector_status_key(src).encode(),
-               formats.encode_connector_status(ConnectorStatus(src, State.RUNNING, "A->B")))
+    fold.apply(
+        formats.connector_status_key(src).encode(),
+        formats.encode_connector_status(ConnectorStatus(src, State.UNASSIGNED, "A->B")),
+    )
+    fold.apply(
+        formats.connector_status_key(src).encode(),
+        formats.encode_connector_status(ConnectorStatus(src, State.RUNNING, "A->B")),
+    )
     for key, value in (_task(src, 0, State.RUNNING), _task(src, 1, State.FAILED), _task(src, 2, State.RUNNING)):
         fold.apply(key.encode(), value)
     fold.apply(formats.task_status_key(ConnectorTaskId(src, 2)).encode(), None)
@@ -102,8 +106,9 @@ def test_status_shows_the_event_per_partition_from_the_committed_offsets() -> No
     fold.apply(key, serialize_offset_value({"offset": 10, TOPIC_ID_KEY: "id-2", RECREATED_KEY: event.encode()}))
     assert fold.recreated == {("orders", 1): event} and fold.offsets == {("orders", 1): 10}
     rows = source_changes(fold.recreated, lambda t: f"A.{t}")
-    assert [(r.topic, r.partition, r.remote_topic, r.reason, r.detected_at) for r in rows] == \
-        [("orders", 1, "A.orders", "topic-recreated", "1970-01-01T00:00:00Z")]
+    assert [(r.topic, r.partition, r.remote_topic, r.reason, r.detected_at) for r in rows] == [
+        ("orders", 1, "A.orders", "topic-recreated", "1970-01-01T00:00:00Z")
+    ]
     assert "id-1 -> id-2" in rows[0].detail and "mirrored through offset 249" in rows[0].detail
     table = render_table([FlowStatus("A", "B", True, source_changes=rows)])
     assert "SOURCE CHANGE: TOPIC" in table and "topic-recreated" in table

@@ -22,11 +22,18 @@ def test_target_position_steps_both_logs_together() -> None:
 
 def test_fully_mirrored_backlog_reads_lag_0_before_any_flush() -> None:
     # 300 records per partition, on the target at the same offsets; first-record syncs only, no flush yet
-    rows = partition_lags({("orders", 0): 300, ("orders", 1): 300}, {}, remote,
-                          syncs={("orders", 0): (0, 0), ("orders", 1): (0, 0)},
-                          target_ends={("orders", 0): 300, ("orders", 1): 300}, now_ms=NOW)
+    rows = partition_lags(
+        {("orders", 0): 300, ("orders", 1): 300},
+        {},
+        remote,
+        syncs={("orders", 0): (0, 0), ("orders", 1): (0, 0)},
+        target_ends={("orders", 0): 300, ("orders", 1): 300},
+        now_ms=NOW,
+    )
     assert [(r.mirrored_offset, r.lag, r.evidence, r.age_s, r.flushed_offset) for r in rows] == [
-        (300, 0, "target", 0.0, None), (300, 0, "target", 0.0, None)]
+        (300, 0, "target", 0.0, None),
+        (300, 0, "target", 0.0, None),
+    ]
 
 
 def test_the_newer_of_flush_and_target_wins_and_the_flush_age_is_kept() -> None:
@@ -40,8 +47,9 @@ def test_the_newer_of_flush_and_target_wins_and_the_flush_age_is_kept() -> None:
         target_ends={("t", 0): 1080, ("t", 1): 1060, ("t", 3): 7},  # t-3: synced record gone from target
         now_ms=NOW,
     )
-    got = {r.partition: (r.mirrored_offset, r.lag, r.evidence, r.age_s, r.flushed_offset, r.flushed_age_s)
-           for r in rows}
+    got = {
+        r.partition: (r.mirrored_offset, r.lag, r.evidence, r.age_s, r.flushed_offset, r.flushed_age_s) for r in rows
+    }
     assert got == {
         0: (80, 20, "target", 0.0, 50, 30.0),
         1: (90, 10, "flushed", 5.0, 90, 5.0),
@@ -63,8 +71,11 @@ def test_vanished_source_topic_keeps_what_was_mirrored() -> None:
 
 def test_offset_sync_fold_keeps_the_latest_per_partition_and_skips_junk() -> None:
     fold = OffsetSyncFold()
-    for sync in (OffsetSync(TopicPartition("t", 0), 0, 0), OffsetSync(TopicPartition("t", 1), 3, 9),
-                 OffsetSync(TopicPartition("t", 0), 101, 101)):
+    for sync in (
+        OffsetSync(TopicPartition("t", 0), 0, 0),
+        OffsetSync(TopicPartition("t", 1), 3, 9),
+        OffsetSync(TopicPartition("t", 0), 101, 101),
+    ):
         fold.apply(sync.record_key(), sync.record_value())
     fold.apply(b"junk", b"\x00")
     fold.apply(None, None)

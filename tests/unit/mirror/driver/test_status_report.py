@@ -22,10 +22,22 @@ def flow() -> FlowStatus:
         target="B",
         enabled=True,
         connectors=[ConnectorState("MirrorSourceConnector", "RUNNING", "w1", [TaskState(0, "RUNNING", "w1")])],
-        partitions=[PartitionLag("orders", 1, "A.orders", 10, 4, evidence=EVIDENCE_FLUSHED, age_s=75.0,
-                                 flushed_offset=4, flushed_age_s=75.0),
-                    PartitionLag("orders", 0, "A.orders", 5, 5, evidence=EVIDENCE_TARGET, age_s=0.0,
-                                 flushed_offset=2, flushed_age_s=75.0)],
+        partitions=[
+            PartitionLag(
+                "orders",
+                1,
+                "A.orders",
+                10,
+                4,
+                evidence=EVIDENCE_FLUSHED,
+                age_s=75.0,
+                flushed_offset=4,
+                flushed_age_s=75.0,
+            ),
+            PartitionLag(
+                "orders", 0, "A.orders", 5, 5, evidence=EVIDENCE_TARGET, age_s=0.0, flushed_offset=2, flushed_age_s=75.0
+            ),
+        ],
         checkpoints=[GroupCheckpoint("g1", "A.orders", 0, 5, 5, age_s=3.2)],
         read_at="2026-01-01T00:00:00Z",
     )

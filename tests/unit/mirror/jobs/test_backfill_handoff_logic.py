@@ -18,10 +18,14 @@ def test_a_config_excludes_the_topics_only_when_each_is_named_exactly() -> None:
 
 
 def test_task_configs_lose_exactly_the_partitions_of_the_topics() -> None:
-    tasks = {0: {TASK_TOPIC_PARTITIONS: "orders-0,other-1,orders-2", "x": "1"},
-             1: {TASK_TOPIC_PARTITIONS: "orders-1"},
-             2: {TASK_TOPIC_PARTITIONS: "orders-x-3,other-0"}}
+    tasks = {
+        0: {TASK_TOPIC_PARTITIONS: "orders-0,other-1,orders-2", "x": "1"},
+        1: {TASK_TOPIC_PARTITIONS: "orders-1"},
+        2: {TASK_TOPIC_PARTITIONS: "orders-x-3,other-0"},
+    }
     out = without_partitions(tasks, {"orders"})
-    assert out == {0: {TASK_TOPIC_PARTITIONS: "other-1", "x": "1"},
-                   1: {TASK_TOPIC_PARTITIONS: ""},
-                   2: {TASK_TOPIC_PARTITIONS: "orders-x-3,other-0"}}
+    assert out == {
+        0: {TASK_TOPIC_PARTITIONS: "other-1", "x": "1"},
+        1: {TASK_TOPIC_PARTITIONS: ""},
+        2: {TASK_TOPIC_PARTITIONS: "orders-x-3,other-0"},
+    }

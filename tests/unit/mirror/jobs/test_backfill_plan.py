@@ -41,8 +41,9 @@ def test_plan_has_one_unit_per_partition_with_records_left_sorted() -> None:
 def test_transactional_id_is_stable_per_unit_and_differs_between_units() -> None:
     one, other = WorkUnit("t", 0, "A.t", 0, 10), WorkUnit("t", 1, "A.t", 0, 10)
     assert transactional_id("A", "B", one) == transactional_id("A", "B", WorkUnit("t", 0, "A.t", 5, 99))
-    assert len({transactional_id("A", "B", one), transactional_id("A", "B", other),
-                transactional_id("A", "C", one)}) == 3
+    assert (
+        len({transactional_id("A", "B", one), transactional_id("A", "B", other), transactional_id("A", "C", one)}) == 3
+    )
 
 
 def test_topics_are_added_to_the_exclusions_exactly_once_and_escaped() -> None:

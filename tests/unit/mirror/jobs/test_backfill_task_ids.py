@@ -27,4 +27,6 @@ def test_a_task_is_known_by_its_first_units_id() -> None:
 
     units = [WorkUnit("t", n, "A.t", 0, 10) for n in range(3)]
     assert task_ids(Clients(), [[units[2], units[0]], [units[1]], []]) == [  # type: ignore[arg-type]
-        "mm2-backfill-A-B-t-2", "mm2-backfill-A-B-t-1"]
+        "mm2-backfill-A-B-t-2",
+        "mm2-backfill-A-B-t-1",
+    ]

@@ -87,8 +87,9 @@ def test_units_of_one_group_share_a_task_and_there_are_no_more_tasks_than_groups
 def test_the_backfills_tasks_never_share_a_partition_of_the_offsets_topic() -> None:
     """The fleet of issue 37 (400 topics x 5 partitions, 2 slots, 25 offsets-topic partitions): concurrent
     transactions sharing a partition there are what Tansu holds unreadable to read_committed consumers."""
-    clients = BackfillClients("A", "B", {}, {}, {}, "mm2-offsets.A.internal", None, "mm2-offset-syncs.B.internal",
-                              None, 50_000, 30.0)
+    clients = BackfillClients(
+        "A", "B", {}, {}, {}, "mm2-offsets.A.internal", None, "mm2-offset-syncs.B.internal", None, 50_000, 30.0
+    )
     units = [WorkUnit(f"fleet-{i:03d}", p, f"A.fleet-{i:03d}", 0, 40) for i in range(400) for p in range(5)]
     plan = BackfillPlan("A", "B", tuple(units), avg_record_bytes=16.0)
     where = progress_partition(clients, 25)

@@ -23,14 +23,18 @@ def checkpoint(group: str, upstream: int, downstream: int, at_ms: int | None) ->
 
 def test_a_group_checkpointed_before_the_recreation_and_gone_from_the_source_is_left_on_the_old_one() -> None:
     rows = old_incarnation_rows({"old": checkpoint("old", 12, 12, FOUND_AT - 1)}, {}, RECREATED, upstream_of)
-    assert [(r.topic, r.partition, r.source_offset, r.target_topic, r.target_offset, r.status, r.applied)
-            for r in rows["old"]] == [("orders", 0, 12, "A.orders", None, OLD_INCARNATION, False)]
+    assert [
+        (r.topic, r.partition, r.source_offset, r.target_topic, r.target_offset, r.status, r.applied)
+        for r in rows["old"]
+    ] == [("orders", 0, 12, "A.orders", None, OLD_INCARNATION, False)]
 
 
 def test_a_group_with_an_offset_in_the_new_incarnation_translates_as_usual() -> None:
     offsets = {"moved": {TopicPartition("orders", 0): OffsetAndMetadata(30)}}
-    assert old_incarnation_rows({"moved": checkpoint("moved", 12, 12, FOUND_AT - 1)}, offsets, RECREATED,
-                                upstream_of) == {}
+    assert (
+        old_incarnation_rows({"moved": checkpoint("moved", 12, 12, FOUND_AT - 1)}, offsets, RECREATED, upstream_of)
+        == {}
+    )
 
 
 def test_checkpoints_since_the_recreation_was_found_and_topics_never_recreated_are_not_reported() -> None:

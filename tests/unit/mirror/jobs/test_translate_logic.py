@@ -27,10 +27,19 @@ def oam(offsets: dict[TopicPartition, int]) -> dict[TopicPartition, OffsetAndMet
 
 
 def test_statuses_and_writes_for_an_empty_target_group() -> None:
-    plan = plan_group("g", {**oam({T0: 5, T1: 7, T2: 1}), TopicPartition("t", 3): None}, shifted, "EMPTY",
-                      oam({R0: 50, R1: 900}), {R0: 200, R1: 1000})
+    plan = plan_group(
+        "g",
+        {**oam({T0: 5, T1: 7, T2: 1}), TopicPartition("t", 3): None},
+        shifted,
+        "EMPTY",
+        oam({R0: 50, R1: 900}),
+        {R0: 200, R1: 1000},
+    )
     assert [(r.partition, r.target_offset, r.status) for r in plan.partitions] == [
-        (0, 105, "ok"), (1, 107, "behind-target"), (2, None, "no-sync")]
+        (0, 105, "ok"),
+        (1, 107, "behind-target"),
+        (2, None, "no-sync"),
+    ]
     assert plan.writes(force=False) == {R0: OffsetAndMetadata(105)}
     assert plan.writes(force=True) == {R0: OffsetAndMetadata(105), R1: OffsetAndMetadata(107)}
     assert plan.partitions[0].target_end_offset == 200 and plan.partitions[0].target_committed == 50
@@ -56,20 +65,28 @@ def test_every_partition_result_is_recorded() -> None:
 
 
 def test_report_shapes() -> None:
-    plans = [plan_group("g1", oam({T0: 5, T2: 1}), shifted, "EMPTY", {}, {R0: 110}),
-             GroupPlan("g2", "DEAD")]
+    plans = [plan_group("g1", oam({T0: 5, T2: 1}), shifted, "EMPTY", {}, {R0: 110}), GroupPlan("g2", "DEAD")]
     doc = render_json(plans, applied=False)
     row = doc["groups"][0]["partitions"][0]
     assert {"topic", "partition", "source_offset", "target_topic", "target_offset", "reread", "status"} <= set(row)
     assert doc["groups"][0]["group"] == "g1"
-    assert doc["summary"] == {"ok": 1, "no-sync": 1, "active-on-target": 0, "behind-target": 0,
-                              "old-incarnation": 0, "applied": 0, "failed": 0}
+    assert doc["summary"] == {
+        "ok": 1,
+        "no-sync": 1,
+        "active-on-target": 0,
+        "behind-target": 0,
+        "old-incarnation": 0,
+        "applied": 0,
+        "failed": 0,
+    }
     table = render_table(plans, applied=False)
     lines = table.splitlines()
     assert lines[0].split()[:3] == ["group", "topic", "partition"]
     assert lines[1].split() == ["g1", "t", "0", "5", "A.t", "105", "110", "-", "0", "ok", "no"]
-    assert lines[-1] == "2 groups, 2 partitions: 1 ok, 1 no-sync, 0 active-on-target, 0 behind-target; " \
-                        "dry run: nothing written (add --apply)"
+    assert (
+        lines[-1] == "2 groups, 2 partitions: 1 ok, 1 no-sync, 0 active-on-target, 0 behind-target; "
+        "dry run: nothing written (add --apply)"
+    )
 
 
 def test_flow_translator_exact_fallback_and_failback() -> None:
@@ -96,11 +113,13 @@ def test_flow_translator_exact_fallback_and_failback() -> None:
 def test_spark_failure_becomes_its_python_error_line() -> None:
     from mirror.jobs.spark import job_error
 
-    text = ("An error occurred while calling o42.collectAndServe.\n"
-            ": org.apache.spark.SparkException: Job aborted due to stage failure: Task 0 failed 4 times\n"
-            "Traceback (most recent call last):\n  File \"x.py\", line 1, in f\n"
-            "connect_core.api.errors.ConnectError: Timed out after 30s: list consumer groups on cluster B\n"
-            "\tat org.apache.spark.api.python.BasePythonRunner.handlePythonException(PythonRunner.scala:1)\n")
+    text = (
+        "An error occurred while calling o42.collectAndServe.\n"
+        ": org.apache.spark.SparkException: Job aborted due to stage failure: Task 0 failed 4 times\n"
+        'Traceback (most recent call last):\n  File "x.py", line 1, in f\n'
+        "connect_core.api.errors.ConnectError: Timed out after 30s: list consumer groups on cluster B\n"
+        "\tat org.apache.spark.api.python.BasePythonRunner.handlePythonException(PythonRunner.scala:1)\n"
+    )
     assert job_error(RuntimeError(text)) == "ConnectError: Timed out after 30s: list consumer groups on cluster B"
     assert job_error(RuntimeError("plain failure\nmore")) == "plain failure"
 
@@ -108,8 +127,14 @@ def test_spark_failure_becomes_its_python_error_line() -> None:
 def test_flow_translator_applies_the_flows_topic_filter() -> None:
     from mirror.client.filters import topic_filter_from_config
 
-    translator = FlowTranslator("A", "B", DefaultReplicationPolicy(), ExactOffsetTranslator(OffsetMappingIndex(),
-                                OffsetSyncStore()), None, topic_filter_from_config({"topics": "orders.*"}))
+    translator = FlowTranslator(
+        "A",
+        "B",
+        DefaultReplicationPolicy(),
+        ExactOffsetTranslator(OffsetMappingIndex(), OffsetSyncStore()),
+        None,
+        topic_filter_from_config({"topics": "orders.*"}),
+    )
     assert translator.accepts("orders-eu") and not translator.accepts("payments")
     assert not translator.accepts("mm2-offset-syncs.B.internal")  # internal topics are never translated
 

@@ -26,11 +26,18 @@ def spec(lo: int | None = 0, hi: int | None = 100, source_lo: int = 0, source_hi
 def test_digest_covers_key_value_headers_timestamp_and_nulls() -> None:
     base = record_digest(b"k", b"v", [("h", b"1")], 5)
     assert base == record_digest(b"k", b"v", [("h", b"1")], 5)
-    others = [record_digest(b"K", b"v", [("h", b"1")], 5), record_digest(b"k", b"V", [("h", b"1")], 5),
-              record_digest(b"k", b"v", [("h", b"2")], 5), record_digest(b"k", b"v", [("h", b"1")], 6),
-              record_digest(b"k", b"v", [("h", b"1"), ("h", b"1")], 5), record_digest(b"k", b"v", [("h", None)], 5),
-              record_digest(b"k", b"v", None, 5), record_digest(None, b"v", [("h", b"1")], 5),
-              record_digest(b"", b"v", [("h", b"1")], 5), record_digest(b"kv", b"", [("h", b"1")], 5)]
+    others = [
+        record_digest(b"K", b"v", [("h", b"1")], 5),
+        record_digest(b"k", b"V", [("h", b"1")], 5),
+        record_digest(b"k", b"v", [("h", b"2")], 5),
+        record_digest(b"k", b"v", [("h", b"1")], 6),
+        record_digest(b"k", b"v", [("h", b"1"), ("h", b"1")], 5),
+        record_digest(b"k", b"v", [("h", None)], 5),
+        record_digest(b"k", b"v", None, 5),
+        record_digest(None, b"v", [("h", b"1")], 5),
+        record_digest(b"", b"v", [("h", b"1")], 5),
+        record_digest(b"kv", b"", [("h", b"1")], 5),
+    ]
     assert len({base, *others}) == len(others) + 1
 
 
@@ -81,12 +88,18 @@ def test_open_start_finds_the_first_copied_record_by_content() -> None:
 
 def test_plan_cuts_at_translatable_offsets_and_keeps_open_ends() -> None:
     shifted = plan_chunks("t", 0, "A.t", 0, 25, lambda o: o + 7, chunk_records=10)
-    assert [(c.source_lo, c.source_hi, c.target_lo, c.target_hi) for c in shifted] == \
-        [(0, 10, 7, 17), (10, 20, 17, 27), (20, 25, 27, 32)]
+    assert [(c.source_lo, c.source_hi, c.target_lo, c.target_hi) for c in shifted] == [
+        (0, 10, 7, 17),
+        (10, 20, 17, 27),
+        (20, 25, 27, 32),
+    ]
     syncs = {0: 100, 13: 113, 31: 140}  # only sync points translate
     sparse = plan_chunks("t", 0, "A.t", 0, 40, syncs.get, exact_points=syncs, chunk_records=10)
-    assert [(c.source_lo, c.source_hi, c.target_lo, c.target_hi) for c in sparse] == \
-        [(0, 13, 100, 113), (13, 31, 113, 140), (31, 40, 140, None)]
+    assert [(c.source_lo, c.source_hi, c.target_lo, c.target_hi) for c in sparse] == [
+        (0, 13, 100, 113),
+        (13, 31, 113, 140),
+        (31, 40, 140, None),
+    ]
     unknown = plan_chunks("t", 0, "A.t", 5, 8, lambda o: None, chunk_records=10)
     assert [(c.source_lo, c.source_hi, c.target_lo, c.target_hi) for c in unknown] == [(5, 8, None, None)]
     assert plan_chunks("t", 0, "A.t", 5, 5, lambda o: o) == []
@@ -94,21 +107,58 @@ def test_plan_cuts_at_translatable_offsets_and_keeps_open_ends() -> None:
 
 def test_merge_reports_per_partition_and_json() -> None:
     reports = [PartitionReport("t", 1, "A.t", pending=3), PartitionReport("t", 0, "A.t")]
-    chunks = [ChunkResult("t", 0, 0, compared=10, hashed_equal=True),
-              ChunkResult("t", 0, 1, compared=10, extra=1, first_difference=15),
-              ChunkResult("t", 0, 2, compared=5, mismatched=1, first_difference=22),
-              ChunkResult("t", 1, 0, compared=4)]
+    chunks = [
+        ChunkResult("t", 0, 0, compared=10, hashed_equal=True),
+        ChunkResult("t", 0, 1, compared=10, extra=1, first_difference=15),
+        ChunkResult("t", 0, 2, compared=5, mismatched=1, first_difference=22),
+        ChunkResult("t", 1, 0, compared=4),
+    ]
     result = merge(reports, chunks)
     assert not result.equal
-    assert result.to_json() == {"equal": False, "result": "different", "partitions": [
-        {"topic": "t", "partition": 0, "target_topic": "A.t", "compared": 25, "missing": 0, "extra": 1,
-         "mismatched": 1, "pending": 0, "first_difference": 15, "lost_on_source": 0, "source_recreated": None},
-        {"topic": "t", "partition": 1, "target_topic": "A.t", "compared": 4, "missing": 0, "extra": 0,
-         "mismatched": 0, "pending": 3, "first_difference": None, "lost_on_source": 0, "source_recreated": None}]}
-    assert result.totals() == {"compared": 29, "missing": 0, "extra": 1, "mismatched": 1, "pending": 3,
-                               "lost_on_source": 0}
-    assert merge([PartitionReport("t", 0, "A.t", pending=9), PartitionReport("t", 1, "A.t")],
-                 [ChunkResult("t", 1, 0, compared=1)]).equal  # pending records are no difference
+    assert result.to_json() == {
+        "equal": False,
+        "result": "different",
+        "partitions": [
+            {
+                "topic": "t",
+                "partition": 0,
+                "target_topic": "A.t",
+                "compared": 25,
+                "missing": 0,
+                "extra": 1,
+                "mismatched": 1,
+                "pending": 0,
+                "first_difference": 15,
+                "lost_on_source": 0,
+                "source_recreated": None,
+            },
+            {
+                "topic": "t",
+                "partition": 1,
+                "target_topic": "A.t",
+                "compared": 4,
+                "missing": 0,
+                "extra": 0,
+                "mismatched": 0,
+                "pending": 3,
+                "first_difference": None,
+                "lost_on_source": 0,
+                "source_recreated": None,
+            },
+        ],
+    }
+    assert result.totals() == {
+        "compared": 29,
+        "missing": 0,
+        "extra": 1,
+        "mismatched": 1,
+        "pending": 3,
+        "lost_on_source": 0,
+    }
+    assert merge(
+        [PartitionReport("t", 0, "A.t", pending=9), PartitionReport("t", 1, "A.t")],
+        [ChunkResult("t", 1, 0, compared=1)],
+    ).equal  # pending records are no difference
 
 
 def test_a_run_that_compared_nothing_is_not_equal() -> None:
@@ -117,8 +167,9 @@ def test_a_run_that_compared_nothing_is_not_equal() -> None:
     assert all_pending.to_json()["result"] == "nothing_compared"
     assert "NOTHING COMPARED" in render_table(all_pending) and "9 pending" in render_table(all_pending)
     assert merge([], []).outcome == "nothing_compared"  # no partition at all
-    assert merge([PartitionReport("t", 0, "A.t")], [ChunkResult("t", 0, 0, compared=0, missing=2)]).outcome \
-        == "different"
+    assert (
+        merge([PartitionReport("t", 0, "A.t")], [ChunkResult("t", 0, 0, compared=0, missing=2)]).outcome == "different"
+    )
 
 
 def test_a_known_gap_is_said_but_is_no_difference() -> None:
