@@ -22,6 +22,7 @@ from kafka.protocol.consumer import FetchRequest
 from kafka.protocol.metadata import MetadataRequest
 
 from connect_core.api.errors import ConnectError, RetriableError
+from connect_core.kafka.raw_fetch import bootstrapped_client
 from connect_core.kafka.record_batch import RawBatch, split_batches
 
 READ_UNCOMMITTED = 0
@@ -78,15 +79,7 @@ class BatchFetcher:
 
     def _connected(self) -> KafkaNetClient:
         if self._client is None:
-            client = KafkaNetClient(**self._configs)
-            try:
-                client._manager.bootstrap(timeout_ms=self._timeout_ms)
-            except Exception as e:
-                client.close()
-                raise RetriableError(
-                    f"Cannot reach the Kafka cluster at {self._configs['bootstrap_servers']}: {e}"
-                ) from e
-            self._client = client
+            self._client = bootstrapped_client(self._configs, self._timeout_ms, RetriableError)
         return self._client
 
     def _reset(self) -> None:

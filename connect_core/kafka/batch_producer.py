@@ -29,6 +29,7 @@ from kafka.protocol.metadata import MetadataRequest
 from kafka.protocol.producer import InitProducerIdRequest, ProduceRequest
 
 from connect_core.api.errors import ConnectError, RetriableError
+from connect_core.kafka.raw_fetch import bootstrapped_client
 from connect_core.kafka.record_batch import RawBatch, rewrite_for_produce
 
 log = logging.getLogger(__name__)
@@ -112,15 +113,9 @@ class BatchProducer:
 
     def _connected(self) -> KafkaNetClient:
         if self._client is None:
-            client = KafkaNetClient(**self._configs)
-            try:
-                client._manager.bootstrap(timeout_ms=self._timeout_ms)
-            except Exception as e:
-                client.close()
-                raise RetriableError(
-                    f"Cannot reach the target Kafka cluster at {self._configs['bootstrap_servers']}: {e}"
-                ) from e
-            self._client = client
+            self._client = bootstrapped_client(
+                self._configs, self._timeout_ms, RetriableError, "the target Kafka cluster"
+            )
         return self._client
 
     def start(self) -> None:

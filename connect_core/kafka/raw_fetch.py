@@ -79,6 +79,20 @@ class FetchedBatches:
         return self.last_stable_offset if self.last_stable_offset >= 0 else self.high_watermark
 
 
+def bootstrapped_client(
+    configs: Mapping[str, Any], timeout_ms: int, error: type[ConnectError], cluster: str = "the Kafka cluster"
+) -> KafkaNetClient:
+    """A kafka-python network client that has read the cluster's metadata, or ``error`` naming the servers
+    (the raw fetcher, the batch fetcher and the batch producer connect the same way)."""
+    client = KafkaNetClient(**configs)
+    try:
+        client._manager.bootstrap(timeout_ms=timeout_ms)
+    except Exception as e:
+        client.close()
+        raise error(f"Cannot reach {cluster} at {configs['bootstrap_servers']}: {e}") from e
+    return client
+
+
 class RawFetcher:
     """Fetches raw batches of one topic's partitions from their leaders (control batches included)."""
 
@@ -105,15 +119,7 @@ class RawFetcher:
 
     def _connected(self) -> KafkaNetClient:
         if self._client is None:
-            client = KafkaNetClient(**self._configs)
-            try:
-                client._manager.bootstrap(timeout_ms=self._timeout_ms)
-            except Exception as e:
-                client.close()
-                raise ConnectError(
-                    f"Cannot reach the Kafka cluster at {self._configs['bootstrap_servers']}: {e}"
-                ) from e
-            self._client = client
+            self._client = bootstrapped_client(self._configs, self._timeout_ms, ConnectError)
         return self._client
 
     def _send(self, node_id: int, request: Any) -> Any:
