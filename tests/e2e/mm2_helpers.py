@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -160,6 +161,28 @@ def eventually(
             elif progress is not None:
                 why = f" (no progress in the last {timeout:.0f}s)"
             raise AssertionError(f"timed out after {now - start:.0f}s waiting for {what}{why}\n{tail}") from None
+
+
+_JOINED = re.compile(r"Joined group at generation (\d+) and got assignment: .* revoked=\[\]/\[\] delay=0ms")
+
+
+def group_settled(procs: list[Mm2Process]) -> int | None:
+    """The generation every node's herder last joined, when that join revoked nothing and scheduled no
+    follow-up rebalance and no node has started another since; else None (read from the nodes' logs).
+
+    Tests that stop one node of a group wait for this first: on Tansu 0.6.0 a leader that leaves while the
+    group is re-forming stays its leader and the others wait for minutes (docs/testing.md, Tansu faults),
+    a fault no real broker has and no member can mend; a rolling restart on Kafka moves node by node too."""
+    generations = set()
+    for proc in procs:
+        events = [
+            ln for ln in proc.output().splitlines() if "Joined group at generation" in ln or "Rebalance started" in ln
+        ]
+        match = _JOINED.search(events[-1]) if events else None
+        if match is None:
+            return None
+        generations.add(int(match.group(1)))
+    return generations.pop() if len(generations) == 1 else None
 
 
 def record_view(msg: Message) -> tuple[Any, ...]:

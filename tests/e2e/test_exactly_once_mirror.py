@@ -30,7 +30,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from embedded_kafka import KafkaCluster, free_port
-from tests.e2e.mm2_helpers import Mm2Process, eventually, mm2_properties, status_json, write_properties
+from tests.e2e.mm2_helpers import (
+    Mm2Process,
+    eventually,
+    group_settled,
+    mm2_properties,
+    status_json,
+    write_properties,
+)
 from tests.e2e.sequenced_producer import MirrorReport, SequencedProducer, compare, decode, sequences
 from tests.oracle.committed_reader import read_topic_committed
 
@@ -345,6 +352,8 @@ def test_preparing_then_enabled_rolling_upgrade_of_two_nodes_loses_and_duplicate
             == "at-least-once (preparing exactly-once)"
         )
         for i, config in enumerate(configs):
+            # node by node, each once the group has settled (see group_settled)
+            eventually(lambda: group_settled(nodes) is not None, 120, "the group settled", nodes[i])
             assert nodes[i].terminate(60) == 0, nodes[i].output()[-3000:]
             nodes[i].close()
             write_properties(config, {**props, "listeners": urls[i], "B.exactly.once.source.support": "enabled"})

@@ -59,6 +59,9 @@ class RecordingMetrics:
     def lag(self, topic: str, partition: int, records: int, last_timestamp_ms: int | None) -> None:
         self.lags[(topic, partition)] = records
 
+    def throughput(self, limit: float | None, rate: float) -> None:
+        assert limit is None or limit > 0
+
 
 def task_props(a: KafkaCluster, topic: str, partitions: int, **extra: str) -> dict[str, str]:
     props = {
