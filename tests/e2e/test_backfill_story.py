@@ -67,16 +67,18 @@ def test_catch_up_after_an_outage_through_restarts_and_kills_is_exactly_once(
         done = sum(position + 1 for position in committed_positions(props, b).values())
         assert done < 300 + BACKLOG, "killed before it finished"
 
-        rerun = Backfill(config, tmp_path, name="rerun")
-        # the rerun's Python workers SIGKILLed once it committed copies of its own, far from half of what is
-        # left (its tasks are mid-copy; the log's end is no trigger: on Tansu it jumps when the rerun's fencing
-        # writes markers): Spark retries each failed task, which resumes from its last commit
+        # the rerun's Python workers SIGKILLed once it committed copies of its own, while it copies (its tasks are
+        # mid-copy; the log's end is no trigger: on Tansu it jumps when the rerun's fencing writes markers): Spark
+        # retries each failed task, which resumes from its last commit. What is left may be only a few hundred KB,
+        # copied in a second, so the rerun runs under a throughput cap that keeps it copying for seconds after its
+        # first commit (its transactions still commit every second)
+        rerun = Backfill(config, tmp_path, "--throughput-limit", "150K", name="rerun")
         eventually(
-            lambda: sum(p + 1 for p in committed_positions(props, b).values()) >= done + 30_000,
+            lambda: sum(p + 1 for p in committed_positions(props, b).values()) > done,
             240,
             "the rerun committing copies",
             mm2,
-            interval=1.0,
+            interval=0.5,
         )
         killed = eventually(lambda: spark_python_workers(rerun.proc.pid), 60, "the rerun's Python workers")
         for pid in killed:
