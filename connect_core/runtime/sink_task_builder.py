@@ -64,6 +64,7 @@ def build_sink_task(
     """Everything a sink task needs, from already-resolved connector and task configs (``converter`` is
     the worker's: the connector's converter if it names one, else the worker's)."""
     from connect_core.kafka.clients import consumer_config
+    from connect_core.kafka.departed_leader import consumer_group_release
 
     plugins = build_task_plugins(task_id, conf, conn_props, "sink", converter, on_task_created)
     raw = worker_config.raw()
@@ -84,11 +85,12 @@ def build_sink_task(
     own = SinkConnectorConfig({**conn_props, **task_props}) if _names_topics(task_props) else conf
     topics, regex = own.topics, own.topics_regex
     metrics = task_metrics(task_id) if task_metrics is not None else None
+    librdkafka_consumer = consumer_config(java_consumer)
     return WorkerSinkTask(
         task_id,
         plugins.task,
         dict(task_props),
-        consumer_config=consumer_config(java_consumer),
+        consumer_config=librdkafka_consumer,
         consumer_factory=_default_consumer_factory,
         client_partition=_client_partition,
         topics=topics,
@@ -109,4 +111,5 @@ def build_sink_task(
         topic_tracking=worker_config.topic_tracking_enable,
         metrics=metrics,
         sink_metrics=sink_task_metrics(task_id) if sink_task_metrics is not None else None,
+        group_release=consumer_group_release(java_consumer, librdkafka_consumer),
     )

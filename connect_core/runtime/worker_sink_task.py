@@ -19,10 +19,14 @@ tolerated records are skipped (and written to the dead-letter queue when one is 
 offsets are committed like any other consumed record. At stop every partition is closed with a
 synchronous commit, then ``task.stop()`` runs and the consumer leaves the group.
 
-A member whose group join does not complete (no assignment callback, not even an empty one, for
-:func:`join_stall_timeout_s` after it subscribed or lost partitions) says so and joins again as a new
-member: on some Kafka-protocol brokers a group whose leader left while it re-formed keeps naming the departed
-leader, so no member is ever assigned anything until one joins anew (docs/testing.md).
+A member whose group join completes no rebalance (no assignment callback, not even an empty one, for
+:func:`join_stall_timeout_s` after it subscribed or lost partitions) says so and, on a thread of its own,
+runs the worker's *group release* (:mod:`connect_core.kafka.departed_leader`): Tansu keeps a leader that
+left while its group re-formed as the group's leader, so no member is ever assigned anything, and joining
+anew does not change that; the release makes the coordinator evict that leader and elect a live member.
+The consumer itself keeps its membership and keeps polling (a slow but healthy join is not interrupted;
+on Apache Kafka the release is refused at once and changes nothing). Again every stall timeout while the
+join stays incomplete (docs/testing.md).
 
 Bookkeeping of offsets is :class:`~connect_core.runtime.sink_offsets.SinkOffsets` (pure logic).
 Hot path rules as in the source loop: no per-record logging or metrics. The sink-task metrics
@@ -34,6 +38,7 @@ completions and late (skipped) completions, and records read but not yet committ
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -41,6 +46,7 @@ from typing import Any
 
 from connect_core.api.errors import ConnectError, RetriableError
 from connect_core.api.sink import SinkRecord, SinkTask, TopicPartition
+from connect_core.kafka.departed_leader import MIN_STALL_S, release_due, stall_timeout_s
 from connect_core.model import ConnectorTaskId, TargetState
 from connect_core.runtime.dead_letter_queue import DeadLetterQueueReporter
 from connect_core.runtime.sink_metrics import NoSinkTaskMetrics, SinkTaskMetrics, active_record_count
@@ -57,27 +63,25 @@ log = logging.getLogger(__name__)
 MAX_POLL_WAIT_S = 0.5
 RETRY_BACKOFF_MIN_S = 0.5
 COMMITTED_TIMEOUT_S = 30.0
-#: Shortest wait for a group join to complete before the member joins again (see join_stall_timeout_s).
-MIN_JOIN_STALL_S = 30.0
+#: Shortest wait for a group join to complete before the member acts (see join_stall_timeout_s).
+MIN_JOIN_STALL_S = MIN_STALL_S
 _TIMESTAMP_TYPES = {0: "NoTimestampType", 1: "CreateTime", 2: "LogAppendTime"}
 
 #: Creates the consumer from librdkafka settings (the loop adds its ``on_commit`` callback).
 ConsumerFactory = Callable[[dict[str, Any]], Any]
 #: Makes client TopicPartitions: (topic, partition, offset) -> object (kept out of this module).
 ClientPartition = Callable[..., Any]
+#: Releases the task's group from a departed leader (blocking); answers what it did, for the log.
+GroupRelease = Callable[[], str]
 
 
 def join_stall_timeout_s(consumer_config: dict[str, Any]) -> float:
-    """How long a member may wait for its join to complete before it joins again as a new member.
-
-    Three session timeouts (at least :data:`MIN_JOIN_STALL_S`): a healthy join takes a few heartbeats,
-    and a member that left without a LeaveGroup is expired after one session timeout. Never longer
-    than the rebalance timeout (``max.poll.interval.ms``), after which a coordinator gives up on
-    members that have not joined anyway.
-    """
-    session_s = float(consumer_config.get("session.timeout.ms", 45000)) / 1000.0
-    rebalance_s = float(consumer_config.get("max.poll.interval.ms", 300000)) / 1000.0
-    return min(rebalance_s, max(MIN_JOIN_STALL_S, 3.0 * session_s))
+    """How long a member may wait for its join to complete a rebalance before it acts
+    (:func:`~connect_core.kafka.departed_leader.stall_timeout_s` of its session and rebalance timeouts)."""
+    return stall_timeout_s(
+        float(consumer_config.get("session.timeout.ms", 45000)),
+        float(consumer_config.get("max.poll.interval.ms", 300000)),
+    )
 
 
 class _ErrantRecordReporter:
@@ -168,6 +172,7 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
         topic_tracking: bool = True,
         metrics: TaskMetrics | None = None,
         sink_metrics: SinkTaskMetrics | None = None,
+        group_release: GroupRelease | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         super().__init__(
@@ -209,7 +214,11 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
         #: When the consumer subscribed or lost partitions without an assignment since (a join in progress).
         self._join_pending_since: float | None = None
         self.join_stall_s = join_stall_timeout_s(consumer_config)
-        self.rejoins = 0
+        self._group_release = group_release
+        self._release_thread: threading.Thread | None = None
+        self._last_release: float | None = None
+        #: Stalled joins acted on (each a warning, and a group release when the worker gave one).
+        self.releases = 0
 
     # ------------------------------------------------------------------ the task thread
 
@@ -232,33 +241,34 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
         self.consumer.subscribe(subscription, on_assign=self._on_assign, on_revoke=self._on_revoke,
                                 on_lost=self._on_lost)  # fmt: skip
 
-    def _join_stalled(self, now: float) -> bool:
-        since = self._join_pending_since
-        return since is not None and now - since >= self.join_stall_s
+    def _release_due(self, now: float) -> bool:
+        running = self._release_thread is not None and self._release_thread.is_alive()
+        return not running and release_due(now, self._join_pending_since, self._last_release, self.join_stall_s)
 
-    def _rejoin_if_stalled(self, now: float) -> None:
-        """A join that has not completed for :attr:`join_stall_s`: leave and join again as a new member."""
-        since = self._join_pending_since
-        if since is None or now - since < self.join_stall_s:
+    def _release_if_stalled(self, now: float) -> None:
+        """A join that has completed no rebalance for :attr:`join_stall_s`: warn, and release the group."""
+        if not self._release_due(now):
             return
-        self.rejoins += 1
-        log.warning("Sink task %s: its consumer has not completed a rebalance of group %s for %.0f s; leaving the "
-                    "group and joining again as a new member", self.id, self._consumer_config.get("group.id"),
-                    now - since)  # fmt: skip
-        held = sorted(self.offsets.assigned)
-        if held:  # partitions kept from an earlier generation: committed and closed as on a revocation
-            self._commit(closing=True, partitions=held)
-            self._forget(held)
-        old, self.consumer = self.consumer, None
+        since = self._join_pending_since or now
+        self._last_release = now
+        self.releases += 1
+        group = self._consumer_config.get("group.id")
+        action = "releasing a departed leader" if self._group_release is not None else "still waiting"
+        log.warning("Sink task %s: its consumer has completed no rebalance of group %s for %.0f s; %s",
+                    self.id, group, now - since, action)  # fmt: skip
+        if self._group_release is not None:
+            self._release_thread = threading.Thread(
+                target=self._run_release, args=(self._group_release, group), name=f"{self.id}-group-release",
+                daemon=True,
+            )  # fmt: skip
+            self._release_thread.start()
+
+    def _run_release(self, release: GroupRelease, group: Any) -> None:
+        """On the release thread: the consumer keeps polling meanwhile (a coordinator may hold joins)."""
         try:
-            old.close()
-        except Exception:
-            log.debug("Closing the stalled consumer of task %s failed", self.id, exc_info=True)
-        conf = dict(self._consumer_config)
-        conf["on_commit"] = self._on_commit
-        self.consumer = self._consumer_factory(conf)
-        self.sink_metrics.partition_count(0)
-        self._subscribe()
+            log.info("Sink task %s, group %s: %s", self.id, group, release())
+        except Exception as e:
+            log.warning("Sink task %s: releasing group %s failed: %s", self.id, group, e)
 
     def _execute(self) -> None:
         self._next_commit = self._clock() + self.flush_interval_s
@@ -272,7 +282,7 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
     def _iteration(self) -> None:
         now = self._clock()
         self._expire_commits(now)
-        self._rejoin_if_stalled(now)
+        self._release_if_stalled(now)
         if self.context.commit_requested or now >= self._next_commit:
             self.context.commit_requested = False
             self._commit(closing=False)
@@ -315,7 +325,7 @@ class WorkerSinkTask(WorkerTask[SinkTask]):
                 break
             if self.context.commit_requested or self._target_paused() != self._paused_all_for_target:
                 break
-            if self._join_stalled(self._clock()):
+            if self._release_due(self._clock()):
                 break
         if messages:
             self.sink_metrics.records_read(self._convert_messages(messages))

@@ -36,6 +36,11 @@ The herder uses one :class:`WorkerGroupMember` from one thread (the *herder thre
   ``owner_url(connector | task_id)`` (leader only). Leader hook: ``member.set_before_assignment(
   fn(assignor, members, ctx))`` runs before each incremental round (``assignor.expire_delay()``...).
 * Construction does no I/O; the first ``ensure_active``/``poll`` bootstraps (False while unreachable).
+* A rejoin that completes no rebalance for three session timeouts (at least 30 s, at most the rebalance
+  timeout) is logged and, on a thread of its own, the group is *released*
+  (:mod:`connect_core.kafka.departed_leader`): Tansu keeps a leader that left while the group re-formed
+  as the group's leader and never forms the group again by itself; on Apache Kafka the release is
+  refused at once and changes nothing.
 
 Generations: Kafka starts at 1, other brokers at 0; nothing here depends on either. Errors the group
 protocol cannot recover from (unknown protocol type, group authorization) raise
@@ -75,6 +80,7 @@ from connect_core.herder.distributed.protocol import (
     deserialize_assignment,
     metadata_request,
 )
+from connect_core.kafka.departed_leader import DepartedLeaderRelease, release_due, stall_timeout_s
 from connect_core.model import ConnectorTaskId
 
 log = logging.getLogger(__name__)
@@ -88,6 +94,8 @@ _API_VERSION_HINT = (2, 8, 0)
 
 
 BeforeAssignment = Callable[[IncrementalCooperativeAssignor, Sequence[tuple[str, bytes]], AssignmentContext], None]
+#: Releases the group from a departed leader (blocking), joining with these protocols; answers what it did.
+GroupRelease = Callable[[list[tuple[str, bytes]]], str]
 
 
 class WorkerRebalanceListener(Protocol):
@@ -140,6 +148,13 @@ class WorkerCoordinator(BaseCoordinator):  # type: ignore[misc]
         self._coordinator_missing_since: float | None = None
         self._closing = False
         self._wakeup_event = threading.Event()
+        # A rejoin that completes no rebalance for join_stall_s runs group_release (set by the member) on a
+        # thread of its own: see connect_core.kafka.departed_leader.
+        self.group_release: GroupRelease | None = None
+        self.join_stall_s = stall_timeout_s(self.config["session_timeout_ms"], self.config["max_poll_interval_ms"])
+        self._join_pending_since: float | None = None
+        self._last_release: float | None = None
+        self._release_thread: threading.Thread | None = None
 
     # ------------------------------------------------------------------ BaseCoordinator hooks
 
@@ -287,13 +302,16 @@ class WorkerCoordinator(BaseCoordinator):  # type: ignore[misc]
                     self._find_coordinator(deadline)
                 if self.need_rejoin():
                     if not self.coordinator_unknown():
+                        self._watch_join(time.monotonic())
                         self._prepare_join()
                         remaining_ms = max(0.0, deadline - time.monotonic()) * 1000
                         if self.ensure_active_group(timeout_ms=remaining_ms):
                             self._deliver_events()
                             return True
-                elif until_active and self.stable():
-                    return True
+                else:
+                    self._join_pending_since = None
+                    if until_active and self.stable():
+                        return True
                 self._heartbeat_check()
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
@@ -307,6 +325,31 @@ class WorkerCoordinator(BaseCoordinator):  # type: ignore[misc]
                 log.debug("Retriable group error in group %s: %s", self.group_id, e)
                 return False
             raise ConnectError(f"Connect group {self.group_id}: {type(e).__name__}: {e}") from e
+
+    def _watch_join(self, now: float) -> None:
+        """A rejoin that has completed no rebalance for :attr:`join_stall_s`: warn, and release the group."""
+        if self._join_pending_since is None:
+            self._join_pending_since = now
+        running = self._release_thread is not None and self._release_thread.is_alive()
+        if running or not release_due(now, self._join_pending_since, self._last_release, self.join_stall_s):
+            return
+        self._last_release = now
+        release = self.group_release
+        action = "releasing a departed leader" if release else "still waiting"
+        log.warning("Worker has completed no rebalance of group %s for %.0f s; %s", self.group_id,
+                    now - self._join_pending_since, action)  # fmt: skip
+        if release is None:
+            return
+        protocols = self.group_protocols()
+
+        def run() -> None:
+            try:
+                log.info("Group %s: %s", self.group_id, release(protocols))
+            except Exception as e:
+                log.warning("Releasing group %s failed: %s", self.group_id, e)
+
+        self._release_thread = threading.Thread(target=run, name=f"{self.group_id}-group-release", daemon=True)
+        self._release_thread.start()
 
     def _find_coordinator(self, deadline: float) -> None:
         """Look the coordinator up; after a heartbeat interval without one, revoke everything (Kafka)."""
@@ -475,6 +518,17 @@ class WorkerGroupMember:
         except Exception:
             self._client.close()
             raise
+
+        def release(protocols: list[tuple[str, bytes]]) -> str:
+            return (
+                DepartedLeaderRelease(
+                    bootstrap_servers, dict(client_configs or {}), group_id, protocols,
+                    protocol_type=PROTOCOL_TYPE, session_timeout_ms=session_timeout_ms,
+                    rebalance_timeout_ms=rebalance_timeout_ms, client_id=f"{client_id}-release",
+                ).run().describe()
+            )  # fmt: skip
+
+        self.coordinator.group_release = release
 
     def _bootstrapped(self, timeout_s: float) -> bool:
         manager = self._client._manager

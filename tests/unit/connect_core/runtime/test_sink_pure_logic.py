@@ -189,7 +189,7 @@ def test_validation_of_a_sink_config_reports_javas_errors_and_the_plugin_lists_a
     assert ("org.apache.kafka.connect.file.FileStreamSinkConnector", "sink") in listed
 
 
-def test_a_stalled_join_is_retried_after_three_session_timeouts_within_the_rebalance_timeout() -> None:
+def test_a_stalled_join_is_acted_on_after_three_session_timeouts_within_the_rebalance_timeout() -> None:
     from connect_core.runtime.worker_sink_task import MIN_JOIN_STALL_S, join_stall_timeout_s
 
     assert join_stall_timeout_s({}) == 135.0  # Kafka's defaults: 45 s sessions, 300 s rebalance timeout
