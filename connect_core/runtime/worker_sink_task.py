@@ -21,8 +21,8 @@ synchronous commit, then ``task.stop()`` runs and the consumer leaves the group.
 
 A member whose group join completes no rebalance (no assignment callback, not even an empty one, for
 :func:`join_stall_timeout_s` after it subscribed or lost partitions) says so and, on a thread of its own,
-runs the worker's *group release* (:mod:`connect_core.kafka.departed_leader`): Tansu keeps a leader that
-left while its group re-formed as the group's leader, so no member is ever assigned anything, and joining
+runs the worker's *group release* (:mod:`connect_core.kafka.departed_leader`): a coordinator that keeps a
+leader that left while its group re-formed as the group's leader, so no member is ever assigned anything, and joining
 anew does not change that; the release makes the coordinator evict that leader and elect a live member.
 The consumer itself keeps its membership and keeps polling (a slow but healthy join is not interrupted;
 on Apache Kafka the release is refused at once and changes nothing). Again every stall timeout while the

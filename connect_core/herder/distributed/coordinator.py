@@ -38,7 +38,7 @@ The herder uses one :class:`WorkerGroupMember` from one thread (the *herder thre
 * Construction does no I/O; the first ``ensure_active``/``poll`` bootstraps (False while unreachable).
 * A rejoin that completes no rebalance for three session timeouts (at least 30 s, at most the rebalance
   timeout) is logged and, on a thread of its own, the group is *released*
-  (:mod:`connect_core.kafka.departed_leader`): Tansu keeps a leader that left while the group re-formed
+  (:mod:`connect_core.kafka.departed_leader`): a coordinator that keeps a leader that left while the group re-formed
   as the group's leader and never forms the group again by itself; on Apache Kafka the release is
   refused at once and changes nothing.
 
