@@ -7,10 +7,16 @@ is the caller's (read_committed stops at the last stable offset). The answer's a
 and last stable offset are handed on as they are: whether a broker fills the list is the caller's
 business (Apache Kafka does, Tansu never does). Security settings arrive as kafka-python keywords
 (:func:`connect_core.kafka.security.kafka_python_security`), exactly as for the record path.
+
+No partition starves behind the others (:mod:`connect_core.kafka.fetch_fairness`): each Fetch lists the
+partitions from the next one on, and a broker that left a partition below its end empty gets a longer wait
+next time (Tansu's S3 engine spends the wait listing batch objects; after a restart, with a short wait,
+it answered nothing for some partitions ever again and the copy stalled).
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -22,8 +28,11 @@ from kafka.protocol.consumer import FetchRequest
 from kafka.protocol.metadata import MetadataRequest
 
 from connect_core.api.errors import ConnectError, RetriableError
+from connect_core.kafka.fetch_fairness import FetchWait, rotated
 from connect_core.kafka.raw_fetch import bootstrapped_client
 from connect_core.kafka.record_batch import RawBatch, split_batches
+
+log = logging.getLogger(__name__)
 
 READ_UNCOMMITTED = 0
 READ_COMMITTED = 1
@@ -46,6 +55,16 @@ class PartitionAnswer:
     log_start_offset: int
     aborted: list[tuple[int, int]] = field(default_factory=list)  # (producer id, first offset)
     fetch_offset: int = 0  # the offset asked for (moved to the log start when it lay before it)
+
+
+@dataclass
+class _Pending:
+    """A Fetch sent and not answered yet: what it asked, its futures (one per leader), when to give up."""
+
+    positions: dict[TopicPartitionKey, int]
+    futures: list[Any]
+    deadline: float
+    wait_ms: int
 
 
 class BatchFetcher:
@@ -75,7 +94,10 @@ class BatchFetcher:
         self.partition_max_bytes = partition_max_bytes
         self._client: KafkaNetClient | None = None
         self._leaders: dict[TopicPartitionKey, int] = {}
-        self._pending: tuple[dict[TopicPartitionKey, int], list[Any], float] | None = None
+        self._pending: _Pending | None = None
+        self.wait = FetchWait()
+        self._rotation = 0  # where the next Fetch starts in the partition list (fairness)
+        self._widest_wait_ms = 0  # the longest wait logged so far (said once per new maximum)
 
     def _connected(self) -> KafkaNetClient:
         if self._client is None:
@@ -128,7 +150,7 @@ class BatchFetcher:
         before the log start is moved to it. Connection failures raise :class:`RetriableError`.
         """
         self.send(positions, max_wait_ms)
-        answers = self.receive(self._timeout_ms + max_wait_ms)
+        answers = self.receive(self._timeout_ms + self.wait.for_request(max_wait_ms))
         if answers is None:
             self._reset()
             raise RetriableError("Fetch timed out")
@@ -136,9 +158,11 @@ class BatchFetcher:
 
     def send(self, positions: Mapping[TopicPartitionKey, int], max_wait_ms: int) -> None:
         """Send the Fetch of :meth:`fetch` without waiting: the caller serves other work (the target's
-        acknowledgements) and takes the answers with :meth:`receive`."""
+        acknowledgements) and takes the answers with :meth:`receive`. The broker's wait is ``max_wait_ms``
+        or longer while the broker needs longer to serve every partition (see the module docstring)."""
         if self._pending is not None:
             raise RuntimeError("a Fetch is already in flight")
+        wait_ms = self.wait.for_request(max_wait_ms)
         missing = {tp[0] for tp in positions if self._leaders.get(tp, -1) < 0}
         if missing:
             self._refresh(missing)
@@ -149,21 +173,25 @@ class BatchFetcher:
                 by_leader.setdefault(leader, {})[tp] = offset
         client = self._connected()
         futures = []
+        start = self._rotation
+        self._rotation += 1
         for leader, parts in by_leader.items():
             try:
                 client.await_ready(leader, timeout_ms=self._timeout_ms)
             except kafka_errors.KafkaError as e:
                 self._reset()
                 raise RetriableError(f"Cannot connect to broker {leader}: {e}") from e
-            futures.append(client.send(leader, self._request(parts, max_wait_ms)))
-        self._pending = (dict(positions), futures, time.monotonic() + (self._timeout_ms + max_wait_ms) / 1000)
+            futures.append(client.send(leader, self._request(rotated(list(parts.items()), start), wait_ms)))
+        deadline = time.monotonic() + (self._timeout_ms + wait_ms) / 1000
+        self._pending = _Pending(dict(positions), futures, deadline, wait_ms)
 
     def receive(self, timeout_ms: int) -> dict[TopicPartitionKey, PartitionAnswer] | None:
         """The answers of the Fetch sent last, waiting up to ``timeout_ms`` (0: only what has arrived);
         None while some leader has not answered yet."""
         if self._pending is None:
             return {}
-        positions, futures, deadline = self._pending
+        pending = self._pending
+        positions, futures, deadline = pending.positions, pending.futures, pending.deadline
         client = self._connected()
         wait_until = time.monotonic() + timeout_ms / 1000
         for future in futures:
@@ -181,7 +209,41 @@ class BatchFetcher:
                 self._reset()
                 raise RetriableError(f"Fetch failed: {future.exception}")
             self._read_answer(future.value, positions, out)
+        self._judge_wait(positions, out, pending.wait_ms)
         return out
+
+    def _judge_wait(
+        self, positions: Mapping[TopicPartitionKey, int], out: Mapping[TopicPartitionKey, PartitionAnswer], wait_ms: int
+    ) -> None:
+        """Raise the next wait when the broker left a partition below its end empty (or out of the answer
+        though its leader did not move); relax it once everything is caught up."""
+        starved: list[TopicPartitionKey] = []
+        caught_up = True
+        for tp, offset in positions.items():
+            answer = out.get(tp)
+            if answer is None:
+                if self._leaders.get(tp, -1) >= 0:  # asked of its leader, not answered: not served
+                    starved.append(tp)
+                caught_up = False
+                continue
+            end = answer.high_watermark
+            if self.isolation_level == READ_COMMITTED and answer.last_stable_offset >= 0:
+                end = answer.last_stable_offset
+            if answer.fetch_offset < end:
+                caught_up = False
+                if not answer.batches and answer.fetch_offset == offset:  # (a moved position is no starving)
+                    starved.append(tp)
+        if self.wait.answered(wait_ms, bool(starved), caught_up) and self.wait.floor_ms > self._widest_wait_ms:
+            self._widest_wait_ms = self.wait.floor_ms
+            log.info(
+                "The source broker left %d partition(s) below their end unanswered within %d ms (%s-%d first): "
+                "Fetch waits raised to %d ms",
+                len(starved),
+                wait_ms,
+                starved[0][0],
+                starved[0][1],
+                self.wait.floor_ms,
+            )
 
     def _read_answer(
         self, answer: Any, positions: Mapping[TopicPartitionKey, int], out: dict[TopicPartitionKey, PartitionAnswer]
@@ -214,9 +276,10 @@ class BatchFetcher:
                         batches, data.high_watermark, data.last_stable_offset, data.log_start_offset, aborted, offset
                     )
 
-    def _request(self, parts: Mapping[TopicPartitionKey, int], max_wait_ms: int) -> Any:
+    def _request(self, parts: list[tuple[TopicPartitionKey, int]], max_wait_ms: int) -> Any:
+        """A Fetch listing ``parts`` in their order (a topic's partitions together, where its first one is)."""
         topics: dict[str, list[Any]] = {}
-        for (topic, partition), offset in parts.items():
+        for (topic, partition), offset in parts:
             topics.setdefault(topic, []).append(
                 FetchRequest.FetchTopic.FetchPartition(
                     partition=partition,

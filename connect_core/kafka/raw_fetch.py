@@ -37,6 +37,8 @@ _OFFSET_OUT_OF_RANGE = 1
 _STALE_LEADER = {3, 6, 74, 75, 100}  # unknown partition, not leader, fenced/unknown leader epoch, unknown topic id
 
 
+#: Longest reconnect backoff (Kafka's clients: reconnect.backoff.max.ms = 1000).
+RECONNECT_BACKOFF_MAX_MS = 1000
 #: Tries of one exchange: a connection closed while idle or a moved leader costs one more.
 _ATTEMPTS = 3
 
@@ -83,8 +85,11 @@ def bootstrapped_client(
     configs: Mapping[str, Any], timeout_ms: int, error: type[ConnectError], cluster: str = "the Kafka cluster"
 ) -> KafkaNetClient:
     """A kafka-python network client that has read the cluster's metadata, or ``error`` naming the servers
-    (the raw fetcher, the batch fetcher and the batch producer connect the same way)."""
-    client = KafkaNetClient(**configs)
+    (the raw fetcher, the batch fetcher and the batch producer connect the same way).
+
+    Reconnects back off up to Kafka's client default (1 s) unless ``configs`` say otherwise: kafka-python's
+    own 30 s cap kept a client away from a restarted broker for up to half a minute after it was back."""
+    client = KafkaNetClient(**{"reconnect_backoff_max_ms": RECONNECT_BACKOFF_MAX_MS, **configs})
     try:
         client._manager.bootstrap(timeout_ms=timeout_ms)
     except Exception as e:

@@ -8,6 +8,11 @@ offset). A batch goes to the record path when :func:`~connect_core.kafka.record_
 says so (old format, LogAppendTime, offset gaps, above the target topic's ``max.message.bytes``) or when
 the partition's position lies inside it (a resume from a record-path offset: only its records from the
 position on are sent). Each reason is logged once per partition, never per batch.
+
+The broker's wait in each Fetch is the flow's ``fetch.max.wait.ms`` (as the record path's consumer), not
+the task's poll wait: the task only waits that long for the answer, the Fetch staying in flight across
+polls. A broker that needs longer to serve a partition (Tansu's S3 engine lists its batch objects within
+the wait) got 100 ms while copies were in flight and then answered nothing for some partitions, ever.
 """
 
 from __future__ import annotations
@@ -33,6 +38,8 @@ log = logging.getLogger(__name__)
 DEFAULT_MAX_MESSAGE_BYTES = 1048588
 #: Offsets asked for before the first fetch of a partition that starts at the end.
 LATEST = -1
+#: The broker's wait per Fetch when the flow sets none (Kafka's consumer default for fetch.max.wait.ms).
+DEFAULT_FETCH_WAIT_MS = 500
 _POSITION_INSIDE = "the resume position lies inside the batch"
 
 
@@ -56,9 +63,15 @@ class PartitionReader:
 class SourceBatches:
     """Reads the task's partitions as raw batches (task thread)."""
 
-    def __init__(self, fetcher: BatchFetcher, max_message_bytes: Callable[[str], int]) -> None:
+    def __init__(
+        self,
+        fetcher: BatchFetcher,
+        max_message_bytes: Callable[[str], int],
+        fetch_wait_ms: int = DEFAULT_FETCH_WAIT_MS,
+    ) -> None:
         self._fetcher = fetcher
         self._max_message_bytes = max_message_bytes
+        self._fetch_wait_ms = fetch_wait_ms
         self.partitions: dict[tuple[str, int], PartitionReader] = {}
         self.fallback_batches = 0
 
@@ -68,11 +81,12 @@ class SourceBatches:
 
     def read(self, max_wait_ms: int, block: bool = True) -> tuple[list[BatchItem], list[PartitionReader]]:
         """One Fetch over every partition: the items to send (source order per partition) and the
-        partitions the answer covered (their high watermarks updated). ``block`` False: the Fetch stays
-        in flight and nothing is returned until its answer came (the caller serves acknowledgements)."""
+        partitions the answer covered (their high watermarks updated). Waits up to ``max_wait_ms`` for the
+        answer (``block`` False: not at all, the caller serves acknowledgements); without one yet nothing
+        is returned and the Fetch stays in flight for the next call."""
         if not self._fetcher.pending:
-            self._fetcher.send({tp: max(p.position, 0) for tp, p in self.partitions.items()}, max_wait_ms)
-        answers = self._fetcher.receive(max_wait_ms + 30_000 if block else 0)
+            self._fetcher.send({tp: max(p.position, 0) for tp, p in self.partitions.items()}, self._fetch_wait_ms)
+        answers = self._fetcher.receive(max_wait_ms if block else 0)
         if answers is None:
             return [], []
         items: list[BatchItem] = []
@@ -151,4 +165,11 @@ def decoded_records(route: Any, batch: RawBatch, from_offset: int) -> list[Sourc
     return out
 
 
-__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "LATEST", "PartitionReader", "SourceBatches", "decoded_records"]
+__all__ = [
+    "DEFAULT_FETCH_WAIT_MS",
+    "DEFAULT_MAX_MESSAGE_BYTES",
+    "LATEST",
+    "PartitionReader",
+    "SourceBatches",
+    "decoded_records",
+]

@@ -61,7 +61,12 @@ from mirror.connectors.mirror_admin import MirrorAdmin
 from mirror.connectors.offset_mapping_tracker import OffsetMappingTracker
 from mirror.connectors.offset_sync_producer import OffsetSyncProducer
 from mirror.connectors.offset_sync_writer import OffsetSyncQueue, PartitionState
-from mirror.connectors.source_batches import DEFAULT_MAX_MESSAGE_BYTES, LATEST, SourceBatches
+from mirror.connectors.source_batches import (
+    DEFAULT_FETCH_WAIT_MS,
+    DEFAULT_MAX_MESSAGE_BYTES,
+    LATEST,
+    SourceBatches,
+)
 from mirror.connectors.source_gaps import LOST_KEY, GapTracker, LostRange, LostTotal
 from mirror.connectors.source_gaps_check import GAPS_ADMIN_ROLE, log_starts_now, report_lost
 from mirror.connectors.source_incarnation import TOPIC_ID_KEY, RecreatedAction
@@ -364,7 +369,7 @@ class MirrorSourceTask(SourceTask):
             max_bytes=_int_setting(java, "fetch.max.bytes", 16 * 1024 * 1024),
             partition_max_bytes=_int_setting(java, "max.partition.fetch.bytes", 1024 * 1024),
         )
-        self._batches = SourceBatches(fetcher, self._target_max_message_bytes)
+        self._batches = SourceBatches(fetcher, self._target_max_message_bytes, batch_fetch_wait_ms(java))
         self._batch_bytes_limit = config.batch_copy_max_in_flight_bytes
         self._target_admin = MirrorAdmin(
             config.target_admin_config("batch-copy-admin"),
@@ -410,8 +415,10 @@ class MirrorSourceTask(SourceTask):
                 return None
             if self._acked_runs:
                 self._flush_ack_metrics(locked=True)
+            # How long this call waits for the Fetch's answer (the broker's own wait is the flow's
+            # fetch.max.wait.ms, see SourceBatches): with copies in flight not at all, the worker serves acks.
             wait_ms = int(self._poll_timeout_s * 1000)
-            if in_flight:  # acknowledgements are served between fetches: wait no longer than the floor
+            if in_flight:
                 wait_ms = min(wait_ms, MIN_FETCH_WAIT_MS)
             if self._unpublished:
                 wait_ms = max(MIN_FETCH_WAIT_MS, min(wait_ms, int(self._maybe_publish(wait_ms / 1000) * 1000)))
@@ -1151,6 +1158,22 @@ def replication_consumer_config(java_props: dict[str, Any], label: str) -> dict[
     return conf
 
 
+def batch_fetch_wait_ms(java: dict[str, Any]) -> int:
+    """The batch path's broker wait per Fetch: the flow's ``fetch.max.wait.ms``, as the record path's consumer
+    (its default, and at least :data:`MIN_FETCH_WAIT_MS`)."""
+    value = java.get("fetch.max.wait.ms")
+    if value is None:
+        return DEFAULT_FETCH_WAIT_MS
+    try:
+        wait = int(str(value).strip())
+    except ValueError as e:
+        raise ConfigError([ConfigIssue("consumer.fetch.max.wait.ms", f"Invalid value {value}")]) from e
+    if wait < MIN_FETCH_WAIT_MS:
+        log.warning("Raising the batch path's fetch wait from %d ms to %d ms", wait, MIN_FETCH_WAIT_MS)
+        return MIN_FETCH_WAIT_MS
+    return wait
+
+
 def _int_setting(props: dict[str, Any], key: str, default: int) -> int:
     value = props.get(key)
     if value is None:
@@ -1174,5 +1197,6 @@ __all__ = [
     "MirrorSourceTask",
     "NoOpSourceMetrics",
     "SourceMetrics",
+    "batch_fetch_wait_ms",
     "replication_consumer_config",
 ]
