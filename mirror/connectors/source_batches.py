@@ -11,8 +11,9 @@ position on are sent). Each reason is logged once per partition, never per batch
 
 The broker's wait in each Fetch is the flow's ``fetch.max.wait.ms`` (as the record path's consumer), not
 the task's poll wait: the task only waits that long for the answer, the Fetch staying in flight across
-polls. A broker that needs longer to serve a partition (Tansu's S3 engine lists its batch objects within
-the wait) got 100 ms while copies were in flight and then answered nothing for some partitions, ever.
+polls. A broker that needs longer to serve a partition (one that lists its stored batch objects within
+the wait: connect_core.kafka.fetch_fairness) got 100 ms while copies were in flight and then answered
+nothing for some partitions, ever.
 """
 
 from __future__ import annotations
