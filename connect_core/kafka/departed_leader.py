@@ -141,7 +141,9 @@ class DepartedLeaderRelease:
         self.session_timeout_ms = session_timeout_ms
         self.rebalance_timeout_ms = rebalance_timeout_ms
         self.client_id = client_id
-        # A coordinator may hold a JoinGroup up to the rebalance timeout; never wait less than that.
+        # Each request waits at least 30 s (a session timeout and 10 s more when longer): Apache Kafka refuses
+        # the probe's join at once and a stalled Tansu group answered within seconds in the probe runs; a
+        # join held longer fails this release, and the member's next stall period tries again.
         self._timeout_ms = max(30_000, session_timeout_ms + 10_000)
         self._configs = {
             "bootstrap_servers": bootstrap_servers,
