@@ -39,9 +39,14 @@ from confluent_kafka.admin import (
     ResourceType,
 )
 
+#: The error a consumer reports at the end of a partition (``enable.partition.eof``); librdkafka names its
+#: client-side error codes with a leading underscore.
+PARTITION_EOF: int = KafkaError._PARTITION_EOF
+
 __all__ = [
     "OFFSET_BEGINNING",
     "OFFSET_END",
+    "PARTITION_EOF",
     "TIMESTAMP_NOT_AVAILABLE",
     "AclBinding",
     "AclBindingFilter",

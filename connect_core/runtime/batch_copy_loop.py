@@ -23,49 +23,28 @@ from connect_core.api.errors import ConnectError
 from connect_core.api.message_copy import CopyRoute
 from connect_core.api.records import SourceRecord
 from connect_core.kafka.batch_producer import BatchProducer
-from connect_core.runtime.message_copy_loop import CopyingWorker
-from connect_core.runtime.submitted_records import SubmittedRecord, SubmittedRecords
+from connect_core.runtime.copied_run import CopiedRun, CopyingWorker
+from connect_core.runtime.submitted_records import SubmittedRecords
 
 log = logging.getLogger(__name__)
 
 _DRAIN_TICK_S = 0.05
 
 
-class BatchRun(SubmittedRecord):
-    """One batch in flight: its SubmittedRecords handle and what the route hears of it (a ``CopyRun``)."""
+class BatchRun(CopiedRun):
+    """One batch in flight (one run for its route); it is also the batch producer's callback."""
 
-    __slots__ = (
-        "_delta",
-        "copier",
-        "count",
-        "delivered",
-        "first_downstream",
-        "first_timestamp",
-        "first_upstream",
-        "last_downstream",
-        "last_timestamp",
-        "last_upstream",
-        "route",
-        "skipped",
-        "upstream_offsets",
-        "value_bytes",
-    )
+    __slots__ = ("copier", "delta")
 
     def __init__(self, owner: SubmittedRecords, route: CopyRoute, copier: BatchCopier, header: Any) -> None:
-        super().__init__(owner, None, route.source_partition, route.source_offset(header.last_offset))
-        self.route = route
+        super().__init__(owner, route, route.source_offset(header.last_offset), header.record_count)
         self.copier = copier
-        self.count = header.record_count
-        self.delivered = 0
-        self.skipped = 0
         self.first_upstream = header.base_offset
-        self.last_upstream = header.last_offset
-        self.upstream_offsets: list[int] | None = None  # a passed batch has no offset gaps
+        self.last_upstream = header.last_offset  # a passed batch has no offset gaps: upstream_offsets stays None
         self.value_bytes = header.size  # bytes of the batch as stored (compressed)
         self.first_timestamp = header.base_timestamp
         self.last_timestamp = header.max_timestamp
-        self.first_downstream = self.last_downstream = -1
-        self._delta = header.last_offset_delta
+        self.delta = header.last_offset_delta
 
     def __call__(self, base_offset: int, error: BaseException | None) -> None:
         if error is not None:
@@ -74,7 +53,7 @@ class BatchRun(SubmittedRecord):
         self.delivered = self.count
         if base_offset >= 0:
             self.first_downstream = base_offset
-            self.last_downstream = base_offset + self._delta
+            self.last_downstream = base_offset + self.delta
         self.copier.completed(self)
 
 
@@ -115,7 +94,7 @@ class BatchCopier:
         record path and must be sent before the rest)."""
         nbytes = 0
         submitted = self.worker.submitted
-        known = self.worker._known_topics
+        known = self.worker.known_topics
         for i, item in enumerate(items):
             if isinstance(item, CopyBatch):
                 if self._records_in_flight():
@@ -149,32 +128,21 @@ class BatchCopier:
         while not done():
             if stopping():
                 raise ConnectError(f"Task {self.worker.id} is stopping while switching copy paths")
-            if self.worker._producer_error is not None:
+            if self.worker.producer_error is not None:
                 return
             serve(_DRAIN_TICK_S)
             time.sleep(0)
 
     def completed(self, run: BatchRun) -> None:
+        """The target holds the batch: the worker acknowledges it."""
         self.bytes_in_flight -= run.value_bytes
-        run.ack()
-        worker = self.worker
-        worker._non_delivery_acks += 1  # the handle is no record; records are counted here
         self.records_acked += run.count
-        try:
-            worker._run_acknowledged(run)  # type: ignore[arg-type]
-        except Exception:
-            log.exception("Exception thrown while acknowledging a batch of %s", worker.id)
-        topic = run.route.topic
-        if worker._status_store is not None and topic not in worker._active_topics:
-            worker._record_active_topic(topic)
+        self.worker.run_acknowledged(run)
 
     def failed(self, run: BatchRun, error: BaseException) -> None:
         """A batch the target did not take: the task fails (its offset is never committed)."""
         self.bytes_in_flight -= run.value_bytes
-        worker = self.worker
-        worker._failed_sends += 1
-        if worker._producer_error is None:
-            worker._producer_error = error
+        self.worker.send_failed(error)
 
 
 __all__ = ["BatchCopier", "BatchRun"]

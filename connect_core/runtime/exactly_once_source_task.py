@@ -44,6 +44,7 @@ from typing import Any
 from connect_core.api.errors import ConnectError, RetriableError
 from connect_core.api.records import RecordMetadata, SourceRecord
 from connect_core.kafka.types import KafkaError, KafkaException
+from connect_core.runtime.copied_run import CopiedRun
 from connect_core.runtime.exactly_once_config import ExactlyOnceSettings, TransactionBoundary
 from connect_core.runtime.source_task_collaborators import WorkerSourceTaskContext
 from connect_core.runtime.submitted_records import CommittableOffsets
@@ -139,7 +140,7 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         self._task_wants_records = self._task_commit_record is not None
         # What the task hears of records and copied runs waits for their transaction's commit.
         self._held_records: list[tuple[SourceRecord, RecordMetadata | None]] = []
-        self._held_runs: list[Any] = []
+        self._held_runs: list[CopiedRun] = []
         if self._task_wants_records:
             self._task_commit_record = self._hold_record
 
@@ -248,13 +249,13 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
                 remaining = int(self.producer.flush(_FLUSH_TICK_S))
             except Exception as e:
                 # A fenced or fatally failed producer; its delivery reports usually said why.
-                if self._producer_error is not None:
+                if self.producer_error is not None:
                     self._raise_producer_error()
                 raise TransactionalProducerError(
                     f"Task {self.id} could not flush its transactional producer: {e}", classify_code(error_code(e))
                 ) from e
             self._after_callbacks()
-            if self._producer_error is not None:
+            if self.producer_error is not None:
                 self._raise_producer_error()
             if remaining == 0:
                 return
@@ -288,14 +289,14 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         return written
 
     def _on_offset_delivery(self, err: KafkaError | None, _msg: Any) -> None:
-        if err is not None and self._producer_error is None:
-            self._producer_error = KafkaException(err)
+        if err is not None and self.producer_error is None:
+            self.producer_error = KafkaException(err)
 
     def _commit_transaction(self) -> None:
         """Offsets of everything dispatched, then the commit, which delivers records and offsets together
         (no wait for the records' acknowledgements first: one round trip less per transaction)."""
         started = self._clock()
-        if self._producer_error is not None:
+        if self.producer_error is not None:
             self._raise_producer_error()
         self._write_offsets(self._transaction_offsets())
         try:
@@ -320,7 +321,7 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
                 break
             self.producer.poll(0.01)
         self._after_callbacks()
-        if self._producer_error is not None:
+        if self.producer_error is not None:
             self._raise_producer_error()
         self._flusher.update_committable()  # acknowledged now, and already committed
         self._flusher.committable = CommittableOffsets.empty()
@@ -411,7 +412,7 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         return self._restarter is not None and self._restarter(self)
 
     def _raise_producer_error(self) -> None:
-        error = self._producer_error
+        error = self.producer_error
         if isinstance(error, KafkaException):
             kafka_error = _kafka_error(error)
             code = kafka_error.code() if kafka_error is not None else None
@@ -436,7 +437,7 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         if self._task_wants_records:
             self._held_records.append((record, metadata))
 
-    def _run_acknowledged(self, run: Any) -> None:
+    def _tell_route(self, run: CopiedRun) -> None:
         self._held_runs.append(run)
 
     def _release_held(self) -> None:

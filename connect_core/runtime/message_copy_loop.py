@@ -16,82 +16,28 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 from connect_core.api.message_copy import CopyRoute, MessageCopyTask
 from connect_core.api.records import SourceRecord
-from connect_core.kafka.errors import from_kafka_error
 from connect_core.kafka.types import KafkaError, KafkaException
-from connect_core.model import ConnectorTaskId
-from connect_core.runtime.connector_config import TopicCreationGroup
-from connect_core.runtime.submitted_records import SubmittedRecord, SubmittedRecords
-from connect_core.runtime.tolerance import RetryWithToleranceOperator, Stage
-from connect_core.storage.api import StatusBackingStore
-
-
-class CopyingWorker(Protocol):
-    """What the loop uses of the WorkerSourceTask it runs for: its producer, its in-flight bookkeeping
-    and counters. Declared here so that the loop and the task do not import each other."""
-
-    id: ConnectorTaskId
-    producer: Any
-    submitted: SubmittedRecords
-    tolerance: RetryWithToleranceOperator
-    _known_topics: set[str]
-    _active_topics: set[str]
-    _topic_creator: Callable[[str, TopicCreationGroup | None], bool] | None
-    _status_store: StatusBackingStore | None
-    _producer_error: BaseException | None
-    _non_delivery_acks: int
-    _failed_sends: int
-    _skipped: int
-
-    def _produce_when_room(self, topic: str, value: Any, key: Any, p: int, cb: Any, t: int, headers: Any) -> None: ...
-
-    def _record_active_topic(self, topic: str) -> None: ...
-
-    def _run_acknowledged(self, run: CopyRunHandle) -> None: ...
-
+from connect_core.runtime.copied_run import CopiedRun, CopyingWorker
+from connect_core.runtime.submitted_records import SubmittedRecords
 
 log = logging.getLogger(__name__)
 
 _OPEN = sys.maxsize  # the count of a run still being produced: no delivery report can complete it
 
 
-class CopyRunHandle(SubmittedRecord):
-    """One run in flight: its SubmittedRecords handle, its delivery callback and what it reports."""
+class CopyRunHandle(CopiedRun):
+    """One run of messages in flight; it is also the delivery callback of each of its records."""
 
-    __slots__ = (
-        "copier",
-        "count",
-        "delivered",
-        "first_downstream",
-        "first_timestamp",
-        "first_upstream",
-        "last_downstream",
-        "last_msg",
-        "last_timestamp",
-        "last_upstream",
-        "route",
-        "skipped",
-        "upstream_offsets",
-        "value_bytes",
-    )
+    __slots__ = ("copier", "last_msg")
 
     def __init__(self, owner: SubmittedRecords, route: CopyRoute, copier: MessageCopier) -> None:
-        # key: set by SubmittedRecords.track; offset: when the run is closed
-        super().__init__(owner, None, route.source_partition, None)
-        self.route = route
+        # offset: set when the run is closed
+        super().__init__(owner, route, None, _OPEN)
         self.copier = copier
-        self.count = _OPEN
-        self.delivered = 0
-        self.skipped = 0
-        self.first_upstream = self.last_upstream = -1
-        self.upstream_offsets: list[int] | None = None
-        self.value_bytes = 0
-        self.first_timestamp = self.last_timestamp = -1
-        self.first_downstream = self.last_downstream = -1
         self.last_msg: Any = None
 
     def __call__(self, err: KafkaError | None, msg: Any) -> None:
@@ -121,8 +67,8 @@ class MessageCopier:
         worker = self.worker
         task = self.task
         produce = worker.producer.produce
-        known = worker._known_topics
-        creator = worker._topic_creator
+        known = worker.known_topics
+        creates_topics = worker.creates_topics
         nbytes = 0
         run: CopyRunHandle | None = None
         start = 0
@@ -149,7 +95,7 @@ class MessageCopier:
                 route_topic = route.topic
                 route_partition = route.partition
                 if route_topic not in known:
-                    if creator is not None:
+                    if creates_topics:
                         return nbytes, task.to_source_records(messages[i:])
                     known.add(route_topic)
                 run = CopyRunHandle(worker.submitted, route, self)
@@ -162,7 +108,7 @@ class MessageCopier:
             try:
                 produce(route_topic, value, msg.key(), route_partition, run, None, ts if ts > 0 else 0, msg.headers())
             except BufferError:
-                worker._produce_when_room(
+                worker.produce_when_room(
                     route_topic, value, msg.key(), route_partition, run, ts if ts > 0 else 0, msg.headers()
                 )
             except KafkaException:
@@ -201,37 +147,21 @@ class MessageCopier:
             self.completed(run)
 
     def completed(self, run: CopyRunHandle) -> None:
-        """Every record of the run was delivered or skipped: ack it and tell the task."""
+        """Every record of the run was delivered or skipped: the worker acknowledges it."""
         msg = run.last_msg
         run.last_msg = None
         if msg is not None:
             run.last_downstream = msg.offset()
-        run.ack()
-        worker = self.worker
-        worker._non_delivery_acks += 1  # the handle itself is no record; records are counted here
         self.records_acked += run.count - run.skipped
-        try:
-            worker._run_acknowledged(run)
-        except Exception:
-            log.exception("Exception thrown while acknowledging a run of %s", worker.id)
-        topic = run.route.topic
-        if worker._status_store is not None and topic not in worker._active_topics:
-            worker._record_active_topic(topic)
+        self.worker.run_acknowledged(run)
 
     def failed(self, run: CopyRunHandle, err: KafkaError) -> None:
         """A record of the run was not delivered: skip it (errors.tolerance=all) or fail the task."""
-        worker = self.worker
-        worker._failed_sends += 1
-        topic = run.route.topic
-        if worker.tolerance.tolerates_all:
-            worker.tolerance.failed(Stage.KAFKA_PRODUCE, from_kafka_error(err, f"send to {topic}"))
-            worker._skipped += 1
+        if self.worker.record_send_failed(err, run.route.topic):
             run.skipped += 1
             run.delivered += 1
             if run.delivered == run.count:
                 self.completed(run)
-        elif worker._producer_error is None:
-            worker._producer_error = from_kafka_error(err, f"Failed to send record to topic '{topic}'")
 
 
 __all__ = ["CopyRunHandle", "MessageCopier"]

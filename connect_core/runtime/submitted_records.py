@@ -65,9 +65,12 @@ def partition_key(partition: dict[str, Any] | None) -> PartitionKey:
 
 
 class SubmittedRecord:
-    """Handle of one record given to the producer; ``ack()`` it from the delivery callback."""
+    """Handle of one record given to the producer; ``ack()`` it from the delivery callback.
 
-    __slots__ = ("_acked", "_key", "_owner", "offset", "partition")
+    ``owner``, ``key`` and ``acked`` are public: :class:`SubmittedRecords` and the runtime's handle
+    subclasses (which are also delivery callbacks) share them; only ``ack``/``drop`` change them."""
+
+    __slots__ = ("acked", "key", "offset", "owner", "partition")
 
     def __init__(
         self,
@@ -76,35 +79,30 @@ class SubmittedRecord:
         partition: dict[str, Any] | None,
         offset: dict[str, Any] | None,
     ) -> None:
-        self._owner = owner
-        self._key = key
+        self.owner = owner
+        self.key = key
         self.partition = partition
         self.offset = offset
-        self._acked = False
-
-    @property
-    def acked(self) -> bool:
-        return self._acked
+        self.acked = False
 
     def ack(self) -> None:
         """Mark the record acknowledged; idempotent. From one acking thread at a time."""
-        if self._acked:
+        if self.acked:
             return
-        self._acked = True
-        owner = self._owner
-        owner._acked_total += 1
-        if owner._waiters:
+        self.acked = True
+        owner = self.owner
+        owner.acked_total += 1
+        if owner.waiters:
             # A waiter registers itself before it reads the counters, so either it sees this ack
             # or this ack sees it (the GIL orders the two threads' steps).
-            with owner._cond:
-                owner._cond.notify_all()
+            owner.wake_waiters()
 
     def drop(self) -> bool:
         """Forget this record (its send failed synchronously). Task thread only."""
-        return self._owner.remove_last_occurrence(self)
+        return self.owner.remove_last_occurrence(self)
 
     def __repr__(self) -> str:
-        return f"SubmittedRecord(partition={self.partition!r}, offset={self.offset!r}, acked={self._acked})"
+        return f"SubmittedRecord(partition={self.partition!r}, offset={self.offset!r}, acked={self.acked})"
 
 
 class CommittableOffsets:
@@ -187,10 +185,11 @@ class SubmittedRecords:
         # a deque that is no longer tracked; entries keep the maps alive, so ids are not reused.
         self._by_identity: dict[int, tuple[dict[str, Any] | None, PartitionKey, deque[SubmittedRecord]]] = {}
         self._cond = threading.Condition(threading.Lock())
-        self._submitted_total = 0  # written by the task thread only
-        self._dropped_total = 0  # written by the task thread only
-        self._acked_total = 0  # written by the acking thread only
-        self._waiters = 0
+        # Public counters, each with one writer (read by the worker for its metrics and pruning):
+        self.submitted_total = 0  # the task thread (submit/track, or whoever appends to a deque_for deque)
+        self.dropped_total = 0  # the task thread
+        self.acked_total = 0  # the acking thread (SubmittedRecord.ack)
+        self.waiters = 0  # threads in await_all_messages: an ack then wakes them (wake_waiters)
 
     def _deque_for(
         self, partition: dict[str, Any] | None
@@ -212,21 +211,21 @@ class SubmittedRecords:
             entry = self._deque_for(partition)
         handle = SubmittedRecord(self, entry[1], partition, offset)
         entry[2].append(handle)
-        self._submitted_total += 1
+        self.submitted_total += 1
         return handle
 
     def deque_for(self, partition: dict[str, Any] | None) -> tuple[PartitionKey, deque[SubmittedRecord]]:
         """(key, in-flight deque) of a source partition, for a caller that appends many handles of
         the same partition in a row (see :meth:`track`). Valid until the next
         :meth:`committable_offsets` or :meth:`remove_last_occurrence`; each handle appended must
-        carry this key and be counted with :meth:`count_submitted`."""
+        carry this key and be counted in :attr:`submitted_total` (or :meth:`count_submitted`)."""
         entry = self._by_identity.get(id(partition))
         if entry is None or entry[0] is not partition:
             entry = self._deque_for(partition)
         return entry[1], entry[2]
 
     def count_submitted(self, n: int = 1) -> None:
-        self._submitted_total += n
+        self.submitted_total += n
 
     def track(self, handle: SubmittedRecord) -> None:
         """Like :meth:`submit`, for a handle the caller built (a subclass carrying per-record state,
@@ -235,9 +234,9 @@ class SubmittedRecords:
         entry = self._by_identity.get(id(partition))
         if entry is None or entry[0] is not partition:
             entry = self._deque_for(partition)
-        handle._key = entry[1]
+        handle.key = entry[1]
         entry[2].append(handle)
-        self._submitted_total += 1
+        self.submitted_total += 1
 
     def _forget_deque(self, key: PartitionKey) -> None:
         del self._records[key]
@@ -246,7 +245,7 @@ class SubmittedRecords:
 
     def remove_last_occurrence(self, handle: SubmittedRecord) -> bool:
         """Stop tracking ``handle`` (searching from the newest); False if it is not tracked."""
-        dq = self._records.get(handle._key)
+        dq = self._records.get(handle.key)
         if dq is None:
             return False
         found = False
@@ -260,15 +259,19 @@ class SubmittedRecords:
                     found = True
                     break
         if not dq:
-            self._forget_deque(handle._key)
-        if found and not handle._acked:
+            self._forget_deque(handle.key)
+        if found and not handle.acked:
             # Counts as drained for await_all_messages, without becoming committable.
-            handle._acked = True
-            self._dropped_total += 1
-            if self._waiters:
-                with self._cond:
-                    self._cond.notify_all()
+            handle.acked = True
+            self.dropped_total += 1
+            if self.waiters:
+                self.wake_waiters()
         return found
+
+    def wake_waiters(self) -> None:
+        """Wake the threads in :meth:`await_all_messages` (only called while :attr:`waiters` is non-zero)."""
+        with self._cond:
+            self._cond.notify_all()
 
     def committable_offsets(self) -> CommittableOffsets:
         """Pop acknowledged heads of every deque and return the newest committable offsets."""
@@ -281,7 +284,7 @@ class SubmittedRecords:
         for key, dq in self._records.items():
             popped = 0
             last: SubmittedRecord | None = None
-            while dq and dq[0]._acked:
+            while dq and dq[0].acked:
                 last = dq.popleft()
                 popped += 1
             if last is not None:
@@ -306,18 +309,18 @@ class SubmittedRecords:
         return {key: (dq[-1].partition, dq[-1].offset) for key, dq in self._records.items() if dq}
 
     def _drained(self) -> int:
-        return self._acked_total + self._dropped_total
+        return self.acked_total + self.dropped_total
 
     @property
     def num_unacked(self) -> int:
-        return self._submitted_total - self._acked_total - self._dropped_total
+        return self.submitted_total - self.acked_total - self.dropped_total
 
     def await_all_messages(self, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds until every record submitted so far is acked or dropped."""
         deadline = time.monotonic() + max(0.0, timeout)
-        target = self._submitted_total
+        target = self.submitted_total
         with self._cond:
-            self._waiters += 1
+            self.waiters += 1
             try:
                 while self._drained() < target:
                     remaining = deadline - time.monotonic()
@@ -327,4 +330,4 @@ class SubmittedRecords:
                     self._cond.wait(min(remaining, 0.05))
                 return True
             finally:
-                self._waiters -= 1
+                self.waiters -= 1

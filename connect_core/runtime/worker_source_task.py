@@ -51,6 +51,7 @@ from connect_core.kafka.types import KafkaError, KafkaException, Producer
 from connect_core.model import ConnectorTaskId, TargetState
 from connect_core.runtime.batch_copy_loop import BatchCopier
 from connect_core.runtime.connector_config import TopicCreationGroup, topic_creation_group_for
+from connect_core.runtime.copied_run import CopiedRun
 from connect_core.runtime.message_copy_loop import MessageCopier
 from connect_core.runtime.source_offset_flush import SourceOffsetFlusher
 from connect_core.runtime.source_task_collaborators import (
@@ -113,16 +114,15 @@ class _InFlight(SubmittedRecord):
     def __init__(
         self, owner: SubmittedRecords, key: PartitionKey, record: SourceRecord, worker: WorkerSourceTask
     ) -> None:
-        self._owner = owner
-        self._key = key  # None when SubmittedRecords.track sets it
+        self.owner = owner
+        self.key = key  # None when SubmittedRecords.track sets it
         self.partition = record.source_partition
         self.offset = record.source_offset
-        self._acked = False
+        self.acked = False
         self.record = record
         self.worker = worker
 
     def __call__(self, err: KafkaError | None, msg: Any) -> None:
-        worker = self.worker
         record = self.record
         # The handle stays in SubmittedRecords until the next offset commit; the record (and its
         # value bytes) must not.
@@ -130,27 +130,10 @@ class _InFlight(SubmittedRecord):
         if record is None:  # librdkafka reports each message once; be safe anyway
             return
         if err is not None:
-            worker._on_delivery_failed(self, record, err)
+            self.worker.record_failed(self, record, err)
             return
-        # self.ack(), inlined: this runs for every record.
-        if not self._acked:
-            self._acked = True
-            owner = self._owner
-            owner._acked_total += 1
-            if owner._waiters:
-                with owner._cond:
-                    owner._cond.notify_all()
-        commit_record = worker._task_commit_record
-        if commit_record is not None:
-            topic = msg.topic()
-            try:
-                commit_record(record, RecordMetadata(topic, msg.partition(), msg.offset(), msg.timestamp()[1]))
-            except Exception:
-                log.exception("Exception thrown while calling task.commit_record() of %s", worker.id)
-            if topic not in worker._active_topics and worker._status_store is not None:
-                worker._record_active_topic(topic)
-        elif worker._status_store is not None:
-            worker._on_delivered(record, msg)
+        self.ack()
+        self.worker.record_delivered(record, msg)
 
 
 class WorkerSourceTask(WorkerTask[SourceTask]):
@@ -201,14 +184,15 @@ class WorkerSourceTask(WorkerTask[SourceTask]):
         self.offset_writer = offset_writer
         self._groups = topic_creation_groups or []
         self._topic_creator = topic_creator if self._groups else None
+        self.creates_topics = self._topic_creator is not None  # see CopyingWorker
         self._on_exit = on_exit
 
         self.submitted = SubmittedRecords()
-        self._known_topics: set[str] = set()
+        self.known_topics: set[str] = set()  # target topics known to exist (shared with the copy loops)
         self._to_send: list[SourceRecord] | None = None
-        self._producer_error: BaseException | None = None
-        self._pruned_at = 0  # submitted._submitted_total when acknowledged prefixes were last moved out
-        self._acks_seen = 0  # submitted._acked_total at the last metrics report
+        self.producer_error: BaseException | None = None  # the first send failure that fails the task
+        self._pruned_at = 0  # submitted.submitted_total when acknowledged prefixes were last moved out
+        self._acks_seen = 0  # submitted.acked_total at the last metrics report
         self._non_delivery_acks = 0  # acks since then that were no successful delivery
         self._failed_sends = 0
         self._copied_acks_seen = 0  # MessageCopier.records_acked at the last metrics report
@@ -362,7 +346,7 @@ class WorkerSourceTask(WorkerTask[SourceTask]):
         metrics = self.metrics
         while not self._stopping:
             self._maybe_commit()
-            if self._producer_error is not None:
+            if self.producer_error is not None:
                 self._raise_producer_error()
             if self._target_paused():
                 self._mark_paused()
@@ -427,15 +411,15 @@ class WorkerSourceTask(WorkerTask[SourceTask]):
     def _after_callbacks(self) -> None:
         submitted = self.submitted
         copier: MessageCopier | BatchCopier | None = self._copier or self._batch_copier
-        submitted_records = submitted._submitted_total + (copier.records_submitted if copier is not None else 0)
+        submitted_records = submitted.submitted_total + (copier.records_submitted if copier is not None else 0)
         if submitted_records - self._pruned_at >= _PRUNE_EVERY:
             # Move acknowledged prefixes out of SubmittedRecords now rather than at the next offset
             # commit (every 60 s by default): memory stays bounded by the records in flight.
             self._pruned_at = submitted_records
             self._flusher.update_committable()
         copied = copier.records_acked - self._copied_acks_seen if copier is not None else 0
-        if submitted._acked_total != self._acks_seen or self._failed_sends or copied:
-            acks = submitted._acked_total
+        if submitted.acked_total != self._acks_seen or self._failed_sends or copied:
+            acks = submitted.acked_total
             # Acks that were no delivery (filtered, skipped, a copied run's handle) are not
             # successful sends; the records of copied runs are counted by the copier.
             acked = acks - self._acks_seen - self._non_delivery_acks + copied
@@ -453,7 +437,7 @@ class WorkerSourceTask(WorkerTask[SourceTask]):
 
     def _send_records(self) -> tuple[int, bool]:
         """Dispatch ``_to_send``; returns (value bytes sent, True) or (.., False) if the rest must wait."""
-        if self._producer_error is not None:
+        if self.producer_error is not None:
             self._raise_producer_error()
         if self._to_batch is not None and self._to_send is None:
             assert self._batch_copier is not None
@@ -497,7 +481,7 @@ class WorkerSourceTask(WorkerTask[SourceTask]):
         produce = self.producer.produce
         positional = self._positional_produce
         submitted = self.submitted
-        known = self._known_topics
+        known = self.known_topics
         nbytes = 0
         last_topic: str | None = None
         # Records come in runs of one source partition: its SubmittedRecords deque is looked up
@@ -538,7 +522,7 @@ class WorkerSourceTask(WorkerTask[SourceTask]):
                 last_sp = sp
             handle = _InFlight(submitted, pkey, pre, self)
             append(handle)
-            submitted._submitted_total += 1
+            submitted.submitted_total += 1
             try:
                 if positional:
                     produce(
@@ -562,10 +546,10 @@ class WorkerSourceTask(WorkerTask[SourceTask]):
                         headers=headers,
                     )
             except BufferError:
-                self._produce_when_room(
+                self.produce_when_room(
                     topic, value, key, -1 if partition is None else partition, handle, 0 if ts is None else ts, headers
                 )
-                if self._producer_error is not None:
+                if self.producer_error is not None:
                     self._raise_producer_error()
             except KafkaException:
                 handle.drop()
@@ -581,7 +565,7 @@ class WorkerSourceTask(WorkerTask[SourceTask]):
         produce = self.producer.produce
         submitted = self.submitted
         chain = self.chain
-        known = self._known_topics
+        known = self.known_topics
         key_conv = self.key_converter
         value_conv = self.value_converter
         kp = self._key_passthrough
@@ -629,7 +613,7 @@ class WorkerSourceTask(WorkerTask[SourceTask]):
                                 self.id, topic, e)  # fmt: skip
                     self._to_send = batch[i:]
                     return nbytes, False
-            if self._producer_error is not None:
+            if self.producer_error is not None:
                 self._raise_producer_error()
             handle = _InFlight(submitted, None, pre, self)
             submitted.track(handle)
@@ -638,7 +622,7 @@ class WorkerSourceTask(WorkerTask[SourceTask]):
             try:
                 produce(topic, value, key, p, handle, timestamp=t, headers=headers)
             except BufferError:
-                self._produce_when_room(topic, value, key, p, handle, t, headers)
+                self.produce_when_room(topic, value, key, p, handle, t, headers)
             except KafkaException as e:
                 handle.drop()
                 err = e.args[0] if e.args and isinstance(e.args[0], KafkaError) else None
@@ -655,7 +639,7 @@ class WorkerSourceTask(WorkerTask[SourceTask]):
         self._to_send = None
         return nbytes, True
 
-    def _produce_when_room(self, topic: str, value: Any, key: Any, p: int, cb: Any, t: int, headers: Any) -> None:
+    def produce_when_room(self, topic: str, value: Any, key: Any, p: int, cb: Any, t: int, headers: Any) -> None:
         """Back-pressure: the producer queue is full; serve delivery reports until it has room."""
         while True:
             if self._cancelled:
@@ -703,12 +687,10 @@ class WorkerSourceTask(WorkerTask[SourceTask]):
         except Exception:
             log.exception("Exception thrown while calling task.commit_record() of %s", self.id)
 
-    def _run_acknowledged(self, run: Any) -> None:
-        """A copied run was wholly acknowledged: tell its route (an exactly-once task waits for the commit)."""
-        run.route.acknowledged(run)
+    # ------------------------------------------------------------------ acknowledgements (CopyingWorker)
 
-    def _on_delivered(self, record: SourceRecord, msg: Any) -> None:
-        """A successful delivery: ``task.commit_record`` and the active-topic tracking."""
+    def record_delivered(self, record: SourceRecord, msg: Any) -> None:
+        """A record the target acknowledged (its handle is acked): ``task.commit_record``, the active topic."""
         commit_record = self._task_commit_record
         if commit_record is not None:
             topic = msg.topic()
@@ -723,36 +705,65 @@ class WorkerSourceTask(WorkerTask[SourceTask]):
             if topic not in self._active_topics:
                 self._record_active_topic(topic)
 
-    def _on_delivery_failed(self, handle: SubmittedRecord, record: SourceRecord, err: KafkaError) -> None:
-        self._failed_sends += 1
-        if self.tolerance.tolerates_all:
-            try:
-                self.tolerance.failed(Stage.KAFKA_PRODUCE, from_kafka_error(err, f"send to {record.topic}"), record)
-            except Exception:  # pragma: no cover - tolerates_all never raises
-                pass
-            self._skipped += 1
+    def run_acknowledged(self, run: CopiedRun) -> None:
+        """A copied run (messages or a batch) was wholly acknowledged: its offset becomes committable, its
+        route hears of it (an exactly-once task holds that until the commit), its topic is active."""
+        run.ack()
+        self._non_delivery_acks += 1  # the handle is no record; the copier counts the run's records
+        try:
+            self._tell_route(run)
+        except Exception:
+            log.exception("Exception thrown while acknowledging a copied run of %s", self.id)
+        topic = run.route.topic
+        if self._status_store is not None and topic not in self._active_topics:
+            self._record_active_topic(topic)
+
+    def _tell_route(self, run: CopiedRun) -> None:
+        run.route.acknowledged(run)
+
+    def record_failed(self, handle: SubmittedRecord, record: SourceRecord, err: KafkaError) -> None:
+        """A record the target refused: skipped (acked, committable) under errors.tolerance=all."""
+        if self.record_send_failed(err, record.topic, record):
             handle.ack()
             self._non_delivery_acks += 1
             self._commit_record(record, None)
-        elif self._producer_error is None:
-            self._producer_error = from_kafka_error(err, f"Failed to send record to topic '{record.topic}'")
+
+    def record_send_failed(self, err: KafkaError, topic: str, record: SourceRecord | None = None) -> bool:
+        """Counts a failed send; True when errors.tolerance=all skips the record, else the task fails with it."""
+        self._failed_sends += 1
+        if self.tolerance.tolerates_all:
+            try:
+                self.tolerance.failed(Stage.KAFKA_PRODUCE, from_kafka_error(err, f"send to {topic}"), record)
+            except Exception:  # pragma: no cover - tolerates_all never raises
+                pass
+            self._skipped += 1
+            return True
+        if self.producer_error is None:
+            self.producer_error = from_kafka_error(err, f"Failed to send record to topic '{topic}'")
+        return False
+
+    def send_failed(self, error: BaseException) -> None:
+        """A send that fails the task (a batch the target refused): counted, the first error kept."""
+        self._failed_sends += 1
+        if self.producer_error is None:
+            self.producer_error = error
 
     def _send_error(self, topic: str, e: KafkaException) -> ConnectError:
         """What a produce the producer refused (not with a retriable error) fails the task with."""
         return ConnectError(f"Unrecoverable exception trying to send to topic '{topic}': {e}")
 
     def _raise_producer_error(self) -> None:
-        raise ConnectError(f"Unrecoverable exception from producer send callback: {self._producer_error}") from (
-            self._producer_error
+        raise ConnectError(f"Unrecoverable exception from producer send callback: {self.producer_error}") from (
+            self.producer_error
         )
 
     def _maybe_create_topic(self, topic: str) -> None:
         if self._topic_creator is None:
-            self._known_topics.add(topic)
+            self.known_topics.add(topic)
             return
         group = topic_creation_group_for(self._groups, topic)
         if self._topic_creator(topic, group):
-            self._known_topics.add(topic)
+            self.known_topics.add(topic)
             return
         raise ConnectError(
             f"Task failed to create new topic {topic}. Ensure that the task is authorized to create topics or that "

@@ -27,12 +27,7 @@ from connect_core.kafka.types import KafkaError, KafkaException, Message, Produc
 from mirror.client.formats import OffsetSync, TopicPartition
 from mirror.client.offset_mappings import MAX_RUNS_PER_RECORD, OffsetMapping, encode_segment, mapping_key
 from mirror.connectors.offset_mapping_retention import MappingKeys
-from mirror.connectors.offset_sync_writer import (
-    MAX_OUTSTANDING_OFFSET_SYNCS,
-    OffsetSyncQueue,
-    PartitionState,
-    contiguous_sync_points,
-)
+from mirror.connectors.offset_sync_writer import MAX_OUTSTANDING_OFFSET_SYNCS, OffsetSyncQueue, PartitionState
 
 log = logging.getLogger(__name__)
 
@@ -98,29 +93,12 @@ class OffsetSyncProducer:
         if self.syncs.on_record(topic_partition, upstream_offset, downstream_offset):
             self.fire_pending()
 
-    def queue_run(
-        self,
-        topic_partition: TopicPartition,
-        state: PartitionState,
-        first_upstream: int,
-        first_downstream: int,
-        count: int,
-    ) -> None:
-        """A run of acknowledged records with consecutive offsets on both sides (owner thread):
-        the same syncs as :meth:`queue` per record, each sent as it becomes due."""
-        points = contiguous_sync_points(state, first_upstream, first_downstream, count)
-        self._queue_points(topic_partition, state, points, first_upstream + count - 1)
-
-    def queue_pairs(self, topic_partition: TopicPartition, state: PartitionState, pairs: list[tuple[int, int]]) -> None:
-        """Acknowledged records' exact (upstream, downstream) offsets, in order (owner thread)."""
-        if not pairs:
-            return
-        points = [pair for pair in pairs if state.should_emit(pair[0], pair[1])]
-        self._queue_points(topic_partition, state, points, pairs[-1][0])
-
-    def _queue_points(
+    def send_due(
         self, topic_partition: TopicPartition, state: PartitionState, points: list[tuple[int, int]], last_upstream: int
     ) -> None:
+        """Sync points an acknowledgement decided (:class:`~mirror.connectors.partition_copy.PartitionCopy`),
+        each made pending and sent in turn (owner thread); the partition's newest position, ``last_upstream``,
+        is delayed to the next publication when it is not the last of them."""
         syncs = self.syncs
         for upstream, downstream in points:
             syncs.make_pending(topic_partition, upstream, downstream)

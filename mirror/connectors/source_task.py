@@ -8,16 +8,19 @@ Behaviour (Kafka 4.x ``MirrorSourceTask``):
 * Each record keeps its partition number, key and value bytes (tombstones stay tombstones), all
   headers (order, duplicates, null values) and its source timestamp; the topic is named by the
   replication policy. Source partition ``{topic, partition, cluster}``, offset ``{offset}``.
-* ``commit_record`` (after the target acknowledged) feeds the offset-sync writer and the offset
-  mappings. What is acknowledged is *published* (open offset mappings and delayed offset syncs written)
-  at most every :data:`PUBLISH_INTERVAL_S` while copies are acknowledged, and at each offset flush
-  (``commit``): translation and ``mm2 verify`` are exact within about a second of the copy, whatever
+* ``commit_record`` (after the target acknowledged) feeds the offset syncs and the offset mappings,
+  through the partition's :class:`~mirror.connectors.partition_copy.PartitionCopy`. What is
+  acknowledged is *published* (open offset mappings and delayed offset syncs written) at most every
+  :data:`PUBLISH_INTERVAL_S` while copies are acknowledged, and at each offset flush (``commit``):
+  translation and ``mm2 verify`` are exact within about a second of the copy, whatever
   ``offset.flush.interval.ms`` says. Kafka sends delayed syncs only at the offset flush (60 s).
 
-The single seam of "acknowledged": the task learns of a copy only through ``commit_record`` and
-``_run_acknowledged``, which the runtime calls once the target holds the record (a transactional
-runtime calls them after the transaction commits); publishing only ever writes what they reported, so
-no mapping or sync points at a record the target does not have.
+The single seam of "acknowledged": the task learns of a copy only through ``commit_record`` and its
+routes' ``acknowledged`` (a run of messages or a batch), which the runtime calls once the target holds the
+records (a transactional runtime calls them after the transaction commits). Every one of them reports to
+the partition's :class:`~mirror.connectors.partition_copy.PartitionCopy`, the one rule of what an
+acknowledgement decides; publishing only ever writes what they reported, so no mapping or sync points at
+a record the target does not have.
 
 Memory is bounded whatever the backlog: librdkafka's prefetch queue is capped
 (``queued.max.messages.kbytes``, ``fetch.max.bytes``) and ``poll`` returns at most
@@ -32,6 +35,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from connect_core.api.batch_copy import BatchItem, DecodedRecords
@@ -44,7 +48,7 @@ from connect_core.kafka.batch_fetcher import READ_COMMITTED, BatchFetcher
 from connect_core.kafka.clients import consumer_config, create_consumer
 from connect_core.kafka.errors import from_kafka_error
 from connect_core.kafka.security import kafka_python_security
-from connect_core.kafka.types import OFFSET_BEGINNING, OFFSET_END, ClientPartition, Consumer, KafkaError
+from connect_core.kafka.types import OFFSET_BEGINNING, OFFSET_END, PARTITION_EOF, ClientPartition, Consumer, KafkaError
 from mirror.client.formats import (
     OFFSET_KEY,
     PARTITION_KEY,
@@ -58,9 +62,9 @@ from mirror.client.policy import ReplicationPolicy
 from mirror.connectors.config import REPLICATION_CONSUMER_ROLE, MirrorSourceTaskConfig
 from mirror.connectors.log_start_lookup import LogStartLookup
 from mirror.connectors.mirror_admin import MirrorAdmin
-from mirror.connectors.offset_mapping_tracker import OffsetMappingTracker
 from mirror.connectors.offset_sync_producer import OffsetSyncProducer
-from mirror.connectors.offset_sync_writer import OffsetSyncQueue, PartitionState
+from mirror.connectors.offset_sync_writer import OffsetSyncQueue
+from mirror.connectors.partition_copy import PartitionCopy
 from mirror.connectors.source_batches import (
     DEFAULT_FETCH_WAIT_MS,
     DEFAULT_MAX_MESSAGE_BYTES,
@@ -134,44 +138,50 @@ class _Partition:
     """Everything the hot path needs about one assigned source partition, found once per run of messages.
 
     It is also the partition's :class:`~connect_core.api.message_copy.CopyRoute` when the worker
-    copies messages without SourceRecords (``topic``, ``partition``, ``source_partition`` and the
-    per-run callbacks).
+    copies messages or batches without SourceRecords (``topic``, ``partition``, ``source_partition`` and
+    the per-run callbacks, which go to the task's handlers given at construction). What its acknowledged
+    copies decided (offset syncs, mappings) is its ``copy``.
     """
 
     __slots__ = (
         "acked",
         "batch_read",
+        "copy",
         "end",
         "high_watermark",
         "in_flight",
-        "mapping",
         "max_latency",
         "newest",
         "next_offset",
         "offset_extra",
         "oldest",
+        "on_acknowledged",
+        "on_dispatched",
         "partition",
         "polled",
         "polled_bytes",
         "read_through",
         "read_timestamp",
         "source_partition",
-        "sync_state",
-        "task",
         "topic",
         "tp",
     )
 
     def __init__(
-        self, task: MirrorSourceTask, tp: TopicPartition, source_partition: dict[str, Any], topic: str
+        self,
+        tp: TopicPartition,
+        source_partition: dict[str, Any],
+        topic: str,
+        on_dispatched: Callable[[_Partition, CopyRun], None],
+        on_acknowledged: Callable[[_Partition, CopyRun], None],
     ) -> None:
-        self.task = task
         self.tp = tp
         self.source_partition = source_partition  # the SourceRecord.source_partition of every record
         self.topic = topic  # the remote topic
         self.partition = tp.partition
-        self.sync_state: PartitionState | None = None
-        self.mapping = OffsetMappingTracker(tp)  # replaced at assignment when a stored offset is known
+        self.on_dispatched = on_dispatched
+        self.on_acknowledged = on_acknowledged
+        self.copy = PartitionCopy(tp)  # told where the copy resumes at assignment when a stored offset is known
         self.end = -1  # the offset the consumer last reached the end of the partition at (-1: not yet)
         self.newest: Any = None  # newest message of the current poll (None between polls)
         self.polled = 0
@@ -200,10 +210,10 @@ class _Partition:
         return offset
 
     def dispatched(self, run: CopyRun) -> None:
-        self.task._run_dispatched(self, run)
+        self.on_dispatched(self, run)
 
     def acknowledged(self, run: CopyRun) -> None:
-        self.task._run_acknowledged(self, run)
+        self.on_acknowledged(self, run)
 
 
 class MirrorSourceTask(SourceTask):
@@ -225,7 +235,8 @@ class MirrorSourceTask(SourceTask):
         self._runs: dict[tuple[str, int], _Partition] = {}
         self._run_of: dict[int, _Partition] = {}  # id(partition map) -> its _Partition
         self._acked_runs: list[_Partition] = []  # partitions with ack metrics not yet reported
-        self._foreign_acks: dict[tuple[str, int], _Partition] = {}
+        self._foreign_acks: dict[tuple[str, int], _Partition] = {}  # ack metrics of foreign records
+        self._other_copies: dict[TopicPartition, PartitionCopy] = {}  # foreign records of unassigned partitions
         self._unacknowledged = 0  # records returned by poll() and not yet seen by commit_record()
         self.assigned: list[TopicPartition] = []
         self._lag_hook: Any = None
@@ -380,7 +391,7 @@ class MirrorSourceTask(SourceTask):
         for tp, offset in zip(self.assigned, self._stored_offsets(wrapped), strict=True):
             route = self._partition(tp.topic, tp.partition)
             if offset >= 0:
-                route.mapping = OffsetMappingTracker(tp, offset)
+                route.copy.resume_after(offset)
             self._batches.assign(tp.topic, tp.partition, route, offset + 1 if offset >= 0 else positions)
         self._load_max_message_bytes({self._remote_topic(tp.topic) for tp in self.assigned})
 
@@ -483,7 +494,7 @@ class MirrorSourceTask(SourceTask):
                 assignment.append(ClientPartition(tp.topic, tp.partition, offset + 1))
                 # The consumer resumes right after the stored offset: offsets before its first record are empty.
                 run = self._partition(tp.topic, tp.partition)
-                run.mapping = OffsetMappingTracker(tp, offset)
+                run.copy.resume_after(offset)
                 run.next_offset = offset + 1
         if uncommitted:
             self._await_leaders({tp.topic for tp in partitions})
@@ -602,7 +613,11 @@ class MirrorSourceTask(SourceTask):
         if run is None:
             tp = TopicPartition(topic, partition)
             run = self._runs[key] = _Partition(
-                self, tp, wrap_partition(tp, self._source_alias), self._remote_topic(topic)
+                tp,
+                wrap_partition(tp, self._source_alias),
+                self._remote_topic(topic),
+                self._run_dispatched,
+                self._run_acknowledged,
             )
             self._run_of[id(run.source_partition)] = run
         return run
@@ -745,7 +760,8 @@ class MirrorSourceTask(SourceTask):
                 self._consumer_lock.release()
 
     def _run_acknowledged(self, route: _Partition, run: CopyRun) -> None:
-        """Per run fully acknowledged: the ack metrics and the offset syncs Kafka's per-record rule gives."""
+        """Per run (messages or a batch) fully acknowledged: the ack metrics, then what the partition's copy
+        state decides of it (the offset syncs Kafka's per-record rule gives, the mapping runs)."""
         self._unacknowledged -= run.count
         self._unpublished = True
         if self._stopping:
@@ -761,50 +777,16 @@ class MirrorSourceTask(SourceTask):
                 run.count - run.skipped,
                 time.time() * 1000 - oldest if oldest >= 0 else 0.0,
             )
-        syncs = self._offset_syncs
-        if syncs is None:
+        producer = self._sync_producer
+        if producer is None:
             return
-        if run.skipped or run.first_downstream < 0 or run.last_downstream < 0:
-            # A skipped record leaves its neighbours' offsets unknown: no sync from this run; the
-            # next run's first record is an upstream skip, which syncs.
-            closed = route.mapping.break_continuity()
-            if closed is not None:
-                syncs.send_mapping(closed)
-            return
-        state = route.sync_state
-        if state is None:
-            state = route.sync_state = syncs.syncs.state_for(route.tp)
-        count = run.count
-        first_down = run.first_downstream
-        tracker = route.mapping
-        if run.last_downstream - first_down == count - 1:
-            upstream = run.upstream_offsets
-            if upstream is None:
-                syncs.queue_run(route.tp, state, run.first_upstream, first_down, count)
-                closed = tracker.add_run(run.first_upstream, first_down, count)
-                if closed is not None:
-                    syncs.send_mapping(closed)
-            else:
-                pairs = [(u, first_down + i) for i, u in enumerate(upstream)]
-                syncs.queue_pairs(route.tp, state, pairs)
-                for closed in tracker.add_pairs(pairs):
-                    syncs.send_mapping(closed)
-            return
-        # Something else wrote between these records downstream (or a retry duplicated some): only
-        # the first and last records' downstream offsets are known. Syncs of exact pairs are always
-        # safe; a group position inside the run translates with an older sync (re-reads more).
-        pairs = [(run.first_upstream, first_down)]
-        if count > 1:
-            pairs.append((run.last_upstream, run.last_downstream))
-        syncs.queue_pairs(route.tp, state, pairs)
-        # Mappings: the first record is known exactly, the ones up to the last are not.
-        for closed in (
-            tracker.add_run(run.first_upstream, first_down, 1),
-            tracker.break_continuity(),
-            tracker.add_run(run.last_upstream, run.last_downstream, 1) if count > 1 else None,
-        ):
-            if closed is not None:
-                syncs.send_mapping(closed)
+        copy = route.copy
+        queue = producer.syncs
+        points = copy.run(queue, run)
+        if points is not None:
+            producer.send_due(copy.tp, copy.state(queue), points, run.last_upstream)
+        if copy.closed:
+            _send_mappings(producer, copy)
 
     def _convert(self, messages: list[Any]) -> list[SourceRecord] | None:
         """One SourceRecord per message: the per-record hot path of replication.
@@ -968,7 +950,7 @@ class MirrorSourceTask(SourceTask):
     def _on_consume_error(self, err: KafkaError, msg: Any = None) -> None:
         """Kafka's task logs client errors and carries on; only fatal ones stop it. The end of a partition
         is noted for its mappings (see :meth:`_publish`)."""
-        if err.code() == KafkaError._PARTITION_EOF:
+        if err.code() == PARTITION_EOF:
             if msg is not None and msg.offset() is not None and msg.offset() >= 0:
                 route = self._runs.get((msg.topic(), msg.partition()))
                 if route is not None and msg.offset() > route.end:
@@ -980,7 +962,8 @@ class MirrorSourceTask(SourceTask):
         log.warning("Failure during poll: %s", err)
 
     def commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
-        """Per acknowledged record (task thread): ack metrics and the offset-sync decision.
+        """Per acknowledged record (task thread): ack metrics, and the partition's copy state decides its
+        offset sync and mapping.
 
         Everything here runs on the task thread (delivery reports are served by the worker's
         ``producer.poll``), as do ``poll`` and ``commit``: no locks on this path.
@@ -991,46 +974,34 @@ class MirrorSourceTask(SourceTask):
             return
         sp = record.source_partition
         downstream = None if metadata is None else metadata.offset
-        if downstream is None or downstream < 0:
-            run = self._run_of.get(id(sp))
-            if run is not None and run.source_partition is sp:
-                run.in_flight -= 1
-            if run is not None and run.source_partition is sp and self._offset_syncs is not None:
-                closed = run.mapping.break_continuity()  # not written (tolerated failure): no claim past it
-                if closed is not None:
-                    self._offset_syncs.send_mapping(closed)
-            return
         run = self._run_of.get(id(sp))
         if run is None or run.source_partition is not sp:
-            self._commit_foreign_record(record, downstream)
+            if downstream is not None and downstream >= 0:
+                self._commit_foreign_record(record, downstream)
             return
         run.in_flight -= 1
-        if self._measure:
-            ts = record.timestamp
-            latency = (time.time() * 1000 - ts) if ts is not None else 0.0
-            if not run.acked:
-                self._acked_runs.append(run)
-            run.acked += 1
-            if latency > run.max_latency:
-                run.max_latency = latency
-        syncs = self._sync_queue
-        if syncs is not None:
-            offset = record.source_offset
-            if offset is None:
-                return
-            upstream = offset[OFFSET_KEY]
-            if upstream.__class__ is not int:
-                upstream = int(upstream)
-            state = run.sync_state
-            if state is None:
-                state = run.sync_state = syncs.state_for(run.tp)
-            producer = self._sync_producer  # the attribute behind the property: once per record
-            if syncs.on_record_owned(run.tp, state, upstream, downstream) and producer is not None:
-                producer.fire_pending()
+        producer = self._sync_producer  # the attribute behind the property: once per record
+        if downstream is None or downstream < 0:
             if producer is not None:
-                closed = run.mapping.add_run(upstream, downstream, 1)
-                if closed is not None:
-                    producer.send_mapping(closed)
+                run.copy.unknown()  # not written (tolerated failure): no claim past it
+                _send_mappings(producer, run.copy)
+            return
+        if self._measure:
+            self._count_ack(run, record.timestamp)
+        syncs = self._sync_queue
+        if syncs is None or producer is None:
+            return
+        offset = record.source_offset
+        if offset is None:
+            return
+        upstream = offset[OFFSET_KEY]
+        if upstream.__class__ is not int:
+            upstream = int(upstream)
+        copy = run.copy
+        if copy.record(syncs, upstream, downstream):
+            producer.fire_pending()
+        if copy.closed:
+            _send_mappings(producer, copy)
 
     def _commit_foreign_record(self, record: SourceRecord, downstream: int) -> None:
         """A record this task did not poll (the general case, keyed by the record's fields)."""
@@ -1040,27 +1011,36 @@ class MirrorSourceTask(SourceTask):
             acc = self._foreign_acks.get(key)
             if acc is None:
                 acc = self._foreign_acks[key] = _Partition(
-                    self, TopicPartition(record.topic, partition), {}, record.topic
+                    TopicPartition(record.topic, partition),
+                    {},
+                    record.topic,
+                    self._run_dispatched,
+                    self._run_acknowledged,
                 )
-            ts = record.timestamp
-            latency = (time.time() * 1000 - ts) if ts is not None else 0.0
-            if not acc.acked:
-                self._acked_runs.append(acc)
-            acc.acked += 1
-            if latency > acc.max_latency:
-                acc.max_latency = latency
-        syncs = self._offset_syncs
+            self._count_ack(acc, record.timestamp)
+        producer = self._sync_producer
         sp = record.source_partition
         offset = record.source_offset
-        if syncs is None or sp is None or offset is None:
+        if producer is None or sp is None or offset is None:
             return
         tp = TopicPartition(str(sp[TOPIC_KEY]), int(sp[PARTITION_KEY]))
-        syncs.queue(tp, int(offset[OFFSET_KEY]), downstream)
         own = self._runs.get(tp)
-        if own is not None:  # copied outside this partition's own records: claim no continuity across it
-            closed = own.mapping.break_continuity()
-            if closed is not None:
-                syncs.send_mapping(closed)
+        copy = own.copy if own is not None else self._other_copies.get(tp)
+        if copy is None:
+            copy = self._other_copies[tp] = PartitionCopy(tp)
+        if copy.foreign_record(producer.syncs, int(offset[OFFSET_KEY]), downstream):
+            producer.fire_pending()
+        if copy.closed:  # copied outside this partition's own records: no continuity claimed across it
+            _send_mappings(producer, copy)
+
+    def _count_ack(self, acc: _Partition, timestamp: int | None) -> None:
+        """One acknowledged record in ``acc``'s ack metrics (reported per batch by _flush_ack_metrics)."""
+        latency = (time.time() * 1000 - timestamp) if timestamp is not None else 0.0
+        if not acc.acked:
+            self._acked_runs.append(acc)
+        acc.acked += 1
+        if latency > acc.max_latency:
+            acc.max_latency = latency
 
     def commit(self) -> None:
         self._publish()
@@ -1097,11 +1077,11 @@ class MirrorSourceTask(SourceTask):
         if syncs is not None:
             settled = self._unacknowledged == 0  # every record polled so far is acknowledged
             for run in list(self._runs.values()):
-                mapping = run.mapping.flush()
+                mapping = run.copy.mapping.flush()
                 if mapping is not None:
                     syncs.send_mapping(mapping)
                 if settled and run.end >= 0:
-                    gap = run.mapping.trailing_gap(run.end)
+                    gap = run.copy.mapping.trailing_gap(run.end)
                     if gap is not None:
                         syncs.send_mapping(gap)
             syncs.commit()
@@ -1121,6 +1101,12 @@ class MirrorSourceTask(SourceTask):
     @property
     def offset_sync_producer(self) -> OffsetSyncProducer | None:
         return self._offset_syncs
+
+
+def _send_mappings(producer: OffsetSyncProducer, copy: PartitionCopy) -> None:
+    """The mapping runs ``copy`` closed, to the producer's per-partition segment buffers."""
+    for mapping in copy.take_closed():
+        producer.send_mapping(mapping)
 
 
 def _oldest(run: CopyRun) -> int:

@@ -248,7 +248,7 @@ def test_a_run_not_fully_delivered_is_not_committed(h: Harness) -> None:
     assert task.routes["t", 0].acked_runs == []
     h.producer.budget = None
     wait_for(lambda: h.committed("t", 0) == 3)
-    assert worker_task.submitted._acked_total == 1  # one handle per run
+    assert worker_task.submitted.acked_total == 1  # one handle per run
 
 
 def test_gaps_in_upstream_offsets_are_reported(h: Harness) -> None:

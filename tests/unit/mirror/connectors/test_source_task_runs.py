@@ -8,7 +8,6 @@ from typing import Any
 from mirror.client.formats import OffsetSync, TopicPartition
 from mirror.client.offset_mappings import OffsetMapping, decode_mappings
 from mirror.connectors import source_task
-from mirror.connectors.offset_mapping_tracker import OffsetMappingTracker
 from mirror.connectors.offset_sync_producer import OffsetSyncProducer
 from mirror.connectors.source_task import MirrorSourceTask
 
@@ -177,7 +176,7 @@ def task_with_mappings(exists: bool = True) -> tuple[MirrorSourceTask, TopicSink
 def test_runs_become_offset_mappings_at_discontinuities_and_flushes() -> None:
     task, sink = task_with_mappings()
     route = task.route("orders", 0)
-    route.mapping = OffsetMappingTracker(TP, resume_after=999)  # as assigned after stored offset 999
+    route.copy.resume_after(999)  # as assigned after stored offset 999
     task._run_acknowledged(route, Run(route, 250, 1000, 1249, 40, 289))  # type: ignore[arg-type]
     task._run_acknowledged(route, Run(route, 10, 1250, 1259, 290, 299))  # type: ignore[arg-type]
     assert sink.mappings == []  # one contiguous run so far: nothing until the offset flush
