@@ -51,6 +51,8 @@ class Flow:
     pair: SourceAndTarget
     source_config: MirrorSourceConfig
     worker_props: dict[str, str]
+    #: the flow needs no decoded record: the backfill copies the source's batches as bytes
+    batch_copy: bool = False
 
     @property
     def offsets_topic(self) -> str:
@@ -74,7 +76,7 @@ def resolve_flow(config: MirrorMakerConfig, source: str, target: str) -> Flow:
     if not config.flow_enabled(pair):
         raise ConfigError(f"flow {pair} is not enabled in the config (set {pair}.enabled=true)")
     cfg = MirrorSourceConfig(config.connector_base_config(pair, "MirrorSourceConnector"))
-    return Flow(pair, cfg, dict(config.worker_config(pair)))
+    return Flow(pair, cfg, dict(config.worker_config(pair)), config.batch_copy_applies(pair))
 
 
 def _admin(flow: Flow, which: str) -> MirrorAdmin:
@@ -331,7 +333,24 @@ def backfill_clients(flow: Flow, chunk_records: int, timeout_s: float) -> Backfi
         timeout_s=timeout_s,
         chunk_bytes=bounds.bytes,
         chunk_seconds=bounds.seconds,
+        batch_copy=flow.batch_copy,
     )
 
 
-__all__ = ["Flow", "PreparedBackfill", "create_internal_topics", "create_target_topics", "prepare", "resolve_flow"]
+def target_max_message_bytes(flow: Flow, topics: Iterable[str]) -> tuple[tuple[str, int], ...]:
+    """The target topics' own max.message.bytes (topics that set none are left out: the default applies)."""
+    found: list[tuple[str, int]] = []
+    for topic, entries in _admin(flow, "target").describe_topic_configs(sorted(set(topics))).items():
+        found.extend((topic, int(e.value)) for e in entries if e.name == "max.message.bytes" and e.value)
+    return tuple(found)
+
+
+__all__ = [
+    "Flow",
+    "PreparedBackfill",
+    "create_internal_topics",
+    "create_target_topics",
+    "prepare",
+    "resolve_flow",
+    "target_max_message_bytes",
+]

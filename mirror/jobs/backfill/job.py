@@ -31,6 +31,7 @@ from mirror.jobs.backfill.flow import (
     create_target_topics,
     partition_counts,
     prepare,
+    target_max_message_bytes,
 )
 from mirror.jobs.backfill.foreign import describe, foreign_partitions
 from mirror.jobs.backfill.handoff import LiveHandoff
@@ -66,6 +67,8 @@ class BackfillReport:
     task_slots: int = 0
     #: the job's --throughput-limit (bytes per second), None: none
     throughput_limit: float | None = None
+    #: ``batch`` (the source's record batches copied as bytes) or ``record`` (decoded and produced again)
+    copy_path: str = "record"
 
     @property
     def tasks(self) -> int:
@@ -256,6 +259,14 @@ def _copy(
         raise ConnectError(
             f"The flow's offsets topic {clients.offsets_topic} is missing on cluster '{prepared.plan.target}'"
         )
+    if clients.batch_copy:  # where each unit's progress goes, and which batches are too large for the target
+        clients = replace(
+            clients,
+            offsets_partitions=offsets_partitions,
+            max_message_bytes=target_max_message_bytes(prepared.flow, [u.target_topic for u in units]),
+        )
+    report.copy_path = "batch" if clients.batch_copy else "record"
+    log.info("Backfill %s->%s copy path: %s", prepared.plan.source, prepared.plan.target, report.copy_path)
     watcher = ProgressWatcher(clients, units, progress) if progress is not None else None
     if watcher is not None:
         watcher.start()
