@@ -45,6 +45,8 @@ _FETCH_WAIT_MS = 500
 _FETCH_MAX_BYTES = 32 * 1024 * 1024
 _PARTITION_MAX_BYTES = 8 * 1024 * 1024
 _TIMEOUT_KEY = "transaction.timeout.ms"
+_BATCH_HEADER = 61
+_RECORD_OVERHEAD = 21  # a record's length, attributes, timestamp and offset deltas, key/value lengths at most
 
 
 @dataclass
@@ -264,7 +266,8 @@ class BatchGroupCopier:
         counts: tuple[int, int, int],
         txn_deadline: float,
     ) -> tuple[int, int, int]:
-        """Records of a batch that could not pass as it is: built into one batch, same transaction, in order."""
+        """Records of a batch that could not pass as it is, built into batches again (each below the target
+        topic's max.message.bytes), into the same transaction, in order."""
         txn_records, txn_bytes, copied = counts
         records = item.records
         if not records:
@@ -278,17 +281,20 @@ class BatchGroupCopier:
             copy.done = True
             return counts
         self._begin(producer, txn_deadline)
-        plain = [PlainRecord(r.key, r.value, list(r.headers or ()), r.timestamp) for r in wanted]
-        run = _Run([_offset(r) for r in wanted])
-        chunk = copy.chunk
-        chunk.runs.append(run)
-        producer.send_records(copy.route.topic, copy.route.partition, plain, copy.acked(run, chunk))
-        size = sum(len(r.key or b"") + len(r.value or b"") for r in plain)
-        chunk.count += len(plain)
-        chunk.bytes += size
-        chunk.last_upstream = run.upstream[-1]
-        copy.done = chunk.last_upstream >= copy.unit.end - 1
-        return txn_records + len(plain), txn_bytes + size, copied + size
+        limit = self._limits.get(copy.route.topic, DEFAULT_MAX_MESSAGE_BYTES)
+        for group in _within(wanted, limit):
+            plain = [PlainRecord(r.key, r.value, list(r.headers or ()), r.timestamp) for r in group]
+            run = _Run([_offset(r) for r in group])
+            chunk = copy.chunk
+            chunk.runs.append(run)
+            producer.send_records(copy.route.topic, copy.route.partition, plain, copy.acked(run, chunk))
+            size = sum(len(r.key or b"") + len(r.value or b"") for r in plain)
+            chunk.count += len(plain)
+            chunk.bytes += size
+            chunk.last_upstream = run.upstream[-1]
+            txn_records, txn_bytes, copied = txn_records + len(plain), txn_bytes + size, copied + size
+        copy.done = copy.chunk.last_upstream >= copy.unit.end - 1
+        return txn_records, txn_bytes, copied
 
     def _commit(self, producer: TransactionalBatchProducer, copies: Any, syncs: Producer | None) -> None:
         """Every unit's chunk and progress record in the open transaction, committed; then their syncs."""
@@ -341,6 +347,21 @@ class BatchGroupCopier:
                 syncs.produce(clients.mappings_topic, mapping.record_value(), mapping.record_key(), partition=0)
             previous = last
         syncs.poll(0)
+
+
+def _within(records: list[SourceRecord], limit: int) -> list[list[SourceRecord]]:
+    """The records in consecutive groups whose batch stays below ``limit`` bytes (a record above it alone)."""
+    groups: list[list[SourceRecord]] = []
+    size = limit
+    for record in records:
+        headers = sum(len(k) + len(v or b"") + 4 for k, v in record.headers or ())
+        need = len(record.key or b"") + len(record.value or b"") + headers + _RECORD_OVERHEAD
+        if size + need > limit - _BATCH_HEADER:
+            groups.append([])
+            size = 0
+        groups[-1].append(record)
+        size += need
+    return groups
 
 
 def _offset(record: SourceRecord) -> int:

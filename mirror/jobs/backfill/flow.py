@@ -11,7 +11,7 @@ import logging
 import re
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from connect_core.api.errors import ConfigError, ConnectError
@@ -34,7 +34,7 @@ from mirror.connectors.source_logic import create_configs, target_config_entries
 from mirror.driver.maker_config import MirrorMakerConfig, SourceAndTarget
 from mirror.jobs.backfill.bounds import transaction_bounds, with_transaction_timeout
 from mirror.jobs.backfill.copy import BackfillClients, decode_progress
-from mirror.jobs.backfill.plan import DEFAULT_CHUNK_RECORDS, BackfillPlan, plan_units
+from mirror.jobs.backfill.plan import DEFAULT_CHUNK_RECORDS, BackfillPlan, WorkUnit, plan_units
 from mirror.jobs.flows import checked_pair
 
 log = logging.getLogger(__name__)
@@ -337,20 +337,27 @@ def backfill_clients(flow: Flow, chunk_records: int, timeout_s: float) -> Backfi
     )
 
 
-def target_max_message_bytes(flow: Flow, topics: Iterable[str]) -> tuple[tuple[str, int], ...]:
-    """The target topics' own max.message.bytes (topics that set none are left out: the default applies)."""
+def batch_copy_clients(
+    flow: Flow, clients: BackfillClients, units: Iterable[WorkUnit], offsets_partitions: int
+) -> BackfillClients:
+    """What the batch path needs besides (once the target topics exist): where each unit's progress record
+    goes (its key's partition of the offsets topic) and the target topics' own max.message.bytes (a larger
+    batch is re-encoded in smaller ones; topics that set none get Kafka's default)."""
+    if not clients.batch_copy:
+        return clients
     found: list[tuple[str, int]] = []
-    for topic, entries in _admin(flow, "target").describe_topic_configs(sorted(set(topics))).items():
+    topics = sorted({u.target_topic for u in units})
+    for topic, entries in _admin(flow, "target").describe_topic_configs(topics).items():
         found.extend((topic, int(e.value)) for e in entries if e.name == "max.message.bytes" and e.value)
-    return tuple(found)
+    return replace(clients, offsets_partitions=offsets_partitions, max_message_bytes=tuple(found))
 
 
 __all__ = [
     "Flow",
     "PreparedBackfill",
+    "batch_copy_clients",
     "create_internal_topics",
     "create_target_topics",
     "prepare",
     "resolve_flow",
-    "target_max_message_bytes",
 ]

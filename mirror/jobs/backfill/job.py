@@ -27,11 +27,11 @@ from mirror.jobs.backfill.copy import BackfillClients, UnitResult, decode_progre
 from mirror.jobs.backfill.flow import (
     DEFAULT_TIMEOUT_S,
     PreparedBackfill,
+    batch_copy_clients,
     create_internal_topics,
     create_target_topics,
     partition_counts,
     prepare,
-    target_max_message_bytes,
 )
 from mirror.jobs.backfill.foreign import describe, foreign_partitions
 from mirror.jobs.backfill.handoff import LiveHandoff
@@ -208,6 +208,8 @@ def run_job(
         check_spark_runtime()  # before anything is written
         check_master_reachable(master or DEFAULT_MASTER)
     report = BackfillReport(prepared.plan, dry_run, foreign=foreign, throughput_limit=throughput_limit)
+    report.copy_path = "batch" if prepared.clients.batch_copy else "record"
+    log.info("Backfill %s->%s copy path: %s", source, target, report.copy_path)
     if on_plan is not None:
         on_plan(prepared.plan)
     if dry_run or not prepared.plan.units:
@@ -259,14 +261,7 @@ def _copy(
         raise ConnectError(
             f"The flow's offsets topic {clients.offsets_topic} is missing on cluster '{prepared.plan.target}'"
         )
-    if clients.batch_copy:  # where each unit's progress goes, and which batches are too large for the target
-        clients = replace(
-            clients,
-            offsets_partitions=offsets_partitions,
-            max_message_bytes=target_max_message_bytes(prepared.flow, [u.target_topic for u in units]),
-        )
-    report.copy_path = "batch" if clients.batch_copy else "record"
-    log.info("Backfill %s->%s copy path: %s", prepared.plan.source, prepared.plan.target, report.copy_path)
+    clients = batch_copy_clients(prepared.flow, clients, units, offsets_partitions)
     watcher = ProgressWatcher(clients, units, progress) if progress is not None else None
     if watcher is not None:
         watcher.start()
