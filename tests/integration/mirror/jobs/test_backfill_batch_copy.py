@@ -124,11 +124,12 @@ def test_batches_copied_as_bytes_and_the_rest_in_order(
     if path == "batch":
         source = data_batches(a.bootstrap_servers, topic, 0)
         passed = [s.records for s in source if _passes(s)]
-        assert len(passed) == 5 + 2 + 1 and all(s.crc_ok for s in source)
+        too_large = [s for s in source if b"gone-" not in s.records and not _passes(s)]
+        assert len(passed) >= 5 + 2 + 1 and too_large and all(s.crc_ok for s in source)
         assert [c.records for c in copied if c.records in passed] == passed  # the same bytes, in order
         rebuilt = [c for c in copied if c.records not in passed]
-        assert len(rebuilt) >= 2 and all(len(c.records) + 61 <= TARGET_LIMIT for c in rebuilt)
-        assert sum(c.record_count for c in rebuilt) == 8
+        assert len(rebuilt) > len(too_large) and all(len(c.records) + 61 <= TARGET_LIMIT for c in rebuilt)
+        assert sum(c.record_count for c in rebuilt) == sum(s.record_count for s in too_large)
         assert not any(b"gone-" in c.records for c in copied)
 
 

@@ -67,13 +67,17 @@ def mm2_config(a: KafkaCluster, b: KafkaCluster, **extra: str) -> MirrorMakerCon
     )
 
 
-def produce_backlog(cluster: KafkaCluster, topic: str, partitions: int, per_partition: int) -> None:
-    """Big batches (as real backlogs are written); every 7th record has headers, every 11th no key."""
+def produce_backlog(
+    cluster: KafkaCluster, topic: str, partitions: int, per_partition: int, batch_records: int = 10_000
+) -> None:
+    """Big batches (as real backlogs are written; at most ``batch_records`` records each); every 7th record
+    has headers, every 11th no key."""
     producer = Producer(
         {
             "bootstrap.servers": cluster.bootstrap_servers,
             "linger.ms": 20,
             "batch.size": 1_000_000,
+            "batch.num.messages": batch_records,
             "logger": RDKAFKA_LOG,
         }
     )
@@ -192,7 +196,9 @@ def test_failed_unit_is_retried_from_its_last_committed_chunk(
     a, b = two_clusters
     topic, partitions, per_partition, chunk = unique_name("retried"), 2, 5_000, 1_000
     a.create_topic(topic, partitions=partitions)
-    produce_backlog(a, topic, partitions, per_partition)
+    # batches of at most 300 records: on the batch path two chunks (each ending with the batch that fills
+    # it) then end between 2,000 and 2,598, well before the partition's end
+    produce_backlog(a, topic, partitions, per_partition, batch_records=300)
     report = run_job(
         mm2_config(a, b, **COPY_PATHS[path]),
         "A",
