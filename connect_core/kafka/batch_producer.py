@@ -10,7 +10,12 @@ they are (:func:`~connect_core.kafka.record_batch.rewrite_for_produce` sets the 
   retriable failure sends the failed batch and every later one of its partition again, in order.
 * One batch per partition per Produce request (Apache Kafka refuses more), many partitions per request.
 * Errors are mapped to Connect's: retriable ones are retried until ``delivery_timeout_s``; anything else
-  (too large, corrupt, authorization, fenced) is handed to the batch's callback as a ConnectError.
+  (too large, corrupt, authorization, fenced) is handed to the batch's callback as a ConnectError
+  (:mod:`connect_core.kafka.producer_errors`; fencing as ``ProducerFencedError``).
+
+Transactions build on this class (:mod:`connect_core.kafka.transactional_batch_producer`): it sets the
+transactional id carried by each Produce and the batches' transactional bit, gets its producer id from
+the transaction coordinator, and admits a partition to sending only once it joined the transaction.
 
 Single-threaded: the caller drives I/O and callbacks with :meth:`poll`/:meth:`flush` (the task thread).
 """
@@ -29,6 +34,7 @@ from kafka.protocol.metadata import MetadataRequest
 from kafka.protocol.producer import InitProducerIdRequest, ProduceRequest
 
 from connect_core.api.errors import ConnectError, RetriableError
+from connect_core.kafka.producer_errors import mapped_error
 from connect_core.kafka.raw_fetch import bootstrapped_client
 from connect_core.kafka.record_batch import RawBatch, rewrite_for_produce
 
@@ -107,6 +113,8 @@ class BatchProducer:
         self._retry_at = 0.0
         self.producer_id = -1
         self.producer_epoch = -1
+        #: set by a transactional producer: carried by each Produce, and each batch gets the transactional bit
+        self._transactional_id: str | None = None
         self.in_flight = 0  # batches handed to send() whose callback has not run yet
 
     # ------------------------------------------------------------------ set-up
@@ -134,7 +142,7 @@ class BatchProducer:
         except kafka_errors.KafkaError as e:
             raise RetriableError(f"InitProducerId failed: {e}") from e
         if answer.error_code:
-            raise _mapped(answer.error_code, "InitProducerId of the batch producer")
+            raise mapped_error(answer.error_code, "InitProducerId of the batch producer")
         self.producer_id, self.producer_epoch = answer.producer_id, answer.producer_epoch
 
     def _refresh(self, topics: set[str]) -> None:
@@ -207,6 +215,7 @@ class BatchProducer:
             if unknown:
                 self._refresh(unknown)
             client = self._connected()
+            admitted = self._admit({tp for tp, s in self._partitions.items() if _has_unsent(s)})
         except RetriableError as e:
             log.debug("Batch producer waiting for the target: %s", e)
             self._retry_at = time.monotonic() + _RETRY_BACKOFF_S * 10
@@ -215,7 +224,7 @@ class BatchProducer:
         sizes: dict[int, int] = {}
         for tp, state in self._partitions.items():
             leader = self._leaders.get(tp, -1)
-            if leader < 0 or state.in_flight >= self._max_in_flight:
+            if leader < 0 or state.in_flight >= self._max_in_flight or tp not in admitted:
                 continue
             if len(self._requests.get(leader, ())) >= self._max_in_flight:
                 continue
@@ -224,7 +233,11 @@ class BatchProducer:
                 continue
             if entry.data is None:
                 entry.data = rewrite_for_produce(
-                    entry.batch, self.producer_id, self.producer_epoch, entry.sequence, False
+                    entry.batch,
+                    self.producer_id,
+                    self.producer_epoch,
+                    entry.sequence,
+                    self._transactional_id is not None,
                 )
             size = sizes.get(leader, 0)
             if size and size + len(entry.data) > self._max_request_bytes:
@@ -242,6 +255,11 @@ class BatchProducer:
             future = client.send(leader, self._request(parts))
             self._requests.setdefault(leader, []).append((future, parts))
 
+    def _admit(self, partitions: set[TopicPartitionKey]) -> set[TopicPartitionKey]:
+        """The partitions with batches to send that may be sent to now (all of them: a transactional
+        producer first adds them to its transaction)."""
+        return partitions
+
     def _request(self, parts: Mapping[TopicPartitionKey, tuple[_Entry, int]]) -> Any:
         topics: dict[str, list[Any]] = {}
         for (topic, partition), (entry, _generation) in parts.items():
@@ -250,7 +268,7 @@ class BatchProducer:
                 ProduceRequest.TopicProduceData.PartitionProduceData(index=partition, records=bytes(entry.data))
             )
         return ProduceRequest(
-            transactional_id=None,
+            transactional_id=self._transactional_id,
             acks=self._acks,
             timeout_ms=self._timeout_ms,
             topic_data=[ProduceRequest.TopicProduceData(name=t, partition_data=p) for t, p in topics.items()],
@@ -291,7 +309,7 @@ class BatchProducer:
             if error.retriable or code in _STALE_LEADER:
                 self._resend_from(state, entry, f"{error.__name__} ({code})")
             else:
-                self._fail_partition(tp, state, _mapped(code, f"Produce of a batch to {tp[0]}-{tp[1]}"))
+                self._fail_partition(tp, state, mapped_error(code, f"Produce of a batch to {tp[0]}-{tp[1]}"))
 
     def _failed_exchange(self, parts: dict[TopicPartitionKey, tuple[_Entry, int]], error: Any) -> None:
         """No answer (connection lost, timeout): the batches may or may not be written; send them again."""
@@ -346,12 +364,6 @@ class BatchProducer:
 
 def _has_unsent(state: _Partition) -> bool:
     return any(not e.sent for e in state.entries)
-
-
-def _mapped(code: int, what: str) -> ConnectError:
-    error = kafka_errors.for_code(code)
-    message = f"{what} failed: {error.__name__} ({code}): {error.description}"
-    return RetriableError(message) if error.retriable else ConnectError(message)
 
 
 __all__ = ["BatchCallback", "BatchProducer"]

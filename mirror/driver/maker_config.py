@@ -148,19 +148,26 @@ class MirrorMakerConfig:
         """``batch`` when the flow's MirrorSource tasks copy the source's batches as bytes (enabled, no
         transforms, byte-array converters, not exactly-once), else ``record``. Single batches the batch
         path cannot pass still go through the record path, in order."""
+        if self.exactly_once_enabled(pair.target) or not self.batch_copy_applies(pair):
+            return "record"
+        return "batch"
+
+    def batch_copy_applies(self, pair: SourceAndTarget) -> bool:
+        """The flow needs no decoded record and copies batches: ``batch.copy.enabled``, no transforms,
+        byte-array converters. The live tasks (at-least-once) and the backfill (transactional) both ask."""
         from mirror.connectors.config import BATCH_COPY_ENABLED, BATCH_COPY_ENABLED_DEFAULT
 
         props = self.connector_base_config(pair, "MirrorSourceConnector")
         worker = self.worker_config(pair)
         enabled = props.get(BATCH_COPY_ENABLED)
         if not (_parse_bool(enabled) if enabled is not None else BATCH_COPY_ENABLED_DEFAULT):
-            return "record"
-        if self.exactly_once_enabled(pair.target) or props.get("transforms", "").strip():
-            return "record"
-        for conv in ("key.converter", "value.converter", "header.converter"):
-            if not str(props.get(conv) or worker.get(conv, "")).strip().endswith("ByteArrayConverter"):
-                return "record"
-        return "batch"
+            return False
+        if props.get("transforms", "").strip():
+            return False
+        return all(
+            str(props.get(conv) or worker.get(conv, "")).strip().endswith("ByteArrayConverter")
+            for conv in ("key.converter", "value.converter", "header.converter")
+        )
 
     def flow_enabled(self, pair: SourceAndTarget) -> bool:
         return _parse_bool(self.raw.get(f"{pair}.enabled"))

@@ -31,6 +31,8 @@ from tests.e2e.mm2_helpers import (
 )
 
 PARTITIONS = 3
+#: The flow settings of each copy path: with batch.copy.enabled the backfill (and mm2 run) copy record batches.
+COPY_PATHS: dict[str, dict[str, str]] = {"record": {}, "batch": {"A->B.batch.copy.enabled": "true"}}
 
 
 def mm2_backfill(config: Path, *args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
@@ -69,13 +71,15 @@ class Trickle(threading.Thread):
 
 
 @pytest.mark.spark
+@pytest.mark.parametrize("path", sorted(COPY_PATHS))
 def test_fresh_flow_is_backfilled_then_mm2_run_continues_without_gap_or_duplicate(
-    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path
+    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path, path: str
 ) -> None:
     a, b = two_clusters
     a.create_topic("orders", PARTITIONS)
     produce(a, "orders", 0, 9_000)
-    config = write_properties(tmp_path / "mm2.properties", mm2_properties({"A": a, "B": b}, ["A->B"], topics="orders"))
+    props = {**mm2_properties({"A": a, "B": b}, ["A->B"], topics="orders"), **COPY_PATHS[path]}
+    config = write_properties(tmp_path / "mm2.properties", props)
 
     plan = mm2_backfill(config, "--source", "A", "--target", "B", "--dry-run", "--json")
     assert plan.returncode == 0, plan.stderr
@@ -93,6 +97,7 @@ def test_fresh_flow_is_backfilled_then_mm2_run_continues_without_gap_or_duplicat
     assert run.returncode == 0, run.stderr[-3000:]
     summary = json.loads(run.stdout)
     assert summary["totals"]["records_copied"] == 9_000 and summary["handed_off_from_live"] is False
+    assert summary["copy_path"] == path
     assert mirrored_identically(a, "orders", b, "A.orders")
 
     produce(a, "orders", 9_000, 300)  # after the job: live tailing's
@@ -110,14 +115,15 @@ def test_fresh_flow_is_backfilled_then_mm2_run_continues_without_gap_or_duplicat
 
 
 @pytest.mark.spark
+@pytest.mark.parametrize("path", sorted(COPY_PATHS))
 def test_backfill_beside_a_running_mm2_run_hands_the_topic_back(
-    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path
+    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path, path: str
 ) -> None:
     a, b = two_clusters
     for topic in ("big", "other"):
         a.create_topic(topic, PARTITIONS)
     produce(a, "other", 0, 300)
-    props = mm2_properties({"A": a, "B": b}, ["A->B"], topics="big, other")
+    props = {**mm2_properties({"A": a, "B": b}, ["A->B"], topics="big, other"), **COPY_PATHS[path]}
     # Offsets flushed only when a task stops: the job's plan cannot have caught up with the live task on its
     # own, so the hand-off always happens (and the seam is the position the released task flushed).
     props["B.offset.flush.interval.ms"] = "600000"
@@ -135,7 +141,7 @@ def test_backfill_beside_a_running_mm2_run_hands_the_topic_back(
         )
         assert run.returncode == 0, run.stderr[-3000:] + mm2.output()[-3000:]
         summary = json.loads(run.stdout)
-        assert summary["handed_off_from_live"] is True
+        assert summary["handed_off_from_live"] is True and summary["copy_path"] == path
         other_during = sum(len(v) for v in b.read_all("A.other").values())
         assert other_during > other_before, "the flow's other topic kept mirroring during the job"
         last = trickle.stop()
@@ -287,8 +293,9 @@ def test_target_partitions_holding_foreign_records_are_reported_and_refused_with
 
 
 @pytest.mark.spark
+@pytest.mark.parametrize("path", sorted(COPY_PATHS))
 def test_backfill_of_the_flows_only_topic_beside_mm2_run(
-    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path
+    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path, path: str
 ) -> None:
     """Excluding every topic leaves the connector no task: the old task's stop still gates the copy.
 
@@ -299,7 +306,7 @@ def test_backfill_of_the_flows_only_topic_beside_mm2_run(
     a, b = two_clusters
     a.create_topic("solo", PARTITIONS)
     produce(a, "solo", 0, 300)
-    props = mm2_properties({"A": a, "B": b}, ["A->B"], topics="solo")
+    props = {**mm2_properties({"A": a, "B": b}, ["A->B"], topics="solo"), **COPY_PATHS[path]}
     props["B.offset.flush.interval.ms"] = "600000"
     config = write_properties(tmp_path / "mm2.properties", props)
     mm2 = Mm2Process(config, log_dir=tmp_path)
@@ -308,7 +315,8 @@ def test_backfill_of_the_flows_only_topic_beside_mm2_run(
         produce(a, "solo", 300, 20_000)
         run = mm2_backfill(config, "--source", "A", "--target", "B", "--master", "local[2]", "--json")
         assert run.returncode == 0, run.stderr[-3000:] + mm2.output()[-3000:]
-        assert json.loads(run.stdout)["handed_off_from_live"] is True
+        summary = json.loads(run.stdout)
+        assert summary["handed_off_from_live"] is True and summary["copy_path"] == path
         produce(a, "solo", 30_000, 300)
         eventually(
             lambda: mirrored_identically(a, "solo", b, "A.solo", at_least=20_600),
@@ -343,8 +351,9 @@ def produce_wide(cluster: KafkaCluster, topic: str, partitions: int, per_partiti
 
 
 @pytest.mark.spark
+@pytest.mark.parametrize("path", sorted(COPY_PATHS))
 def test_64_partitions_on_one_core_commit_within_a_short_transaction_timeout(
-    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path
+    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path, path: str
 ) -> None:
     """One task holds all 64 partitions: its transactions close on records, bytes or age, never on one
     partition's chunk filling up, so none stays open past the producer's transaction.timeout.ms (the age
@@ -353,13 +362,14 @@ def test_64_partitions_on_one_core_commit_within_a_short_transaction_timeout(
     partitions, per_partition = 64, 3_000
     a.create_topic("wide", partitions)
     produce_wide(a, "wide", partitions, per_partition)
-    props = mm2_properties({"A": a, "B": b}, ["A->B"], topics="wide")
+    props = {**mm2_properties({"A": a, "B": b}, ["A->B"], topics="wide"), **COPY_PATHS[path]}
     props["B.producer.transaction.timeout.ms"] = "5000"
     config = write_properties(tmp_path / "mm2.properties", props)
     run = mm2_backfill(config, "--source", "A", "--target", "B", "--master", "local[1]", "--json")
     assert run.returncode == 0, run.stderr[-3000:]
     totals = json.loads(run.stdout)["totals"]
     assert totals["records_copied"] == partitions * per_partition
+    assert json.loads(run.stdout)["copy_path"] == path
     assert totals["transaction_timeout_ms"] == 5000
     assert totals["transaction_seconds_bound"] == pytest.approx(5.0 / 3, abs=0.01)
     assert 0 < totals["longest_transaction_seconds"] < 5.0, totals

@@ -26,6 +26,7 @@ from connect_core.kafka.client_logging import RDKAFKA_LOG
 from connect_core.kafka.types import ClientPartition
 from embedded_kafka import KafkaCluster
 from tests.e2e.mm2_helpers import mm2_command, mm2_properties, write_properties
+from tests.e2e.test_backfill_cli import COPY_PATHS
 from tests.oracle.committed_reader import PartitionLog, read_topics_committed
 
 TOPICS, PARTITIONS, PER_PARTITION = 400, 5, 40
@@ -103,16 +104,16 @@ def assert_plain_consumer_reads_everything(b: KafkaCluster, names: list[str]) ->
 @pytest.mark.e2e
 @pytest.mark.spark
 @pytest.mark.timeout(900)  # about 2 minutes alone on 2 cores (README): room for a busy machine and the read
+@pytest.mark.parametrize("path", sorted(COPY_PATHS))
 def test_two_thousand_partitions_on_two_cores_no_retry_no_stack_on_the_terminal(
-    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path
+    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path, path: str
 ) -> None:
     a, b = two_clusters
     names = [f"fleet-{i:03d}" for i in range(TOPICS)]
     create_topics(a, names, PARTITIONS)
     produce_small_backlogs(a, names, PARTITIONS, PER_PARTITION)
-    config = write_properties(
-        tmp_path / "mm2.properties", mm2_properties({"A": a, "B": b}, ["A->B"], topics="fleet-.*")
-    )
+    props = {**mm2_properties({"A": a, "B": b}, ["A->B"], topics="fleet-.*"), **COPY_PATHS[path]}
+    config = write_properties(tmp_path / "mm2.properties", props)
     started = time.monotonic()
     run = mm2_command(
         "backfill", str(config), "--source", "A", "--target", "B", "--master", "local[2]", "--json", timeout=540
@@ -126,7 +127,7 @@ def test_two_thousand_partitions_on_two_cores_no_retry_no_stack_on_the_terminal(
     totals = report["totals"]
     assert totals["partitions"] == TOPICS * PARTITIONS
     assert totals["records_copied"] == TOPICS * PARTITIONS * PER_PARTITION
-    assert totals["tasks_retried"] == 0, totals
+    assert totals["tasks_retried"] == 0 and report["copy_path"] == path, totals
     print(
         f"\n{TOPICS * PARTITIONS} partitions backfilled in {took:.1f} s (job {report['seconds']} s, "
         f"longest transaction {totals['longest_transaction_seconds']} s, "

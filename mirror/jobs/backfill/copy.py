@@ -94,6 +94,12 @@ class BackfillClients:
     fail_first_attempt: tuple[str, int] | None = None
     #: bytes per second (record keys and values fetched) each task may copy: its share of the job's limit
     task_throughput_limit: float | None = None
+    #: copy the source's record batches as bytes (the flow needs no decoded record: batch_copy.py)
+    batch_copy: bool = False
+    #: partitions of the offsets topic (where a unit's progress record goes: its key's partition)
+    offsets_partitions: int = 0
+    #: the target topics' max.message.bytes (a larger batch goes through the record path)
+    max_message_bytes: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass

@@ -11,7 +11,7 @@ import logging
 import re
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from connect_core.api.errors import ConfigError, ConnectError
@@ -34,7 +34,7 @@ from mirror.connectors.source_logic import create_configs, target_config_entries
 from mirror.driver.maker_config import MirrorMakerConfig, SourceAndTarget
 from mirror.jobs.backfill.bounds import transaction_bounds, with_transaction_timeout
 from mirror.jobs.backfill.copy import BackfillClients, decode_progress
-from mirror.jobs.backfill.plan import DEFAULT_CHUNK_RECORDS, BackfillPlan, plan_units
+from mirror.jobs.backfill.plan import DEFAULT_CHUNK_RECORDS, BackfillPlan, WorkUnit, plan_units
 from mirror.jobs.flows import checked_pair
 
 log = logging.getLogger(__name__)
@@ -51,6 +51,8 @@ class Flow:
     pair: SourceAndTarget
     source_config: MirrorSourceConfig
     worker_props: dict[str, str]
+    #: the flow needs no decoded record: the backfill copies the source's batches as bytes
+    batch_copy: bool = False
 
     @property
     def offsets_topic(self) -> str:
@@ -74,7 +76,7 @@ def resolve_flow(config: MirrorMakerConfig, source: str, target: str) -> Flow:
     if not config.flow_enabled(pair):
         raise ConfigError(f"flow {pair} is not enabled in the config (set {pair}.enabled=true)")
     cfg = MirrorSourceConfig(config.connector_base_config(pair, "MirrorSourceConnector"))
-    return Flow(pair, cfg, dict(config.worker_config(pair)))
+    return Flow(pair, cfg, dict(config.worker_config(pair)), config.batch_copy_applies(pair))
 
 
 def _admin(flow: Flow, which: str) -> MirrorAdmin:
@@ -331,7 +333,31 @@ def backfill_clients(flow: Flow, chunk_records: int, timeout_s: float) -> Backfi
         timeout_s=timeout_s,
         chunk_bytes=bounds.bytes,
         chunk_seconds=bounds.seconds,
+        batch_copy=flow.batch_copy,
     )
 
 
-__all__ = ["Flow", "PreparedBackfill", "create_internal_topics", "create_target_topics", "prepare", "resolve_flow"]
+def batch_copy_clients(
+    flow: Flow, clients: BackfillClients, units: Iterable[WorkUnit], offsets_partitions: int
+) -> BackfillClients:
+    """What the batch path needs besides (once the target topics exist): where each unit's progress record
+    goes (its key's partition of the offsets topic) and the target topics' own max.message.bytes (a larger
+    batch is re-encoded in smaller ones; topics that set none get Kafka's default)."""
+    if not clients.batch_copy:
+        return clients
+    found: list[tuple[str, int]] = []
+    topics = sorted({u.target_topic for u in units})
+    for topic, entries in _admin(flow, "target").describe_topic_configs(topics).items():
+        found.extend((topic, int(e.value)) for e in entries if e.name == "max.message.bytes" and e.value)
+    return replace(clients, offsets_partitions=offsets_partitions, max_message_bytes=tuple(found))
+
+
+__all__ = [
+    "Flow",
+    "PreparedBackfill",
+    "batch_copy_clients",
+    "create_internal_topics",
+    "create_target_topics",
+    "prepare",
+    "resolve_flow",
+]

@@ -27,6 +27,7 @@ from mirror.jobs.backfill.copy import BackfillClients, UnitResult, decode_progre
 from mirror.jobs.backfill.flow import (
     DEFAULT_TIMEOUT_S,
     PreparedBackfill,
+    batch_copy_clients,
     create_internal_topics,
     create_target_topics,
     partition_counts,
@@ -66,6 +67,8 @@ class BackfillReport:
     task_slots: int = 0
     #: the job's --throughput-limit (bytes per second), None: none
     throughput_limit: float | None = None
+    #: ``batch`` (the source's record batches copied as bytes) or ``record`` (decoded and produced again)
+    copy_path: str = "record"
 
     @property
     def tasks(self) -> int:
@@ -205,6 +208,8 @@ def run_job(
         check_spark_runtime()  # before anything is written
         check_master_reachable(master or DEFAULT_MASTER)
     report = BackfillReport(prepared.plan, dry_run, foreign=foreign, throughput_limit=throughput_limit)
+    report.copy_path = "batch" if prepared.clients.batch_copy else "record"
+    log.info("Backfill %s->%s copy path: %s", source, target, report.copy_path)
     if on_plan is not None:
         on_plan(prepared.plan)
     if dry_run or not prepared.plan.units:
@@ -256,6 +261,7 @@ def _copy(
         raise ConnectError(
             f"The flow's offsets topic {clients.offsets_topic} is missing on cluster '{prepared.plan.target}'"
         )
+    clients = batch_copy_clients(prepared.flow, clients, units, offsets_partitions)
     watcher = ProgressWatcher(clients, units, progress) if progress is not None else None
     if watcher is not None:
         watcher.start()

@@ -51,6 +51,7 @@ def render_json(report: BackfillReport) -> dict[str, Any]:
         "target": report.plan.target,
         "dry_run": report.dry_run,
         "handed_off_from_live": report.handed_off,
+        "copy_path": report.copy_path,  # batch: the source's record batches as bytes; record: decoded and re-sent
         "partitions": partitions,
         "totals": totals,
         "foreign_partitions": [{"topic": t, "partition": p} for t, p in sorted(report.foreign)],

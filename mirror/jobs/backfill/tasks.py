@@ -18,6 +18,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from connect_core.kafka.partitioning import key_partition
+from mirror.jobs.backfill.batch_copy import copy_units_as_batches
 from mirror.jobs.backfill.copy import BackfillClients, UnitResult, copy_units, offset_key
 from mirror.jobs.backfill.plan import BackfillPlan, WorkUnit
 from mirror.jobs.backfill.task_ids import record_ids, task_ids
@@ -76,7 +77,8 @@ def run_tasks(
         index = context.partitionId() if context is not None else 0
         for group in part:
             began = time.time()
-            results = copy_units(shared.value, group, attempt)
+            clients = shared.value
+            results = (copy_units_as_batches if clients.batch_copy else copy_units)(clients, group, attempt)
             ended = time.time()
             for result in results:
                 result.task, result.task_started_at, result.task_finished_at = index, began, ended

@@ -31,6 +31,7 @@ from mirror.jobs.spark import spark_session
 from mirror.jobs.translate.job import load_translator
 from mirror.jobs.translate.logic import Translated
 from tests.oracle.committed_reader import PartitionLog, read_topic_committed
+from tests.raw_batch_bytes import data_batches
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
@@ -42,6 +43,10 @@ Record = tuple[bytes | None, bytes | None, tuple[tuple[str, bytes], ...], int]
 def spark() -> Iterator[Any]:
     with spark_session("mm2-backfill-tests", "local[2,4]") as session:
         yield session
+
+
+#: The flow settings of each copy path: batch.copy.enabled on the flow copies the source's batches as bytes.
+COPY_PATHS: dict[str, dict[str, str]] = {"record": {}, "batch": {"A->B.batch.copy.enabled": "true"}}
 
 
 def mm2_config(a: KafkaCluster, b: KafkaCluster, **extra: str) -> MirrorMakerConfig:
@@ -62,13 +67,17 @@ def mm2_config(a: KafkaCluster, b: KafkaCluster, **extra: str) -> MirrorMakerCon
     )
 
 
-def produce_backlog(cluster: KafkaCluster, topic: str, partitions: int, per_partition: int) -> None:
-    """Big batches (as real backlogs are written); every 7th record has headers, every 11th no key."""
+def produce_backlog(
+    cluster: KafkaCluster, topic: str, partitions: int, per_partition: int, batch_records: int = 10_000
+) -> None:
+    """Big batches (as real backlogs are written; at most ``batch_records`` records each); every 7th record
+    has headers, every 11th no key."""
     producer = Producer(
         {
             "bootstrap.servers": cluster.bootstrap_servers,
             "linger.ms": 20,
             "batch.size": 1_000_000,
+            "batch.num.messages": batch_records,
             "logger": RDKAFKA_LOG,
         }
     )
@@ -135,14 +144,15 @@ def committed_partition(cluster: KafkaCluster, topic: str, partition: int) -> li
     return records_of(read_topic_committed(cluster, topic, [partition])[partition])
 
 
+@pytest.mark.parametrize("path", sorted(COPY_PATHS))
 def test_backlog_copied_identical_per_partition_with_offsets_committed(
-    two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: NameFn, spark: Any
+    two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: NameFn, spark: Any, path: str
 ) -> None:
     a, b = two_clusters
     topic, partitions, per_partition = unique_name("orders"), 6, 20_000
     a.create_topic(topic, partitions=partitions)
     produce_backlog(a, topic, partitions, per_partition)
-    config = mm2_config(a, b)
+    config = mm2_config(a, b, **COPY_PATHS[path])
 
     dry = run_job(config, "A", "B", topic, dry_run=True, spark=spark)
     assert dry.plan.records == partitions * per_partition
@@ -155,7 +165,7 @@ def test_backlog_copied_identical_per_partition_with_offsets_committed(
     report = run_job(
         config, "A", "B", topic, spark=spark, progress=lambda d, t: seen.append((d, t)), chunk_records=7_000
     )
-    assert report.records_copied == partitions * per_partition
+    assert report.records_copied == partitions * per_partition and report.copy_path == path
     assert seen and seen[-1] == (partitions * per_partition, partitions * per_partition)
     target_offsets: dict[int, list[int]] = {}
     copies = read_topic_committed(b, f"A.{topic}")  # as a read_committed consumer sees them (the oracle)
@@ -179,18 +189,33 @@ def test_backlog_copied_identical_per_partition_with_offsets_committed(
     assert again.plan.units == () and again.records_copied == 0, "a second run finds nothing left to copy"
 
 
+@pytest.mark.parametrize("path", sorted(COPY_PATHS))
 def test_failed_unit_is_retried_from_its_last_committed_chunk(
-    two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: NameFn, spark: Any
+    two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: NameFn, spark: Any, path: str
 ) -> None:
     a, b = two_clusters
     topic, partitions, per_partition, chunk = unique_name("retried"), 2, 5_000, 1_000
     a.create_topic(topic, partitions=partitions)
-    produce_backlog(a, topic, partitions, per_partition)
+    # batches of at most 300 records: on the batch path two chunks (each ending with the batch that fills
+    # it) then end between 2,000 and 2,598, well before the partition's end
+    produce_backlog(a, topic, partitions, per_partition, batch_records=300)
     report = run_job(
-        mm2_config(a, b), "A", "B", topic, spark=spark, chunk_records=chunk, fail_first_attempt=(f"{topic}-1", 2)
+        mm2_config(a, b, **COPY_PATHS[path]),
+        "A",
+        "B",
+        topic,
+        spark=spark,
+        chunk_records=chunk,
+        fail_first_attempt=(f"{topic}-1", 2),
     )
+    assert report.copy_path == path
     retried = {r.partition: r for r in report.results}
-    assert retried[1].attempt == 1 and retried[1].resumed_from == 2 * chunk, "resumed after the 2 committed chunks"
+    assert retried[1].attempt == 1 and retried[1].records == per_partition - retried[1].resumed_from
+    if path == "record":
+        assert retried[1].resumed_from == 2 * chunk, "resumed after the 2 committed chunks"
+    else:  # a chunk ends with the batch that fills it: resumed at the source batch boundary after 2 chunks
+        boundaries = [batch.base_offset for batch in data_batches(a.bootstrap_servers, topic, 1)]
+        assert 2 * chunk <= retried[1].resumed_from < per_partition and retried[1].resumed_from in boundaries
     assert retried[0].attempt == 0 and retried[0].records == per_partition
     # no gap and no duplicate, as a read_committed consumer sees the target (the suite's oracle: Tansu shows
     # aborted records to consumers): the retried partition is exactly the source, nothing left open
@@ -200,8 +225,9 @@ def test_failed_unit_is_retried_from_its_last_committed_chunk(
         assert copies[p].open == 0, f"partition {p}: {copies[p].open} records behind an open transaction"
 
 
+@pytest.mark.parametrize("path", sorted(COPY_PATHS))
 def test_a_transaction_an_earlier_run_abandoned_is_aborted_and_its_producer_fenced(
-    two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: NameFn, spark: Any
+    two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: NameFn, spark: Any, path: str
 ) -> None:
     """An earlier run's task that copied partition 0 under partition 2's id (its first unit) died in a
     transaction, after that run recorded its tasks' ids. This run's tasks may group the units otherwise,
@@ -226,8 +252,8 @@ def test_a_transaction_an_earlier_run_abandoned_is_aborted_and_its_producer_fenc
     stray.produce(f"A.{topic}", b"stray", partition=0)
     assert stray.flush(30) == 0
 
-    report = run_job(mm2_config(a, b), "A", "B", topic, spark=spark)
-    assert report.records_copied == partitions * per_partition
+    report = run_job(mm2_config(a, b, **COPY_PATHS[path]), "A", "B", topic, spark=spark)
+    assert report.records_copied == partitions * per_partition and report.copy_path == path
     source = read_partition(a, topic, 0, per_partition)
     target = read_partition(b, f"A.{topic}", 0, per_partition, timeout_s=30)  # not held back by the stray
     assert [r for r in target if r[1] != b"stray"] == source

@@ -240,6 +240,8 @@ def test_exactly_once_per_target_reaches_the_worker_reads_committed_and_needs_in
     ],
 )
 def test_the_copy_path_of_a_flow(extra: dict[str, str], path: str) -> None:
+    """The live tasks' path; the backfill asks the same rule without the exactly-once exclusion (it is
+    transactional itself)."""
     cfg = MirrorMakerConfig(
         {
             "clusters": "A, B",
@@ -252,3 +254,5 @@ def test_the_copy_path_of_a_flow(extra: dict[str, str], path: str) -> None:
         lambda: NAMES | {"batch.copy.enabled"},
     )
     assert cfg.copy_path(SourceAndTarget("A", "B")) == path
+    exactly_once = extra == {"B.exactly.once.source.support": "enabled"}
+    assert cfg.batch_copy_applies(SourceAndTarget("A", "B")) == (path == "batch" or exactly_once)
