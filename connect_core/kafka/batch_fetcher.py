@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import time
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +40,10 @@ READ_COMMITTED = 1
 #: kafka-python refuses answers above 1 MB by default; a broker may exceed the asked size by a batch.
 _MAX_FRAME = 256 * 1024 * 1024
 _FETCH_MAX_VERSION = 12  # the last Fetch version that names topics (v13 on: topic ids only)
+#: Fetches by topic id where every topic asked has one: a topic deleted and recreated under its name is then
+#: never read at the old topic's positions (a Fetch by name would read the new topic there)
+_FETCH_BY_ID_MAX_VERSION = 13
+_ZERO_ID = uuid.UUID(int=0)
 _OFFSET_OUT_OF_RANGE = 1
 _STALE_LEADER = {3, 5, 6, 74, 75, 100}  # unknown partition, no leader, not leader, leader epochs, topic id
 
@@ -98,6 +103,10 @@ class BatchFetcher:
         self.wait = FetchWait()
         self._rotation = 0  # where the next Fetch starts in the partition list (fairness)
         self._widest_wait_ms = 0  # the longest wait logged so far (said once per new maximum)
+        self._topic_ids: dict[str, str] = {}  # each topic's id in the last metadata that listed it
+        self._topic_uuids: dict[str, Any] = {}  # the same ids as the protocol carries them
+        self._names: dict[str, str] = {}  # id -> topic
+        self._recreated: set[str] = set()  # topics seen under a new id: not fetched until accepted
 
     def _connected(self) -> KafkaNetClient:
         if self._client is None:
@@ -125,8 +134,33 @@ class BatchFetcher:
         for topic in response.topics:
             if topic.error_code:
                 continue
+            self._note_topic_id(topic.name, getattr(topic, "topic_id", None))
             for p in topic.partitions:
                 self._leaders[(topic.name, p.partition_index)] = p.leader_id
+
+    def _note_topic_id(self, topic: str, topic_id: Any) -> None:
+        """A topic listed under another id than before was deleted and recreated: its partitions are fetched no
+        more (a Fetch names topics, and would read the new topic at the old one's positions) until the caller
+        has seen it (:meth:`recreated_topics`) and said where to read (:meth:`accept_incarnation`)."""
+        text = "" if topic_id is None else str(topic_id)
+        if not text or text.strip("0-") == "":  # no id (a broker before Kafka 2.8) or the zero id
+            return
+        previous = self._topic_ids.get(topic)
+        if previous is not None and previous != text:
+            self._recreated.add(topic)
+            self._names.pop(previous, None)
+            log.info("Source topic %s has a new topic id: fetching it waits for the task", topic)
+        self._topic_ids[topic] = text
+        self._topic_uuids[topic] = topic_id
+        self._names[text] = topic
+
+    def recreated_topics(self) -> set[str]:
+        """Topics found under a new id and held since (see :meth:`_note_topic_id`)."""
+        return set(self._recreated)
+
+    def accept_incarnation(self, topic: str) -> None:
+        """Fetch ``topic`` again (the caller repositioned its partitions for the incarnation it now is)."""
+        self._recreated.discard(topic)
 
     def _exchange(self, node_id: int, request: Any) -> Any:
         client = self._connected()
@@ -166,6 +200,8 @@ class BatchFetcher:
         missing = {tp[0] for tp in positions if self._leaders.get(tp, -1) < 0}
         if missing:
             self._refresh(missing)
+        if self._recreated:
+            positions = {tp: offset for tp, offset in positions.items() if tp[0] not in self._recreated}
         by_leader: dict[int, dict[TopicPartitionKey, int]] = {}
         for tp, offset in positions.items():
             leader = self._leaders.get(tp, -1)
@@ -248,9 +284,16 @@ class BatchFetcher:
     def _read_answer(
         self, answer: Any, positions: Mapping[TopicPartitionKey, int], out: dict[TopicPartitionKey, PartitionAnswer]
     ) -> None:
+        answered: set[str] = set()
+        unknown_id = False
         for topic in answer.responses:
+            name = topic.topic or self._names.get(str(topic.topic_id))
+            if not name:  # an id this fetcher does not know (a broker may even answer the zero id): a topic is gone
+                unknown_id = True
+                continue
+            answered.add(name)
             for data in topic.partitions:
-                tp = (topic.topic, data.partition_index)
+                tp = (name, data.partition_index)
                 offset = positions.get(tp)
                 if offset is None:
                     continue
@@ -275,9 +318,14 @@ class BatchFetcher:
                     out[tp] = PartitionAnswer(
                         batches, data.high_watermark, data.last_stable_offset, data.log_start_offset, aborted, offset
                     )
+        if unknown_id:  # which one is told by the metadata: looked up before the next Fetch
+            for tp in positions:
+                if tp[0] not in answered:
+                    self._leaders.pop(tp, None)
 
     def _request(self, parts: list[tuple[TopicPartitionKey, int]], max_wait_ms: int) -> Any:
-        """A Fetch listing ``parts`` in their order (a topic's partitions together, where its first one is)."""
+        """A Fetch listing ``parts`` in their order (a topic's partitions together, where its first one is);
+        by topic id when every topic has one (see :data:`_FETCH_BY_ID_MAX_VERSION`)."""
         topics: dict[str, list[Any]] = {}
         for (topic, partition), offset in parts:
             topics.setdefault(topic, []).append(
@@ -290,6 +338,8 @@ class BatchFetcher:
                     partition_max_bytes=self.partition_max_bytes,
                 )
             )
+        ids = {t: self._topic_uuids.get(t) for t in topics}
+        by_id = all(i is not None for i in ids.values())
         return FetchRequest(
             replica_id=-1,
             max_wait_ms=max_wait_ms,
@@ -298,10 +348,13 @@ class BatchFetcher:
             isolation_level=self.isolation_level,
             session_id=0,
             session_epoch=-1,
-            topics=[FetchRequest.FetchTopic(topic=t, partitions=p) for t, p in topics.items()],
+            topics=[
+                FetchRequest.FetchTopic(topic=t, topic_id=ids[t] if by_id else _ZERO_ID, partitions=p)
+                for t, p in topics.items()
+            ],
             forgotten_topics_data=[],
             rack_id="",
-            max_version=_FETCH_MAX_VERSION,
+            max_version=_FETCH_BY_ID_MAX_VERSION if by_id else _FETCH_MAX_VERSION,
         )
 
     def close(self) -> None:

@@ -54,6 +54,8 @@ class PartitionReader:
     rule: CommittedBatches = field(default_factory=CommittedBatches)
     high_watermark: int = -1
     reasons: set[str] = field(default_factory=set)
+    held: bool = False  # left out of the Fetches (see SourceBatches.hold)
+    skip_answer: bool = False  # the answer of the Fetch in flight predates a reposition: dropped
 
     @property
     def caught_up(self) -> bool:
@@ -80,13 +82,42 @@ class SourceBatches:
         """Read ``topic``-``partition`` from ``position`` (an offset, or :data:`LATEST`)."""
         self.partitions[(topic, partition)] = PartitionReader(route, position, position)
 
+    def hold(self, topic: str, partition: int) -> None:
+        """Fetch nothing more of the partition until :meth:`reposition` (an answer in flight is dropped)."""
+        reader = self.partitions.get((topic, partition))
+        if reader is not None:
+            reader.held = True
+            reader.skip_answer = self._fetcher.pending
+
+    def reposition(self, topic: str, partition: int, position: int) -> None:
+        """Read the partition from ``position`` on, as newly assigned (a new incarnation of its topic)."""
+        reader = self.partitions.get((topic, partition))
+        if reader is None:
+            return
+        fresh = PartitionReader(reader.route, position, position)
+        fresh.skip_answer = reader.skip_answer or self._fetcher.pending
+        self.partitions[(topic, partition)] = fresh
+
+    def recreated_topics(self) -> set[str]:
+        """Topics the fetcher saw under a new id: not fetched until :meth:`accept_incarnation`."""
+        return self._fetcher.recreated_topics()
+
+    def accept_incarnation(self, topic: str) -> None:
+        """Fetch ``topic`` again (its partitions were repositioned, or it turned out unchanged)."""
+        self._fetcher.accept_incarnation(topic)
+
     def read(self, max_wait_ms: int, block: bool = True) -> tuple[list[BatchItem], list[PartitionReader]]:
         """One Fetch over every partition: the items to send (source order per partition) and the
         partitions the answer covered (their high watermarks updated). Waits up to ``max_wait_ms`` for the
         answer (``block`` False: not at all, the caller serves acknowledgements); without one yet nothing
         is returned and the Fetch stays in flight for the next call."""
         if not self._fetcher.pending:
-            self._fetcher.send({tp: max(p.position, 0) for tp, p in self.partitions.items()}, self._fetch_wait_ms)
+            for asked in self.partitions.values():
+                asked.skip_answer = False  # answers from here on are of the positions asked now
+            wanted = {tp: max(p.position, 0) for tp, p in self.partitions.items() if not p.held}
+            if not wanted:
+                return [], []
+            self._fetcher.send(wanted, self._fetch_wait_ms)
         answers = self._fetcher.receive(max_wait_ms if block else 0)
         if answers is None:
             return [], []
@@ -94,7 +125,7 @@ class SourceBatches:
         seen: list[PartitionReader] = []
         for tp, answer in answers.items():
             reader = self.partitions.get(tp)
-            if reader is None:
+            if reader is None or reader.held or reader.skip_answer:
                 continue
             seen.append(reader)
             reader.high_watermark = answer.high_watermark

@@ -75,6 +75,7 @@ from mirror.connectors.source_gaps import LOST_KEY, GapTracker, LostRange, LostT
 from mirror.connectors.source_gaps_check import GAPS_ADMIN_ROLE, log_starts_now, report_lost
 from mirror.connectors.source_incarnation import TOPIC_ID_KEY, RecreatedAction
 from mirror.connectors.source_incarnation_check import INCARNATION_ADMIN_ROLE, lookup_topic_ids, start_decisions
+from mirror.connectors.source_incarnation_watch import IncarnationChange, TopicIdWatch
 from mirror.connectors.throughput_cap import THROUGHPUT_LIMIT, ThroughputCap, flow_cap, parse_limit
 
 log = logging.getLogger(__name__)
@@ -248,6 +249,10 @@ class MirrorSourceTask(SourceTask):
         self._flow = ""
         self._source_admin: dict[str, Any] = {}
         self._admin_timeout_s = 30.0
+        self._start_ids: dict[str, str] = {}  # the source topics' ids at start (see _start_positions)
+        self._watch: TopicIdWatch | None = None  # looks them up again while the task runs (issue 38)
+        self._recreating: dict[TopicPartition, IncarnationChange] = {}  # held until their copies are acked
+        self._suspects: dict[str, int] = {}  # topics the batch fetcher saw under a new id -> watch.started then
         self._gaps = GapTracker()  # jumps in the offsets read, checked against the log start (issue 38)
         self._gap_starts: LogStartLookup | None = None
         self._lost: dict[TopicPartition, LostTotal] = {}
@@ -321,6 +326,12 @@ class MirrorSourceTask(SourceTask):
             else:
                 self._consumer = create_consumer(replication_consumer_config(java, config.entity_label()))
                 self._initialize_consumer(self.assigned, reset)
+            self._watch = TopicIdWatch(
+                self._source_admin,
+                [tp.topic for tp in self.assigned],
+                self._start_ids,
+                timeout_s=config.admin_timeout_s,
+            )
         except BaseException:
             self.stop()
             raise
@@ -388,10 +399,14 @@ class MirrorSourceTask(SourceTask):
             timeout_s=config.admin_timeout_s,
         )
         wrapped = [self._partition_map(tp.topic, tp.partition) for tp in self.assigned]
-        for tp, offset in zip(self.assigned, self._stored_offsets(wrapped), strict=True):
+        for tp, offset in zip(self.assigned, self._start_positions(self.assigned, wrapped), strict=True):
             route = self._partition(tp.topic, tp.partition)
+            if offset == _NEW_INCARNATION:  # a new incarnation of the topic: from its start
+                self._batches.assign(tp.topic, tp.partition, route, 0)
+                continue
             if offset >= 0:
                 route.copy.resume_after(offset)
+                route.next_offset = offset + 1
             self._batches.assign(tp.topic, tp.partition, route, offset + 1 if offset >= 0 else positions)
         self._load_max_message_bytes({self._remote_topic(tp.topic) for tp in self.assigned})
 
@@ -424,6 +439,8 @@ class MirrorSourceTask(SourceTask):
             batches = self._batches
             if self._stopping or batches is None:
                 return None
+            if self._watch is not None:  # source-incarnation hook (issue 38): a topic recreated meanwhile
+                self._check_incarnations()
             if self._acked_runs:
                 self._flush_ack_metrics(locked=True)
             # How long this call waits for the Fetch's answer (the broker's own wait is the flow's
@@ -543,6 +560,7 @@ class MirrorSourceTask(SourceTask):
         """
         values = self._stored_offset_values(wrapped)
         ids = lookup_topic_ids(self._source_admin, sorted({tp.topic for tp in partitions}), self._admin_timeout_s)
+        self._start_ids = dict(ids)
         decisions = start_decisions(
             partitions,
             values,
@@ -600,6 +618,9 @@ class MirrorSourceTask(SourceTask):
             self._log_starts = None
         if self._gap_starts is not None:
             self._gap_starts.close()
+        if self._watch is not None:
+            self._watch.close()
+            self._watch = None
         if self._target_admin is not None:
             self._target_admin.close()
             self._target_admin = None
@@ -655,6 +676,8 @@ class MirrorSourceTask(SourceTask):
             return None
         if self._gaps.pending:  # source-gaps hook (issue 38): jumps waiting for their log starts
             self._check_gaps()
+        if self._watch is not None:  # source-incarnation hook (issue 38): a topic recreated meanwhile
+            self._check_incarnations()
         if self._acked_runs:  # acks served since the last poll: report them before blocking
             self._flush_ack_metrics(locked=True)
         # poll() returns as soon as one record is there (consume() would wait out its timeout);
@@ -711,6 +734,81 @@ class MirrorSourceTask(SourceTask):
             total = self._lost.setdefault(lost.tp, LostTotal())
             report_lost(lost, total, self._flow, run.topic, self.metrics)
             run.offset_extra = {**(run.offset_extra or {}), LOST_KEY: total.encode()}
+
+    def _check_incarnations(self) -> None:
+        """Source-incarnation hook (issue 38), consumer lock held: a source topic found under a new id while
+        the task runs. Its partitions are read no further at once; each is switched to the new incarnation
+        once the copies read from the old one are acknowledged (their offsets keep the old id).
+
+        The batch path's fetcher sees a new id in its own metadata first and fetches the topic no more; the
+        watch's next lookup (started at once) then decides, with the ids the task stores."""
+        watch = self._watch
+        assert watch is not None
+        batches = self._batches
+        if batches is not None:
+            for topic in batches.recreated_topics() - set(self._suspects):
+                self._suspects[topic] = watch.started  # decided by a lookup started after this one
+                watch.request_now()
+        for change in watch.poll():
+            for tp in self.assigned:
+                if tp.topic == change.topic and tp not in self._recreating:
+                    self._recreating[tp] = change
+                    self._hold(tp)
+        for topic, started in list(self._suspects.items()):
+            if watch.answered > started and not any(tp.topic == topic for tp in self._recreating):
+                del self._suspects[topic]  # answered, no change found for it (or handled already)
+                if batches is not None:
+                    batches.accept_incarnation(topic)
+        for tp, change in list(self._recreating.items()):
+            run = self._partition(tp.topic, tp.partition)
+            if run.in_flight > 0 and self._consumer is None:  # the batch path: copies of the old one unacked
+                continue
+            del self._recreating[tp]
+            self._switch_incarnation(run, change)
+
+    def _hold(self, tp: TopicPartition) -> None:
+        if self._batches is not None:
+            self._batches.hold(tp.topic, tp.partition)
+        elif self._consumer is not None:
+            self._consumer.pause([ClientPartition(tp.topic, tp.partition)])
+
+    def _switch_incarnation(self, run: _Partition, change: IncarnationChange) -> None:
+        """The same decision as at a start, from the position read so far: logged once (ERROR) and counted;
+        ``mirror-from-start`` reads the partition from the new incarnation's start, its mappings and offset
+        syncs begin again there (a new mapping epoch); ``fail`` raises (the task fails with the reason)."""
+        tp = run.tp
+        read_through = run.next_offset - 1
+        stored = {OFFSET_KEY: read_through, TOPIC_ID_KEY: change.previous_topic_id} if read_through >= 0 else None
+        (decision,) = start_decisions(
+            [tp],
+            [stored],
+            {tp.topic: change.topic_id},
+            self._recreated_action,
+            self._flow,
+            self._remote_topic,
+            getattr(self.metrics, "source_changed", None),
+        )
+        self._lost.pop(tp, None)  # a loss of the old incarnation is no loss of the new one
+        run.offset_extra = decision.extra
+        if decision.from_beginning or (decision.event is None and decision.position is None):
+            run.copy.unknown()  # the old incarnation's open mapping run ends here
+            if self._offset_syncs is not None:
+                _send_mappings(self._offset_syncs, run.copy)
+            run.copy.take_closed()  # (none left when sent)
+            run.copy.resume_after(-1)  # the new incarnation's mappings start afresh
+            run.end = -1
+            run.next_offset = -1
+            self._reposition(tp, 0)
+        else:  # keep-position: the old position, now in the new incarnation
+            self._reposition(tp, read_through + 1)
+
+    def _reposition(self, tp: TopicPartition, position: int) -> None:
+        if self._batches is not None:
+            self._batches.reposition(tp.topic, tp.partition, max(position, 0))
+        elif self._consumer is not None:
+            where = ClientPartition(tp.topic, tp.partition, OFFSET_BEGINNING if position <= 0 else position)
+            self._consumer.seek(where)
+            self._consumer.resume([ClientPartition(tp.topic, tp.partition)])
 
     def _went_back(self, run: _Partition, offset: int) -> dict[str, Any] | None:
         """Source-incarnation hook (issue 38): the offsets read went back, which the task never does itself:

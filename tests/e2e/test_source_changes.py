@@ -7,10 +7,10 @@ counted in ``mm2_source_changes_total`` and shown by ``mm2 status``. ``fail``: t
 clear error, ``mm2 status`` shows why, and nothing on the target changes. Records deleted on the source
 before they were mirrored are counted exactly, said once and alerted by the shipped rule.
 
-Recreating the topic while ``mm2 run`` fetches from it cannot be run on the Tansu test bed: Tansu answers
-a fetch for the deleted topic id with a zero topic id and a current-leader hint, on which librdkafka
-2.16 crashes the process (probe in the issue-38 report). The restart path shown here is what a
-supervised mm2 goes through after such a crash too.
+Recreated while ``mm2 run`` runs, the running task finds the new topic id and handles it the same way. That
+case runs on the batch path: on the test broker a librdkafka consumer reading a topic that is deleted dies of
+SIGSEGV (docs/testing.md, ``tests/probes/deleted_topic_fetch.py``), so the record path (stock settings) is
+shown with mm2 stopped, which is also what a supervised mm2 goes through after such a crash.
 """
 
 from __future__ import annotations
@@ -311,3 +311,86 @@ def test_records_deleted_before_they_were_mirrored_are_counted_exactly_and_alert
         (0, 5, 5),
         (1, 5, 5),
     ]
+
+
+RUNNING_OLD = 200  # records per partition before the recreation (mm2 running)
+RUNNING_NEW = 260  # of the new incarnation: more than the old position (an offset comparison misses it)
+RUNNING_OLD_GROUP_AT = 120
+RUNNING_NEW_GROUP_AT = 230
+
+
+def test_a_topic_recreated_while_mm2_runs_is_found_mirrored_from_its_start_and_said(
+    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path
+) -> None:
+    """The source topic deleted and recreated under a running ``mm2 run``: the running task finds the new topic
+    id, says it once per partition, and mirrors the new incarnation from its start after the old records.
+
+    On the batch path (``batch.copy.enabled``): on the test broker a librdkafka consumer reading a topic that is
+    deleted dies of SIGSEGV (docs/testing.md, ``tests/probes/deleted_topic_fetch.py``); the batch path's fetcher
+    does not, and the detection is the same task code for both paths. Checkpoints every second, so that the
+    group left on the old incarnation is known to the target before the deletion.
+    """
+    a, b = two_clusters
+    props = mm2_properties({"A": a, "B": b}, ["A->B"], topics="events", **{"batch.copy.enabled": "true"})
+    config = write_properties(tmp_path / "mm2.properties", {**props, **CHECKPOINTS})
+    a.create_topic("events", 2)
+    a.produce("events", records("old", RUNNING_OLD))
+    commit_group(a, "app-old", {("events", p): RUNNING_OLD_GROUP_AT for p in range(2)})
+    port = free_port()
+    mm2 = Mm2Process(config, "--metrics-port", str(port), log_dir=tmp_path, name="running")
+    try:
+        old = {p: expected("old", RUNNING_OLD, p) for p in range(2)}
+        eventually(lambda: mirrored(b, old), STARTUP_S, "the first incarnation on B", mm2, 1.0)
+        eventually(lambda: checkpointed(b, "app-old"), STARTUP_S, "checkpoints of the old group", mm2, 2.0)
+        a.delete_topic("events")
+        a.create_topic("events", 2)
+        a.produce("events", records("new", RUNNING_NEW))
+        want = {p: old[p] + expected("new", RUNNING_NEW, p) for p in range(2)}
+
+        def on_target() -> int:
+            return sum(len(v) for v in values(b, "A.events").values())
+
+        eventually(
+            lambda: mirrored(b, want), STARTUP_S, "the new incarnation after the old one on B", mm2, 2.0, on_target
+        )
+        commit_group(a, "app-new", {("events", p): RUNNING_NEW_GROUP_AT for p in range(2)})
+        samples = eventually(lambda: scrape(port), 30, "metrics", mm2)
+        for p in range(2):
+            counted = total(
+                samples, "mm2_source_changes_total", topic="A.events", partition=str(p), reason="topic-recreated"
+            )
+            assert counted == 1, (p, counted)
+        assert mm2.alive()
+        assert mm2.terminate() == 0
+        log = mm2.output()
+    finally:
+        mm2.close()
+    assert values(b, "A.events") == want  # nothing copied twice, nothing out of order
+    lines = [line for line in log.splitlines() if "source topic events was deleted and recreated" in line]
+    assert len(lines) == 2 and all("ERROR" in line for line in lines), lines  # once per partition
+    for p in range(2):
+        through = f"partition {p}: the old incarnation was mirrored through offset {RUNNING_OLD - 1}"
+        assert sum(through in line for line in lines) == 1, lines
+    starts = [line for line in log.splitlines() if "replicating" in line and "topic-partitions" in line]
+    assert len(starts) == 1, starts  # found by the running task, not by a restart of it
+
+    flow = status_json(config)["flows"][0]
+    changes = {(c["topic"], c["partition"]): c for c in flow["source_changes"]}
+    assert set(changes) == {("events", 0), ("events", 1)}
+    assert all(c["reason"] == "topic-recreated" for c in changes.values())
+
+    run = mm2_command(
+        "translate-offsets", str(config), "--source", "A", "--target", "B", "--apply", "--json", "--master", "local[1]"
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    rows = {
+        (g["group"], p["partition"]): (p["source_offset"], p["target_offset"], p["status"], p["applied"])
+        for g in json.loads(run.stdout)["groups"]
+        for p in g["partitions"]
+    }
+    assert rows == {
+        **{("app-new", p): (RUNNING_NEW_GROUP_AT, RUNNING_OLD + RUNNING_NEW_GROUP_AT, "ok", True) for p in range(2)},
+        **{("app-old", p): (RUNNING_OLD_GROUP_AT, None, "old-incarnation", False) for p in range(2)},
+    }
+    assert group_offsets(b, "app-new", "A.events", 2) == {p: RUNNING_OLD + RUNNING_NEW_GROUP_AT for p in range(2)}
+    assert group_offsets(b, "app-old", "A.events", 2) == {}
