@@ -74,7 +74,7 @@ LAST_DIFFERENCE: list[str] = [""]
 
 
 def source_values(source: KafkaCluster, topic: str) -> dict[int, list[bytes | None]]:
-    """Up to 600,000 records: a minute or more on a starved machine."""
+    """The source's values per partition (read once per wait: the source is no longer written to)."""
     return {p: [m.value() for m in msgs] for p, msgs in source.read_all(topic, timeout=180).items()}
 
 
@@ -333,9 +333,13 @@ def flow_props(a: KafkaCluster, b: KafkaCluster, **extra: str) -> dict[str, str]
 #: For the tests that kill a job half-way: its transactions commit every second (a third of this), so the
 #: kill lands after some commits and well before the last
 SHORT_TRANSACTIONS = {"B.producer.transaction.timeout.ms": "3000"}
-KILLED_BACKLOG = 600_000
-#: For the tests that pause a job's copy: long enough that the copy is caught running
-PAUSED_BACKLOG = 600_000
+#: A job that must be caught copying (killed half-way, or paused) copies under a throughput cap: about 15
+#: bytes a record, so these backlogs take 7-15 s to copy at the least, seconds past the job's first commit,
+#: however fast the machine. The volume is not what these tests are about (600,000 records each cost a
+#: minute of CPU to write, copy and read back); the seconds the copy runs for are.
+SLOW_COPY = ("--throughput-limit", "60K")
+KILLED_BACKLOG = 60_000
+PAUSED_BACKLOG = 30_000
 
 
 @pytest.mark.spark
@@ -399,7 +403,7 @@ def test_mm2_run_started_during_a_backfill_leaves_the_leased_topic_alone(
     produce(a, "other", 0, 300)
     props = flow_props(a, b)
     config = write_properties(tmp_path / "mm2.properties", props)
-    job = Backfill(config, tmp_path)
+    job = Backfill(config, tmp_path, *SLOW_COPY)
     mm2: Mm2Process | None = None
     try:
         job.pause_copy()  # the copy waits while mm2 run starts
@@ -444,7 +448,7 @@ def test_restarting_mm2_run_during_a_backfill_keeps_the_exclusion(
     run_the_flow_then_stop(a, b, config, tmp_path)
     # the backlog piles up while the mirror is stopped (a running one would copy it before the job starts)
     produce(a, TOPIC, 300, PAUSED_BACKLOG)
-    job = Backfill(config, tmp_path)
+    job = Backfill(config, tmp_path, *SLOW_COPY)
     mm2: Mm2Process | None = None
     restarted: Mm2Process | None = None
 
@@ -502,10 +506,10 @@ def test_a_killed_backfills_lease_expires_and_live_tailing_takes_over_exactly(
     mm2: Mm2Process | None = None
     try:
         progress = Progress(b, REMOTE, PARTITIONS)
-        job = Backfill(config, tmp_path, "--lease-ttl", "6")  # the test is about expiry: a short lease
+        job = Backfill(config, tmp_path, "--lease-ttl", "6", *SLOW_COPY)  # the test is about expiry: a short lease
         eventually(lambda: lease_of(b) is not None, 180, "the job's lease")
         mm2 = Mm2Process(config, log_dir=tmp_path)  # started during the job: it must wait for the lease
-        try:  # killed once it copied a third of the backlog (several transactions of at most 50,000 records)
+        try:  # killed once it copied a third of the backlog (several transactions of a second each)
             eventually(lambda: progress() >= 300 + KILLED_BACKLOG // 3, 240, "the job copies", mm2)
         finally:
             progress.close()
@@ -531,7 +535,7 @@ def test_a_killed_backfills_lease_expires_and_live_tailing_takes_over_exactly(
 
 
 @pytest.mark.spark
-@pytest.mark.timeout(600)  # two jobs over 600,000 records and an mm2 run: over 3 minutes beside the suite
+@pytest.mark.timeout(600)  # three jobs (three Spark start-ups) and an mm2 run: minutes beside the suite
 def test_a_rerun_after_a_killed_backfill_resumes_from_what_committed_and_release_frees_a_lease(
     two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path
 ) -> None:
@@ -543,8 +547,8 @@ def test_a_rerun_after_a_killed_backfill_resumes_from_what_committed_and_release
     config = write_properties(tmp_path / "mm2.properties", props)
 
     progress = Progress(b, REMOTE, PARTITIONS)
-    first = Backfill(config, tmp_path, name="first")
-    try:  # killed once it copied a third of the backlog (several transactions of at most 50,000 records)
+    first = Backfill(config, tmp_path, *SLOW_COPY, name="first")
+    try:  # killed once it copied a third of the backlog (several transactions of a second each)
         eventually(lambda: REMOTE in b.topic_names() and progress() >= KILLED_BACKLOG // 3, 240, "the first job copies")
         first.kill()
     finally:
