@@ -325,13 +325,14 @@ def test_a_topic_recreated_while_mm2_runs_is_found_mirrored_from_its_start_and_s
     """The source topic deleted and recreated under a running ``mm2 run``: the running task finds the new topic
     id, says it once per partition, and mirrors the new incarnation from its start after the old records.
 
-    On the batch path (``batch.copy.enabled``): on the test broker a librdkafka consumer reading a topic that is
-    deleted dies of SIGSEGV (docs/testing.md, ``tests/probes/deleted_topic_fetch.py``); the batch path's fetcher
-    does not, and the detection is the same task code for both paths. Checkpoints every second, so that the
+    Stock settings: the batch path (``batch.copy.enabled``, on by default). On the test broker a librdkafka
+    consumer reading a topic that is deleted dies of SIGSEGV (docs/testing.md,
+    ``tests/probes/deleted_topic_fetch.py``); the batch path's fetcher does not, and the detection is the same
+    task code for both paths. Checkpoints every second, so that the
     group left on the old incarnation is known to the target before the deletion.
     """
     a, b = two_clusters
-    props = mm2_properties({"A": a, "B": b}, ["A->B"], topics="events", **{"batch.copy.enabled": "true"})
+    props = mm2_properties({"A": a, "B": b}, ["A->B"], topics="events")
     config = write_properties(tmp_path / "mm2.properties", {**props, **CHECKPOINTS})
     a.create_topic("events", 2)
     a.produce("events", records("old", RUNNING_OLD))
