@@ -92,7 +92,7 @@ def test_exact_within_seconds_with_the_default_offset_flush(
         topics=topic,
         **CHECKPOINTS,
         **GROUP_SYNC,
-        **({"A->B.batch.copy.enabled": "true"} if copy_path == "batch" else {}),
+        **{"A->B.batch.copy.enabled": str(copy_path == "batch").lower()},
     )
     assert not any(k.endswith("offset.flush.interval.ms") for k in props)
     config = write_properties(tmp_path / "mm2.properties", props)
