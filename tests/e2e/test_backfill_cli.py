@@ -32,7 +32,10 @@ from tests.e2e.mm2_helpers import (
 
 PARTITIONS = 3
 #: The flow settings of each copy path: with batch.copy.enabled the backfill (and mm2 run) copy record batches.
-COPY_PATHS: dict[str, dict[str, str]] = {"record": {"A->B.batch.copy.enabled": "false"}, "batch": {"A->B.batch.copy.enabled": "true"}}
+COPY_PATHS: dict[str, dict[str, str]] = {
+    "record": {"A->B.batch.copy.enabled": "false"},
+    "batch": {"A->B.batch.copy.enabled": "true"},
+}
 
 
 def mm2_backfill(config: Path, *args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:

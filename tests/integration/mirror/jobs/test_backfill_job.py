@@ -46,7 +46,10 @@ def spark() -> Iterator[Any]:
 
 
 #: The flow settings of each copy path: batch.copy.enabled on the flow copies the source's batches as bytes.
-COPY_PATHS: dict[str, dict[str, str]] = {"record": {"A->B.batch.copy.enabled": "false"}, "batch": {"A->B.batch.copy.enabled": "true"}}
+COPY_PATHS: dict[str, dict[str, str]] = {
+    "record": {"A->B.batch.copy.enabled": "false"},
+    "batch": {"A->B.batch.copy.enabled": "true"},
+}
 
 
 def mm2_config(a: KafkaCluster, b: KafkaCluster, **extra: str) -> MirrorMakerConfig:
