@@ -62,12 +62,23 @@ class PartitionAnswer:
     fetch_offset: int = 0  # the offset asked for (moved to the log start when it lay before it)
 
 
+class BrokerUnreachable(RetriableError):
+    """The fetcher lost or could not open its connection to ``broker`` (host:port); the next fetch reconnects.
+
+    A separate kind so that a replication loop can treat it as librdkafka's consumer does a broker that is
+    away: said once per outage (:func:`~connect_core.kafka.client_logging.report_unreachable`), retried."""
+
+    def __init__(self, broker: str, message: str) -> None:
+        super().__init__(message)
+        self.broker = broker
+
+
 @dataclass
 class _Pending:
     """A Fetch sent and not answered yet: what it asked, its futures (one per leader), when to give up."""
 
     positions: dict[TopicPartitionKey, int]
-    futures: list[Any]
+    futures: list[tuple[int, Any]]  # (leader, future)
     deadline: float
     wait_ms: int
 
@@ -110,8 +121,22 @@ class BatchFetcher:
 
     def _connected(self) -> KafkaNetClient:
         if self._client is None:
-            self._client = bootstrapped_client(self._configs, self._timeout_ms, RetriableError)
+            try:
+                self._client = bootstrapped_client(self._configs, self._timeout_ms, RetriableError)
+            except RetriableError as e:
+                first = str(self._configs.get("bootstrap_servers", "")).split(",")[0].strip()
+                raise BrokerUnreachable(first, str(e)) from e
         return self._client
+
+    def _unreachable(self, node_id: int, message: str) -> BrokerUnreachable:
+        """The error for a lost connection to ``node_id``, named by its address; the client is reset."""
+        broker = str(node_id)
+        if self._client is not None:
+            meta = self._client.cluster.broker_metadata(node_id)
+            if meta is not None:
+                broker = f"{meta.host}:{meta.port}"
+        self._reset()
+        return BrokerUnreachable(broker, message)
 
     def _reset(self) -> None:
         self._pending = None
@@ -167,8 +192,7 @@ class BatchFetcher:
         try:
             return client.send_and_receive(node_id, request, timeout_ms=self._timeout_ms)
         except kafka_errors.KafkaError as e:
-            self._reset()
-            raise RetriableError(f"Request to broker {node_id} failed: {e}") from e
+            raise self._unreachable(node_id, f"Request to broker {node_id} failed: {e}") from e
 
     @property
     def pending(self) -> bool:
@@ -215,9 +239,8 @@ class BatchFetcher:
             try:
                 client.await_ready(leader, timeout_ms=self._timeout_ms)
             except kafka_errors.KafkaError as e:
-                self._reset()
-                raise RetriableError(f"Cannot connect to broker {leader}: {e}") from e
-            futures.append(client.send(leader, self._request(rotated(list(parts.items()), start), wait_ms)))
+                raise self._unreachable(leader, f"Cannot connect to broker {leader}: {e}") from e
+            futures.append((leader, client.send(leader, self._request(rotated(list(parts.items()), start), wait_ms))))
         deadline = time.monotonic() + (self._timeout_ms + wait_ms) / 1000
         self._pending = _Pending(dict(positions), futures, deadline, wait_ms)
 
@@ -230,7 +253,7 @@ class BatchFetcher:
         positions, futures, deadline = pending.positions, pending.futures, pending.deadline
         client = self._connected()
         wait_until = time.monotonic() + timeout_ms / 1000
-        for future in futures:
+        for _, future in futures:
             if not future.is_done:
                 client.poll(timeout_ms=max(0, int((wait_until - time.monotonic()) * 1000)), future=future)
             if not future.is_done:
@@ -240,10 +263,14 @@ class BatchFetcher:
                 return None
         self._pending = None
         out: dict[TopicPartitionKey, PartitionAnswer] = {}
-        for future in futures:
+        for leader, future in futures:
             if not future.succeeded():
+                message = f"Fetch failed: {future.exception}"
+                if isinstance(future.exception, kafka_errors.KafkaConnectionError):
+                    raise self._unreachable(leader, message)
                 self._reset()
-                raise RetriableError(f"Fetch failed: {future.exception}")
+                raise RetriableError(message)
+        for _, future in futures:
             self._read_answer(future.value, positions, out)
         self._judge_wait(positions, out, pending.wait_ms)
         return out
@@ -361,4 +388,4 @@ class BatchFetcher:
         self._reset()
 
 
-__all__ = ["READ_COMMITTED", "READ_UNCOMMITTED", "BatchFetcher", "PartitionAnswer"]
+__all__ = ["READ_COMMITTED", "READ_UNCOMMITTED", "BatchFetcher", "BrokerUnreachable", "PartitionAnswer"]

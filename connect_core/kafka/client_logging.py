@@ -123,23 +123,41 @@ class RdKafkaLogRouter:
         text = line.text
         if line.broker is not None:
             if self.episodes.first_of_episode(line.broker):
-                text = (
-                    f"Kafka broker {line.broker} is unreachable: {line.text} (repeats are logged at DEBUG "
-                    f"until it has been quiet for {EPISODE_QUIET_S:g} s)"
-                )
+                text = unreachable_text(line.broker, line.text)
             else:
                 level_out = logging.DEBUG
         if self.logger.isEnabledFor(level_out):
             self.logger.log(level_out, "%s", text)
 
 
+def unreachable_text(broker: str, detail: str) -> str:
+    """The one WARNING of a broker's outage, whichever client saw it first."""
+    return (
+        f"Kafka broker {broker} is unreachable: {detail} (repeats are logged at DEBUG "
+        f"until it has been quiet for {EPISODE_QUIET_S:g} s)"
+    )
+
+
 #: The one router every client of this process shares (episodes are per broker, not per client).
 RDKAFKA_LOG = RdKafkaLogRouter()
+
+
+def report_unreachable(
+    broker: str, detail: str, logger: logging.Logger, episodes: BrokerEpisodes | None = None
+) -> None:
+    """A client that is not librdkafka's (the batch fetcher) reports a broker it cannot reach as librdkafka's
+    do: WARNING for the first failure of the episode, shared with every other client of the process; DEBUG after."""
+    if (episodes or RDKAFKA_LOG.episodes).first_of_episode(broker):
+        logger.warning("%s", unreachable_text(broker, detail))
+    else:
+        logger.debug("Kafka broker %s is unreachable: %s", broker, detail)
+
 
 # kafka-python's messages about a connection that failed or dropped (it retries by itself).
 _KAFKA_PYTHON_CONNECTION = re.compile(
     r"KafkaConnectionError|ECONNREFUSED|Connection (lost|failed|refused)|socket disconnected|"
-    r"No node available|Marking the coordinator dead|NodeNotReady|Abort \(|Connection reset",
+    r"No node available|Marking the coordinator dead|NodeNotReady|Abort \(|Connection reset|"
+    r"Bootstrap \S+ not ready",
 )
 
 

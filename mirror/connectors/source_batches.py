@@ -75,6 +75,7 @@ class SourceBatches:
         self._fetcher = fetcher
         self._max_message_bytes = max_message_bytes
         self._fetch_wait_ms = fetch_wait_ms
+        self._fetch_bytes = (fetcher.max_bytes, fetcher.partition_max_bytes)  # as configured
         self.partitions: dict[tuple[str, int], PartitionReader] = {}
         self.fallback_batches = 0
 
@@ -105,6 +106,18 @@ class SourceBatches:
     def accept_incarnation(self, topic: str) -> None:
         """Fetch ``topic`` again (its partitions were repositioned, or it turned out unchanged)."""
         self._fetcher.accept_incarnation(topic)
+
+    @property
+    def fetch_max_bytes(self) -> int:
+        """The configured most bytes of one Fetch (``fetch.max.bytes``)."""
+        return self._fetch_bytes[0]
+
+    def limit_fetch(self, most: int) -> None:
+        """Ask each Fetch from now on for at most ``most`` bytes (and each partition for as many), within the
+        configured sizes; a broker still answers a batch larger than that whole."""
+        total, partition = self._fetch_bytes
+        self._fetcher.max_bytes = min(total, most)
+        self._fetcher.partition_max_bytes = min(partition, most)
 
     def read(self, max_wait_ms: int, block: bool = True) -> tuple[list[BatchItem], list[PartitionReader]]:
         """One Fetch over every partition: the items to send (source order per partition) and the

@@ -44,7 +44,8 @@ from connect_core.api.message_copy import CopyRun
 from connect_core.api.records import RecordMetadata, SourceRecord
 from connect_core.api.schema import OPTIONAL_BYTES_SCHEMA
 from connect_core.api.task import SourceTask
-from connect_core.kafka.batch_fetcher import READ_COMMITTED, BatchFetcher
+from connect_core.kafka.batch_fetcher import READ_COMMITTED, BatchFetcher, BrokerUnreachable
+from connect_core.kafka.client_logging import report_unreachable
 from connect_core.kafka.clients import consumer_config, create_consumer
 from connect_core.kafka.errors import from_kafka_error
 from connect_core.kafka.security import kafka_python_security
@@ -450,7 +451,14 @@ class MirrorSourceTask(SourceTask):
                 wait_ms = min(wait_ms, MIN_FETCH_WAIT_MS)
             if self._unpublished:
                 wait_ms = max(MIN_FETCH_WAIT_MS, min(wait_ms, int(self._maybe_publish(wait_ms / 1000) * 1000)))
-            items, seen = batches.read(wait_ms, block=not in_flight)
+            if self._cap is not None:  # a reloaded cap applies from the next Fetch
+                batches.limit_fetch(self._cap.fetch_bytes(batches.fetch_max_bytes))
+            try:
+                items, seen = batches.read(wait_ms, block=not in_flight)
+            except BrokerUnreachable as e:  # as librdkafka's consumer does: said once per outage, retried
+                report_unreachable(e.broker, str(e), log)
+                time.sleep(min(1.0, self._poll_timeout_s))
+                return None
             for reader in seen:
                 route = reader.route
                 route.high_watermark = reader.high_watermark

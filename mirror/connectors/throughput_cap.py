@@ -6,8 +6,10 @@ its budget, so fetching slows down and nothing is dropped, reordered or committe
 exactness and exactly-once are untouched: the cap only delays).
 
 The rule is a virtual schedule (GCRA): every byte taken moves the flow's theoretical arrival time on by
-``1/limit`` seconds; a caller ahead of it by more than :data:`BURST_S` waits the difference. Over any window
-``T`` the flow takes at most ``limit * (T + BURST_S)`` bytes, plus one fetch; a changed limit applies from the
+``1/limit`` seconds; a caller ahead of it by more than :data:`BURST_S` waits the difference. A caller behind it
+(its copier paused by its own work: a transaction's commit, a wait for the target) may catch up on at most
+:data:`CATCH_UP_S` of it, so short pauses do not lower the rate below the limit. Over any window ``T`` the flow
+takes at most ``limit * (T + BURST_S + CATCH_UP_S)`` bytes, plus one fetch; a changed limit applies from the
 next call. Pure apart from the clock and the sleep, which are injected for tests.
 """
 
@@ -20,8 +22,15 @@ from collections.abc import Callable
 
 #: How far ahead of its schedule a flow may run (a burst of this many seconds' worth of bytes).
 BURST_S = 0.25
+#: How much of its schedule a paused flow may make up for (seconds' worth of bytes, taken at once).
+CATCH_UP_S = 2.0
 #: The measured rate is over this many seconds.
 RATE_WINDOW_S = 10.0
+#: A capped reader that fetches record batches asks for about this many seconds' worth of bytes per fetch
+#: (never less than :data:`MIN_FETCH_BYTES`): a fetch of megabytes at a cap of kilobytes per second would
+#: arrive, then wait many seconds, and the copy would advance in steps too coarse for the cap to hold.
+FETCH_SLICE_S = 0.25
+MIN_FETCH_BYTES = 16 * 1024
 
 #: The connector key (per flow in mm2.properties: ``A->B.throughput.limit.bytes.per.second``).
 THROUGHPUT_LIMIT = "throughput.limit.bytes.per.second"
@@ -78,7 +87,7 @@ class ThroughputCap:
         self._sleep = sleep
         self._lock = threading.Lock()
         self._limit = limit
-        self._tat = 0.0  # the theoretical arrival time of the next byte
+        self._tat: float | None = None  # the theoretical arrival time of the next byte (None: from now)
         self._window: deque[tuple[float, int]] = deque()
         self._window_bytes = 0
 
@@ -86,11 +95,18 @@ class ThroughputCap:
     def limit(self) -> float | None:
         return self._limit
 
+    def fetch_bytes(self, configured: int) -> int:
+        """The most bytes one fetch should ask for under the cap (``configured`` when there is none)."""
+        limit = self._limit
+        if limit is None:
+            return configured
+        return min(configured, max(MIN_FETCH_BYTES, int(limit * FETCH_SLICE_S)))
+
     def set_limit(self, limit: float | None) -> None:
         with self._lock:
             if limit != self._limit:
                 self._limit = limit
-                self._tat = 0.0  # the new limit counts from now, not from the old schedule
+                self._tat = None  # the new limit counts from now, not from the old schedule
 
     def take(self, nbytes: int) -> float:
         """Account ``nbytes`` just fetched; wait while over the limit. Returns the seconds waited."""
@@ -100,7 +116,8 @@ class ThroughputCap:
             limit = self._limit
             if limit is None or nbytes <= 0:
                 return 0.0
-            self._tat = max(self._tat, now) + nbytes / limit
+            start = now if self._tat is None else max(self._tat, now - CATCH_UP_S)
+            self._tat = start + nbytes / limit
             wait = self._tat - now - BURST_S
         if wait > 0:
             self._sleep(wait)
@@ -137,4 +154,14 @@ def flow_cap(flow: str, limit: float | None) -> ThroughputCap:
         return cap
 
 
-__all__ = ["BURST_S", "THROUGHPUT_LIMIT", "ThroughputCap", "flow_cap", "parse_bytes_per_second", "parse_limit"]
+__all__ = [
+    "BURST_S",
+    "CATCH_UP_S",
+    "FETCH_SLICE_S",
+    "MIN_FETCH_BYTES",
+    "THROUGHPUT_LIMIT",
+    "ThroughputCap",
+    "flow_cap",
+    "parse_bytes_per_second",
+    "parse_limit",
+]

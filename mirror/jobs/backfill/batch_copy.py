@@ -186,6 +186,8 @@ class BatchGroupCopier:
         clients = self.clients
         by_route = {id(c.route): c for c in active.values()}
         cap = ThroughputCap(clients.task_throughput_limit) if clients.task_throughput_limit is not None else None
+        if cap is not None:
+            reader.limit_fetch(cap.fetch_bytes(reader.fetch_max_bytes))
         deadline = time.monotonic() + clients.timeout_s
         txn_records = txn_bytes = 0
         txn_deadline = float("inf")

@@ -47,9 +47,18 @@ NO_OP_TRANSFORM = {
 }  # fmt: skip
 
 
-def copies_messages(herder: StandaloneHerder) -> set[bool]:
-    """Per running source task: whether the worker copies its consumed messages without SourceRecords."""
-    return {task._copier is not None for task in herder.worker._tasks.values()}
+#: The flow settings of each copy path: source batches as bytes (the default), consumed messages copied
+#: without SourceRecords, and SourceRecords (a transform needs decoded records).
+COPY_PATHS: dict[str, dict[str, str] | None] = {
+    "batch": None,
+    "message": {"batch.copy.enabled": "false"},
+    "record": NO_OP_TRANSFORM,
+}
+
+
+def copy_paths(herder: StandaloneHerder) -> set[str]:
+    """The copy path of each running source task, as its status says."""
+    return {task.copy_path for task in herder.worker._tasks.values()}
 
 
 @contextmanager
@@ -106,7 +115,7 @@ def identical(a: KafkaCluster, b: KafkaCluster, topic: str) -> bool:
     return per_partition(b, remote) == per_partition(a, topic)
 
 
-@pytest.mark.parametrize("path", ["message-copy", "records"])
+@pytest.mark.parametrize("path", list(COPY_PATHS))
 def test_batched_backlog_live_and_restart_identical_per_partition(
     two_clusters: tuple[KafkaCluster, KafkaCluster],
     unique_name: NameFn,
@@ -114,7 +123,7 @@ def test_batched_backlog_live_and_restart_identical_per_partition(
     path: str,
 ) -> None:
     a, b = two_clusters
-    extra = NO_OP_TRANSFORM if path == "records" else None
+    extra = COPY_PATHS[path]
     topic = a.create_topic(unique_name("batched"), partitions=3)
     batched(a, topic, "backlog", 600, 1_600_000_000_000)
     offsets = tmp_path / "offsets.json"
@@ -122,7 +131,7 @@ def test_batched_backlog_live_and_restart_identical_per_partition(
         # exact equality, duplicates included: a fresh flow must not replay anything either
         wait_for(lambda: identical(a, b, topic), 30, 0.5, "backlog not identical on the target")
         assert herder.connector_status("MirrorSourceConnector").connector.state is State.RUNNING
-        assert copies_messages(herder) == {path == "message-copy"}
+        assert copy_paths(herder) == {path}
         batched(a, topic, "live", 300, 1_650_000_000_000)
         wait_for(lambda: identical(a, b, topic), 30, 0.5, "live data not identical on the target")
     batched(a, topic, "offline", 150, 1_670_000_000_000)

@@ -12,6 +12,7 @@ from connect_core.kafka.client_logging import (
     RdKafkaLogRouter,
     classify_rdkafka,
     quiet_client_chatter,
+    report_unreachable,
 )
 
 REFUSED = (
@@ -109,6 +110,35 @@ def test_router_at_info_shows_one_line_per_episode(caplog: pytest.LogCaptureFixt
         router.log(logging.ERROR, "%s [%s] %s", "FAIL", "consumer-1", REFUSED)
         router.log(logging.INFO, "%s [%s] %s", "FAIL", "consumer-1", DISCONNECTED)
     assert [r.levelname for r in caplog.records] == ["WARNING"]
+
+
+def test_another_client_shares_the_episode_of_a_broker_librdkafka_reported(caplog: pytest.LogCaptureFixture) -> None:
+    clock = Clock()
+    episodes = BrokerEpisodes(quiet_s=60, clock=clock)
+    logger = logging.getLogger("test.batches")
+    router = RdKafkaLogRouter(logger, episodes)
+    caplog.set_level(logging.DEBUG, logger="test.batches")
+    report_unreachable("127.0.0.1:9092", "Fetch failed: KafkaConnectionError: socket disconnected", logger, episodes)
+    router.log(logging.ERROR, "%s [%s] %s", "FAIL", "consumer-1", REFUSED)  # the same broker, the same outage
+    report_unreachable("127.0.0.1:9092", "Cannot reach the Kafka cluster", logger, episodes)
+    clock.now += 61  # quiet for longer than an episode: news again
+    report_unreachable("127.0.0.1:9092", "Cannot reach the Kafka cluster", logger, episodes)
+    levels = [r.levelname for r in caplog.records]
+    assert levels == ["WARNING", "DEBUG", "DEBUG", "WARNING"]
+    assert (
+        caplog.records[0]
+        .getMessage()
+        .startswith(
+            "Kafka broker 127.0.0.1:9092 is unreachable: Fetch failed: KafkaConnectionError: socket disconnected"
+        )
+    )
+
+
+def test_kafka_python_bootstrap_retries_are_demoted() -> None:
+    chatter = ClientChatterFilter()
+    retry = _record("kafka.net.manager", logging.WARNING, "Bootstrap bootstrap-0 not ready; waiting 0.43 secs")
+    chatter.filter(retry)
+    assert retry.levelno == logging.DEBUG
 
 
 def _record(name: str, level: int, msg: str) -> logging.LogRecord:

@@ -40,6 +40,7 @@ class Fetcher:
 
     def __init__(self) -> None:
         self.pending = False
+        self.max_bytes = self.partition_max_bytes = 1 << 20
         self.asked: list[dict[tuple[str, int], int]] = []
         self.answers: dict[tuple[str, int], PartitionAnswer] = {}
         self.ready = False

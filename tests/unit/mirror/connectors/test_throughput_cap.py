@@ -1,5 +1,7 @@
 """The throughput cap: what a flow (or a backfill task) takes over any window stays within its limit plus a
-quarter-second burst, a changed limit applies from the next fetch, and the limit's text forms parse."""
+quarter-second burst and what a paused copier may catch up, a copier paused by its own work (commits) still
+averages its limit, a capped batch fetch asks for a quarter-second's worth, a changed limit applies from the
+next fetch, and the limit's text forms parse."""
 
 from __future__ import annotations
 
@@ -7,6 +9,9 @@ import pytest
 
 from mirror.connectors.throughput_cap import (
     BURST_S,
+    CATCH_UP_S,
+    FETCH_SLICE_S,
+    MIN_FETCH_BYTES,
     ThroughputCap,
     flow_cap,
     parse_bytes_per_second,
@@ -42,7 +47,36 @@ def test_a_minute_of_copying_stays_within_the_limit_and_its_burst(fetch: int) ->
     t = FakeTime()
     cap = ThroughputCap(1_000_000, clock=t.clock, sleep=t.sleep)
     taken = copy(cap, t, 60.0, fetch)
-    assert 60 * 1_000_000 * 0.98 <= taken <= 1_000_000 * (60 + BURST_S) + fetch
+    assert 60 * 1_000_000 * 0.98 <= taken <= 1_000_000 * (60 + BURST_S + CATCH_UP_S) + fetch
+
+
+def test_a_copier_that_pauses_for_its_commits_still_averages_its_limit() -> None:
+    t = FakeTime()
+    cap = ThroughputCap(256 * 1024, clock=t.clock, sleep=t.sleep)
+    taken, start = 0, t.now
+    for _ in range(20):  # 20 transactions: 5 s of copying each, then a commit that takes 1 s
+        taken += copy(cap, t, 5.0, 64 * 1024)
+        t.now += 1.0
+    rate = taken / (t.now - start)
+    assert 0.95 * 256 * 1024 <= rate <= 256 * 1024 * (1 + (BURST_S + CATCH_UP_S) / (t.now - start)) + 64 * 1024
+
+
+def test_a_long_pause_is_not_made_up_for_beyond_its_catch_up() -> None:
+    t = FakeTime()
+    cap = ThroughputCap(1_000_000, clock=t.clock, sleep=t.sleep)
+    copy(cap, t, 5.0, 10_000)
+    t.now += 60.0  # idle (nothing to copy) for a minute
+    slept_before = t.slept
+    taken = copy(cap, t, 1.0, 10_000)
+    assert taken <= 1_000_000 * (1.0 + BURST_S + CATCH_UP_S) + 10_000
+    assert t.slept > slept_before  # it waits again once the catch-up is spent
+
+
+def test_a_capped_batch_fetch_asks_for_a_slice_of_the_limit() -> None:
+    assert ThroughputCap(None).fetch_bytes(16 << 20) == 16 << 20
+    assert ThroughputCap(512 * 1024).fetch_bytes(16 << 20) == int(512 * 1024 * FETCH_SLICE_S)
+    assert ThroughputCap(1024).fetch_bytes(16 << 20) == MIN_FETCH_BYTES
+    assert ThroughputCap(1 << 30).fetch_bytes(1 << 20) == 1 << 20  # never more than configured
 
 
 def test_threads_of_one_flow_share_the_limit() -> None:
@@ -54,7 +88,7 @@ def test_threads_of_one_flow_share_the_limit() -> None:
         cap.take(100_000)
         cap.take(100_000)
         taken += 200_000
-    assert taken <= 2_000_000 * (30 + BURST_S) + 200_000
+    assert taken <= 2_000_000 * (30 + BURST_S + CATCH_UP_S) + 200_000
 
 
 def test_no_limit_never_waits_but_still_measures_the_rate() -> None:
