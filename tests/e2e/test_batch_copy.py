@@ -1,6 +1,6 @@
 """``mm2 run`` copies the source's record batches as bytes (issue 37), and falls back to the record path in order.
 
-* Stock settings plus ``batch.copy.enabled = true``, every codec, awkward records (null keys, null and
+* Stock settings (the batch path is the default), every codec, awkward records (null keys, null and
   empty values, a value of several hundred KB, repeated and null headers, old explicit timestamps): the
   target holds the same records per partition in order, and its batches' record bytes (after the
   61-byte header) are the source's, with valid CRCs (read raw on both sides by the test's own reader).
@@ -41,8 +41,6 @@ from tests.tls_brokers import TlsCluster
 from tests.tls_pki import Pki, shared_pki
 
 STARTUP_S = 120.0
-#: The batch path is off by default for now (see the README): the only setting these tests add.
-BATCH_PATH: dict[str, str] = {"batch.copy.enabled": "true"}
 CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 BIG_VALUE = bytes(range(256)) * 1200  # ~300 KB
 
@@ -112,7 +110,7 @@ def test_every_codec_is_copied_byte_for_byte(two_clusters: tuple[KafkaCluster, K
     for codec, topic in topics.items():
         _write_awkward(a, topic, codec, 2)
     config = write_properties(
-        tmp_path / "mm2.properties", mm2_properties({"A": a, "B": b}, ["A->B"], topics="bytes-.*", **BATCH_PATH)
+        tmp_path / "mm2.properties", mm2_properties({"A": a, "B": b}, ["A->B"], topics="bytes-.*")
     )
     mm2 = Mm2Process(config, log_dir=tmp_path)
     try:
@@ -183,9 +181,7 @@ def test_batches_the_batch_path_cannot_pass_keep_their_place(
         raw.close()
     group(b"small-2", 5, 20)
 
-    config = write_properties(
-        tmp_path / "mm2.properties", mm2_properties({"A": a, "B": b}, ["A->B"], topics="mixed", **BATCH_PATH)
-    )
+    config = write_properties(tmp_path / "mm2.properties", mm2_properties({"A": a, "B": b}, ["A->B"], topics="mixed"))
     mm2 = Mm2Process(config, log_dir=tmp_path)
     try:
         eventually(
@@ -220,7 +216,6 @@ def test_flows_with_a_transform_or_another_converter_use_the_record_path(
             {"A": a, "B": b, "C": c},
             ["A->B", "A->C"],
             topics="plain",
-            **BATCH_PATH,
             **{
                 # a filter whose predicate never matches: every record passes, but through the transform chain
                 "A->B.transforms": "keep",
@@ -263,7 +258,7 @@ def test_the_batch_path_over_tls_and_mutual_tls_with_java_stores(
     a, b = tls_clusters("A"), tls_clusters("B", mutual=True)
     topic = a.create_topic("secured", 2)
     _write_awkward(a, topic, "lz4", 2)
-    props = mm2_properties({"A": a, "B": b}, ["A->B"], topics="secured", **BATCH_PATH)
+    props = mm2_properties({"A": a, "B": b}, ["A->B"], topics="secured")
     props.update(java_tls("A", pki) | java_mutual_tls("B", pki))
     config = write_properties(tmp_path / "mm2.properties", props)
     mm2 = Mm2Process(config, log_dir=tmp_path)

@@ -1,4 +1,4 @@
-"""A transactional source on the batch path (``mm2 run``, ``batch.copy.enabled = true``): committed
+"""A transactional source on the batch path (``mm2 run``, stock settings: the batch path is the default): committed
 transactions arrive, aborted ones never reach the target (not even as aborted records: Tansu lists no
 aborted transactions, the markers decide), an open transaction and everything after it wait until it
 commits, and control batches are never copied. B is read with the read_committed test reader and raw."""
@@ -72,7 +72,7 @@ def test_committed_aborted_and_open_transactions(
 
     config = write_properties(
         tmp_path / "mm2.properties",
-        mm2_properties({"A": a, "B": b}, ["A->B"], topics="txn.*", **{"batch.copy.enabled": "true"}),
+        mm2_properties({"A": a, "B": b}, ["A->B"], topics="txn.*"),  # stock: the batch path
     )
     mm2 = Mm2Process(config, log_dir=tmp_path)
     try:

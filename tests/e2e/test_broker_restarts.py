@@ -43,7 +43,7 @@ PARTITIONS = 3
 OUTAGE_RECORDS = 160
 OFFSETS_TOPIC = "mm2-offsets.A.internal"
 EXACTLY_ONCE = "exactly-once"
-BATCH_PATH = "batch-path"
+RECORD_PATH = "record-path"
 
 
 def committed_sequences(cluster: KafkaCluster, topic: str) -> dict[int, list[int]]:
@@ -92,9 +92,9 @@ def _source_offsets_committed(target: KafkaCluster) -> bool:
         pytest.param("2000", id="offsets-committed-before-the-crash"),
         # exactly-once (KIP-618): B, read as read_committed, holds every record once despite both crashes
         pytest.param(EXACTLY_ONCE, id="exactly-once"),
-        # the batch path (batch.copy.enabled): the source's batches copied as bytes by their own fetcher and
-        # producer, which must reconnect and carry on through both crashes; offsets flushed as in the case above
-        pytest.param(BATCH_PATH, id="batch-path"),
+        # the record path (batch.copy.enabled = false; the other cases copy batches, the default): librdkafka's
+        # consumer and producer must reconnect and carry on through both crashes; offsets flushed as above
+        pytest.param(RECORD_PATH, id="record-path"),
     ],
 )
 def test_target_then_source_broker_crash_loses_nothing(
@@ -111,8 +111,8 @@ def test_target_then_source_broker_crash_loses_nothing(
             "dedicated.mode.enable.internal.rest": "true",
             "listeners": f"http://127.0.0.1:{free_port()}",
         }
-    elif flush_ms == BATCH_PATH:
-        settings = {"A->B.batch.copy.enabled": "true", "B.offset.flush.interval.ms": "2000"}
+    elif flush_ms == RECORD_PATH:
+        settings = {"A->B.batch.copy.enabled": "false", "B.offset.flush.interval.ms": "2000"}
     else:
         settings = {} if flush_ms is None else {"B.offset.flush.interval.ms": flush_ms}  # worker settings: per target
     config = write_properties(
