@@ -21,7 +21,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
 from connect_core.api.errors import ConnectError
 from connect_core.kafka.clients import consumer_config, create_consumer, create_producer, producer_config
@@ -252,11 +252,25 @@ def plain_producer_config(clients: BackfillClients) -> dict[str, Any]:
     return {**_CLIENT_DEFAULTS, **producer_config(clients.target_producer)}
 
 
-class UnitCopy:
-    """One unit's share of its task's open transaction; records arrive in partition order.
+class CommittedChunk(Protocol):
+    """What the accounting after a commit reads of a unit's chunk, whichever copier filled it."""
 
-    The chunk's latest record is held back (``pending``) until the next one arrives or the chunk is
-    sealed, so that the chunk's last record, and only it, is produced with a delivery report."""
+    @property
+    def count(self) -> int: ...
+    @property
+    def bytes(self) -> int: ...
+    @property
+    def last_upstream(self) -> int: ...
+    @property
+    def error(self) -> object: ...
+
+
+ChunkT = TypeVar("ChunkT", bound=CommittedChunk)
+
+
+class UnitProgress(Generic[ChunkT]):
+    """One unit of a Spark task, for either copier: its result, its chunk of the open transaction, the last
+    source offset an earlier chunk copied, and the one rule of what a committed chunk adds to them."""
 
     def __init__(self, clients: BackfillClients, unit: WorkUnit, resumed: int, attempt: int) -> None:
         self.clients = clients
@@ -265,12 +279,69 @@ class UnitCopy:
         self.tp = TopicPartition(unit.topic, unit.partition)
         self.result = UnitResult(unit.topic, unit.partition, unit.start, unit.end, resumed, 0, 0, 0, attempt)
         self.done = resumed >= unit.end
-        self.chunk = _Chunk()
+        self.chunk: ChunkT = self._new_chunk()
+        self.previous: int | None = None  # the last source offset copied by an earlier chunk
+
+    def _new_chunk(self) -> ChunkT:
+        raise NotImplementedError
+
+    def _send_syncs(self, syncs: Producer, chunk: ChunkT) -> None:
+        """The chunk's offset syncs and mappings (each copier knows where its chunk's records landed)."""
+        raise NotImplementedError
+
+    def committed(self, syncs: Producer | None, open_s: float) -> None:
+        """The transaction holding the sealed chunk committed after ``open_s`` seconds open: count the chunk
+        into the result, send its offset syncs and mappings, start the next chunk."""
+        chunk = self.chunk
+        if chunk.count == 0:
+            return
+        if chunk.error is not None:
+            raise ConnectError(f"Copy of {self.unit.name} failed: {_failure(chunk.error)}")
+        result = self.result
+        result.records += chunk.count
+        result.bytes += chunk.bytes
+        result.chunks += 1
+        result.longest_transaction_s = max(result.longest_transaction_s, open_s)
+        if syncs is not None:
+            self._send_syncs(syncs, chunk)
+        self.previous = chunk.last_upstream
+        self.rolled_back()
+
+    def rolled_back(self) -> None:
+        self.chunk = self._new_chunk()
+
+
+def _failure(error: object) -> str:
+    """A delivery failure as a person reads it (a client error's own text, not its repr)."""
+    return error.str() if isinstance(error, KafkaError) else str(error)
+
+
+def fail_if_injected(clients: BackfillClients, attempt: int, copies: Iterable[UnitProgress[Any]]) -> None:
+    """The tests' injected failure of a first attempt after a given unit's n-th committed chunk."""
+    failing = clients.fail_first_attempt
+    if failing is not None and attempt == 0:
+        for copy in copies:
+            if failing == (copy.unit.name, copy.result.chunks):
+                raise ConnectError(
+                    f"injected failure of {copy.unit.name} after {copy.result.chunks} committed chunk(s)"
+                )
+
+
+class UnitCopy(UnitProgress[_Chunk]):
+    """One unit's share of its task's open transaction; records arrive in partition order.
+
+    The chunk's latest record is held back (``pending``) until the next one arrives or the chunk is
+    sealed, so that the chunk's last record, and only it, is produced with a delivery report."""
+
+    def __init__(self, clients: BackfillClients, unit: WorkUnit, resumed: int, attempt: int) -> None:
+        super().__init__(clients, unit, resumed, attempt)
         self.pending: Message | None = None
         self.target_topic, self.partition = unit.target_topic, unit.partition
         self.last_offset = unit.end - 1
-        self.previous: int | None = None
         self.producer: Producer | None = None  # the task's, set before the first record
+
+    def _new_chunk(self) -> _Chunk:
+        return _Chunk()
 
     def seal(self) -> None:
         """The chunk's last record (with its delivery report) and the unit's progress, into the transaction."""
@@ -293,24 +364,8 @@ class UnitCopy:
             on_delivery=chunk.on_other,
         )
 
-    def committed(self, syncs: Producer | None) -> None:
-        """The transaction holding the sealed chunk committed: count it, send its offset syncs."""
-        chunk = self.chunk
-        if chunk.count == 0:
-            return
-        if chunk.error is not None:
-            raise ConnectError(f"Copy of {self.unit.name} failed: {chunk.error.str()}")
-        result = self.result
-        result.records += chunk.count
-        result.bytes += chunk.bytes
-        result.chunks += 1
-        if syncs is not None:
-            self._send_syncs(syncs, chunk)
-        self.previous = chunk.last_upstream
-        self.rolled_back()
-
     def rolled_back(self) -> None:
-        self.chunk = _Chunk()
+        super().rolled_back()
         self.pending = None
 
     def _send_syncs(self, syncs: Producer, chunk: _Chunk) -> None:
@@ -552,15 +607,8 @@ class GroupCopier:
         self.in_transaction = False
         open_s = time.monotonic() - self.transaction_started
         for copy in copies:
-            copy.committed(syncs)
-            copy.result.longest_transaction_s = max(copy.result.longest_transaction_s, open_s)
-        failing = self.clients.fail_first_attempt
-        if failing is not None and self.attempt == 0:
-            for copy in copies:
-                if failing == (copy.unit.name, copy.result.chunks):
-                    raise ConnectError(
-                        f"injected failure of {copy.unit.name} after {copy.result.chunks} committed chunk(s)"
-                    )
+            copy.committed(syncs, open_s)
+        fail_if_injected(self.clients, self.attempt, copies)
 
     def _drain(self, producer: Producer, copies: list[UnitCopy]) -> None:
         """Wait (asleep in poll) until only part-filled batches are queued: see :func:`drain_limit`.
