@@ -255,14 +255,10 @@ def plain_producer_config(clients: BackfillClients) -> dict[str, Any]:
 class CommittedChunk(Protocol):
     """What the accounting after a commit reads of a unit's chunk, whichever copier filled it."""
 
-    @property
-    def count(self) -> int: ...
-    @property
-    def bytes(self) -> int: ...
-    @property
-    def last_upstream(self) -> int: ...
-    @property
-    def error(self) -> object: ...
+    count: int
+    bytes: int
+    last_upstream: int
+    error: Any  # a delivery failure (the record path's KafkaError, the batch path's exception) or None
 
 
 ChunkT = TypeVar("ChunkT", bound=CommittedChunk)
