@@ -43,6 +43,7 @@ from mirror.jobs.backfill.copy import (
     committed_offsets,
     fail_if_injected,
     offset_key,
+    resume_fenced,
 )
 from mirror.jobs.backfill.plan import WorkUnit, transactional_id
 
@@ -159,12 +160,12 @@ class BatchGroupCopier:
         syncs = create_producer(producer_config(clients.syncs_producer)) if clients.syncs_producer else None
         copies: list[_UnitBatches] = []
         try:
-            if self.attempt == 0:
-                copies = self._copies({})
-                producer.init_transactions(clients.timeout_s)
-            else:  # fence, then read: no earlier attempt can commit after the position read here
-                producer.init_transactions(clients.timeout_s)
-                copies = self._copies(committed_offsets(clients, self.units))
+            copies = resume_fenced(
+                self.attempt,
+                lambda: producer.init_transactions(clients.timeout_s),
+                lambda: committed_offsets(clients, self.units),
+                self._copies,
+            )
             active = {(c.unit.topic, c.unit.partition): c for c in copies if not c.done}
             for (topic, partition), copy in active.items():
                 reader.assign(topic, partition, copy.route, copy.result.resumed_from)

@@ -234,6 +234,28 @@ def init_transactions(producer: Producer, clients: BackfillClients, topic: str, 
         raise ConnectError(f"Cannot start a transaction on cluster '{clients.target}' for {what}: {e}") from e
 
 
+def resume_fenced(
+    attempt: int,
+    fence: Callable[[], None],
+    read_committed: Callable[[], dict[bytes, int]],
+    begin: Callable[[dict[bytes, int]], T],
+) -> T:
+    """Start an attempt in the one order that keeps it exactly once: ``fence`` is the attempt's InitProducerId,
+    ``read_committed`` reads the units' committed positions, ``begin`` sets the copies up from positions ({}:
+    the plan's) and returns them.
+
+    A first attempt begins where the plan says (read after the driver fenced every earlier run's ids), so
+    fetching starts while the producer gets its id. A retried attempt fences first, then reads: once the
+    fence is done no earlier attempt (a paused or still running one) can commit, so the positions read next
+    are final; read first, and an old attempt could commit a chunk in between that this one copies again."""
+    if attempt == 0:
+        started = begin({})
+        fence()
+        return started
+    fence()
+    return begin(read_committed())
+
+
 def fence_ids(clients: BackfillClients, ids: Iterable[str]) -> None:
     """Re-initialise transactional ids an earlier run used (on the Spark driver): aborts what it left open
     (on some brokers an open transaction holds the last stable offset back) and fences its stray executors.
@@ -262,6 +284,7 @@ class CommittedChunk(Protocol):
 
 
 ChunkT = TypeVar("ChunkT", bound=CommittedChunk)
+T = TypeVar("T")
 
 
 class UnitProgress(Generic[ChunkT]):
@@ -424,19 +447,12 @@ class GroupCopier:
         copies: list[UnitCopy] = []
         active: dict[tuple[str, int], UnitCopy] = {}
         try:
-            if self.attempt == 0:
-                # A first attempt starts where the plan (read after the driver fenced every partition) says,
-                # so fetching starts while the producer gets its id (a broker round trip).
-                copies, active = self._copies({})
-                consumer.assign([ClientPartition(t, p, c.result.resumed_from) for (t, p), c in active.items()])
-                init_transactions(producer, clients, first.target_topic, what)
-            else:
-                # Fence, then read: once init_transactions returns, no earlier attempt (a paused or still
-                # running one) can commit, so the position read next is final. Read first, and an old
-                # attempt could commit a chunk in between that this one would copy again.
-                init_transactions(producer, clients, first.target_topic, what)
-                copies, active = self._copies(committed_offsets(clients, self.units))
-                consumer.assign([ClientPartition(t, p, c.result.resumed_from) for (t, p), c in active.items()])
+            copies, active = resume_fenced(
+                self.attempt,
+                lambda: init_transactions(producer, clients, first.target_topic, what),
+                lambda: committed_offsets(clients, self.units),
+                lambda committed: self._begin(consumer, committed),
+            )
             for copy in active.values():
                 copy.producer = producer
             started_at = time.time()  # timed from here as a live task is from its first poll
@@ -461,6 +477,14 @@ class GroupCopier:
         for copy in active.values():
             copy.result.started_at, copy.result.finished_at = started_at, finished_at
         return [c.result for c in copies]
+
+    def _begin(
+        self, consumer: Any, committed: dict[bytes, int]
+    ) -> tuple[list[UnitCopy], dict[tuple[str, int], UnitCopy]]:
+        """The units' copies (see :meth:`_copies`), the unfinished ones assigned to the consumer."""
+        copies, active = self._copies(committed)
+        consumer.assign([ClientPartition(t, p, c.result.resumed_from) for (t, p), c in active.items()])
+        return copies, active
 
     def _copies(self, committed: dict[bytes, int]) -> tuple[list[UnitCopy], dict[tuple[str, int], UnitCopy]]:
         """Every unit's copy from the later of its planned start and its committed position; the unfinished."""
