@@ -62,6 +62,7 @@ from connect_core.api.records import SourceRecord
 from connect_core.api.task import Task
 from embedded_kafka import EmbeddedKafkaCluster, unique_name
 from mirror.connectors.source_connector import MirrorSourceConnector
+from mirror.connectors.source_metrics import SourceMetricsBase
 from mirror.connectors.source_task import MirrorSourceTask
 from mirror.driver.maker_config import SOURCE_CONNECTOR, MirrorMakerConfig, SourceAndTarget
 
@@ -72,7 +73,7 @@ EXACTLY_ONCE_RATIO_TARGET = 0.8
 RSS_TARGET_MB = 500.0
 
 
-class _AckMetrics:
+class _AckMetrics(SourceMetricsBase):
     """The task's own per-batch metrics hook (the path ``mm2 run --metrics-port`` uses), feeding the counter.
 
     Counting through the batch hook instead of overriding ``commit_record`` keeps the benchmark from

@@ -42,6 +42,7 @@ from embedded_kafka.engine import Engine
 from embedded_kafka.errors import BrokerStartError
 from embedded_kafka.object_store import MotoS3Server, bucket_name
 from embedded_kafka.ports import LOOPBACK, accepts_connections, free_port, port_is_free
+from embedded_kafka.tail import TopicTail
 
 T = TypeVar("T")
 
@@ -301,6 +302,12 @@ class KafkaCluster:
             return dict(sorted(ends.items()))
         finally:
             consumer.close()
+
+    def tail(self, topic: str, isolation: str = "read_uncommitted", from_end: bool = False) -> TopicTail:
+        """One consumer for a wait that polls ``topic`` again and again (see :mod:`embedded_kafka.tail`): from
+        the topic's start, or from its end offsets now (``from_end``: a wait on the end offsets only)."""
+        positions = self.end_offsets(topic, isolation) if from_end else dict.fromkeys(self.partitions_for(topic), 0)
+        return TopicTail(self, topic, positions, isolation)
 
     def read_all(
         self,

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 from connect_core.api.errors import ConfigError, ConfigIssue
 from connect_core.config.configdef import (
@@ -104,6 +104,17 @@ HEARTBEATS_REPLICATION_ENABLED = "heartbeats.replication.enabled"
 BATCH_COPY_ENABLED = "batch.copy.enabled"
 BATCH_COPY_ENABLED_DEFAULT = True
 BATCH_COPY_MAX_IN_FLIGHT_BYTES = "batch.copy.max.in.flight.bytes"
+#: where a MirrorSource partition without a stored offset starts
+OffsetReset = Literal["earliest", "latest"]
+#: auto.offset.reset values (Kafka's and librdkafka's spellings) -> their OffsetReset
+_OFFSET_RESETS: dict[str, OffsetReset] = {
+    "earliest": "earliest",
+    "smallest": "earliest",
+    "beginning": "earliest",
+    "latest": "latest",
+    "largest": "latest",
+    "end": "latest",
+}
 USE_DEFAULTS_FROM = "use.defaults.from"
 TASK_TOPIC_PARTITIONS = "task.assigned.partitions"
 
@@ -885,6 +896,24 @@ class MirrorSourceConfig(MirrorConnectorConfig):
     @property
     def batch_copy_enabled(self) -> bool:
         return self.get_boolean(BATCH_COPY_ENABLED)
+
+    @property
+    def offset_reset(self) -> OffsetReset:
+        """Where a partition without a stored offset starts: ``earliest`` or ``latest``, from the source
+        consumer's ``auto.offset.reset`` (MirrorMaker's default ``earliest``; librdkafka's aliases accepted)."""
+        value = str(source_consumer_config(self.originals(), self.definition.names())["auto.offset.reset"]).strip()
+        reset = _OFFSET_RESETS.get(value.lower())
+        if reset is None:
+            raise ConfigError(
+                [
+                    ConfigIssue(
+                        "consumer.auto.offset.reset",
+                        f"Invalid value {value}: MirrorSourceTask needs earliest or latest for "
+                        "partitions without a stored offset",
+                    )
+                ]
+            )
+        return reset
 
     @property
     def batch_copy_max_in_flight_bytes(self) -> int:

@@ -14,11 +14,15 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future
 from typing import Any
 
-from connect_core.kafka.clients import admin_config, create_admin
+from connect_core.kafka.admin import TopicAdmin
 from connect_core.kafka.types import AdminClient, ClientPartition, OffsetSpec
 from mirror.client.formats import TopicPartition
+from mirror.connectors.periodic_request import LazyAdmin, PeriodicRequest
 
 log = logging.getLogger(__name__)
+
+#: one future per partition asked
+Requested = dict[ClientPartition, Future[Any]]
 
 #: How often the log starts are looked up (retention moves in segments of hours, by default).
 CHECK_INTERVAL_S = 300.0
@@ -35,44 +39,41 @@ class LogStartLookup:
         admin: AdminClient | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._props = dict(admin_props)
-        self._admin = admin
-        self._interval_s = interval_s
+        self._admin = LazyAdmin(admin_props, timeout_s, None if admin is None else TopicAdmin(client=admin))
         self._timeout_s = timeout_s
-        self._clock = clock
-        self._due = clock() + interval_s
-        self._futures: dict[ClientPartition, Future[Any]] | None = None
+        self._requests: PeriodicRequest[Requested] = PeriodicRequest(_all_done, interval_s, clock)
 
     def poll(self, partitions: Callable[[], Iterable[TopicPartition]]) -> dict[TopicPartition, int]:
         """The answers of the request in flight once all are in (else {}); starts the next one when due."""
-        futures = self._futures
-        if futures is not None:
-            if not all(f.done() for f in futures.values()):
-                return {}
-            self._futures = None
-            out: dict[TopicPartition, int] = {}
-            for ktp, future in futures.items():
-                try:
-                    out[TopicPartition(ktp.topic, ktp.partition)] = int(future.result().offset)
-                except Exception as e:  # a partition without an answer keeps its records until next time
-                    log.debug("No log-start offset for %s-%s: %s", ktp.topic, ktp.partition, e)
-            return out
-        if self._clock() < self._due:
+        futures = self._requests.poll(lambda: self._start(partitions))
+        if futures is None:
             return {}
-        self._due = self._clock() + self._interval_s
-        wanted = {ClientPartition(tp.topic, tp.partition): OffsetSpec.earliest() for tp in partitions()}
-        if wanted:
+        out: dict[TopicPartition, int] = {}
+        for ktp, future in futures.items():
             try:
-                if self._admin is None:
-                    self._admin = create_admin(admin_config(self._props))
-                self._futures = self._admin.list_offsets(wanted, request_timeout=self._timeout_s)
-            except Exception as e:
-                log.warning("Could not look up the source's log-start offsets: %s", e)
-        return {}
+                out[TopicPartition(ktp.topic, ktp.partition)] = int(future.result().offset)
+            except Exception as e:  # a partition without an answer keeps its records until next time
+                log.debug("No log-start offset for %s-%s: %s", ktp.topic, ktp.partition, e)
+        return out
+
+    def _start(self, partitions: Callable[[], Iterable[TopicPartition]]) -> Requested | None:
+        wanted = {ClientPartition(tp.topic, tp.partition): OffsetSpec.earliest() for tp in partitions()}
+        if not wanted:
+            return None
+        try:
+            requested: Requested = self._admin.get().client.list_offsets(wanted, request_timeout=self._timeout_s)
+        except Exception as e:
+            log.warning("Could not look up the source's log-start offsets: %s", e)
+            return None
+        return requested
 
     def close(self) -> None:
-        self._admin = None
-        self._futures = None
+        self._admin.close()
+        self._requests.forget()
+
+
+def _all_done(futures: Requested) -> bool:
+    return all(f.done() for f in futures.values())
 
 
 __all__ = ["CHECK_INTERVAL_S", "LogStartLookup"]

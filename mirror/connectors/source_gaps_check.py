@@ -14,6 +14,7 @@ from connect_core.kafka.clients import admin_config, create_admin
 from connect_core.kafka.types import ClientPartition, OffsetSpec
 from mirror.client.formats import TopicPartition
 from mirror.connectors.source_gaps import REASON_RECORDS_LOST, LostRange, LostTotal, now_ms
+from mirror.connectors.source_metrics import SourceMetrics
 
 log = logging.getLogger(__name__)
 
@@ -21,16 +22,12 @@ log = logging.getLogger(__name__)
 GAPS_ADMIN_ROLE = "source-gaps-admin"
 
 
-def report_lost(lost: LostRange, total: LostTotal, flow: str, remote_topic: str, metrics: Any) -> None:
+def report_lost(lost: LostRange, total: LostTotal, flow: str, remote_topic: str, metrics: SourceMetrics) -> None:
     """Log the range once, count it (events and offsets) and add it to the partition's total."""
     log.error("%s", lost.describe(flow))
     total.add(lost, now_ms())
-    changed = getattr(metrics, "source_changed", None)
-    if changed is not None:
-        changed(remote_topic, lost.tp.partition, REASON_RECORDS_LOST, 1)
-    counted = getattr(metrics, "records_lost", None)
-    if counted is not None:
-        counted(remote_topic, lost.tp.partition, lost.count)
+    metrics.source_changed(remote_topic, lost.tp.partition, REASON_RECORDS_LOST, 1)
+    metrics.records_lost(remote_topic, lost.tp.partition, lost.count)
 
 
 def log_starts_now(

@@ -18,7 +18,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from connect_core.kafka.admin import TopicAdmin
+from mirror.connectors.periodic_request import LazyAdmin, PeriodicRequest
 
 log = logging.getLogger(__name__)
 
@@ -66,70 +66,55 @@ class TopicIdWatch:
         lookup: IdLookup | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._props = dict(admin_props)
         self._topics = sorted(set(topics))
         self.known: dict[str, str] = dict(known)
-        self._interval_s = interval_s
         self._timeout_s = timeout_s
         self._lookup = lookup or self._admin_lookup
-        self._clock = clock
-        self._due = clock() + interval_s
+        self._admin = LazyAdmin(admin_props, timeout_s)
         self._pool: ThreadPoolExecutor | None = None
-        self._future: Future[dict[str, str]] | None = None
-        self._admin: TopicAdmin | None = None
+        self._requests: PeriodicRequest[Future[dict[str, str]]] = PeriodicRequest(Future.done, interval_s, clock)
         self.started = 0  # lookups started so far
         self.answered = 0  # lookups answered so far (one at a time: the n-th answer is of the n-th start)
 
     def request_now(self) -> None:
         """Look up at the next :meth:`poll` (after one in flight): a fetcher saw a topic under a new id."""
-        self._due = self._clock()
+        self._requests.request_now()
 
     def poll(self) -> list[IncarnationChange]:
         """Changes found by the lookup that has completed since the last call; starts the next one when due."""
-        future = self._future
-        if future is not None:
-            if not future.done():
-                return []
-            self._future = None
-            try:
-                found = future.result()
-            except Exception as e:  # looked up again next time; nothing is decided on a failed lookup
-                log.debug("Could not look up the source topics' ids: %s", e)
-                self.started -= 1  # as if never started: whoever waits for an answer waits on
-                return []
-            self.answered += 1
-            return changed_topics(self.known, found)
-        if not self._topics or self._clock() < self._due:
+        future = self._requests.poll(self._start)
+        if future is None:
             return []
-        self._due = self._clock() + self._interval_s
+        try:
+            found = future.result()
+        except Exception as e:  # looked up again next time; nothing is decided on a failed lookup
+            log.debug("Could not look up the source topics' ids: %s", e)
+            self.started -= 1  # as if never started: whoever waits for an answer waits on
+            return []
+        self.answered += 1
+        return changed_topics(self.known, found)
+
+    def _start(self) -> Future[dict[str, str]] | None:
+        if not self._topics:
+            return None
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="topic-id-watch")
-        self._future = self._pool.submit(self._lookup, self._topics, self._timeout_s)
+        future = self._pool.submit(self._lookup, self._topics, self._timeout_s)
         self.started += 1
-        return []
+        return future
 
     def _admin_lookup(self, topics: Sequence[str], timeout_s: float) -> dict[str, str]:
-        if self._admin is None:
-            self._admin = TopicAdmin(self._props, timeout_s=timeout_s)
-        return self._admin.topic_ids(topics, timeout_s)
+        return self._admin.get().topic_ids(topics, timeout_s)
 
     def close(self) -> None:
         """Stops looking; a lookup under way finishes in its thread and its admin is closed there after it."""
-        self._future = None
+        self._requests.forget()
         pool, self._pool = self._pool, None
         if pool is not None:
-            pool.submit(self._close_admin)
+            pool.submit(self._admin.close)
             pool.shutdown(wait=False)
         else:
-            self._close_admin()
-
-    def _close_admin(self) -> None:
-        admin, self._admin = self._admin, None
-        if admin is not None:
-            try:
-                admin.close()
-            except Exception as e:  # closing quietly
-                log.debug("Error closing the topic-id admin: %s", e)
+            self._admin.close()
 
 
 __all__ = ["WATCH_INTERVAL_S", "IncarnationChange", "TopicIdWatch", "changed_topics"]

@@ -36,7 +36,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 from connect_core.api.batch_copy import BatchItem, DecodedRecords
 from connect_core.api.errors import ConfigError, ConfigIssue
@@ -60,7 +60,7 @@ from mirror.client.formats import (
     wrap_partition,
 )
 from mirror.client.policy import ReplicationPolicy
-from mirror.connectors.config import REPLICATION_CONSUMER_ROLE, MirrorSourceTaskConfig
+from mirror.connectors.config import REPLICATION_CONSUMER_ROLE, MirrorSourceTaskConfig, OffsetReset
 from mirror.connectors.log_start_lookup import LogStartLookup
 from mirror.connectors.mirror_admin import MirrorAdmin
 from mirror.connectors.offset_sync_producer import OffsetSyncProducer
@@ -77,6 +77,7 @@ from mirror.connectors.source_gaps_check import GAPS_ADMIN_ROLE, log_starts_now,
 from mirror.connectors.source_incarnation import TOPIC_ID_KEY, RecreatedAction
 from mirror.connectors.source_incarnation_check import INCARNATION_ADMIN_ROLE, lookup_topic_ids, start_decisions
 from mirror.connectors.source_incarnation_watch import IncarnationChange, TopicIdWatch
+from mirror.connectors.source_metrics import NoOpSourceMetrics, SourceMetrics, reports_lag
 from mirror.connectors.throughput_cap import THROUGHPUT_LIMIT, ThroughputCap, flow_cap, parse_limit
 
 log = logging.getLogger(__name__)
@@ -105,32 +106,6 @@ PUBLISH_INTERVAL_S = 0.5
 MAPPINGS_RETENTION_ADMIN_ROLE = "offset-mappings-retention-admin"
 #: A start position below every stored one: the partition is a new incarnation, read from its log start.
 _NEW_INCARNATION = -3
-
-
-class SourceMetrics(Protocol):
-    """Where the task reports per-batch, per-remote-partition measurements (times in ms)."""
-
-    def polled(self, topic: str, partition: int, records: int, value_bytes: int, max_age_ms: float) -> None:
-        """A poll returned ``records`` records of this remote partition."""
-
-    def acknowledged(self, topic: str, partition: int, records: int, max_latency_ms: float) -> None:
-        """The target acknowledged ``records`` records; latency = ack time - source timestamp."""
-
-    def throughput(self, limit: float | None, rate: float) -> None:
-        """The flow's throughput cap on this node and the rate it measured (bytes per second)."""
-
-
-class NoOpSourceMetrics:
-    """The default sink: measurements are dropped."""
-
-    def polled(self, topic: str, partition: int, records: int, value_bytes: int, max_age_ms: float) -> None:
-        return None
-
-    def acknowledged(self, topic: str, partition: int, records: int, max_latency_ms: float) -> None:
-        return None
-
-    def throughput(self, limit: float | None, rate: float) -> None:
-        return None
 
 
 _NO_TIMESTAMP = float("inf")
@@ -223,6 +198,7 @@ class MirrorSourceTask(SourceTask):
 
     def __init__(self, metrics: SourceMetrics | None = None) -> None:
         self._measure = False  # a real metrics sink: per-record byte/age/latency bookkeeping
+        self._lag = False  # the sink records lag: keep the in-flight/newest-read bookkeeping it needs
         self.metrics = metrics or NoOpSourceMetrics()
         self._consumer: Consumer | None = None
         self._sync_queue: OffsetSyncQueue | None = None
@@ -241,7 +217,6 @@ class MirrorSourceTask(SourceTask):
         self._other_copies: dict[TopicPartition, PartitionCopy] = {}  # foreign records of unassigned partitions
         self._unacknowledged = 0  # records returned by poll() and not yet seen by commit_record()
         self.assigned: list[TopicPartition] = []
-        self._lag_hook: Any = None
         self._cap: ThroughputCap | None = None
         self._unpublished = False  # acknowledged copies not yet published (see _maybe_publish)
         self._publish_due = 0.0  # monotonic time before which nothing is published again
@@ -281,6 +256,7 @@ class MirrorSourceTask(SourceTask):
         """Set before ``start`` (``FlowMetrics.attach``); the no-op sink turns all bookkeeping off."""
         self._metrics = sink
         self._measure = not isinstance(sink, NoOpSourceMetrics)
+        self._lag = reports_lag(sink)
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -305,10 +281,7 @@ class MirrorSourceTask(SourceTask):
         self._gap_starts = LogStartLookup(
             config.source_admin_config(GAPS_ADMIN_ROLE), interval_s=0.0, timeout_s=config.admin_timeout_s
         )
-        self._lag_hook = getattr(self.metrics, "lag", None)
-        assigned_hook = getattr(self.metrics, "assigned", None)
-        if assigned_hook is not None:
-            assigned_hook([(self._remote_topic(tp.topic), tp.partition) for tp in self.assigned])
+        self.metrics.assigned([(self._remote_topic(tp.topic), tp.partition) for tp in self.assigned])
         try:
             if config.emit_offset_syncs_enabled:
                 self._offset_syncs = OffsetSyncProducer(
@@ -321,7 +294,7 @@ class MirrorSourceTask(SourceTask):
                 self._log_starts = LogStartLookup(
                     config.source_admin_config(MAPPINGS_RETENTION_ADMIN_ROLE), timeout_s=config.admin_timeout_s
                 )
-            reset = str(java.get("auto.offset.reset", "earliest")).strip()
+            reset = config.offset_reset
             if self._batch_offered and config.batch_copy_enabled:
                 self._start_batches(config, java, reset)
             else:
@@ -364,26 +337,10 @@ class MirrorSourceTask(SourceTask):
     def batch_copy_max_in_flight_bytes(self) -> int:
         return self._batch_bytes_limit
 
-    def _start_batches(self, config: MirrorSourceTaskConfig, java: dict[str, Any], reset: str) -> None:
-        """Read the assigned partitions as raw batches (read_committed) with the consumer's own settings."""
-        positions = {
-            "earliest": 0,
-            "smallest": 0,
-            "beginning": 0,
-            "latest": LATEST,
-            "largest": LATEST,
-            "end": LATEST,
-        }.get(reset.lower())
-        if positions is None:
-            raise ConfigError(
-                [
-                    ConfigIssue(
-                        "consumer.auto.offset.reset",
-                        f"Invalid value {reset}: MirrorSourceTask needs earliest or latest for "
-                        "partitions without a stored offset",
-                    )
-                ]
-            )
+    def _start_batches(self, config: MirrorSourceTaskConfig, java: dict[str, Any], reset: OffsetReset) -> None:
+        """Read the assigned partitions as raw batches (read_committed) with the consumer's own settings;
+        ``reset`` (``earliest``/``latest``) places the partitions without a stored offset."""
+        positions = 0 if reset == "earliest" else LATEST
         fetcher = BatchFetcher(
             str(java.get("bootstrap.servers", "")),
             kafka_python_security(java),
@@ -465,7 +422,7 @@ class MirrorSourceTask(SourceTask):
                 if reader.caught_up and reader.high_watermark > route.end:
                     route.end = reader.high_watermark  # the partition's end (its mappings' trailing gap)
                     self._unpublished = True
-                if self._lag_hook is not None and reader.caught_up and route.in_flight <= 0:
+                if self._lag and reader.caught_up and route.in_flight <= 0:
                     self._report_partition_lag(route, reader.high_watermark - 1, route.read_timestamp)
             fetched = 0
             for item in items:
@@ -484,28 +441,13 @@ class MirrorSourceTask(SourceTask):
             if self._acked_runs:
                 self._flush_ack_metrics()
 
-    def _initialize_consumer(self, partitions: list[TopicPartition], auto_offset_reset: str) -> None:
+    def _initialize_consumer(self, partitions: list[TopicPartition], auto_offset_reset: OffsetReset) -> None:
+        """Assign the partitions at their start positions; ``auto_offset_reset`` (``earliest``/``latest``)
+        places those without a stored offset."""
         assert self._consumer is not None
         wrapped = [self._partition_map(tp.topic, tp.partition) for tp in partitions]
         stored = self._start_positions(partitions, wrapped)
-        reset = {
-            "earliest": OFFSET_BEGINNING,
-            "smallest": OFFSET_BEGINNING,
-            "beginning": OFFSET_BEGINNING,
-            "latest": OFFSET_END,
-            "largest": OFFSET_END,
-            "end": OFFSET_END,
-        }.get(auto_offset_reset.lower())
-        if reset is None:
-            raise ConfigError(
-                [
-                    ConfigIssue(
-                        "consumer.auto.offset.reset",
-                        f"Invalid value {auto_offset_reset}: MirrorSourceTask needs earliest or "
-                        "latest for partitions without a stored offset",
-                    )
-                ]
-            )
+        reset = OFFSET_BEGINNING if auto_offset_reset == "earliest" else OFFSET_END
         assignment = []
         uncommitted = 0
         for tp, offset in zip(partitions, stored, strict=True):
@@ -576,7 +518,7 @@ class MirrorSourceTask(SourceTask):
             self._recreated_action,
             self._flow,
             self._remote_topic,
-            getattr(self.metrics, "source_changed", None),
+            self.metrics.source_changed,
         )
         resumed = [tp for tp, d in zip(partitions, decisions, strict=True) if d.position is not None]
         starts = log_starts_now(self._source_admin, resumed, self._admin_timeout_s) if resumed else {}
@@ -794,15 +736,13 @@ class MirrorSourceTask(SourceTask):
             self._recreated_action,
             self._flow,
             self._remote_topic,
-            getattr(self.metrics, "source_changed", None),
+            self.metrics.source_changed,
         )
         self._lost.pop(tp, None)  # a loss of the old incarnation is no loss of the new one
         run.offset_extra = decision.extra
         if decision.from_beginning or (decision.event is None and decision.position is None):
             run.copy.unknown()  # the old incarnation's open mapping run ends here
-            if self._offset_syncs is not None:
-                _send_mappings(self._offset_syncs, run.copy)
-            run.copy.take_closed()  # (none left when sent)
+            _send_mappings(self._offset_syncs, run.copy)  # taken even without a producer: none outlives it
             run.copy.resume_after(-1)  # the new incarnation's mappings start afresh
             run.end = -1
             run.next_offset = -1
@@ -859,7 +799,7 @@ class MirrorSourceTask(SourceTask):
             )
         # The consumer is read outside poll here: hold its lock so a concurrent stop() cannot close it
         # underneath (skip the report rather than wait if stop() holds it).
-        if self._lag_hook is not None and self._consumer_lock.acquire(blocking=False):
+        if self._lag and self._consumer_lock.acquire(blocking=False):
             try:
                 self._report_partition_lag(route, run.last_upstream, run.last_timestamp)
             finally:
@@ -873,7 +813,7 @@ class MirrorSourceTask(SourceTask):
         if self._stopping:
             return
         route.in_flight -= run.count
-        if self._lag_hook is not None:
+        if self._lag:
             self._report_acked_lag(route)
         if self._measure and run.count > run.skipped:
             oldest = _oldest(run)
@@ -905,7 +845,7 @@ class MirrorSourceTask(SourceTask):
         records: list[SourceRecord] = []
         append = records.append
         measure = self._measure
-        lag = self._lag_hook is not None
+        lag = self._lag
         seen: list[_Partition] = []
         run: _Partition | None = None
         last_topic = ""
@@ -1041,7 +981,7 @@ class MirrorSourceTask(SourceTask):
                 return
         if high is None or high < 0:
             return
-        self._lag_hook(
+        self._metrics.lag(
             route.topic,
             tp.partition,
             max(high - newest_offset - 1, 0) + max(route.in_flight, 0),
@@ -1049,9 +989,7 @@ class MirrorSourceTask(SourceTask):
         )
 
     def _on_offset_sync_sent(self, sync: OffsetSync) -> None:
-        hook = getattr(self.metrics, "offset_syncs_sent", None)
-        if hook is not None:
-            hook(self._remote_topic(sync.topic), sync.partition, 1)
+        self._metrics.offset_syncs_sent(self._remote_topic(sync.topic), sync.partition, 1)
 
     def _on_consume_error(self, err: KafkaError, msg: Any = None) -> None:
         """Kafka's task logs client errors and carries on; only fatal ones stop it. The end of a partition
@@ -1201,7 +1139,7 @@ class MirrorSourceTask(SourceTask):
             run.max_latency = 0.0
             if count:
                 self.metrics.acknowledged(run.topic, run.tp.partition, count, latency)
-            if self._lag_hook is not None and not self._stopping:
+            if self._lag and not self._stopping:
                 self._report_acked_lag(run, locked)
 
     @property
@@ -1209,10 +1147,13 @@ class MirrorSourceTask(SourceTask):
         return self._offset_syncs
 
 
-def _send_mappings(producer: OffsetSyncProducer, copy: PartitionCopy) -> None:
-    """The mapping runs ``copy`` closed, to the producer's per-partition segment buffers."""
-    for mapping in copy.take_closed():
-        producer.send_mapping(mapping)
+def _send_mappings(producer: OffsetSyncProducer | None, copy: PartitionCopy) -> None:
+    """The mapping runs ``copy`` closed, taken from it and sent to the producer's per-partition segment
+    buffers (dropped when the task emits no offset syncs)."""
+    closed = copy.take_closed()
+    if producer is not None:
+        for mapping in closed:
+            producer.send_mapping(mapping)
 
 
 def _oldest(run: CopyRun) -> int:

@@ -27,6 +27,7 @@ from connect_core.model import ConnectorTaskId, State
 from connect_core.runtime.sink_metrics_prometheus import PrometheusSinkTaskMetrics
 from mirror.connectors.source_gaps import REASON_RECORDS_LOST
 from mirror.connectors.source_incarnation import REASON_RECREATED
+from mirror.connectors.source_metrics import SourceMetricsBase
 from mirror.driver.metrics import STATES, Mm2Metrics, SourcePartitionMetrics
 
 Clock = Callable[[], float]
@@ -299,7 +300,7 @@ class WorkerTaskMetrics:
         self._runtime.client_error("producer", error, fatal)
 
 
-class SourceTaskMetrics:
+class SourceTaskMetrics(SourceMetricsBase):
     """``mirror.connectors.source_task.SourceMetrics`` of one MirrorSourceTask; times arrive in milliseconds.
 
     ``topic`` is the remote (target) topic, as Kafka's MirrorSourceMetrics tags it.

@@ -19,6 +19,7 @@ import pytest
 
 from connect_core.kafka.client_logging import RDKAFKA_LOG
 from embedded_kafka import KafkaCluster
+from embedded_kafka.tail import TopicWatch
 from mirror.driver.backfill_leases import Lease, decode_lease, leases_topic
 from mirror.driver.driver import make_config
 from mirror.jobs.backfill.flow import committed_offsets, resolve_flow
@@ -137,12 +138,13 @@ def until_exactly_once(
     The source is no longer written to: it is read once; the target (up to a million records, parsed in
     Python) is read every few seconds, not twice a second, so the copy it waits for gets the CPU.
     """
-    eventually(
-        lambda: remote in target.topic_names() and sum(target.end_offsets(remote).values()) >= total,
-        timeout,
-        f"{what}: {total} records on the target",
-        proc,
-    )
+    with TopicWatch(target, remote, from_end=True) as ends:  # one client for the whole wait
+        eventually(
+            lambda: (tail := ends.tail()) is not None and sum(tail.end_offsets().values()) >= total,
+            timeout,
+            f"{what}: {total} records on the target",
+            proc,
+        )
     src = source_values(source, topic)
     try:
         eventually(lambda: exactly_once(source, target, topic, remote, total, src), timeout, what, proc, interval=3.0)
@@ -285,6 +287,25 @@ class Backfill:
         self.resume_copy()
         if self.proc.poll() is None:
             self.kill()
+
+
+class Leases:
+    """The flow's latest backfill lease, for a wait that polls it: one kept client reads the leases topic on
+    from where the last look ended (:func:`lease_of` reads it whole through new clients: one look)."""
+
+    def __init__(self, b: KafkaCluster) -> None:
+        self._watch = TopicWatch(b, leases_topic("A"))
+        self._lease: Lease | None = None
+
+    def __call__(self) -> Lease | None:
+        tail = self._watch.tail()
+        if tail is not None:
+            for m in tail.read_to_end():
+                self._lease = decode_lease(m.key(), m.value())
+        return self._lease
+
+    def close(self) -> None:
+        self._watch.close()
 
 
 def lease_of(b: KafkaCluster) -> Lease | None:
@@ -507,7 +528,11 @@ def test_a_killed_backfills_lease_expires_and_live_tailing_takes_over_exactly(
     try:
         progress = Progress(b, REMOTE, PARTITIONS)
         job = Backfill(config, tmp_path, "--lease-ttl", "6", *SLOW_COPY)  # the test is about expiry: a short lease
-        eventually(lambda: lease_of(b) is not None, 180, "the job's lease")
+        leases = Leases(b)
+        try:
+            eventually(lambda: leases() is not None, 180, "the job's lease")
+        finally:
+            leases.close()
         mm2 = Mm2Process(config, log_dir=tmp_path)  # started during the job: it must wait for the lease
         try:  # killed once it copied a third of the backlog (several transactions of a second each)
             eventually(lambda: progress() >= 300 + KILLED_BACKLOG // 3, 240, "the job copies", mm2)
@@ -578,11 +603,13 @@ def test_a_rerun_after_a_killed_backfill_resumes_from_what_committed_and_release
     # a job killed before it copied anything: --release fences it and frees the topic for mm2 run at once
     produce(a, TOPIC, KILLED_BACKLOG, 300)
     third = Backfill(config, tmp_path, "--lease-ttl", "600", name="third")
+    leases = Leases(b)
     try:
-        eventually(lambda: lease_of(b) is not None, 180, "the third job's lease")
+        eventually(lambda: leases() is not None, 180, "the third job's lease")
         third.kill()
     finally:
         third.close()
+        leases.close()
     released = mm2_command("backfill", str(config), "--source", "A", "--target", "B", "--release")
     assert released.returncode == 0, released.stderr
     assert released.stdout.startswith("Released the backfill lease of job ") and "(big)" in released.stdout

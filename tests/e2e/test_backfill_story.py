@@ -26,6 +26,7 @@ from tests.e2e.test_backfill_lease import (
     SHORT_TRANSACTIONS,
     TOPIC,
     Backfill,
+    Leases,
     Progress,
     committed_positions,
     flow_props,
@@ -60,7 +61,11 @@ def test_catch_up_after_an_outage_through_restarts_and_kills_is_exactly_once(
     mm2: Mm2Process | None = None
     rerun: Backfill | None = None
     try:
-        eventually(lambda: lease_of(b) is not None, 180, "the job's lease")
+        leases = Leases(b)
+        try:
+            eventually(lambda: leases() is not None, 180, "the job's lease")
+        finally:
+            leases.close()
         mm2 = Mm2Process(config, log_dir=tmp_path)  # started during the backfill
         eventually(lambda: progress() >= 300 + BACKLOG // 10, 240, "the job copies", mm2)
         workers = eventually(lambda: spark_python_workers(job.proc.pid), 60, "a Spark python worker")

@@ -118,6 +118,24 @@ def test_produce_reports_positions_and_end_offsets_are_exact(kafka_cluster: Kafk
         kafka_cluster.partitions_for(unique_name("missing"))
 
 
+def test_a_tail_reads_on_and_its_end_offsets_are_as_current_as_a_new_clients(kafka_cluster: KafkaCluster) -> None:
+    """One consumer for a whole wait (embedded_kafka.tail): each call answers from a fetch made after it began."""
+    topic = unique_name("tail")
+    kafka_cluster.create_topic(topic, partitions=2)
+    kafka_cluster.produce(topic, [{"value": str(i), "partition": i % 2} for i in range(5)])
+    with kafka_cluster.tail(topic) as tail, kafka_cluster.tail(topic, from_end=True) as ends:
+        read = sorted((m.partition(), m.offset(), m.value()) for m in tail.read_to_end())
+        assert read == [(0, 0, b"0"), (0, 1, b"2"), (0, 2, b"4"), (1, 0, b"1"), (1, 1, b"3")]
+        assert tail.positions == {0: 3, 1: 2} and ends.end_offsets() == {0: 3, 1: 2}
+        assert tail.read_to_end() == [] and ends.end_offsets() == {0: 3, 1: 2}  # nothing new: same ends
+        for round_ in range(3):  # each write seen by the very next call
+            kafka_cluster.produce(topic, [{"value": f"n{round_}", "partition": 1}])
+            assert ends.end_offsets() == kafka_cluster.end_offsets(topic) == {0: 3, 1: 3 + round_}
+            assert [(m.partition(), m.offset(), m.value()) for m in tail.read_to_end()] == [
+                (1, 2 + round_, f"n{round_}".encode())
+            ]
+
+
 def test_produce_to_missing_topic_fails_instead_of_auto_creating(kafka_cluster: KafkaCluster) -> None:
     topic = unique_name("absent")
     with pytest.raises((KafkaException, TimeoutError)):

@@ -32,11 +32,19 @@ from connect_core.kafka.security import kafka_python_security
 from connect_core.kafka.transactional_batch_producer import TransactionalBatchProducer
 from connect_core.kafka.types import Producer
 from connect_core.storage.offset_storage import serialize_offset_value
-from mirror.client.formats import OFFSET_KEY, OffsetSync, TopicPartition, wrap_offset, wrap_partition
+from mirror.client.formats import OFFSET_KEY, OffsetSync, wrap_offset, wrap_partition
 from mirror.client.offset_mappings import mapping_for_copied_range
 from mirror.connectors.source_batches import DEFAULT_MAX_MESSAGE_BYTES, SourceBatches, decoded_records
 from mirror.connectors.throughput_cap import ThroughputCap
-from mirror.jobs.backfill.copy import BackfillClients, UnitResult, committed_offsets, offset_key
+from mirror.jobs.backfill.copy import (
+    BackfillClients,
+    UnitProgress,
+    UnitResult,
+    committed_offsets,
+    fail_if_injected,
+    offset_key,
+    resume_fenced,
+)
 from mirror.jobs.backfill.plan import WorkUnit, transactional_id
 
 log = logging.getLogger(__name__)
@@ -77,18 +85,33 @@ class _Chunk:
     error: BaseException | None = None
 
 
-class _UnitBatches:
-    """One unit: its result, where its copy stands, its chunk of the open transaction."""
+class _UnitBatches(UnitProgress[_Chunk]):
+    """One unit: its result, where its copy stands, its chunk of the open transaction, where its batches go."""
 
     def __init__(self, clients: BackfillClients, unit: WorkUnit, resumed: int, attempt: int) -> None:
-        self.unit = unit
-        self.key = offset_key(clients, unit)
-        self.tp = TopicPartition(unit.topic, unit.partition)
+        super().__init__(clients, unit, resumed, attempt)
         self.route = _Route(unit.target_topic, unit.partition, wrap_partition(self.tp, clients.source))
-        self.result = UnitResult(unit.topic, unit.partition, unit.start, unit.end, resumed, 0, 0, 0, attempt)
-        self.done = resumed >= unit.end
-        self.chunk = _Chunk()
-        self.previous: int | None = None  # the last source offset copied by an earlier chunk
+
+    def _new_chunk(self) -> _Chunk:
+        return _Chunk()
+
+    def _send_syncs(self, syncs: Producer, chunk: _Chunk) -> None:
+        """Per batch: an offset sync at its first record, and its mapping when its source offsets are
+        consecutive (a decoded batch of a compacted source is not)."""
+        clients = self.clients
+        previous = self.previous
+        for run in chunk.runs:
+            if run.downstream < 0 or not run.upstream:
+                previous = run.upstream[-1] if run.upstream else previous
+                continue
+            first, last = run.upstream[0], run.upstream[-1]
+            sync = OffsetSync(self.tp, first, run.downstream)
+            syncs.produce(clients.syncs_topic, sync.record_value(), sync.record_key(), partition=0)
+            if clients.mappings_topic is not None and last - first + 1 == len(run.upstream):
+                mapping = mapping_for_copied_range(self.tp, first, run.downstream, len(run.upstream), previous)
+                syncs.produce(clients.mappings_topic, mapping.record_value(), mapping.record_key(), partition=0)
+            previous = last
+        syncs.poll(0)
 
     def acked(self, run: _Run, chunk: _Chunk) -> Any:
         def callback(base_offset: int, error: BaseException | None) -> None:
@@ -137,12 +160,12 @@ class BatchGroupCopier:
         syncs = create_producer(producer_config(clients.syncs_producer)) if clients.syncs_producer else None
         copies: list[_UnitBatches] = []
         try:
-            if self.attempt == 0:
-                copies = self._copies({})
-                producer.init_transactions(clients.timeout_s)
-            else:  # fence, then read: no earlier attempt can commit after the position read here
-                producer.init_transactions(clients.timeout_s)
-                copies = self._copies(committed_offsets(clients, self.units))
+            copies = resume_fenced(
+                self.attempt,
+                lambda: producer.init_transactions(clients.timeout_s),
+                lambda: committed_offsets(clients, self.units),
+                self._copies,
+            )
             active = {(c.unit.topic, c.unit.partition): c for c in copies if not c.done}
             for (topic, partition), copy in active.items():
                 reader.assign(topic, partition, copy.route, copy.result.resumed_from)
@@ -312,43 +335,8 @@ class BatchGroupCopier:
         self.in_transaction = False
         open_s = time.monotonic() - self.transaction_started
         for copy in sealed:
-            chunk = copy.chunk
-            if chunk.error is not None:
-                raise ConnectError(f"Copy of {copy.unit.name} failed: {chunk.error}")
-            result = copy.result
-            result.records += chunk.count
-            result.bytes += chunk.bytes
-            result.chunks += 1
-            result.longest_transaction_s = max(result.longest_transaction_s, open_s)
-            if syncs is not None:
-                self._send_syncs(syncs, copy, chunk)
-            copy.previous = chunk.last_upstream
-            copy.chunk = _Chunk()
-        failing = clients.fail_first_attempt
-        if failing is not None and self.attempt == 0:
-            for copy in sealed:
-                if failing == (copy.unit.name, copy.result.chunks):
-                    raise ConnectError(
-                        f"injected failure of {copy.unit.name} after {copy.result.chunks} committed chunk(s)"
-                    )
-
-    def _send_syncs(self, syncs: Producer, copy: _UnitBatches, chunk: _Chunk) -> None:
-        """Per batch: an offset sync at its first record, and its mapping when its source offsets are
-        consecutive (a decoded batch of a compacted source is not)."""
-        clients = self.clients
-        previous = copy.previous
-        for run in chunk.runs:
-            if run.downstream < 0 or not run.upstream:
-                previous = run.upstream[-1] if run.upstream else previous
-                continue
-            first, last = run.upstream[0], run.upstream[-1]
-            sync = OffsetSync(copy.tp, first, run.downstream)
-            syncs.produce(clients.syncs_topic, sync.record_value(), sync.record_key(), partition=0)
-            if clients.mappings_topic is not None and last - first + 1 == len(run.upstream):
-                mapping = mapping_for_copied_range(copy.tp, first, run.downstream, len(run.upstream), previous)
-                syncs.produce(clients.mappings_topic, mapping.record_value(), mapping.record_key(), partition=0)
-            previous = last
-        syncs.poll(0)
+            copy.committed(syncs, open_s)
+        fail_if_injected(clients, self.attempt, sealed)
 
 
 def _within(records: list[SourceRecord], limit: int) -> list[list[SourceRecord]]:

@@ -21,7 +21,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
 from connect_core.api.errors import ConnectError
 from connect_core.kafka.clients import consumer_config, create_consumer, create_producer, producer_config
@@ -234,6 +234,28 @@ def init_transactions(producer: Producer, clients: BackfillClients, topic: str, 
         raise ConnectError(f"Cannot start a transaction on cluster '{clients.target}' for {what}: {e}") from e
 
 
+def resume_fenced(
+    attempt: int,
+    fence: Callable[[], None],
+    read_committed: Callable[[], dict[bytes, int]],
+    begin: Callable[[dict[bytes, int]], T],
+) -> T:
+    """Start an attempt in the one order that keeps it exactly once: ``fence`` is the attempt's InitProducerId,
+    ``read_committed`` reads the units' committed positions, ``begin`` sets the copies up from positions ({}:
+    the plan's) and returns them.
+
+    A first attempt begins where the plan says (read after the driver fenced every earlier run's ids), so
+    fetching starts while the producer gets its id. A retried attempt fences first, then reads: once the
+    fence is done no earlier attempt (a paused or still running one) can commit, so the positions read next
+    are final; read first, and an old attempt could commit a chunk in between that this one copies again."""
+    if attempt == 0:
+        started = begin({})
+        fence()
+        return started
+    fence()
+    return begin(read_committed())
+
+
 def fence_ids(clients: BackfillClients, ids: Iterable[str]) -> None:
     """Re-initialise transactional ids an earlier run used (on the Spark driver): aborts what it left open
     (on some brokers an open transaction holds the last stable offset back) and fences its stray executors.
@@ -252,11 +274,22 @@ def plain_producer_config(clients: BackfillClients) -> dict[str, Any]:
     return {**_CLIENT_DEFAULTS, **producer_config(clients.target_producer)}
 
 
-class UnitCopy:
-    """One unit's share of its task's open transaction; records arrive in partition order.
+class CommittedChunk(Protocol):
+    """What the accounting after a commit reads of a unit's chunk, whichever copier filled it."""
 
-    The chunk's latest record is held back (``pending``) until the next one arrives or the chunk is
-    sealed, so that the chunk's last record, and only it, is produced with a delivery report."""
+    count: int
+    bytes: int
+    last_upstream: int
+    error: Any  # a delivery failure (the record path's KafkaError, the batch path's exception) or None
+
+
+ChunkT = TypeVar("ChunkT", bound=CommittedChunk)
+T = TypeVar("T")
+
+
+class UnitProgress(Generic[ChunkT]):
+    """One unit of a Spark task, for either copier: its result, its chunk of the open transaction, the last
+    source offset an earlier chunk copied, and the one rule of what a committed chunk adds to them."""
 
     def __init__(self, clients: BackfillClients, unit: WorkUnit, resumed: int, attempt: int) -> None:
         self.clients = clients
@@ -265,12 +298,69 @@ class UnitCopy:
         self.tp = TopicPartition(unit.topic, unit.partition)
         self.result = UnitResult(unit.topic, unit.partition, unit.start, unit.end, resumed, 0, 0, 0, attempt)
         self.done = resumed >= unit.end
-        self.chunk = _Chunk()
+        self.chunk: ChunkT = self._new_chunk()
+        self.previous: int | None = None  # the last source offset copied by an earlier chunk
+
+    def _new_chunk(self) -> ChunkT:
+        raise NotImplementedError
+
+    def _send_syncs(self, syncs: Producer, chunk: ChunkT) -> None:
+        """The chunk's offset syncs and mappings (each copier knows where its chunk's records landed)."""
+        raise NotImplementedError
+
+    def committed(self, syncs: Producer | None, open_s: float) -> None:
+        """The transaction holding the sealed chunk committed after ``open_s`` seconds open: count the chunk
+        into the result, send its offset syncs and mappings, start the next chunk."""
+        chunk = self.chunk
+        if chunk.count == 0:
+            return
+        if chunk.error is not None:
+            raise ConnectError(f"Copy of {self.unit.name} failed: {_failure(chunk.error)}")
+        result = self.result
+        result.records += chunk.count
+        result.bytes += chunk.bytes
+        result.chunks += 1
+        result.longest_transaction_s = max(result.longest_transaction_s, open_s)
+        if syncs is not None:
+            self._send_syncs(syncs, chunk)
+        self.previous = chunk.last_upstream
+        self.rolled_back()
+
+    def rolled_back(self) -> None:
+        self.chunk = self._new_chunk()
+
+
+def _failure(error: object) -> str:
+    """A delivery failure as a person reads it (a client error's own text, not its repr)."""
+    return error.str() if isinstance(error, KafkaError) else str(error)
+
+
+def fail_if_injected(clients: BackfillClients, attempt: int, copies: Iterable[UnitProgress[Any]]) -> None:
+    """The tests' injected failure of a first attempt after a given unit's n-th committed chunk."""
+    failing = clients.fail_first_attempt
+    if failing is not None and attempt == 0:
+        for copy in copies:
+            if failing == (copy.unit.name, copy.result.chunks):
+                raise ConnectError(
+                    f"injected failure of {copy.unit.name} after {copy.result.chunks} committed chunk(s)"
+                )
+
+
+class UnitCopy(UnitProgress[_Chunk]):
+    """One unit's share of its task's open transaction; records arrive in partition order.
+
+    The chunk's latest record is held back (``pending``) until the next one arrives or the chunk is
+    sealed, so that the chunk's last record, and only it, is produced with a delivery report."""
+
+    def __init__(self, clients: BackfillClients, unit: WorkUnit, resumed: int, attempt: int) -> None:
+        super().__init__(clients, unit, resumed, attempt)
         self.pending: Message | None = None
         self.target_topic, self.partition = unit.target_topic, unit.partition
         self.last_offset = unit.end - 1
-        self.previous: int | None = None
         self.producer: Producer | None = None  # the task's, set before the first record
+
+    def _new_chunk(self) -> _Chunk:
+        return _Chunk()
 
     def seal(self) -> None:
         """The chunk's last record (with its delivery report) and the unit's progress, into the transaction."""
@@ -293,24 +383,8 @@ class UnitCopy:
             on_delivery=chunk.on_other,
         )
 
-    def committed(self, syncs: Producer | None) -> None:
-        """The transaction holding the sealed chunk committed: count it, send its offset syncs."""
-        chunk = self.chunk
-        if chunk.count == 0:
-            return
-        if chunk.error is not None:
-            raise ConnectError(f"Copy of {self.unit.name} failed: {chunk.error.str()}")
-        result = self.result
-        result.records += chunk.count
-        result.bytes += chunk.bytes
-        result.chunks += 1
-        if syncs is not None:
-            self._send_syncs(syncs, chunk)
-        self.previous = chunk.last_upstream
-        self.rolled_back()
-
     def rolled_back(self) -> None:
-        self.chunk = _Chunk()
+        super().rolled_back()
         self.pending = None
 
     def _send_syncs(self, syncs: Producer, chunk: _Chunk) -> None:
@@ -373,19 +447,12 @@ class GroupCopier:
         copies: list[UnitCopy] = []
         active: dict[tuple[str, int], UnitCopy] = {}
         try:
-            if self.attempt == 0:
-                # A first attempt starts where the plan (read after the driver fenced every partition) says,
-                # so fetching starts while the producer gets its id (a broker round trip).
-                copies, active = self._copies({})
-                consumer.assign([ClientPartition(t, p, c.result.resumed_from) for (t, p), c in active.items()])
-                init_transactions(producer, clients, first.target_topic, what)
-            else:
-                # Fence, then read: once init_transactions returns, no earlier attempt (a paused or still
-                # running one) can commit, so the position read next is final. Read first, and an old
-                # attempt could commit a chunk in between that this one would copy again.
-                init_transactions(producer, clients, first.target_topic, what)
-                copies, active = self._copies(committed_offsets(clients, self.units))
-                consumer.assign([ClientPartition(t, p, c.result.resumed_from) for (t, p), c in active.items()])
+            copies, active = resume_fenced(
+                self.attempt,
+                lambda: init_transactions(producer, clients, first.target_topic, what),
+                lambda: committed_offsets(clients, self.units),
+                lambda committed: self._begin(consumer, committed),
+            )
             for copy in active.values():
                 copy.producer = producer
             started_at = time.time()  # timed from here as a live task is from its first poll
@@ -410,6 +477,14 @@ class GroupCopier:
         for copy in active.values():
             copy.result.started_at, copy.result.finished_at = started_at, finished_at
         return [c.result for c in copies]
+
+    def _begin(
+        self, consumer: Any, committed: dict[bytes, int]
+    ) -> tuple[list[UnitCopy], dict[tuple[str, int], UnitCopy]]:
+        """The units' copies (see :meth:`_copies`), the unfinished ones assigned to the consumer."""
+        copies, active = self._copies(committed)
+        consumer.assign([ClientPartition(t, p, c.result.resumed_from) for (t, p), c in active.items()])
+        return copies, active
 
     def _copies(self, committed: dict[bytes, int]) -> tuple[list[UnitCopy], dict[tuple[str, int], UnitCopy]]:
         """Every unit's copy from the later of its planned start and its committed position; the unfinished."""
@@ -552,15 +627,8 @@ class GroupCopier:
         self.in_transaction = False
         open_s = time.monotonic() - self.transaction_started
         for copy in copies:
-            copy.committed(syncs)
-            copy.result.longest_transaction_s = max(copy.result.longest_transaction_s, open_s)
-        failing = self.clients.fail_first_attempt
-        if failing is not None and self.attempt == 0:
-            for copy in copies:
-                if failing == (copy.unit.name, copy.result.chunks):
-                    raise ConnectError(
-                        f"injected failure of {copy.unit.name} after {copy.result.chunks} committed chunk(s)"
-                    )
+            copy.committed(syncs, open_s)
+        fail_if_injected(self.clients, self.attempt, copies)
 
     def _drain(self, producer: Producer, copies: list[UnitCopy]) -> None:
         """Wait (asleep in poll) until only part-filled batches are queued: see :func:`drain_limit`.

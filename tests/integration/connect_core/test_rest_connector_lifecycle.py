@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from embedded_kafka import KafkaCluster
+from embedded_kafka.tail import TopicTail
 from mirror.cli.connect_cmd import StandaloneWorker
 from tests.gated_plugins import GATED, TaskGate
 
@@ -84,6 +85,24 @@ def wait_for(cond: Callable[[], bool], what: str, timeout: float = 15.0) -> None
             return
         time.sleep(0.1)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.fixture
+def end_of(kafka_cluster: KafkaCluster) -> Iterator[Callable[[str], int]]:
+    """Partition 0's end offset of a topic now, through one consumer per topic for the whole test: the waits
+    poll it every tenth of a second, and a new admin client and consumer per poll cost more CPU than the
+    connector under test."""
+    tails: dict[str, TopicTail] = {}
+
+    def end(topic: str) -> int:
+        tail = tails.get(topic)
+        if tail is None:
+            tail = tails[topic] = kafka_cluster.tail(topic, from_end=True)
+        return tail.end_offsets()[0]
+
+    yield end
+    for tail in tails.values():
+        tail.close()
 
 
 @pytest.fixture
@@ -177,6 +196,7 @@ def test_pause_resume_stop_and_offsets_lifecycle(
     rest: tuple[StandaloneWorker, Api],
     kafka_cluster: KafkaCluster,
     unique_name: Callable[[str], str],
+    end_of: Callable[[str], int],
 ) -> None:
     _, api = rest
     topic = kafka_cluster.create_topic(unique_name("life"))
@@ -205,7 +225,7 @@ def test_pause_resume_stop_and_offsets_lifecycle(
 
     # Pause: tasks PAUSED and nothing more is produced; resume: records flow again.
     def end() -> int:
-        return kafka_cluster.end_offsets(topic)[0]
+        return end_of(topic)
 
     # How long the running task needs for 10 records on this machine right now: the paused observation
     # window below is twice that (at least 1 s), so a task that kept running would be caught however
@@ -223,7 +243,7 @@ def test_pause_resume_stop_and_offsets_lifecycle(
     assert end() == paused_at, "records produced while PAUSED"
     assert api("PUT", "/connectors/c/resume") == (202, None)
     api.wait_states("c", "RUNNING", ["RUNNING"])
-    wait_for(lambda: kafka_cluster.end_offsets(topic)[0] > paused_at + 5, "records after resume")
+    wait_for(lambda: end_of(topic) > paused_at + 5, "records after resume")
 
     # Stop: no tasks, and every record the task produced has its offset committed at stop.
     assert api("PUT", "/connectors/c/stop") == (204, None)
@@ -249,10 +269,10 @@ def test_pause_resume_stop_and_offsets_lifecycle(
         {"message": "The offsets for this connector have been altered successfully"},
     )
     assert committed() == 3
-    total = kafka_cluster.end_offsets(topic)[0]
+    total = end_of(topic)
     assert api("PUT", "/connectors/c/resume") == (202, None)
     api.wait_states("c", "RUNNING", ["RUNNING"])
-    wait_for(lambda: kafka_cluster.end_offsets(topic)[0] > total + 5, "records after the altered offset")
+    wait_for(lambda: end_of(topic) > total + 5, "records after the altered offset")
     assert api("PUT", "/connectors/c/stop") == (204, None)
     api.wait_states("c", "STOPPED", [])
     again = keys_on(kafka_cluster, topic)  # read only once nothing is writing
@@ -281,19 +301,20 @@ def test_resume_from_stopped_recreates_tasks_that_continue_from_committed_offset
     rest: tuple[StandaloneWorker, Api],
     kafka_cluster: KafkaCluster,
     unique_name: Callable[[str], str],
+    end_of: Callable[[str], int],
 ) -> None:
     _, api = rest
     topic = kafka_cluster.create_topic(unique_name("resume"))
     assert api("POST", "/connectors", {"name": "r", "config": gated(topic)})[0] == 201
     api.wait_states("r", "RUNNING", ["RUNNING"])
-    wait_for(lambda: kafka_cluster.end_offsets(topic)[0] > 10, "records")
+    wait_for(lambda: end_of(topic) > 10, "records")
     assert api("PUT", "/connectors/r/stop") == (204, None)
     api.wait_states("r", "STOPPED", [])
     before = keys_on(kafka_cluster, topic)
     total = sum(before.values())
     assert api("PUT", "/connectors/r/resume") == (202, None)
     api.wait_states("r", "RUNNING", ["RUNNING"])
-    wait_for(lambda: kafka_cluster.end_offsets(topic)[0] > total + 5, "records after resume")
+    wait_for(lambda: end_of(topic) > total + 5, "records after resume")
     assert api("PUT", "/connectors/r/stop") == (204, None)
     api.wait_states("r", "STOPPED", [])
     after = keys_on(kafka_cluster, topic)
@@ -380,6 +401,7 @@ def test_bad_input_codes_and_bodies_leave_running_connector_untouched(
     rest: tuple[StandaloneWorker, Api],
     kafka_cluster: KafkaCluster,
     unique_name: Callable[[str], str],
+    end_of: Callable[[str], int],
 ) -> None:
     _, api = rest
     topic = kafka_cluster.create_topic(unique_name("bad"))
@@ -445,8 +467,8 @@ def test_bad_input_codes_and_bodies_leave_running_connector_untouched(
     assert api("GET", "/connectors/ok/config") == config_before
     api.wait_states("ok", "RUNNING", ["RUNNING"])
     assert (TaskGate.connector_start_count("ok"), TaskGate.task_start_count("ok", "0")) == starts_before
-    produced = kafka_cluster.end_offsets(topic)[0]
-    wait_for(lambda: kafka_cluster.end_offsets(topic)[0] > produced + 5, "running connector keeps producing")
+    produced = end_of(topic)
+    wait_for(lambda: end_of(topic) > produced + 5, "running connector keeps producing")
 
 
 # --------------------------------------------------------------------------- secrets
@@ -456,6 +478,7 @@ def test_password_values_never_appear_in_errors_validation_or_logs(
     rest: tuple[StandaloneWorker, Api],
     kafka_cluster: KafkaCluster,
     unique_name: Callable[[str], str],
+    end_of: Callable[[str], int],
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     _, api = rest
@@ -474,7 +497,7 @@ def test_password_values_never_appear_in_errors_validation_or_logs(
 
         assert api("POST", "/connectors", {"name": "s", "config": gated(topic, secret=good)})[0] == 201
         api.wait_states("s", "RUNNING", ["RUNNING"])
-        wait_for(lambda: kafka_cluster.end_offsets(topic)[0] > 3, "records")
+        wait_for(lambda: end_of(topic) > 3, "records")
         assert good not in json.dumps(api.status("s"))
         assert api("PUT", "/connectors/s/stop") == (204, None)
         api.wait_states("s", "STOPPED", [])

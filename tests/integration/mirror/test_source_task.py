@@ -11,6 +11,7 @@ from confluent_kafka import Producer
 from connect_core.api.records import RecordMetadata, SourceRecord
 from embedded_kafka import KafkaCluster
 from mirror.client.formats import OffsetSync, TopicPartition
+from mirror.connectors.source_metrics import SourceMetricsBase
 from mirror.connectors.source_task import MirrorSourceTask
 
 NameFn = Callable[[str], str]
@@ -41,7 +42,7 @@ class FakeContext:
         return {}
 
 
-class RecordingMetrics:
+class RecordingMetrics(SourceMetricsBase):
     def __init__(self) -> None:
         self.polled_records = 0
         self.polled_bytes = 0

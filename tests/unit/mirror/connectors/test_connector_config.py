@@ -195,6 +195,30 @@ def test_source_consumer_config_layering_and_client_id() -> None:
     assert cfg.consumer_poll_timeout_s == 0.25
 
 
+@pytest.mark.parametrize(
+    ("props", "want"),
+    [
+        ({}, "earliest"),  # MirrorMaker's default
+        ({"consumer.auto.offset.reset": " Latest "}, "latest"),
+        ({"source.consumer.auto.offset.reset": "largest"}, "latest"),
+        ({"consumer.auto.offset.reset": "smallest"}, "earliest"),
+        ({"consumer.auto.offset.reset": "beginning"}, "earliest"),
+        ({"consumer.auto.offset.reset": "end"}, "latest"),
+    ],
+)
+def test_offset_reset_is_read_once_in_kafka_and_librdkafka_spellings(props: dict[str, str], want: str) -> None:
+    assert MirrorSourceConfig({**BASE, **props}).offset_reset == want
+
+
+def test_an_offset_reset_a_mirror_cannot_start_from_is_one_error_naming_the_key() -> None:
+    with pytest.raises(ConfigError) as err:
+        _ = MirrorSourceConfig({**BASE, "consumer.auto.offset.reset": "none"}).offset_reset
+    assert issues_of(err) == {
+        "consumer.auto.offset.reset": "Invalid value none: MirrorSourceTask needs earliest or latest for "
+        "partitions without a stored offset"
+    }
+
+
 def test_admin_and_producer_configs() -> None:
     cfg = MirrorSourceConfig(
         {

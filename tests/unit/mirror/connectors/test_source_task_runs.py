@@ -9,6 +9,7 @@ from mirror.client.formats import OffsetSync, TopicPartition
 from mirror.client.offset_mappings import OffsetMapping, decode_mappings
 from mirror.connectors import source_task
 from mirror.connectors.offset_sync_producer import OffsetSyncProducer
+from mirror.connectors.source_metrics import SourceMetricsBase
 from mirror.connectors.source_task import MirrorSourceTask
 
 TP = TopicPartition("orders", 0)
@@ -52,7 +53,7 @@ class Run:
     delivered: int = 0
 
 
-class Metrics:
+class Metrics(SourceMetricsBase):
     def __init__(self) -> None:
         self.polls: list[tuple[str, int, int, int]] = []
         self.acked: list[tuple[str, int, int]] = []
