@@ -43,6 +43,7 @@ PARTITIONS = 3
 OUTAGE_RECORDS = 160
 OFFSETS_TOPIC = "mm2-offsets.A.internal"
 EXACTLY_ONCE = "exactly-once"
+EXACTLY_ONCE_BATCHES = "exactly-once-batch-path"
 BATCH_PATH = "batch-path"
 
 
@@ -92,6 +93,8 @@ def _source_offsets_committed(target: KafkaCluster) -> bool:
         pytest.param("2000", id="offsets-committed-before-the-crash"),
         # exactly-once (KIP-618): B, read as read_committed, holds every record once despite both crashes
         pytest.param(EXACTLY_ONCE, id="exactly-once"),
+        # the same on the batch path: the source's batches copied as bytes inside the task's transactions
+        pytest.param(EXACTLY_ONCE_BATCHES, id="exactly-once-batch-path"),
         # the batch path (batch.copy.enabled): the source's batches copied as bytes by their own fetcher and
         # producer, which must reconnect and carry on through both crashes; offsets flushed as in the case above
         pytest.param(BATCH_PATH, id="batch-path"),
@@ -105,11 +108,13 @@ def test_target_then_source_broker_crash_loses_nothing(
     topic = unique_name("events")
     remote = f"A.{topic}"
     a.create_topic(topic, PARTITIONS)
-    if flush_ms == EXACTLY_ONCE:  # Apache's dedicated mode fences zombies over the internal REST API (KIP-710)
+    exactly_once = flush_ms in (EXACTLY_ONCE, EXACTLY_ONCE_BATCHES)
+    if exactly_once:  # Apache's dedicated mode fences zombies over the internal REST API (KIP-710)
         settings = {
             "B.exactly.once.source.support": "enabled",
             "dedicated.mode.enable.internal.rest": "true",
             "listeners": f"http://127.0.0.1:{free_port()}",
+            "A->B.batch.copy.enabled": str(flush_ms == EXACTLY_ONCE_BATCHES).lower(),
         }
     elif flush_ms == BATCH_PATH:
         settings = {"A->B.batch.copy.enabled": "true", "B.offset.flush.interval.ms": "2000"}
@@ -144,7 +149,7 @@ def test_target_then_source_broker_crash_loses_nothing(
                 )
 
             copied(dict.fromkeys(range(PARTITIONS), 0), "the first records on B", STARTUP_S)
-            if flush_ms not in (None, EXACTLY_ONCE):  # exactly-once commits offsets with every transaction
+            if flush_ms is not None and not exactly_once:  # exactly-once commits offsets with every transaction
                 eventually(lambda: _source_offsets_committed(b), STARTUP_S, "source offsets committed on B", mm2)
 
             # The target crashes: mm2's producer, its internal topics and its group coordinator are gone.
@@ -198,7 +203,7 @@ def test_target_then_source_broker_crash_loses_nothing(
         )
         assert not report.lost, report.summary()
         assert not report.out_of_order, f"order broken on B: {report.out_of_order}"
-        if flush_ms == EXACTLY_ONCE:  # what a read_committed consumer of B sees (Tansu shows aborted records)
+        if exactly_once:  # what a read_committed consumer of B sees (Tansu shows aborted records)
             committed = compare(source, committed_sequences(b, remote))
             print(f"read_committed: {committed.summary()}")
             assert not committed.lost and not committed.out_of_order, committed.summary()
