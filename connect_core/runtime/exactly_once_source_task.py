@@ -17,6 +17,12 @@ of the batch that holds the record). What the task hears of a record (``commit_r
 run's ``acknowledged``) is held back until its transaction committed, so nothing downstream of
 those callbacks (MirrorMaker's offset syncs and mappings) ever describes an aborted copy.
 
+A task that copies the source's batches as bytes (:mod:`connect_core.api.batch_copy`) holds its transactional
+id with the transactional batch producer instead, behind :mod:`connect_core.runtime.batch_transactions`
+(librdkafka's transactional API over it): copied batches, decoded records and offsets go
+into the same transactions through it, and the librdkafka producer never initialises the id (one holder at
+a time).
+
 ``init_transactions`` runs before the task reads its offsets: it fences an older instance of the
 same task (a zombie) and aborts the transaction that one left open, so the offsets read (with
 read_committed) are those of committed transactions only. A task fenced later on (its producer
