@@ -55,7 +55,7 @@ from connect_core.kafka.types import KafkaError, KafkaException
 from connect_core.runtime.batch_transactions import BatchTransactions
 from connect_core.runtime.copied_run import CopiedRun
 from connect_core.runtime.exactly_once_config import ExactlyOnceSettings, TransactionBoundary
-from connect_core.runtime.source_task_collaborators import WorkerSourceTaskContext
+from connect_core.runtime.source_task_collaborators import ProducerLike, WorkerSourceTaskContext
 from connect_core.runtime.submitted_records import CommittableOffsets
 from connect_core.runtime.transaction_errors import (
     FENCED_CODES,
@@ -147,7 +147,8 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         self._last_batch = 0  # records of the last batch polled
         self._next_interval_commit = 0.0
         self._task_wants_records = self._task_commit_record is not None
-        self._record_producer = self.producer  # librdkafka's; on the batch path a BatchTransactions replaces it
+        # librdkafka's; on the batch path a BatchTransactions replaces it
+        self._record_producer: ProducerLike | None = self.producer
         # What the task hears of records and copied runs waits for their transaction's commit.
         self._held_records: list[tuple[SourceRecord, RecordMetadata | None]] = []
         self._held_runs: list[CopiedRun] = []
@@ -171,8 +172,10 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         if batches is not None:
             if self.task.batch_copy_active:  # type: ignore[attr-defined]
                 self._start_batch_copier(batches.batches)
+                self._record_producer = None  # never used: its connections and threads go now
             else:  # it chose records after all: the librdkafka producer takes the id over (fencing nothing open)
                 batches.batches.close()
+                assert self._record_producer is not None
                 self.producer = self._record_producer
                 self._init_transactions()
         self._next_interval_commit = self._clock() + self._interval_s
