@@ -21,8 +21,8 @@ a shared B would favour whichever phase ran first):
 6. (f) the same mirror on the record path (``batch.copy.enabled = false``: every record decoded and
    produced again), on its own empty target broker; (c) itself runs the batch path
    (``batch.copy.enabled = true``: the source's batches copied as bytes);
-7. with ``--exactly-once``: (e) the same mirror with ``B.exactly.once.source.support = enabled``
-   (KIP-618: a transaction per poll batch, the source offsets in it; records count once their
+7. with ``--exactly-once``: (e) the same mirror (the batch path) with ``B.exactly.once.source.support =
+   enabled`` (KIP-618: a transaction per poll batch, the source offsets in it; records count once their
    transaction committed), on its own empty target broker; printed as exactly-once / at-least-once
    (issue "Exactly-once mirroring": target >= 0.8).
 
@@ -194,7 +194,7 @@ def mm2_properties(
         "sync.topic.acls.enabled": "false",
         "emit.heartbeats.enabled": "false",
         **(EXACTLY_ONCE_MM2 if exactly_once else {}),
-        **(RECORD_PATH_MM2 if record_path or exactly_once else BATCH_PATH_MM2),
+        **(RECORD_PATH_MM2 if record_path else BATCH_PATH_MM2),  # exactly-once too copies batches (issue 37)
         **EXTRA_MM2,
     }
 

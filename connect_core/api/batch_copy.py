@@ -3,8 +3,10 @@
 A task that reads Kafka itself can hand the worker whole record batches instead of records; the worker
 produces them unchanged (only the fields a producer owns are rewritten), never decoding a record. The
 worker offers this only when nothing in its pipeline could change a record (no transformations or
-predicates, ByteArrayConverter for keys, values and headers) and the task is not transactional; the task
-accepts when its own configuration allows, and then hands out, in source order per partition:
+predicates, ByteArrayConverter for keys, values and headers); the task accepts when its own configuration
+allows (an exactly-once worker asks ``accepts_batch_copy`` before ``start``: the one transactional producer
+the task's id may have is then the batch producer, initialised before the task reads its offsets), and then
+hands out, in source order per partition:
 
 * :class:`CopyBatch` - one batch to produce as it is to ``route.topic``/``route.partition``;
 * :class:`DecodedRecords` - records of a batch the batch path cannot pass (old format, LogAppendTime,
@@ -35,9 +37,11 @@ class CopyBatch:
 
 @dataclass(slots=True)
 class DecodedRecords:
-    """Records the record path must send (in order, before anything later of their partition)."""
+    """Records the record path must send (in order, before anything later of their partition);
+    ``max_batch_bytes``: the target topic's limit a batch they are built into must stay below (None: unknown)."""
 
     records: list[SourceRecord]
+    max_batch_bytes: int | None = None
 
 
 BatchItem = CopyBatch | DecodedRecords
@@ -46,6 +50,10 @@ BatchItem = CopyBatch | DecodedRecords
 @runtime_checkable
 class BatchCopyTask(Protocol):
     """Implemented, next to ``SourceTask``, by a task that can read its source as raw batches."""
+
+    def accepts_batch_copy(self, props: dict[str, str]) -> bool:
+        """Before ``start``: whether the task, offered the batch path, would read batches with ``props``."""
+        ...
 
     def offer_batch_copy(self) -> None:
         """Called before ``start``: the worker can produce batches for this task."""

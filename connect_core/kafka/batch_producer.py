@@ -108,6 +108,7 @@ class BatchProducer:
         self._max_request_bytes = max_request_bytes
         self._client: KafkaNetClient | None = None
         self._leaders: dict[TopicPartitionKey, int] = {}
+        self._partition_counts: dict[str, int] = {}
         self._partitions: dict[TopicPartitionKey, _Partition] = {}
         self._requests: dict[int, list[tuple[Any, dict[TopicPartitionKey, tuple[_Entry, int]]]]] = {}
         self._retry_at = 0.0
@@ -162,8 +163,16 @@ class BatchProducer:
             return
         client.cluster.update_metadata(answer)
         for topic in answer.topics:
+            if not topic.error_code:
+                self._partition_counts[topic.name] = len(topic.partitions)
             for p in topic.partitions if not topic.error_code else []:
                 self._leaders[(topic.name, p.partition_index)] = p.leader_id
+
+    def partition_count(self, topic: str) -> int:
+        """How many partitions ``topic`` has on the target (0: unknown yet); where a keyed record goes."""
+        if not self._partition_counts.get(topic):
+            self._refresh({topic})
+        return self._partition_counts.get(topic, 0)
 
     # ------------------------------------------------------------------ sending
 

@@ -31,7 +31,9 @@ def mapped_error(code: int, what: str) -> ConnectError:
     message = f"{what} failed: {error.__name__} ({code}): {error.description}"
     if code in FENCED_CODES:
         return ProducerFencedError(message, code)
-    return RetriableError(message) if error.retriable else ConnectError(message)
+    mapped = RetriableError(message) if error.retriable else ConnectError(message)
+    mapped.code = code  # type: ignore[attr-defined]  # read by the runtime's classification of producer errors
+    return mapped
 
 
 __all__ = ["FENCED_CODES", "INVALID_PRODUCER_EPOCH", "PRODUCER_FENCED", "ProducerFencedError", "mapped_error"]

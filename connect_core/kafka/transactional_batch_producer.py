@@ -176,7 +176,9 @@ class TransactionalBatchProducer(BatchProducer):
         self._usable()
         if self._failure is not None:
             self.state = TxnState.ABORTABLE
-            raise ConnectError(f"The transaction cannot commit, a batch failed: {self._failure}")
+            error = ConnectError(f"The transaction cannot commit, a batch failed: {self._failure}")
+            error.code = getattr(self._failure, "code", None)  # type: ignore[attr-defined]  # the batch's cause
+            raise error
         self._end(True, deadline)
         self.state = TxnState.READY
 

@@ -65,7 +65,7 @@ class BatchCopier:
         worker: CopyingWorker,
         task: BatchCopyTask,
         producer: BatchProducer,
-        send_records: Callable[[list[SourceRecord]], None],
+        send_records: Callable[[list[SourceRecord], int | None], None],
         records_in_flight: Callable[[], int],
         drain_records: Callable[[float], None],
         max_in_flight_bytes: int = 32 * 1024 * 1024,
@@ -83,6 +83,7 @@ class BatchCopier:
         self.fallback_records = 0
         self.max_in_flight_bytes = max_in_flight_bytes
         self.bytes_in_flight = 0  # batch bytes produced and not acknowledged (bounds the task's memory)
+        self.runs_in_flight = 0  # copied batches not answered yet (the producer may also carry built ones)
 
     @property
     def full(self) -> bool:
@@ -107,6 +108,7 @@ class BatchCopier:
                 self.producer.send(route.topic, route.partition, batch, run)
                 self.records_submitted += run.count
                 self.batches_sent += 1
+                self.runs_in_flight += 1
                 nbytes += run.value_bytes
                 self.bytes_in_flight += run.value_bytes
                 try:
@@ -114,10 +116,10 @@ class BatchCopier:
                 except Exception:
                     log.exception("Exception thrown while reporting a dispatched batch of %s", self.worker.id)
             else:
-                if self.producer.in_flight:
-                    self._drain(lambda: self.producer.in_flight == 0, self.producer.poll, stopping)
+                if self.runs_in_flight:
+                    self._drain(lambda: self.runs_in_flight == 0, self.producer.poll, stopping)
                 self.fallback_records += len(item.records)
-                self._send_records(item.records)
+                self._send_records(item.records, item.max_batch_bytes)
                 rest = items[i + 1 :]
                 return nbytes, rest or None
         self.bytes_sent += nbytes
@@ -136,12 +138,14 @@ class BatchCopier:
     def completed(self, run: BatchRun) -> None:
         """The target holds the batch: the worker acknowledges it."""
         self.bytes_in_flight -= run.value_bytes
+        self.runs_in_flight -= 1
         self.records_acked += run.count
         self.worker.run_acknowledged(run)
 
     def failed(self, run: BatchRun, error: BaseException) -> None:
         """A batch the target did not take: the task fails (its offset is never committed)."""
         self.bytes_in_flight -= run.value_bytes
+        self.runs_in_flight -= 1
         self.worker.send_failed(error)
 
 

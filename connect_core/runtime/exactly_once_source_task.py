@@ -17,6 +17,12 @@ of the batch that holds the record). What the task hears of a record (``commit_r
 run's ``acknowledged``) is held back until its transaction committed, so nothing downstream of
 those callbacks (MirrorMaker's offset syncs and mappings) ever describes an aborted copy.
 
+A task that copies the source's batches as bytes (:mod:`connect_core.api.batch_copy`) holds its transactional
+id with the transactional batch producer instead, behind :mod:`connect_core.runtime.batch_transactions`
+(librdkafka's transactional API over it): copied batches, decoded records and offsets go
+into the same transactions through it, and the librdkafka producer never initialises the id (one holder at
+a time).
+
 ``init_transactions`` runs before the task reads its offsets: it fences an older instance of the
 same task (a zombie) and aborts the transaction that one left open, so the offsets read (with
 read_committed) are those of committed transactions only. A task fenced later on (its producer
@@ -41,12 +47,15 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from connect_core.api.batch_copy import BatchCopyTask
 from connect_core.api.errors import ConnectError, RetriableError
 from connect_core.api.records import RecordMetadata, SourceRecord
+from connect_core.kafka.transactional_batch_producer import TransactionalBatchProducer
 from connect_core.kafka.types import KafkaError, KafkaException
+from connect_core.runtime.batch_transactions import BatchTransactions
 from connect_core.runtime.copied_run import CopiedRun
 from connect_core.runtime.exactly_once_config import ExactlyOnceSettings, TransactionBoundary
-from connect_core.runtime.source_task_collaborators import WorkerSourceTaskContext
+from connect_core.runtime.source_task_collaborators import ProducerLike, WorkerSourceTaskContext
 from connect_core.runtime.submitted_records import CommittableOffsets
 from connect_core.runtime.transaction_errors import (
     FENCED_CODES,
@@ -138,6 +147,8 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         self._last_batch = 0  # records of the last batch polled
         self._next_interval_commit = 0.0
         self._task_wants_records = self._task_commit_record is not None
+        # librdkafka's; on the batch path a BatchTransactions replaces it
+        self._record_producer: ProducerLike | None = self.producer
         # What the task hears of records and copied runs waits for their transaction's commit.
         self._held_records: list[tuple[SourceRecord, RecordMetadata | None]] = []
         self._held_runs: list[CopiedRun] = []
@@ -147,19 +158,57 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
     # ------------------------------------------------------------------ start
 
     def _initialize_and_start(self) -> None:
-        """Fence older instances of this task first, then read offsets and start (as Java orders it)."""
+        """Fence older instances of this task first, then read offsets and start (as Java orders it).
+
+        A task that will copy batches gets its one transactional producer for the batch path here (the
+        librdkafka producer never initialises the id: see :mod:`connect_core.runtime.batch_transactions`)."""
         self._started = True
+        batches = self._batch_transactions()
+        self._init_transactions()
+        self.task.initialize(WorkerSourceTaskContext(self.offset_reader, self.task_props, self._requests))
+        if batches is not None:
+            self.task.offer_batch_copy()  # type: ignore[attr-defined]
+        self.task.start(dict(self.task_props))
+        if batches is not None:
+            if self.task.batch_copy_active:  # type: ignore[attr-defined]
+                self._start_batch_copier(batches.batches)
+                self._record_producer = None  # never used: its connections and threads go now
+            else:  # it chose records after all: the librdkafka producer takes the id over (fencing nothing open)
+                batches.batches.close()
+                assert self._record_producer is not None
+                self.producer = self._record_producer
+                self._init_transactions()
+        self._next_interval_commit = self._clock() + self._interval_s
+        log.info("Exactly-once source task %s finished initialization and start (transaction boundary: %s, "
+                 "copy path: %s)", self.id, self.boundary.value, self.copy_path)  # fmt: skip
+
+    def _batch_transactions(self) -> BatchTransactions | None:
+        """The transactional batch producer, made the task's producer, when the task will copy batches."""
+        factory = self._batch_producer_factory
+        task = self.task
+        if factory is None or not isinstance(task, BatchCopyTask) or not task.accepts_batch_copy(dict(self.task_props)):
+            return None
+        producer = factory()
+        if not isinstance(producer, TransactionalBatchProducer):
+            producer.close()
+            return None
+        batches = BatchTransactions(producer)
+        self.producer = batches
+        return batches
+
+    def _hand_to_record_path(self, records: list[SourceRecord], max_batch_bytes: int | None = None) -> None:
+        """On the batch path the records are built into batches again: each below the target topic's limit."""
+        if isinstance(self.producer, BatchTransactions):
+            self.producer.limit_batches(max_batch_bytes)
+        super()._hand_to_record_path(records, max_batch_bytes)
+
+    def _init_transactions(self) -> None:
         try:
             self.producer.init_transactions(TRANSACTION_CALL_TIMEOUT_S)  # type: ignore[attr-defined]
         except KafkaException as e:
             raise self._recover_or_fail(self._transaction_error("initialize transactions for", e)) from e
         log.info("Task %s initialized its transactional producer (transactional.id %s)", self.id,
                  self.transactional_id)  # fmt: skip
-        self.task.initialize(WorkerSourceTaskContext(self.offset_reader, self.task_props, self._requests))
-        self.task.start(dict(self.task_props))
-        self._next_interval_commit = self._clock() + self._interval_s
-        log.info("Exactly-once source task %s finished initialization and start (transaction boundary: %s)",
-                 self.id, self.boundary.value)  # fmt: skip
 
     def _execute(self) -> None:
         try:
@@ -191,7 +240,7 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
 
     def _poll_task(self) -> list[Any] | None:
         batch = super()._poll_task()
-        self._last_batch = len(batch) if batch else 0
+        self._last_batch = self._polled_records(batch) if batch else 0
         return batch
 
     def _poll_ahead(self) -> None:
@@ -220,7 +269,7 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
 
     def _maybe_commit(self) -> None:
         """Every turn of the loop: commit (or abort) when the boundary says so and the batch is dispatched."""
-        if self._to_send is not None or self._to_copy is not None:
+        if self._to_send is not None or self._to_copy is not None or self._to_batch is not None:
             return  # part of the batch still waits to be dispatched
         if self.boundary is TransactionBoundary.POLL:
             if self._txn_open:

@@ -27,6 +27,7 @@ from connect_core.api.errors import BadRequestError, ConfigError, ConnectError, 
 from connect_core.api.task import SourceTask
 from connect_core.kafka.batch_producer import BatchProducer
 from connect_core.kafka.security import kafka_python_security
+from connect_core.kafka.transactional_batch_producer import TransactionalBatchProducer
 from connect_core.model import ConnectorTaskId, TargetState
 from connect_core.plugins import Plugins
 from connect_core.runtime.config_references import WorkerConfigTransformer, reverse_transform
@@ -100,9 +101,10 @@ def _default_producer_factory(props: dict[str, Any]) -> ProducerLike:
     return create_producer(producer_config(props))
 
 
-def batch_producer_for(props: Mapping[str, Any]) -> Callable[[], BatchProducer]:
+def batch_producer_for(props: Mapping[str, Any], transactional_id: str | None = None) -> Callable[[], BatchProducer]:
     """The batch path's producer to the same target, with the same security settings as the task's
-    librdkafka producer (Java keys: ``bootstrap.servers``, ``ssl.*``, ``sasl.*``, ``acks``, timeouts)."""
+    librdkafka producer (Java keys: ``bootstrap.servers``, ``ssl.*``, ``sasl.*``, ``acks``, timeouts); for an
+    exactly-once task a transactional one with the task's transactional id and ``transaction.timeout.ms``."""
 
     def number(key: str, default: int) -> int:
         try:
@@ -113,6 +115,16 @@ def batch_producer_for(props: Mapping[str, Any]) -> Callable[[], BatchProducer]:
     acks = str(props.get("acks", "all")).strip().lower()
 
     def create() -> BatchProducer:
+        if transactional_id is not None:
+            return TransactionalBatchProducer(
+                str(props.get("bootstrap.servers", "")),
+                kafka_python_security(props),
+                f"{props.get('client.id', 'connect')}-batches",
+                transactional_id,
+                transaction_timeout_s=number("transaction.timeout.ms", DEFAULT_TRANSACTION_TIMEOUT_MS) / 1000,
+                request_timeout_s=number("request.timeout.ms", 30_000) / 1000,
+                delivery_timeout_s=number("delivery.timeout.ms", 120_000) / 1000,
+            )
         return BatchProducer(
             str(props.get("bootstrap.servers", "")),
             kafka_python_security(props),
@@ -465,9 +477,9 @@ class Worker:
             topic_tracking=self.config.topic_tracking_enable,
             metrics=metrics,
             ordered_delivery=keeps_partition_order(java_producer),
-            # batches as bytes: only with the real client (not a test double) and never transactional
+            # batches as bytes: only with the real client (not a test double); transactional for exactly-once
             batch_producer_factory=(
-                batch_producer_for(java_producer) if transactional_id is None and self._real_producers else None
+                batch_producer_for(java_producer, transactional_id) if self._real_producers else None
             ),
             **eos,
         )

@@ -259,9 +259,11 @@ class WorkerSourceTask(WorkerTask[SourceTask]):
             self._start_batch_copier()
         log.info("Source task %s finished initialization and start (copy path: %s)", self.id, self.copy_path)
 
-    def _start_batch_copier(self) -> None:
-        assert self._batch_producer_factory is not None
-        producer = self._batch_producer_factory()  # connects with its first batch (a target down is waited for)
+    def _start_batch_copier(self, producer: BatchProducer | None = None) -> None:
+        """Copy batches from now on, through ``producer`` (an exactly-once task's own) or a new one."""
+        if producer is None:
+            assert self._batch_producer_factory is not None
+            producer = self._batch_producer_factory()  # connects with its first batch (a target down is waited for)
         self._copier = None  # the task reads batches now, never messages
         self._batch_copier = BatchCopier(
             self,
@@ -280,12 +282,14 @@ class WorkerSourceTask(WorkerTask[SourceTask]):
             return "batch"
         return "message" if self._copier is not None else "record"
 
-    def _hand_to_record_path(self, records: list[SourceRecord]) -> None:
+    def _hand_to_record_path(self, records: list[SourceRecord], max_batch_bytes: int | None = None) -> None:
+        """Records of a batch the batch path cannot pass, for the record path (``max_batch_bytes``, the target
+        topic's limit, is for a subclass that builds batches itself: librdkafka batches on its own here)."""
         self._to_send = records
 
     def _records_in_flight(self) -> int:
-        """Records the librdkafka producer still has (every submitted handle but the batch runs)."""
-        batches = self._batch_copier.producer.in_flight if self._batch_copier is not None else 0
+        """Records the record path still has (every submitted handle but the batch runs)."""
+        batches = self._batch_copier.runs_in_flight if self._batch_copier is not None else 0
         return self.submitted.num_unacked - batches
 
     def _drain_record_path(self, timeout_s: float) -> None:

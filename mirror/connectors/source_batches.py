@@ -175,7 +175,7 @@ class SourceBatches:
         self.fallback_batches += 1
         records = decoded_records(route, batch, position)
         if records:
-            items.append(DecodedRecords(records))
+            items.append(DecodedRecords(records, self._max_message_bytes(route.topic)))
 
     def close(self) -> None:
         self._fetcher.close()

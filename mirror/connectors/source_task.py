@@ -321,6 +321,14 @@ class MirrorSourceTask(SourceTask):
 
     # -- the batch path (connect_core.api.batch_copy) --------------------------------------------
 
+    def accepts_batch_copy(self, props: dict[str, str]) -> bool:
+        """``batch.copy.enabled`` in the task's configuration (a configuration that does not parse: no; its
+        error is reported by ``start``)."""
+        try:
+            return MirrorSourceTaskConfig(props).batch_copy_enabled
+        except Exception:
+            return False
+
     def offer_batch_copy(self) -> None:
         self._batch_offered = True
 

@@ -146,11 +146,9 @@ class MirrorMakerConfig:
 
     def copy_path(self, pair: SourceAndTarget) -> str:
         """``batch`` when the flow's MirrorSource tasks copy the source's batches as bytes (enabled, no
-        transforms, byte-array converters, not exactly-once), else ``record``. Single batches the batch
+        transforms, byte-array converters; exactly-once or not), else ``record``. Single batches the batch
         path cannot pass still go through the record path, in order."""
-        if self.exactly_once_enabled(pair.target) or not self.batch_copy_applies(pair):
-            return "record"
-        return "batch"
+        return "batch" if self.batch_copy_applies(pair) else "record"
 
     def batch_copy_applies(self, pair: SourceAndTarget) -> bool:
         """The flow needs no decoded record and copies batches: ``batch.copy.enabled``, no transforms,

@@ -16,6 +16,10 @@ and source offset alike), and the frozen node is thawed: its task fails as fence
 on, and B still holds every record exactly once, in order. That the taking-over task resumes from the
 last committed offset, not from the aborted one, is the worker's offset store's doing: it reads
 read_committed from the transaction markers (Tansu shows aborted records to read_committed consumers).
+
+The SIGKILL and zombie cases run on both copy paths (``batch.copy.enabled``): the record path, and the batch
+path, where the source's batches are copied as bytes inside the task's transactions; the rolling upgrade
+runs on the batch path.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 from embedded_kafka import KafkaCluster, free_port
 from tests.e2e.mm2_helpers import (
@@ -53,6 +59,13 @@ _FENCED = re.compile(
 #: B's Connect offsets topic for flows from A (MirrorMaker's default name), and the source task's keys in it.
 OFFSETS_TOPIC = "mm2-offsets.A.internal"
 _SOURCE_OFFSET_KEY = b'["MirrorSourceConnector",'
+#: The copy paths the key cases run on: each flow's ``batch.copy.enabled``, written explicitly.
+COPY_PATHS = {"record": "false", "batch": "true"}
+#: What the exactly-once source task logs at start when it copies batches.
+_BATCH_TASK = (
+    "Exactly-once source task MirrorSourceConnector-0 finished initialization and start (transaction "
+    "boundary: poll, copy path: batch)"
+)
 
 
 @dataclass
@@ -70,11 +83,12 @@ class Flow:
         return f"A.{self.topic}"
 
 
-def _flow(name: str, a: KafkaCluster, b: KafkaCluster, tmp_path: Path, exactly_once: bool) -> Flow:
+def _flow(name: str, a: KafkaCluster, b: KafkaCluster, tmp_path: Path, exactly_once: bool, path: str) -> Flow:
     topic = f"orders-{name}"
     a.create_topic(topic, PARTITIONS)
     extra = {
         "topics": topic,
+        "A->B.batch.copy.enabled": COPY_PATHS[path],
         "tasks.max": "1",
         # each flow its own Connect cluster on B (group, internal topics), so the two runs never meet
         "B.group.id": f"A-mm2-{name}",
@@ -116,11 +130,12 @@ def _complete(a: KafkaCluster, b: KafkaCluster, flow: Flow) -> bool:
     return not report.lost
 
 
+@pytest.mark.parametrize("path", sorted(COPY_PATHS))
 def test_exactly_once_mirror_survives_driver_sigkills_without_duplicates(
-    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path
+    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path, path: str
 ) -> None:
     a, b = two_clusters
-    flows = [_flow("eos", a, b, tmp_path, True), _flow("alo", a, b, tmp_path, False)]
+    flows = [_flow("eos", a, b, tmp_path, True, path), _flow("alo", a, b, tmp_path, False, path)]
     try:
         for flow in flows:
             flow.producer.start()
@@ -146,7 +161,8 @@ def test_exactly_once_mirror_survives_driver_sigkills_without_duplicates(
         eos, alo = flows
         assert eos.proc is not None
         status = next(f for f in status_json(eos.config)["flows"] if f["flow"] == "A->B")
-        assert status["delivery"] == "exactly-once"
+        assert status["delivery"] == "exactly-once" and status["copy_path"] == path
+        assert (_BATCH_TASK in eos.proc.output()) == (path == "batch"), eos.proc.output()[-3000:]
         assert next(f for f in status_json(alo.config)["flows"] if f["flow"] == "A->B")["delivery"] == "at-least-once"
         for flow in flows:
             flow.producer.finish()
@@ -212,8 +228,9 @@ def _freeze_inside_a_commit(node: Mm2Process, b: KafkaCluster, partitions: list[
     raise AssertionError(f"no freeze in {attempts} landed inside a commit of the source task")
 
 
+@pytest.mark.parametrize("path", sorted(COPY_PATHS))
 def test_a_thawed_zombie_is_fenced_and_the_copy_stays_exactly_once(
-    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path
+    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path, path: str
 ) -> None:
     a, b = two_clusters
     topic = "orders-zombie"
@@ -223,6 +240,7 @@ def test_a_thawed_zombie_is_fenced_and_the_copy_stays_exactly_once(
         ["A->B"],
         **{
             "topics": topic,
+            "A->B.batch.copy.enabled": COPY_PATHS[path],
             "tasks.max": "1",
             "B.exactly.once.source.support": "enabled",
             "dedicated.mode.enable.internal.rest": "true",
@@ -279,6 +297,7 @@ def test_a_thawed_zombie_is_fenced_and_the_copy_stays_exactly_once(
         assert _open_source_offsets(b, offset_partitions) == 0
         assert sum(log.aborted for log in read_topic_committed(b, OFFSETS_TOPIC, offset_partitions).values()) >= 1
         assert not _FENCED.search(survivor.output()), survivor.output()[-3000:]  # the survivor never was
+        assert (_BATCH_TASK in survivor.output()) == (path == "batch"), survivor.output()[-3000:]
         assert runner.terminate(60) == 0, runner.output()[-3000:]
     finally:
         if zombie is not None and zombie.alive():
@@ -331,6 +350,7 @@ def test_preparing_then_enabled_rolling_upgrade_of_two_nodes_loses_and_duplicate
         ["A->B"],
         **{
             "topics": topic,
+            "A->B.batch.copy.enabled": "true",
             "tasks.max": "1",
             "dedicated.mode.enable.internal.rest": "true",
             "B.exactly.once.source.support": "preparing",

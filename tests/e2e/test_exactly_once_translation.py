@@ -13,7 +13,8 @@ through the flow's offset mappings, then end to end for groups committed on A at
 first and the last copy of a target transaction (either side of a marker), mid-transaction, on a
 source marker and at the end: ``mm2 translate-offsets``, the live checkpoints on B and the group
 offsets synced to B each place them exactly, and every offset sync names the committed copy of its
-record. B is read with the suite's read_committed reader.
+record. B is read with the suite's read_committed reader. Run on both copy paths (``batch.copy.enabled``):
+the record path, and the batch path, where each source batch is one offset sync and mapping run.
 """
 
 from __future__ import annotations
@@ -173,8 +174,9 @@ def group_positions(layouts: dict[tuple[str, int], Layout], txn_topic: str) -> d
     return out
 
 
+@pytest.mark.parametrize("path", ["batch", "record"])
 def test_translation_after_an_exactly_once_mirror_is_exact_for_groups_anywhere(
-    two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: NameFn, tmp_path: Path
+    two_clusters: tuple[KafkaCluster, KafkaCluster], unique_name: NameFn, tmp_path: Path, path: str
 ) -> None:
     a, b = two_clusters
     plain, transactional = unique_name("plain"), unique_name("payments")
@@ -191,6 +193,7 @@ def test_translation_after_an_exactly_once_mirror_is_exact_for_groups_anywhere(
         ["A->B"],
         **{
             "topics": f"{plain},{transactional}",
+            "A->B.batch.copy.enabled": str(path == "batch").lower(),
             "tasks.max": "1",
             # what this test is about; Apache's dedicated mode needs the internal REST API for it (KIP-710)
             "B.exactly.once.source.support": "enabled",
@@ -224,7 +227,9 @@ def test_translation_after_an_exactly_once_mirror_is_exact_for_groups_anywhere(
                     f"burst {burst} of {topic} committed on B",
                     proc,
                 )
-        assert next(f for f in status_json(config)["flows"] if f["flow"] == "A->B")["delivery"] == "exactly-once"
+        flow = next(f for f in status_json(config)["flows"] if f["flow"] == "A->B")
+        assert flow["delivery"] == "exactly-once" and flow["copy_path"] == path
+        assert ("copy path: batch)" in proc.output()) == (path == "batch"), proc.output()[-3000:]
 
         a_logs = {t: read_topic_committed(a, t) for t in topics}
         ends = {t: {p: log.high_watermark for p, log in a_logs[t].items()} for t in topics}

@@ -236,12 +236,13 @@ def test_exactly_once_per_target_reaches_the_worker_reads_committed_and_needs_in
         ({"A->B.transforms": "drop", "A->B.transforms.drop.type": "x.Filter"}, "record"),
         ({"A->B.value.converter": "org.apache.kafka.connect.json.JsonConverter"}, "record"),
         ({"value.converter": "org.apache.kafka.connect.storage.StringConverter"}, "record"),
-        ({"B.exactly.once.source.support": "enabled"}, "record"),
+        ({"B.exactly.once.source.support": "enabled"}, "batch"),
+        ({"B.exactly.once.source.support": "enabled", "A->B.batch.copy.enabled": "false"}, "record"),
     ],
 )
 def test_the_copy_path_of_a_flow(extra: dict[str, str], path: str) -> None:
-    """The live tasks' path; the backfill asks the same rule without the exactly-once exclusion (it is
-    transactional itself)."""
+    """The live tasks' path (exactly-once flows copy batches inside their transactions too); the backfill
+    asks the same rule."""
     cfg = MirrorMakerConfig(
         {
             "clusters": "A, B",
@@ -254,5 +255,4 @@ def test_the_copy_path_of_a_flow(extra: dict[str, str], path: str) -> None:
         lambda: NAMES | {"batch.copy.enabled"},
     )
     assert cfg.copy_path(SourceAndTarget("A", "B")) == path
-    exactly_once = extra == {"B.exactly.once.source.support": "enabled"}
-    assert cfg.batch_copy_applies(SourceAndTarget("A", "B")) == (path == "batch" or exactly_once)
+    assert cfg.batch_copy_applies(SourceAndTarget("A", "B")) == (path == "batch")
