@@ -11,7 +11,8 @@ mm2.properties that says only which clusters, their bootstrap servers, ``A->B.en
 against a new, empty target broker B. Nothing is tuned. It is timed from the first record on B to the
 last (B's end offsets equal A's), read by one consumer kept open on B every 50 ms, so mm2's start-up
 (group join, topic creation) is left out, as it is from the yardsticks. The clock's resolution is one
-look (50 ms plus the watcher's fetch wait): give it backlogs that take seconds.
+look (20 ms plus the watcher's 10 ms fetch wait): a window under 0.5 s is flagged (``coarse``); give it
+backlogs that take seconds.
 
 Per case: the batch path (the default), the record path beside it (``A->B.batch.copy.enabled =
 false``), and with ``--exactly-once`` a run with ``B.exactly.once.source.support = enabled``. For each:
@@ -53,7 +54,9 @@ from embedded_kafka import EmbeddedKafkaCluster
 
 SOURCE, TARGET = "A", "B"
 #: B's end offsets are looked at this often (one cached-watermark read per partition: no request).
-POLL_S = 0.05
+POLL_S = 0.02
+#: A catch-up window shorter than this is within a few watermark refreshes of the clock: flagged, not trusted.
+COARSE_S = 0.5
 #: An offset no partition here reaches: the watcher fetches there, so every answer is empty but carries
 #: the high watermark (on Apache Kafka an out-of-range reset to the end does the same).
 _PAST_END = 1 << 50
@@ -98,7 +101,12 @@ class Run:
             "copy_path": self.copy_path,
             "startup_s": round(self.startup_s, 2),
             "mm2_pid": self.pid,
+            "coarse": self.coarse,
         }
+
+    @property
+    def coarse(self) -> bool:
+        return self.rate.seconds < COARSE_S
 
 
 @dataclass
@@ -155,7 +163,7 @@ class EndWatcher:
                 "enable.auto.commit": False,
                 "allow.auto.create.topics": False,
                 "auto.offset.reset": "latest",
-                "fetch.wait.max.ms": 100,
+                "fetch.wait.max.ms": 10,
                 "topic.metadata.refresh.interval.ms": 1000,
             }
         )
@@ -226,7 +234,7 @@ def catch_up(
             )
             try:
                 first_at, done_at, cpu_first, cpu_done, rss = _watch(
-                    proc, watcher, b, remote, case, source_ends, exactly_once, timeout_s, log_path
+                    proc, watcher, b, remote, source_ends, exactly_once, timeout_s, log_path
                 )
             finally:
                 watcher.close()
@@ -238,10 +246,6 @@ def catch_up(
                     proc.wait(10)
         output = log_path.read_text(errors="replace")
         copy_path = _copy_path(output)
-        if exactly_once:
-            counts = _committed_counts(b, remote)
-            if counts != source_ends:
-                raise RuntimeError(f"{contender}: B's committed records {counts} differ from A's {source_ends}")
         print(broker_rss_line([a, b]), flush=True)
     seconds = done_at - first_at
     rate = Rate(case.records, case.records * case.size, seconds)
@@ -256,7 +260,6 @@ def _watch(
     watcher: EndWatcher,
     b: EmbeddedKafkaCluster,
     remote: str,
-    case: Case,
     source_ends: dict[int, int],
     exactly_once: bool,
     timeout_s: float,
@@ -336,7 +339,12 @@ def run_case(case: Case, partitions: int, rounds: int, timeout_s: float, exactly
                 print(
                     f"{label} mm2 run, {contender:<12}: {run.rate}  {run.cpu_s_per_gb:.2f} CPU-s/GB, "
                     f"peak RSS {run.peak_rss_mb:.0f} MB, copy path {run.copy_path}, "
-                    f"first record {run.startup_s:.2f} s after the start (mm2 pid {run.pid})",
+                    f"first record {run.startup_s:.2f} s after the start (mm2 pid {run.pid})"
+                    + (
+                        f"\n    (window under {COARSE_S} s: too short to time well; use more --records)"
+                        if run.coarse
+                        else ""
+                    ),
                     flush=True,
                 )
     result = CaseResult(case, partitions, best(consumes), best(produces))
@@ -363,14 +371,17 @@ def table(results: list[CaseResult]) -> str:
                     f"mm2 run, {run.contender}",
                     f"{run.rate.records_per_s:,.0f}",
                     f"{run.rate.mb_per_s:.1f}",
-                    f"{run.ratio:.2f}",
+                    f"{run.ratio:.2f}" + ("*" if run.coarse else ""),
                     f"{run.cpu_s_per_gb:.2f}",
                     f"{run.peak_rss_mb:.0f}",
                     run.copy_path,
                 )
             )
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows)
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+    if any(run.coarse for res in results for run in res.runs):
+        lines.append(f"* window under {COARSE_S} s: at the clock's resolution, not a figure (use more --records)")
+    return "\n".join(lines)
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

@@ -174,6 +174,7 @@ def test_mm2_run_catchup_times_the_stock_command_on_both_paths_and_exactly_once(
     for run in runs.values():
         assert run["records_per_s"] > 0 and run["ratio"] > 0 and run["seconds"] > 0, run
         assert run["cpu_s_per_gb"] >= 0 and run["peak_rss_mb"] > 0, run
+        assert run["coarse"] is (run["seconds"] < 0.5), run
         # one table row per contender, and the mm2 process it measured is gone
         assert re.search(rf"^3000 x 1024 B\s+2\s+mm2 run, {run['contender']}\s+[\d,]+\s", out, re.MULTILINE), out
         assert not Path(f"/proc/{run['mm2_pid']}").exists() or _zombie_or_other(run["mm2_pid"])
