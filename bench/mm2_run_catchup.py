@@ -9,7 +9,7 @@ killed at the end), topic T on A is filled, the raw consume and raw produce yard
 in the same run (``bench/raw_clients.py``), then ``mm2 run`` is started as a subprocess on an
 mm2.properties that says only which clusters, their bootstrap servers, ``A->B.enabled`` and the topic,
 against a new, empty target broker B. Nothing is tuned. It is timed from the first record on B to the
-last (B's end offsets equal A's), read by one consumer kept open on B every 50 ms, so mm2's start-up
+last (B's end offsets equal A's), read by one consumer kept open on B every 20 ms, so mm2's start-up
 (group join, topic creation) is left out, as it is from the yardsticks. The clock's resolution is one
 look (20 ms plus the watcher's 10 ms fetch wait): a window under 0.5 s is flagged (``coarse``); give it
 backlogs that take seconds.
