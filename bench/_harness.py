@@ -7,6 +7,7 @@ one ``name: value`` line per figure so scripts (and the smoke test) can read the
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import gc
 import os
@@ -18,6 +19,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench import raw_clients
 from bench.raw_clients import Rate
 from connect_core.model import ConnectorTaskId, State, TargetState
 from embedded_kafka import EmbeddedKafkaCluster, unique_name
@@ -142,6 +144,57 @@ def running_connector(worker_props: dict[str, str], connector_props: dict[str, s
             run.stop()
 
 
+# ----------------------------------------------------------------------------------------- cases
+
+
+@dataclass
+class Case:
+    """One backlog: ``records`` values of ``size`` bytes, written to the source with ``compression``."""
+
+    records: int
+    size: int
+    compression: str = "none"
+
+    def __str__(self) -> str:
+        return f"{self.records} x {self.size} B" + ("" if self.compression == "none" else f" {self.compression}")
+
+
+def cases_from(args: argparse.Namespace) -> list[Case]:
+    """``--records/--size/--compression``: one case; neither: the two defaults (200k x 100 B, 100k x 1 KB)."""
+    if args.records is None and args.size is None:
+        return [Case(200_000, 100, args.compression), Case(100_000, 1024, args.compression)]
+    return [Case(args.records or 100_000, args.size if args.size is not None else 1024, args.compression)]
+
+
+def fill_source(a: EmbeddedKafkaCluster, case: Case, partitions: int, label: str) -> tuple[str, dict[int, int]]:
+    """A new topic on ``a`` holding the case's records (raw produce, big batches): (topic, end offsets)."""
+    topic = a.create_topic(unique_name("bench-src"), partitions)
+    fill = raw_clients.produce(a.bootstrap_servers, topic, partitions, case.records, case.size, case.compression)
+    print(f"{label} fill A      : {fill}", flush=True)
+    source_ends = a.end_offsets(topic)
+    if sum(source_ends.values()) != case.records:
+        raise RuntimeError(f"source holds {sum(source_ends.values())} records, not {case.records}")
+    return topic, source_ends
+
+
+def raw_yardsticks(a: EmbeddedKafkaCluster, topic: str, case: Case, partitions: int, label: str) -> tuple[Rate, Rate]:
+    """(a) raw consume of ``topic`` from ``a`` and (b) raw produce of the same records to a new, empty B.
+
+    Every writing phase gets its own empty target broker: Tansu's memory store slows down as it fills,
+    which would otherwise penalise whichever phase runs last.
+    """
+    with CpuMeter([a]) as cpu:
+        consume = raw_clients.consume(a.bootstrap_servers, topic, partitions, case.records)
+    print(f"{label} (a) consume : {consume}\n      {cpu}", flush=True)
+    with embedded_clusters("B") as (b,), CpuMeter([a, b]) as cpu:
+        raw_target = b.create_topic(unique_name("bench-raw"), partitions)
+        produce = raw_clients.produce(
+            b.bootstrap_servers, raw_target, partitions, case.records, case.size, case.compression
+        )
+    print(f"{label} (b) produce : {produce}\n      {cpu}", flush=True)
+    return consume, produce
+
+
 # ---------------------------------------------------------------------------------------- memory
 
 
@@ -235,6 +288,38 @@ def cpu_seconds(pid: int | str = "self") -> float:
     except OSError:
         return 0.0
     return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
+
+
+def _parents() -> dict[int, int]:
+    """pid -> parent pid of every process (a thread's children file misses those other threads forked)."""
+    out: dict[int, int] = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                with open(f"/proc/{entry.name}/stat", encoding="ascii") as f:
+                    out[int(entry.name)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+    return out
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU seconds of ``pid`` and its live descendants (a child's CPU is in the parent's stat only once reaped)."""
+    parents = _parents()
+    total, todo = 0.0, [pid]
+    while todo:
+        current = todo.pop()
+        total += cpu_seconds(current)
+        todo += [child for child, parent in parents.items() if parent == current]
+    return total
+
+
+def peak_rss_mb(pid: int) -> float:
+    """A process's lifetime peak resident set (VmHWM) in MB; 0.0 once it is gone."""
+    try:
+        return _status_kb("VmHWM:", pid) / 1024
+    except OSError:
+        return 0.0
 
 
 class CpuMeter:

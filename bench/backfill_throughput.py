@@ -31,8 +31,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from bench import raw_clients
-from bench._harness import Line, embedded_clusters, ratio_line
-from bench.mirror_throughput import Case, run_mirror
+from bench._harness import Case, Line, embedded_clusters, ratio_line
+from bench.mirror_throughput import run_mirror
 from bench.raw_clients import Rate
 from embedded_kafka import EmbeddedKafkaCluster, unique_name
 from mirror.driver.driver import make_config

@@ -47,14 +47,18 @@ from typing import Any, ClassVar
 from bench import raw_clients
 from bench._harness import (
     AckCounter,
+    Case,
     CpuMeter,
     Line,
     RssSampler,
     best,
     broker_rss_line,
+    cases_from,
     embedded_clusters,
+    fill_source,
     parse_pairs,
     ratio_line,
+    raw_yardsticks,
     running_connector,
 )
 from bench.raw_clients import Rate
@@ -126,16 +130,6 @@ class BenchMirrorSourceConnector(MirrorSourceConnector):
 
     def task_class(self) -> type[Task]:
         return CountingMirrorSourceTask
-
-
-@dataclass
-class Case:
-    records: int
-    size: int
-    compression: str = "none"
-
-    def __str__(self) -> str:
-        return f"{self.records} x {self.size} B" + ("" if self.compression == "none" else f" {self.compression}")
 
 
 @dataclass
@@ -277,27 +271,10 @@ def run_case(case: Case, partitions: int, rounds: int, timeout_s: float, exactly
     with embedded_clusters("A") as (a,):
         for r in range(rounds):
             label = f"  round {r + 1}"
-            topic = a.create_topic(unique_name("bench-src"), partitions)
-            fill = raw_clients.produce(
-                a.bootstrap_servers, topic, partitions, case.records, case.size, case.compression
-            )
-            print(f"{label} fill A      : {fill}", flush=True)
-            source_ends = a.end_offsets(topic)
-            if sum(source_ends.values()) != case.records:
-                raise RuntimeError(f"source holds {sum(source_ends.values())} records, not {case.records}")
-            with CpuMeter([a]) as cpu:
-                consumes.append(raw_clients.consume(a.bootstrap_servers, topic, partitions, case.records))
-            print(f"{label} (a) consume : {consumes[-1]}\n      {cpu}", flush=True)
-            # Every writing phase gets its own empty target broker: Tansu's memory store slows down as
-            # it fills, which would otherwise penalise whichever phase runs last.
-            with embedded_clusters("B") as (b,), CpuMeter([a, b]) as cpu:
-                raw_target = b.create_topic(unique_name("bench-raw"), partitions)
-                produces.append(
-                    raw_clients.produce(
-                        b.bootstrap_servers, raw_target, partitions, case.records, case.size, case.compression
-                    )
-                )
-            print(f"{label} (b) produce : {produces[-1]}\n      {cpu}", flush=True)
+            topic, source_ends = fill_source(a, case, partitions, label)
+            consume, produce = raw_yardsticks(a, topic, case, partitions, label)
+            consumes.append(consume)
+            produces.append(produce)
             with embedded_clusters("B") as (b,), CpuMeter([a, b]) as cpu:
                 copy_target = b.create_topic(unique_name("bench-copy"), partitions)
                 copies.append(
@@ -419,12 +396,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="extra mm2.properties line (repeatable), e.g. A.consumer.fetch.queue.backoff.ms=20",
     )
     return p.parse_args(argv)
-
-
-def cases_from(args: argparse.Namespace) -> list[Case]:
-    if args.records is None and args.size is None:
-        return [Case(200_000, 100, args.compression), Case(100_000, 1024, args.compression)]
-    return [Case(args.records or 100_000, args.size if args.size is not None else 1024, args.compression)]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -6,6 +6,7 @@ run to completion, end offsets checked), not how fast anything is.
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -153,3 +154,38 @@ def test_rest_request_rate_smoke() -> None:
         for server in ("bare_uvicorn", "worker_rest"):
             assert int(figure(out, f"{server}_{case}_req_per_s", r"(\d+)").group(1)) > 0
         figure(out, f"ratio_{case}_worker_over_bare", r"[\d.]+")
+
+
+def test_mm2_run_catchup_times_the_stock_command_on_both_paths_and_exactly_once() -> None:
+    """The stock ``mm2 run`` copies the whole backlog in every contender; the table and JSON carry each run."""
+    out = run_bench(
+        "bench.mm2_run_catchup",
+        *("--records", "3000", "--size", "1024", "--partitions", "2", "--exactly-once", "--json"),
+        timeout=400,
+    )
+    document = json.loads(out[out.index("\n{") + 1 :])
+    (case,) = document["results"]
+    assert (case["case"], case["records"], case["partitions"]) == ("3000 x 1024 B", 3000, 2)
+    assert case["raw_consume_records_per_s"] > 0 and case["raw_produce_records_per_s"] > 0
+    runs = {run["contender"]: run for run in case["runs"]}
+    assert list(runs) == ["batch path", "record path", "exactly-once"]
+    # the copy completed (the bench checks B's ends, committed records for exactly-once) on the path asked for
+    assert [runs[c]["copy_path"] for c in runs] == ["batch", "record (message loop)", "record"]
+    for run in runs.values():
+        assert run["records_per_s"] > 0 and run["ratio"] > 0 and run["seconds"] > 0, run
+        assert run["cpu_s_per_gb"] >= 0 and run["peak_rss_mb"] > 0, run
+        assert run["coarse"] is (run["seconds"] < 0.5), run
+        # one table row per contender, and the mm2 process it measured is gone
+        assert re.search(rf"^3000 x 1024 B\s+2\s+mm2 run, {run['contender']}\s+[\d,]+\s", out, re.MULTILINE), out
+        assert not Path(f"/proc/{run['mm2_pid']}").exists() or _zombie_or_other(run["mm2_pid"])
+    _no_broker_left(out)
+
+
+def _zombie_or_other(pid: int) -> bool:
+    """A reused pid is another program; an unreaped one a zombie: neither is our mm2 still running."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] == "Z" or b"mirror" not in cmdline
