@@ -8,14 +8,18 @@ like any other. The producer fields stay unset (-1): the producer writes its own
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import NamedTuple
+from collections.abc import Callable, Sequence
+from typing import NamedTuple, TypeVar
 
 from kafka.record.default_records import DefaultRecordBatchBuilder  # type: ignore[import-untyped]
 
 from connect_core.kafka.record_batch import CODEC_MASK, RawBatch, split_batches
 
 _NO_LIMIT = (1 << 31) - 1
+_BATCH_HEADER = 61
+_RECORD_OVERHEAD = 21  # a record's length, attributes, timestamp and offset deltas, key/value lengths at most
+
+Item = TypeVar("Item")
 
 
 class PlainRecord(NamedTuple):
@@ -47,4 +51,25 @@ def build_batch(records: Sequence[PlainRecord], compression: int = 0) -> RawBatc
     return batch
 
 
-__all__ = ["PlainRecord", "build_batch"]
+def record_bytes(key: bytes | None, value: bytes | None, headers: Sequence[tuple[str, bytes | None]] | None) -> int:
+    """At most how many bytes one record takes in an uncompressed v2 batch."""
+    framing = sum(len(k) + len(v or b"") + 4 for k, v in headers or ())
+    return len(key or b"") + len(value or b"") + framing + _RECORD_OVERHEAD
+
+
+def batches_within(items: Sequence[Item], size_of: Callable[[Item], int], limit: int) -> list[list[Item]]:
+    """``items`` in consecutive groups whose built batch stays below ``limit`` bytes (the target topic's
+    ``max.message.bytes``); an item too large for any batch goes alone (the broker then says so)."""
+    groups: list[list[Item]] = []
+    size = limit
+    for item in items:
+        need = size_of(item)
+        if size + need > limit - _BATCH_HEADER:
+            groups.append([])
+            size = 0
+        groups[-1].append(item)
+        size += need
+    return groups
+
+
+__all__ = ["PlainRecord", "batches_within", "build_batch", "record_bytes"]

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from connect_core.api.errors import ConnectError, RetriableError
-from connect_core.kafka.batch_builder import PlainRecord
+from connect_core.kafka.batch_builder import PlainRecord, batches_within, record_bytes
 from connect_core.kafka.partitioning import key_partition
 from connect_core.kafka.transactional_batch_producer import TransactionalBatchProducer
 from connect_core.kafka.types import KafkaError, KafkaException
@@ -31,8 +31,6 @@ log = logging.getLogger(__name__)
 
 #: librdkafka's default ``message.max.bytes``: what the record path's batches stay below too.
 DEFAULT_MAX_BATCH_BYTES = 1_000_000
-_BATCH_HEADER = 61
-_RECORD_OVERHEAD = 21  # a record's length, attributes, timestamp and offset deltas, key/value lengths at most
 _CREATE_TIME = 1  # librdkafka's TIMESTAMP_CREATE_TIME
 _TIMED_OUT = int(getattr(KafkaError, "_TIMED_OUT", -185))
 _FAIL = int(getattr(KafkaError, "_FAIL", -196))
@@ -216,18 +214,7 @@ def within(
     entries: list[tuple[PlainRecord, DeliveryCallback | None]], limit: int
 ) -> list[list[tuple[PlainRecord, DeliveryCallback | None]]]:
     """Consecutive groups whose built batch stays below ``limit`` bytes (a record above it goes alone)."""
-    groups: list[list[tuple[PlainRecord, DeliveryCallback | None]]] = []
-    size = limit
-    for entry in entries:
-        record = entry[0]
-        headers = sum(len(k) + len(v or b"") + 4 for k, v in record.headers)
-        need = len(record.key or b"") + len(record.value or b"") + headers + _RECORD_OVERHEAD
-        if size + need > limit - _BATCH_HEADER:
-            groups.append([])
-            size = 0
-        groups[-1].append(entry)
-        size += need
-    return groups
+    return batches_within(entries, lambda entry: record_bytes(entry[0].key, entry[0].value, entry[0].headers), limit)
 
 
 __all__ = ["DEFAULT_MAX_BATCH_BYTES", "BatchTransactions", "Delivered", "kafka_error_of", "within"]

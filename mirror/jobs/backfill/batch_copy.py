@@ -24,7 +24,7 @@ from typing import Any
 from connect_core.api.batch_copy import CopyBatch, DecodedRecords
 from connect_core.api.errors import ConnectError
 from connect_core.api.records import SourceRecord
-from connect_core.kafka.batch_builder import PlainRecord
+from connect_core.kafka.batch_builder import PlainRecord, batches_within, record_bytes
 from connect_core.kafka.batch_fetcher import READ_COMMITTED, BatchFetcher
 from connect_core.kafka.clients import create_producer, producer_config
 from connect_core.kafka.partitioning import key_partition
@@ -53,8 +53,6 @@ _FETCH_WAIT_MS = 500
 _FETCH_MAX_BYTES = 32 * 1024 * 1024
 _PARTITION_MAX_BYTES = 8 * 1024 * 1024
 _TIMEOUT_KEY = "transaction.timeout.ms"
-_BATCH_HEADER = 61
-_RECORD_OVERHEAD = 21  # a record's length, attributes, timestamp and offset deltas, key/value lengths at most
 
 
 @dataclass
@@ -341,17 +339,7 @@ class BatchGroupCopier:
 
 def _within(records: list[SourceRecord], limit: int) -> list[list[SourceRecord]]:
     """The records in consecutive groups whose batch stays below ``limit`` bytes (a record above it alone)."""
-    groups: list[list[SourceRecord]] = []
-    size = limit
-    for record in records:
-        headers = sum(len(k) + len(v or b"") + 4 for k, v in record.headers or ())
-        need = len(record.key or b"") + len(record.value or b"") + headers + _RECORD_OVERHEAD
-        if size + need > limit - _BATCH_HEADER:
-            groups.append([])
-            size = 0
-        groups[-1].append(record)
-        size += need
-    return groups
+    return batches_within(records, lambda r: record_bytes(r.key, r.value, r.headers), limit)
 
 
 def _offset(record: SourceRecord) -> int:

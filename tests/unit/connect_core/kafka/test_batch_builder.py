@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from connect_core.kafka.batch_builder import PlainRecord, build_batch
+from connect_core.kafka.batch_builder import PlainRecord, batches_within, build_batch, record_bytes
 from connect_core.kafka.record_batch import crc_matches, rewrite_for_produce, split_batches
 from tests.oracle.batches import parse_batch
 
@@ -47,3 +47,13 @@ def test_no_records_is_refused() -> None:
 
     with pytest.raises(ValueError, match="at least one record"):
         build_batch([])
+
+
+def test_records_are_grouped_into_batches_below_the_limit_in_order() -> None:
+    records = [PlainRecord(None, bytes(300), [("h", b"v")]) for _ in range(10)] + [PlainRecord(b"k", bytes(5000))]
+    groups = batches_within(records, lambda r: record_bytes(r.key, r.value, r.headers), 1024)
+    assert [r for group in groups for r in group] == records  # nothing lost, order kept
+    assert [len(g) for g in groups] == [2, 2, 2, 2, 2, 1]  # three 300 B records never fit with the header
+    for group in groups[:-1]:
+        assert len(build_batch(group).data) <= 1024  # the estimate is an upper bound of the built batch
+    assert groups[-1] == [records[-1]]  # larger than any batch: alone
