@@ -274,7 +274,7 @@ class BatchProducer:
         for (topic, partition), (entry, _generation) in parts.items():
             assert entry.data is not None
             topics.setdefault(topic, []).append(
-                ProduceRequest.TopicProduceData.PartitionProduceData(index=partition, records=bytes(entry.data))
+                ProduceRequest.TopicProduceData.PartitionProduceData(index=partition, records=entry.data)
             )
         return ProduceRequest(
             transactional_id=self._transactional_id,
