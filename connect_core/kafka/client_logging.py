@@ -157,7 +157,7 @@ def report_unreachable(
 _KAFKA_PYTHON_CONNECTION = re.compile(
     r"KafkaConnectionError|ECONNREFUSED|Connection (lost|failed|refused)|socket disconnected|"
     r"No node available|Marking the coordinator dead|NodeNotReady|Abort \(|Connection reset|"
-    r"Bootstrap \S+ not ready",
+    r"Bootstrap \S+ not ready|Failed to build connection",
 )
 
 

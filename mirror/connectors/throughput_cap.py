@@ -22,8 +22,9 @@ from collections.abc import Callable
 
 #: How far ahead of its schedule a flow may run (a burst of this many seconds' worth of bytes).
 BURST_S = 0.25
-#: How much of its schedule a paused flow may make up for (seconds' worth of bytes, taken at once).
-CATCH_UP_S = 2.0
+#: How much of its schedule a paused flow may make up for (seconds' worth of bytes, taken at once): the cap is
+#: an average over about this long, as the rate it reports (:data:`RATE_WINDOW_S`) and Kafka's own quotas are.
+CATCH_UP_S = 10.0
 #: The measured rate is over this many seconds.
 RATE_WINDOW_S = 10.0
 #: A capped reader that fetches record batches asks for about this many seconds' worth of bytes per fetch

@@ -134,11 +134,15 @@ def test_another_client_shares_the_episode_of_a_broker_librdkafka_reported(caplo
     )
 
 
-def test_kafka_python_bootstrap_retries_are_demoted() -> None:
+def test_kafka_python_bootstrap_retries_and_dropped_set_ups_are_demoted() -> None:
     chatter = ClientChatterFilter()
     retry = _record("kafka.net.manager", logging.WARNING, "Bootstrap bootstrap-0 not ready; waiting 0.43 secs")
     chatter.filter(retry)
     assert retry.levelno == logging.DEBUG
+    # a connection the broker dropped while it was being set up (kafka-python logs it with a traceback)
+    dropped = _record("kafka.net.connection", logging.ERROR, "Failed to build connection log_prefix")
+    chatter.filter(dropped)
+    assert dropped.levelno == logging.DEBUG
 
 
 def _record(name: str, level: int, msg: str) -> logging.LogRecord:

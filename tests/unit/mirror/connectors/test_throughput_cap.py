@@ -67,8 +67,8 @@ def test_a_long_pause_is_not_made_up_for_beyond_its_catch_up() -> None:
     copy(cap, t, 5.0, 10_000)
     t.now += 60.0  # idle (nothing to copy) for a minute
     slept_before = t.slept
-    taken = copy(cap, t, 1.0, 10_000)
-    assert taken <= 1_000_000 * (1.0 + BURST_S + CATCH_UP_S) + 10_000
+    taken = copy(cap, t, CATCH_UP_S + 2.0, 10_000)
+    assert taken <= 1_000_000 * (2.0 + BURST_S + 2 * CATCH_UP_S) + 10_000
     assert t.slept > slept_before  # it waits again once the catch-up is spent
 
 
