@@ -1,0 +1,108 @@
+"""Fewer copies and calls on kafka-python's receive path: what the batch copy's fetches cost per GB.
+
+Profiled on the batch path (one task mirroring 1 KB records): most of the process's CPU went to
+kafka-python reading answers of several MB in 4 KB ``recv`` calls (a call, a bytes object and a list
+entry per 4 KB, then a join copying them all again) and to its frame buffer handing each field out
+through two copies (a bytearray slice, then ``bytes`` of it) - for a Fetch answer that is every batch
+copied twice more. kafka-python has no setting for either, so :func:`install` replaces those
+functions, once per process, with ones that behave the same (the same bytes, errors and end-of-data
+handling): plain TCP reads up to :data:`RECV_CHUNK` into one buffer per connection, TLS reads in
+larger pieces, and the frame buffer copies a field once - and a large answer not at all before its
+decoder, which reads the records field out of it with a copy of its own.
+
+It is installed by :func:`connect_core.kafka.raw_fetch.bootstrapped_client`, through which every
+kafka-python client of ours connects; other kafka-python users in the process get the same functions.
+"""
+
+from __future__ import annotations
+
+import logging
+import ssl
+from typing import Any
+
+from kafka import errors as kafka_errors
+from kafka.net.transport import KafkaSSLTransport, KafkaTCPTransport
+from kafka.protocol.frame import KafkaBytes  # type: ignore[import-untyped]
+
+log = logging.getLogger(__name__)
+
+#: Bytes asked of the socket per ``recv``: a Fetch answer of MBs arrives in few calls (kafka-python: 4 KB).
+RECV_CHUNK = 1024 * 1024
+#: The rest of a frame from this size on is handed to the decoder as a view, not copied (Fetch answers).
+VIEW_MIN = 64 * 1024
+#: What ends a read for now without an error (nothing more to read on a non-blocking socket).
+_TCP_WOULD_BLOCK = (BlockingIOError, InterruptedError)
+_SSL_WOULD_BLOCK = (BlockingIOError, InterruptedError, ssl.SSLWantReadError, ssl.SSLWantWriteError)
+
+_installed = False
+
+
+def _tcp_sock_recv(self: Any) -> tuple[bytes | memoryview, Any]:
+    """One read of up to :data:`RECV_CHUNK` into the connection's own buffer, handed on as a view of it.
+
+    The protocol copies what it is given into its frame buffer before the next read (kafka-python's
+    ``data_received`` is synchronous), so one buffer per connection serves every read: no bytes object
+    per read, no join. What the kernel still holds wakes the selector again (level-triggered)."""
+    buf = getattr(self, "_mm2_read_buffer", None)
+    if buf is None:
+        buf = self._mm2_read_buffer = bytearray(RECV_CHUNK)
+    try:
+        n = self._sock.recv_into(buf)
+    except _TCP_WOULD_BLOCK:
+        return b"", None
+    except BaseException as e:
+        log.exception("%s: Error receiving network data closing socket", self)
+        return b"", kafka_errors.KafkaConnectionError(e)
+    if not n:
+        log.error("%s: socket disconnected", self)
+        return b"", kafka_errors.KafkaConnectionError("socket disconnected")
+    return memoryview(buf)[:n], None
+
+
+def _ssl_sock_recv(self: Any) -> tuple[bytes, Any]:
+    """kafka-python's TLS read with larger reads: until the socket would block (a TLS read ends at a record
+    and may leave decrypted bytes that no selector sees)."""
+    chunks: list[bytes] = []
+    err = None
+    while True:
+        try:
+            data = self._sock.recv(RECV_CHUNK)
+        except _SSL_WOULD_BLOCK:
+            break
+        except BaseException as e:
+            log.exception("%s: Error receiving network data closing socket", self)
+            err = kafka_errors.KafkaConnectionError(e)
+            break
+        if not data:
+            log.error("%s: socket disconnected", self)
+            err = kafka_errors.KafkaConnectionError("socket disconnected")
+            break
+        chunks.append(data)
+    return b"".join(chunks), err
+
+
+def _frame_read(self: Any, nbytes: int | None = None) -> bytes | memoryview:
+    """KafkaBytes.read with one copy (its own: a bytearray slice, then bytes of it), and none for the rest of
+    a large frame (``nbytes`` None, what a response's decoder asks for): a read-only view of it. The
+    protocol drops each frame buffer after decoding it and never resizes one, so the view stays valid."""
+    start = self._idx
+    end = len(self) if nbytes is None else min(start + nbytes, len(self))
+    self._idx = end
+    if nbytes is None and end - start >= VIEW_MIN:
+        return memoryview(self)[start:end].toreadonly()
+    with memoryview(self) as view:
+        return bytes(view[start:end])
+
+
+def install() -> None:
+    """Replace kafka-python's socket read and frame read (see the module docstring); idempotent."""
+    global _installed
+    if _installed:
+        return
+    KafkaTCPTransport._sock_recv = _tcp_sock_recv
+    KafkaSSLTransport._sock_recv = _ssl_sock_recv
+    KafkaBytes.read = _frame_read
+    _installed = True
+
+
+__all__ = ["RECV_CHUNK", "VIEW_MIN", "install"]
