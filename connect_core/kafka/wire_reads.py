@@ -24,7 +24,9 @@ from kafka import errors as kafka_errors
 from kafka.net.transport import KafkaSSLTransport, KafkaTCPTransport
 from kafka.protocol.frame import KafkaBytes  # type: ignore[import-untyped]
 
-log = logging.getLogger(__name__)
+#: kafka-python's own transport logger: the lines below are its lines (a lost connection, at ERROR), and the
+#: process's client-log handling (chatter demoted to DEBUG, one WARNING per outage) must treat them as such.
+log = logging.getLogger("kafka.net.transport")
 
 #: Bytes asked of the socket per ``recv``: a Fetch answer of MBs arrives in few calls (kafka-python: 4 KB).
 RECV_CHUNK = 1024 * 1024
