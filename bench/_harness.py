@@ -159,6 +159,15 @@ class Case:
         return f"{self.records} x {self.size} B" + ("" if self.compression == "none" else f" {self.compression}")
 
 
+def add_case_arguments(p: argparse.ArgumentParser, partitions_help: str, rounds_help: str) -> None:
+    """The case options both mirror benches take (what ``cases_from`` reads), declared once."""
+    p.add_argument("--records", type=int, help="records per case (default: two cases, 200000x100 and 100000x1024)")
+    p.add_argument("--size", type=int, help="record value size in bytes (with --records; default 1024)")
+    p.add_argument("--compression", default="none", help="codec the source topic is written with (none, lz4, zstd...)")
+    p.add_argument("--partitions", type=int, default=4, help=partitions_help)
+    p.add_argument("--rounds", type=int, default=1, help=rounds_help)
+
+
 def cases_from(args: argparse.Namespace) -> list[Case]:
     """``--records/--size/--compression``: one case; neither: the two defaults (200k x 100 B, 100k x 1 KB)."""
     if args.records is None and args.size is None:

@@ -51,6 +51,7 @@ from bench._harness import (
     CpuMeter,
     Line,
     RssSampler,
+    add_case_arguments,
     best,
     broker_rss_line,
     cases_from,
@@ -377,11 +378,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--records", type=int, help="records per case (default: two cases, 200000x100 and 100000x1024)")
-    p.add_argument("--size", type=int, help="record value size in bytes (with --records; default 1024)")
-    p.add_argument("--compression", default="none", help="codec the source topic is written with (none, lz4, zstd...)")
-    p.add_argument("--partitions", type=int, default=4, help="partitions of the mirrored topic (64: memory check)")
-    p.add_argument("--rounds", type=int, default=1, help="repeat a/b/c; the best round of each is compared")
+    add_case_arguments(
+        p, "partitions of the mirrored topic (64: memory check)", "repeat a/b/c; the best round of each is compared"
+    )
     p.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for the mirror to finish")
     p.add_argument(
         "--exactly-once",
