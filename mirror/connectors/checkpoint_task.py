@@ -71,6 +71,9 @@ class CheckpointMetrics(Protocol):
         """The group's source offsets were listed and nothing newer than its last checkpoint is due:
         the checkpoints on the target are current (an idle group is not a stale one)."""
 
+    def group_offsets_synced(self, group: str, partitions: int = 1) -> None:
+        """The group's offsets on the target were moved to its translated positions (sync.group.offsets)."""
+
 
 class NoOpCheckpointMetrics:
     def checkpoint_acknowledged(self, group: str, topic: str, partition: int, latency_ms: float) -> None:
@@ -80,6 +83,9 @@ class NoOpCheckpointMetrics:
         return None
 
     def group_current(self, group: str) -> None:
+        return None
+
+    def group_offsets_synced(self, group: str, partitions: int = 1) -> None:
         return None
 
 
@@ -384,9 +390,7 @@ class MirrorCheckpointTask(SourceTask):
         failed = {tp: err for tp, err in results.items() if err is not None}
         if not failed:
             self.group_offset_syncs += 1
-            hook = getattr(self.metrics, "group_offsets_synced", None)
-            if hook is not None:
-                hook(group, len(offsets))
+            self.metrics.group_offsets_synced(group, len(offsets))
             log.debug("Synced %d offsets for consumer group %s.", len(offsets), group)
             return True
         if any(err == "UNKNOWN_MEMBER_ID" for err in failed.values()):
