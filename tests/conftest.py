@@ -45,7 +45,7 @@ from embedded_kafka.engine import bootstrap_env_var, external_bootstraps
 
 # tests of the fixtures run an inner pytest session; run_lock lets `alone` tests have the machine to themselves;
 # schedule orders the collection longest-first across the xdist workers
-pytest_plugins = ["pytester", "tests.run_lock", "tests.schedule"]
+pytest_plugins = ["pytester", "tests.schedule", "tests.run_lock"]
 
 REQUIRES_CAPABILITY = "requires_capability"
 

@@ -1,8 +1,10 @@
-"""One lock file per pytest-xdist run, so a test marked ``alone`` runs with no other test beside it.
+"""One lock file per pytest-xdist run, so a test marked ``alone`` runs with no heavy test beside it.
 
-Every test holds the lock shared while it runs; an ``alone`` test (benchmarks, tests whose point is
-CPU or timing) holds it exclusively, so its worker waits until the others' running tests have ended
-and they wait for it. Without xdist there is nothing to share the machine with, and no lock.
+Every heavy test (e2e, Spark, or expected to take 30 s or more: ``tests.schedule.is_heavy``) holds the
+lock shared while it runs; an ``alone`` test (tests whose point is CPU or timing) holds it exclusively,
+so its worker waits until the others' running heavy tests have ended and they wait for it. Light tests
+take no lock: they keep the other workers busy beside an ``alone`` test (the schedule puts them there).
+Without xdist there is nothing to share the machine with, and no lock.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-ALONE = "alone"
+from tests.schedule import ALONE, is_heavy, known_durations
 
 
 def _lock_path(config: pytest.Config) -> Path | None:
@@ -27,10 +29,20 @@ def _lock_path(config: pytest.Config) -> Path | None:
     return Path(tempfile.gettempdir()) / f"mm2-pytest-{worker_input['testrunuid']}.lock"
 
 
+_known: dict[str, float] | None = None
+
+
+def _durations() -> dict[str, float]:
+    global _known
+    if _known is None:
+        _known = known_durations()
+    return _known
+
+
 @contextmanager
-def run_lock(config: pytest.Config, exclusive: bool) -> Iterator[None]:
+def run_lock(config: pytest.Config, exclusive: bool, light: bool = False) -> Iterator[None]:
     path = _lock_path(config)
-    if path is None:
+    if path is None or (light and not exclusive):
         yield
         return
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
@@ -44,16 +56,17 @@ def run_lock(config: pytest.Config, exclusive: bool) -> Iterator[None]:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        f"{ALONE}: the test runs with no other test at the same time (benchmarks, CPU-sensitive tests); under "
-        "pytest-xdist its worker waits until the other workers' running tests have finished",
+        f"{ALONE}: the test runs with no heavy test (e2e, Spark, 30 s or more) at the same time (CPU-sensitive "
+        "tests); under pytest-xdist its worker waits until the other workers' running heavy tests have finished",
     )
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> object:
-    """Each test holds the lock while it runs (setup to teardown); an ``alone`` test holds it exclusively.
+    """Each heavy test holds the lock while it runs (setup to teardown); an ``alone`` test holds it exclusively.
 
     Outermost (tryfirst) so the wait for the lock is not counted in the test's pytest-timeout budget.
     """
-    with run_lock(item.config, exclusive=item.get_closest_marker(ALONE) is not None):
+    exclusive = item.get_closest_marker(ALONE) is not None
+    with run_lock(item.config, exclusive, light=not is_heavy(item, _durations())):
         return (yield)

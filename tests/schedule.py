@@ -24,6 +24,15 @@ import pytest
 DURATIONS = Path(__file__).with_name("durations.json")
 #: Typical seconds per test of each tier, for tests the durations file does not know yet.
 TIER_GUESS = {"e2e": 30.0, "spark": 15.0, "integration": 3.0, "unit": 0.05}
+#: A test expected to take this long (or an e2e or Spark test) is heavy: an ``alone`` test runs beside no
+#: heavy test, but light ones (unit tests, short integration tests) keep the other workers busy meanwhile.
+HEAVY_S = 30.0
+#: The marker of tests that run with no heavy test beside them (tests/run_lock.py holds the lock).
+ALONE = "alone"
+
+
+def known_durations() -> dict[str, float]:
+    return json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
 
 
 def expected_seconds(item: pytest.Item, known: dict[str, float]) -> float:
@@ -33,6 +42,12 @@ def expected_seconds(item: pytest.Item, known: dict[str, float]) -> float:
         if item.get_closest_marker(marker) is not None:
             return TIER_GUESS[marker]
     return TIER_GUESS["unit"]
+
+
+def is_heavy(item: pytest.Item, known: dict[str, float]) -> bool:
+    if item.get_closest_marker("e2e") is not None or item.get_closest_marker("spark") is not None:
+        return True
+    return expected_seconds(item, known) >= HEAVY_S
 
 
 def slice_sizes(count: int, workers: int) -> list[int]:
@@ -46,16 +61,47 @@ def slice_sizes(count: int, workers: int) -> list[int]:
 
 
 def spread(items: list[pytest.Item], workers: int, known: dict[str, float]) -> list[pytest.Item]:
-    """Longest first, each test to the open pile with the least expected time; piles in slice order."""
-    ranked = sorted(items, key=lambda item: (-expected_seconds(item, known), item.nodeid))
+    """Longest first, each test to the open pile with the least expected time; piles in slice order.
+
+    The ``alone`` tests all go to the first pile, at its start; every other pile starts with light tests
+    worth about as long, which may run beside them, then its heavy tests (which wait for the lock while an
+    ``alone`` test holds it), then the rest of its light ones."""
+
+    def seconds(item: pytest.Item) -> float:
+        return expected_seconds(item, known)
+
+    ranked = sorted(items, key=lambda item: (-seconds(item), item.nodeid))
     sizes = slice_sizes(len(ranked), workers)
     piles: list[list[pytest.Item]] = [[] for _ in range(workers)]
     totals = [0.0] * workers
+    alone = [item for item in ranked if item.get_closest_marker(ALONE) is not None]
+    for item in alone[: sizes[0]]:
+        piles[0].append(item)
+        totals[0] += seconds(item)
     for item in ranked:
+        if item in piles[0]:
+            continue
         pile = min((i for i in range(workers) if len(piles[i]) < sizes[i]), key=lambda i: (totals[i], i))
         piles[pile].append(item)
-        totals[pile] += expected_seconds(item, known)
+        totals[pile] += seconds(item)
+    alone_s = sum(seconds(item) for item in piles[0] if item.get_closest_marker(ALONE) is not None)
+    if alone_s:
+        piles = [piles[0]] + [_light_first(pile, alone_s, known) for pile in piles[1:]]
     return [item for pile in piles for item in pile]
+
+
+def _light_first(pile: list[pytest.Item], window_s: float, known: dict[str, float]) -> list[pytest.Item]:
+    """The pile's light tests, longest first, until they fill ``window_s``; then the pile in its order."""
+    head: list[pytest.Item] = []
+    filled = 0.0
+    for item in pile:
+        if filled >= window_s:
+            break
+        if not is_heavy(item, known):
+            head.append(item)
+            filled += expected_seconds(item, known)
+    chosen = {id(item) for item in head}
+    return head + [item for item in pile if id(item) not in chosen]
 
 
 def _worker_count(config: pytest.Config) -> int:
@@ -77,8 +123,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     workers = _worker_count(config)
     if workers < 2:
         return
-    known = json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
-    items[:] = spread(items, workers, known)
+    items[:] = spread(items, workers, known_durations())
 
 
 class DurationRecorder:

@@ -1,7 +1,9 @@
-"""An ``alone`` test really runs with no other test beside it when the suite runs under pytest-xdist.
+"""An ``alone`` test really runs with no heavy test beside it when the suite runs under pytest-xdist, and
+light tests do run beside it.
 
 An inner pytest session with 3 workers runs six tests that each record when they start and end; the
 ``alone`` ones must not overlap any other, and the others must overlap each other (so the check can fail).
+A second one runs an ``alone`` test that finishes only once a light test has seen it running.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ def _span(name):
     with LOG.open("a") as f:
         f.write(f"{{name}} {{start}} {{time.monotonic()}}\\n")
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("n", range(4))
 def test_shared(n):
     _span(f"shared{{n}}")
@@ -65,3 +68,38 @@ def test_alone_tests_overlap_no_other_test_under_xdist(
             assert not others, f"{name} ran beside {others}: {spans}"
     shared = [s for n, s in spans.items() if n.startswith("shared")]
     assert any(_overlap(a, b) for i, a in enumerate(shared) for b in shared[i + 1 :]), spans
+
+
+BESIDE = """
+import time, pytest
+from pathlib import Path
+
+DIR = Path({dir!r})
+
+def _wait_for(name):
+    deadline = time.monotonic() + 60
+    while not (DIR / name).exists():
+        assert time.monotonic() < deadline, f"{{name}} never appeared"
+        time.sleep(0.05)
+
+@pytest.mark.alone
+def test_alone():
+    (DIR / "alone-running").touch()
+    _wait_for("light-saw-alone")  # a light test held back by the lock would never write it
+
+def test_light():
+    _wait_for("alone-running")
+    (DIR / "light-saw-alone").touch()
+"""
+
+
+def test_a_light_test_runs_beside_an_alone_test(
+    pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    pytester.makepyfile(test_inner=BESIDE.format(dir=str(tmp_path)))
+    result = pytester.runpytest_subprocess(
+        "-p", "xdist", "-p", "tests.run_lock", "-p", "no:cacheprovider", "-n", "2", "--dist", "worksteal", "-q"
+    )
+    result.assert_outcomes(passed=2)

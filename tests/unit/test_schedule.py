@@ -43,3 +43,28 @@ def test_unknown_tests_are_guessed_from_their_tier() -> None:
         FakeItem("spark", {"spark", "integration"}),
     ]
     assert [i.nodeid for i in spread(items, 2, {})] == ["e2e", "unit", "spark", "int"]  # type: ignore[arg-type]
+
+
+def test_alone_tests_start_the_first_slice_and_the_other_slices_start_with_light_tests() -> None:
+    known = {"alone1": 80.0, "alone2": 70.0, "heavy1": 60.0, "heavy2": 50.0, "heavy3": 40.0}
+    known |= {f"light{i}": 9.0 for i in range(30)}
+    items = [FakeItem(n, {"alone", "e2e"} if n.startswith("alone") else set()) for n in known]
+    ordered = [i.nodeid for i in spread(items, 3, known)]  # type: ignore[arg-type]
+    sizes = slice_sizes(len(ordered), 3)
+    slices = [ordered[0 : sizes[0]], ordered[sizes[0] : sizes[0] + sizes[1]], ordered[sizes[0] + sizes[1] :]]
+    assert slices[0][:2] == ["alone1", "alone2"]
+    for other in slices[1:]:
+        head = []
+        for name in other:
+            if not name.startswith("light"):
+                break
+            head.append(name)
+        # light tests worth the alone tests' 150 s (or all the slice has) before its first heavy test
+        assert sum(known[n] for n in head) >= min(150.0, sum(known[n] for n in other if n.startswith("light")))
+    assert sorted(ordered) == sorted(known)
+
+
+def test_without_alone_tests_the_order_is_longest_first() -> None:
+    known = {"heavy": 60.0, "light": 9.0, "light2": 8.0}
+    ordered = [i.nodeid for i in spread([FakeItem(n) for n in known], 1 + 1, known)]  # type: ignore[arg-type]
+    assert ordered[0] == "heavy"
