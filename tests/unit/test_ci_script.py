@@ -166,7 +166,9 @@ def test_spark_jvms_are_pointed_at_the_class_archive_that_is_written_in_the_back
         time.sleep(0.05)
     assert f"venv-python {ARCHIVE} {archive} opts=" in "\n".join(calls())
     run_line = next(c for c in calls() if c.startswith(PYTEST))
-    assert run_line.endswith(f"opts=-XX:SharedArchiveFile={archive} -Xlog:cds=off -Xlog:cds+dynamic=off")
+    assert run_line.endswith(
+        f"opts=-XX:SharedArchiveFile={archive} -Xlog:cds=off -Xlog:cds+dynamic=off -XX:TieredStopAtLevel=1"
+    )
 
 
 def test_with_prometheus_present_only_a_missing_stunnel4_is_installed(tmp_path: Path) -> None:
