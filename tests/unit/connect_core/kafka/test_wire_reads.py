@@ -34,7 +34,7 @@ class _FrameParser(KafkaProtocol):  # type: ignore[misc]
     """kafka-python's parser, each completed frame handed back as its bytes instead of decoded."""
 
     def _process_response(self, read_buffer: Any) -> tuple[int, bytes]:
-        return 0, bytes(read_buffer)
+        return 0, bytes(read_buffer.read())
 
 
 class _Connection:
