@@ -1,7 +1,9 @@
 """Produce pre-built record batches, idempotently, over kafka-python's protocol and connection layer.
 
 librdkafka builds its own batches and cannot send one it was given; this sends the source's batches as
-they are (:func:`~connect_core.kafka.record_batch.rewrite_for_produce` sets the fields a producer owns).
+they are (:func:`~connect_core.kafka.record_batch.producer_header` sets the fields a producer owns; the
+request carries that new header and a view of the fetched records part, uncopied:
+:mod:`connect_core.kafka.produce_request`).
 
 * Idempotence: one producer id from InitProducerId (v4; Tansu fails v0), a sequence per partition
   continuing across batches. A batch keeps its sequence through every retry, so a retried batch the
@@ -31,12 +33,13 @@ from typing import Any
 from kafka import errors as kafka_errors
 from kafka.net.compat import KafkaNetClient
 from kafka.protocol.metadata import MetadataRequest
-from kafka.protocol.producer import InitProducerIdRequest, ProduceRequest
+from kafka.protocol.producer import InitProducerIdRequest
 
 from connect_core.api.errors import ConnectError, RetriableError
+from connect_core.kafka.produce_request import PiecesProduceRequest, ProducePart
 from connect_core.kafka.producer_errors import mapped_error
 from connect_core.kafka.raw_fetch import bootstrapped_client
-from connect_core.kafka.record_batch import RawBatch, rewrite_for_produce
+from connect_core.kafka.record_batch import HEADER_SIZE, RawBatch, producer_header
 
 log = logging.getLogger(__name__)
 
@@ -57,12 +60,12 @@ TopicPartitionKey = tuple[str, int]
 class _Entry:
     """One batch on its way: the bytes as sent (fixed sequence), its callback, where it stands."""
 
-    __slots__ = ("batch", "callback", "data", "deadline", "generation", "sent", "sequence")
+    __slots__ = ("batch", "callback", "deadline", "generation", "header", "sent", "sequence")
 
     def __init__(self, batch: RawBatch, sequence: int, callback: BatchCallback, deadline: float) -> None:
         self.batch = batch
         self.sequence = sequence
-        self.data: bytearray | None = None  # the bytes as sent, made once the producer id is known
+        self.header: bytearray | None = None  # the header as sent, made once the producer id is known
         self.callback = callback
         self.deadline = deadline
         self.sent = False
@@ -240,8 +243,8 @@ class BatchProducer:
             entry = next((e for e in state.entries if not e.sent), None)
             if entry is None:
                 continue
-            if entry.data is None:
-                entry.data = rewrite_for_produce(
+            if entry.header is None:
+                entry.header = producer_header(
                     entry.batch,
                     self.producer_id,
                     self.producer_epoch,
@@ -249,9 +252,10 @@ class BatchProducer:
                     self._transactional_id is not None,
                 )
             size = sizes.get(leader, 0)
-            if size and size + len(entry.data) > self._max_request_bytes:
+            batch_size = len(entry.batch.data)
+            if size and size + batch_size > self._max_request_bytes:
                 continue
-            sizes[leader] = size + len(entry.data)
+            sizes[leader] = size + batch_size
             by_leader.setdefault(leader, {})[tp] = (entry, entry.generation)
         for leader, parts in by_leader.items():
             if not client.ready(leader):
@@ -270,18 +274,12 @@ class BatchProducer:
         return partitions
 
     def _request(self, parts: Mapping[TopicPartitionKey, tuple[_Entry, int]]) -> Any:
-        topics: dict[str, list[Any]] = {}
+        pieces: list[ProducePart] = []
         for (topic, partition), (entry, _generation) in parts.items():
-            assert entry.data is not None
-            topics.setdefault(topic, []).append(
-                ProduceRequest.TopicProduceData.PartitionProduceData(index=partition, records=entry.data)
-            )
-        return ProduceRequest(
-            transactional_id=self._transactional_id,
-            acks=self._acks,
-            timeout_ms=self._timeout_ms,
-            topic_data=[ProduceRequest.TopicProduceData(name=t, partition_data=p) for t, p in topics.items()],
-            max_version=_PRODUCE_MAX_VERSION,
+            assert entry.header is not None
+            pieces.append((topic, partition, (entry.header, entry.batch.data[HEADER_SIZE:])))
+        return PiecesProduceRequest(
+            self._transactional_id, self._acks, self._timeout_ms, pieces, max_version=_PRODUCE_MAX_VERSION
         )
 
     # ------------------------------------------------------------------ answers

@@ -23,7 +23,7 @@ from kafka.protocol.metadata import MetadataRequest
 from kafka.record import MemoryRecords  # type: ignore[import-untyped]
 
 from connect_core.api.errors import ConnectError
-from connect_core.kafka import wire_reads
+from connect_core.kafka import wire_reads, wire_writes
 
 _READ_UNCOMMITTED = 0
 _READ_COMMITTED = 1
@@ -91,6 +91,7 @@ def bootstrapped_client(
     Reconnects back off up to Kafka's client default (1 s) unless ``configs`` say otherwise: kafka-python's
     own 30 s cap kept a client away from a restarted broker for up to half a minute after it was back."""
     wire_reads.install()
+    wire_writes.install()
     client = KafkaNetClient(**{"reconnect_backoff_max_ms": RECONNECT_BACKOFF_MAX_MS, **configs})
     try:
         client._manager.bootstrap(timeout_ms=timeout_ms)
@@ -263,11 +264,12 @@ def _fetch_request(topic: str, positions: Mapping[int, int], max_wait_ms: int, i
     )
 
 
-def _batches(records: bytes | None, offset: int) -> list[RawBatch]:
+def _batches(records: bytes | memoryview | None, offset: int) -> list[RawBatch]:
     """The whole batches of a Fetch answer past ``offset`` (a broker may repeat one from before it)."""
     if not records:
         return []
-    memory = MemoryRecords(records)
+    # kafka-python's record parsing gets bytes, as from its own decoder (a large field arrives as a view)
+    memory = MemoryRecords(records if isinstance(records, bytes) else bytes(records))
     batches: list[RawBatch] = []
     while (batch := memory.next_batch()) is not None:
         if batch.next_offset > offset:

@@ -174,29 +174,41 @@ def ineligible_reason(batch: RawBatch, max_message_bytes: int) -> str | None:
     return None
 
 
-def rewrite_for_produce(
+def producer_header(
     batch: RawBatch, producer_id: int, producer_epoch: int, base_sequence: int, transactional: bool
 ) -> bytearray:
-    """The batch as a producer sends it: base offset 0, partition leader epoch -1, the producer's id,
-    epoch and base sequence and the transactional bit; the CRC is recomputed only when a field it
-    covers changed (a batch from a plain producer sent by a plain producer keeps its bytes)."""
+    """The 61-byte header a producer sends with the batch's unchanged records part: base offset 0,
+    partition leader epoch -1, the producer's id, epoch and base sequence and the transactional bit.
+
+    The CRC covers the header from its attributes on and then the records, so when a covered field
+    changed it is computed over the new header's 40 covered bytes and continued over the records part
+    where it lies: one read pass, no copy (a batch from a plain producer sent by a plain producer keeps
+    its CRC)."""
     header = batch.header
     if header is None:
         raise ValueError("only v2 record batches can be produced as they are")
     attributes = (header.attributes | TRANSACTIONAL) if transactional else (header.attributes & ~TRANSACTIONAL)
-    covered_changed = (
+    out = bytearray(batch.data[:HEADER_SIZE])
+    _OFFSET_EPOCH.pack_into(out, 0, 0, header.batch_length, -1)
+    if (
         attributes != header.attributes
         or producer_id != header.producer_id
         or producer_epoch != header.producer_epoch
         or base_sequence != header.base_sequence
-    )
-    out = bytearray(batch.data)
-    _OFFSET_EPOCH.pack_into(out, 0, 0, header.batch_length, -1)
-    if covered_changed:
+    ):
         _ATTRIBUTES.pack_into(out, _ATTRIBUTES_AT, attributes)
         _PRODUCER.pack_into(out, _PRODUCER_AT, producer_id, producer_epoch, base_sequence)
-        _CRC.pack_into(out, _CRC_AT, crc32c(memoryview(out)[_ATTRIBUTES_AT:]))
+        covered = crc32c(memoryview(out)[_ATTRIBUTES_AT:])
+        _CRC.pack_into(out, _CRC_AT, crc32c(batch.data[HEADER_SIZE:], covered))
     return out
+
+
+def rewrite_for_produce(
+    batch: RawBatch, producer_id: int, producer_epoch: int, base_sequence: int, transactional: bool
+) -> bytearray:
+    """The whole batch as a producer sends it, in one buffer (:func:`producer_header` + the records part);
+    the batch producer itself sends the two apart, uncopied."""
+    return producer_header(batch, producer_id, producer_epoch, base_sequence, transactional) + batch.data[HEADER_SIZE:]
 
 
 def crc_matches(data: bytes | memoryview) -> bool:
@@ -220,6 +232,7 @@ __all__ = [
     "crc_matches",
     "ineligible_reason",
     "parse_header",
+    "producer_header",
     "rewrite_for_produce",
     "split_batches",
 ]

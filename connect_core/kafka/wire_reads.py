@@ -8,7 +8,9 @@ copied twice more. kafka-python has no setting for either, so :func:`install` re
 functions, once per process, with ones that behave the same (the same bytes, errors and end-of-data
 handling): plain TCP reads up to :data:`RECV_CHUNK` into one buffer per connection, TLS reads in
 larger pieces, and the frame buffer copies a field once - and a large answer not at all before its
-decoder, which reads the records field out of it with a copy of its own.
+decoder. The Fetch answer's decoder hands a large records field on as a read-only view of the frame
+instead of copying it out (:func:`_fetch_field_bytes`): the batch copy splits and produces batches from
+that view, so the frame buffer is the only copy of the fetched bytes the process makes.
 
 It is installed by :func:`connect_core.kafka.raw_fetch.bootstrapped_client`, through which every
 kafka-python client of ours connects; other kafka-python users in the process get the same functions.
@@ -16,12 +18,14 @@ kafka-python client of ours connects; other kafka-python users in the process ge
 
 from __future__ import annotations
 
+import builtins
 import logging
 import ssl
 from typing import Any
 
 from kafka import errors as kafka_errors
 from kafka.net.transport import KafkaSSLTransport, KafkaTCPTransport
+from kafka.protocol.consumer import FetchResponse
 from kafka.protocol.frame import KafkaBytes  # type: ignore[import-untyped]
 
 #: kafka-python's own transport logger: the lines below are its lines (a lost connection, at ERROR), and the
@@ -40,25 +44,61 @@ _installed = False
 
 
 def _tcp_sock_recv(self: Any) -> tuple[bytes | memoryview, Any]:
-    """One read of up to :data:`RECV_CHUNK` into the connection's own buffer, handed on as a view of it.
+    """One read of up to :data:`RECV_CHUNK` into the connection's own buffer, handed on as a view of it -
+    or, inside a large frame, straight into the frame's buffer (see :func:`_frame_rest`).
 
     The protocol copies what it is given into its frame buffer before the next read (kafka-python's
     ``data_received`` is synchronous), so one buffer per connection serves every read: no bytes object
     per read, no join. What the kernel still holds wakes the selector again (level-triggered)."""
+    rest = _frame_rest(self)
+    if rest is not None:
+        frame, view = rest
+        with view:
+            n, err = _recv_into(self, view)
+        if err is not None or not n:
+            return b"", err
+        frame._idx += n
+        return b"", None  # the parser's frame holds these bytes already: nothing to hand on
     buf = getattr(self, "_mm2_read_buffer", None)
     if buf is None:
         buf = self._mm2_read_buffer = bytearray(RECV_CHUNK)
+    n, err = _recv_into(self, buf)
+    if err is not None or not n:
+        return b"", err
+    return memoryview(buf)[:n], None
+
+
+def _recv_into(self: Any, target: Any) -> tuple[int, Any]:
+    """kafka-python's read outcome for one ``recv_into``: (bytes read, None), (0, None) when nothing is
+    there, or (0, the connection error) - logged as kafka-python logs it."""
     try:
-        n = self._sock.recv_into(buf)
+        n = self._sock.recv_into(target)
     except _TCP_WOULD_BLOCK:
-        return b"", None
+        return 0, None
     except BaseException as e:
         log.exception("%s: Error receiving network data closing socket", self)
-        return b"", kafka_errors.KafkaConnectionError(e)
+        return 0, kafka_errors.KafkaConnectionError(e)
     if not n:
         log.error("%s: socket disconnected", self)
-        return b"", kafka_errors.KafkaConnectionError("socket disconnected")
-    return memoryview(buf)[:n], None
+        return 0, kafka_errors.KafkaConnectionError("socket disconnected")
+    return n, None
+
+
+def _frame_rest(self: Any) -> tuple[Any, memoryview] | None:
+    """The frame buffer the connection's parser is filling and a view of its unfilled part but the last
+    byte, when that part is :data:`VIEW_MIN` or more (a large Fetch answer); None otherwise.
+
+    Reading there lets the kernel's copy be the only one into the frame. The last byte always arrives
+    the ordinary way, through the parser, which then completes and decodes the frame as it always did."""
+    parser = getattr(self._protocol, "parser", None)
+    if parser is None or not parser._receiving:
+        return None
+    frame = parser._rbuffer
+    start = frame.tell()
+    end = len(frame) - 1
+    if end - start < VIEW_MIN:
+        return None
+    return frame, memoryview(frame)[start:end]
 
 
 def _ssl_sock_recv(self: Any) -> tuple[bytes, Any]:
@@ -96,14 +136,39 @@ def _frame_read(self: Any, nbytes: int | None = None) -> bytes | memoryview:
         return bytes(view[start:end])
 
 
+def _fetch_field_bytes(value: Any) -> Any:
+    """``bytes`` as the Fetch answer's compiled decoder calls it on each bytes field: a view of the frame
+    from :data:`VIEW_MIN` on (only a records field is that large), a copy below (ids, small fields).
+    The view is read-only, and the frame it shows is never written again once decoded."""
+    if isinstance(value, memoryview) and len(value) >= VIEW_MIN:
+        return value.toreadonly()
+    return builtins.bytes(value)
+
+
+def _viewing_fetch_decoders() -> None:
+    """Have every Fetch answer decoder kafka-python compiles (one per version, made on first use) call
+    :func:`_fetch_field_bytes` for its ``bytes``."""
+    struct = FetchResponse._struct
+    compile_decoder = struct.compiled_decode_from
+
+    def compiled_decode_from(*args: Any, **kwargs: Any) -> Any:
+        decoder = compile_decoder(*args, **kwargs)
+        decoder.__globals__["bytes"] = _fetch_field_bytes
+        return decoder
+
+    struct.compiled_decode_from = compiled_decode_from
+
+
 def install() -> None:
-    """Replace kafka-python's socket read and frame read (see the module docstring); idempotent."""
+    """Replace kafka-python's socket read, frame read and Fetch records copy (see the module docstring);
+    idempotent."""
     global _installed
     if _installed:
         return
     KafkaTCPTransport._sock_recv = _tcp_sock_recv
     KafkaSSLTransport._sock_recv = _ssl_sock_recv
     KafkaBytes.read = _frame_read
+    _viewing_fetch_decoders()
     _installed = True
 
 

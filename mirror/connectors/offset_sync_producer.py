@@ -102,7 +102,12 @@ class OffsetSyncProducer:
         syncs = self.syncs
         for upstream, downstream in points:
             syncs.make_pending(topic_partition, upstream, downstream)
-            self.fire_pending()
+            for sync in syncs.take_pending():
+                self._send(sync)
+        if points:
+            # Delivery reports once per acknowledgement, not per sync point: a batch of 100 B records
+            # decides a sync every offset.lag.max records, and a producer poll each cost as much as the send.
+            self._serve(0)
         if not points or points[-1][0] != last_upstream:
             syncs.mark_delayed(topic_partition, state)
 

@@ -20,6 +20,7 @@ from connect_core.kafka.record_batch import (
     crc_matches,
     ineligible_reason,
     parse_header,
+    producer_header,
     rewrite_for_produce,
     split_batches,
 )
@@ -174,6 +175,20 @@ def test_records_of_a_rewritten_batch_decode_as_before() -> None:
     assert [(r.key, r.value, r.headers) for r in decoded] == [
         (b"k" if i % 2 else None, b"value-%d" % i, [("a", b"1"), ("a", None)]) for i in range(5)
     ]
+
+
+@pytest.mark.parametrize("producer", [(77, 1, 300), (4000, 0, 12)])
+def test_the_producer_header_alone_is_what_the_records_part_is_sent_behind(producer: tuple[int, int, int]) -> None:
+    """The batch producer sends this header and a view of the fetched records part (no rewritten copy):
+    its CRC, continued over the records where they lie, is the whole batch's."""
+    data = batch(base_offset=900, producer=(77, 1, 300), records=b"\x01record bytes\xfe" * 50)
+    (raw,) = split_batches(data)
+    header = producer_header(raw, *producer, transactional=False)
+    assert len(header) == HEADER_SIZE
+    sent = bytes(header) + bytes(raw.records)
+    assert sent == bytes(rewrite_for_produce(raw, *producer, transactional=False))
+    assert crc_matches(sent)
+    assert parse_header(sent).crc == independent_crc32c(sent[21:])
 
 
 def test_only_v2_batches_can_be_rewritten() -> None:
