@@ -162,6 +162,12 @@ class BatchTransactions:
             raise KafkaException(KafkaError(_UNKNOWN_PARTITION, f"Topic '{topic}' is unknown to the target cluster"))
         return key_partition(key, count) if key is not None else 0
 
+    def send_pending(self) -> None:
+        """Records produced so far into the transaction now, behind what was sent before them, without I/O: the
+        next ``poll`` of either producer sends them with the batches queued by then (one AddPartitionsToTxn,
+        the same Produce requests)."""
+        self._send_pending()
+
     def _send_pending(self) -> None:
         """Queued records into the transaction, after everything sent before them (per partition order)."""
         if not self._pending:

@@ -143,6 +143,7 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         self._interval_s = settings.interval_s
         self._requests = _TransactionRequests() if settings.boundary is TransactionBoundary.CONNECTOR else None
         self._txn_open = False
+        self._offsets_written = False  # the open transaction holds the offsets of all it dispatched so far
         self._polled_ahead: tuple[int, float] | None = None  # (records, poll start) of a batch polled ahead
         self._last_batch = 0  # records of the last batch polled
         self._next_interval_commit = 0.0
@@ -232,6 +233,7 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
     def _send_records(self) -> tuple[int, bool]:
         if not self._txn_open:
             self._begin()
+        self._offsets_written = False  # records dispatched after the offsets were written: write them again
         nbytes, complete = super()._send_records()
         ahead, self._polled_ahead = self._polled_ahead, None
         if ahead is not None:  # the batch polled before the last commit: its metrics now (the loop saw none)
@@ -248,17 +250,35 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         the commit waits for) travel meanwhile, as they would behind the next poll without transactions.
 
         Only behind a big batch (a backlog: the next poll returns at once); behind a small one the poll
-        could wait for new records while the transaction, and the copies in it, stay unreadable."""
+        could wait for new records while the transaction, and the copies in it, stay unreadable. On the batch
+        path the poll never blocks while copies are in flight (it sends the source Fetch and serves the
+        target's acknowledgements until the answer is in): it is asked again until the answer came or every
+        copy of the transaction was acknowledged, so the source's Fetch overlaps the transaction's Produce
+        instead of following its commit."""
         if self._stopping or self._target_paused() or self._last_batch < POLL_AHEAD_MIN_BATCH:
             return
         started = self._clock()
-        try:
-            batch = self._poll_task()
-        except RetriableError as e:
-            log.warning("Task %s failed to poll records (will retry): %s", self.id, e)
-            return
-        if batch:
-            self._polled_ahead = (len(batch), started)
+        while True:
+            try:
+                batch = self._poll_task()
+            except RetriableError as e:
+                log.warning("Task %s failed to poll records (will retry): %s", self.id, e)
+                return
+            if batch:
+                self._polled_ahead = (len(batch), started)
+                return
+            if not self._copies_in_flight():
+                return
+
+    def _copies_in_flight(self) -> bool:
+        """Copied batches of the open transaction still unacknowledged (a batch-path poll then never blocks)."""
+        return (
+            self._batch_copier is not None
+            and self._batch_copier.runs_in_flight > 0
+            and self.producer_error is None
+            and not self._stopping
+            and not self._cancelled
+        )
 
     def _begin(self) -> None:
         try:
@@ -266,6 +286,7 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         except KafkaException as e:
             raise self._transaction_error("begin a transaction for", e) from e
         self._txn_open = True
+        self._offsets_written = False
 
     def _maybe_commit(self) -> None:
         """Every turn of the loop: commit (or abort) when the boundary says so and the batch is dispatched."""
@@ -273,6 +294,7 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
             return  # part of the batch still waits to be dispatched
         if self.boundary is TransactionBoundary.POLL:
             if self._txn_open:
+                self._write_transaction_offsets()  # with the records: they travel (and register) together
                 self._poll_ahead()
                 self._commit_transaction()
             return
@@ -341,13 +363,29 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         if err is not None and self.producer_error is None:
             self.producer_error = KafkaException(err)
 
+    def _write_transaction_offsets(self) -> None:
+        """The offsets of everything dispatched so far, into the open transaction now rather than at the commit.
+
+        Queued behind the records, they go out with them: the offsets topic's partition joins the
+        transaction in the same AddPartitionsToTxn as the records' partitions and its record travels in the
+        same Produce request, instead of two more round trips at the commit. The transaction holds all or
+        none of it, so writing them early changes nothing a reader sees."""
+        if self.producer_error is not None:
+            self._raise_producer_error()
+        self._write_offsets(self._transaction_offsets())
+        self._offsets_written = True
+        if isinstance(self.producer, BatchTransactions):
+            self.producer.send_pending()  # behind the copied batches, without waiting for any I/O
+
     def _commit_transaction(self) -> None:
         """Offsets of everything dispatched, then the commit, which delivers records and offsets together
         (no wait for the records' acknowledgements first: one round trip less per transaction)."""
         started = self._clock()
         if self.producer_error is not None:
             self._raise_producer_error()
-        self._write_offsets(self._transaction_offsets())
+        offsets = self._transaction_offsets()
+        if not self._offsets_written:  # else written already, and nothing was dispatched since (same values)
+            self._write_offsets(offsets)
         try:
             self.producer.commit_transaction(TRANSACTION_CALL_TIMEOUT_S)  # type: ignore[attr-defined]
         except KafkaException as e:

@@ -317,3 +317,55 @@ def test_a_failure_mid_transaction_is_aborted_and_recovered_without_duplicates(
     assert sum(log.aborted for log in logs.values()) >= 1  # the failed transaction's batches, aborted on B
     assert all(log.open == 0 for log in logs.values())
     assert all(batch.crc_ok for p in (0, 1) for batch in data_batches(b.bootstrap_servers, remote, p))
+
+
+class _Exchanges:
+    """What the task's transactional batch producer asked of the brokers, in order."""
+
+    coordinator: list[str] = []
+    produces: list[set[str]] = []
+
+
+class CountingProducer(TransactionalBatchProducer):
+    """The real transactional batch producer, noting each coordinator request and the topics of each Produce."""
+
+    def _coordinator_call(self, make: Any, what: str, deadline: float, *args: Any) -> Any:
+        answer = super()._coordinator_call(make, what, deadline, *args)
+        _Exchanges.coordinator.append(what)
+        return answer
+
+    def _request(self, parts: Any) -> Any:
+        _Exchanges.produces.append({topic for topic, _ in parts})
+        return super()._request(parts)
+
+
+def test_a_transaction_registers_its_partitions_once_and_sends_its_offsets_with_its_batches(
+    eos: Eos, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The round trips of a transaction behind a backlog (where the next poll is read while the transaction's
+    copies travel): one AddPartitionsToTxn for the copies' partitions and the offsets topic's, the source
+    offsets in the same Produce request as copied batches, then EndTxn."""
+    monkeypatch.setattr(worker_module, "TransactionalBatchProducer", CountingProducer)
+    monkeypatch.setattr(_Exchanges, "coordinator", [])
+    monkeypatch.setattr(_Exchanges, "produces", [])
+    a, b, topic = eos.a, eos.b, eos.topic
+    a.create_topic(topic, partitions=2)
+    b.create_topic(f"A.{topic}", partitions=2)
+    remote = f"A.{topic}"
+    worker, status = eos.start_worker()
+    eos.run_task(worker, status, 2)
+    for round_ in range(3):  # one batch of 600 records per partition: a poll of a backlog, read ahead of the commit
+        for p in (0, 1):
+            write(a, topic, p, [b"%d-%d-%04d" % (round_, p, i) for i in range(600)])
+        wait_until(lambda n=1200 * (round_ + 1): copied_count(b, remote) == n,  # type: ignore[misc]
+                   "the round's records on B", lambda: copied_count(b, remote))  # fmt: skip
+    worker.stop_and_await_task(eos.tid)
+
+    assert committed(b, remote) == committed(a, topic)  # each record once, in order
+    commits = _Exchanges.coordinator.count("EndTxn(commit)")
+    assert commits >= 3 and "EndTxn(abort)" not in _Exchanges.coordinator
+    assert _Exchanges.coordinator.count("AddPartitionsToTxn") == commits  # one per transaction, offsets included
+    with_offsets = [topics for topics in _Exchanges.produces if eos.offsets_topic in topics]
+    assert len(with_offsets) == commits and all(remote in topics for topics in with_offsets)
+    logs = read_topic_committed(b, remote, timeout_s=DEADLINE_S)
+    assert all(log.open == 0 and log.aborted == 0 for log in logs.values())
