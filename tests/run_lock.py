@@ -39,18 +39,46 @@ def _durations() -> dict[str, float]:
     return _known
 
 
+def _open(path: Path) -> int:
+    return os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+
+
 @contextmanager
-def run_lock(config: pytest.Config, exclusive: bool, light: bool = False) -> Iterator[None]:
-    path = _lock_path(config)
-    if path is None or (light and not exclusive):
-        yield
-        return
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+def shared_lock(path: Path) -> Iterator[None]:
+    """A heavy test's hold: shared, taken through the gate so that a waiting ``alone`` test goes first
+    (flock alone prefers no one: heavy tests overlapping on three workers kept one waiting to the end)."""
+    gate, fd = _open(path.with_suffix(".gate")), _open(path)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        fcntl.flock(gate, fcntl.LOCK_SH)
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        os.close(gate)
+        gate = -1
         yield
     finally:
-        os.close(fd)  # closing the descriptor releases the lock
+        if gate >= 0:
+            os.close(gate)
+        os.close(fd)  # closing a descriptor releases its lock
+
+
+class ExclusiveHold:
+    """An ``alone`` test's hold: the gate (no heavy test starts any more), then the lock (the running ones
+    have ended). Kept across consecutive ``alone`` tests of the worker, so they run back to back."""
+
+    def __init__(self, path: Path) -> None:
+        self.gate, self.fd = _open(path.with_suffix(".gate")), _open(path)
+        try:
+            fcntl.flock(self.gate, fcntl.LOCK_EX)
+            fcntl.flock(self.fd, fcntl.LOCK_EX)
+        except BaseException:
+            self.release()
+            raise
+
+    def release(self) -> None:
+        os.close(self.fd)
+        os.close(self.gate)
+
+
+_held: ExclusiveHold | None = None
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -63,10 +91,31 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> object:
-    """Each heavy test holds the lock while it runs (setup to teardown); an ``alone`` test holds it exclusively.
+    """Each heavy test holds the lock shared while it runs (setup to teardown); an ``alone`` test holds it
+    exclusively, until the worker's next test is not an ``alone`` one.
 
     Outermost (tryfirst) so the wait for the lock is not counted in the test's pytest-timeout budget.
     """
-    exclusive = item.get_closest_marker(ALONE) is not None
-    with run_lock(item.config, exclusive, light=not is_heavy(item, _durations())):
+    global _held
+    path = _lock_path(item.config)
+    exclusive = _is_alone(item)
+    if _held is not None and not exclusive:
+        _held.release()
+        _held = None
+    if path is None or not (exclusive or is_heavy(item, _durations())):
         return (yield)
+    if not exclusive:
+        with shared_lock(path):
+            return (yield)
+    if _held is None:
+        _held = ExclusiveHold(path)
+    try:
+        return (yield)
+    finally:
+        if nextitem is None or not _is_alone(nextitem):
+            _held.release()
+            _held = None
+
+
+def _is_alone(item: pytest.Item) -> bool:
+    return item.get_closest_marker(ALONE) is not None

@@ -103,3 +103,62 @@ def test_a_light_test_runs_beside_an_alone_test(
         "-p", "xdist", "-p", "tests.run_lock", "-p", "no:cacheprovider", "-n", "2", "--dist", "worksteal", "-q"
     )
     result.assert_outcomes(passed=2)
+
+
+FIRST_IN_LINE = """
+import time, pytest
+from pathlib import Path
+
+DIR = Path({dir!r})
+
+def _wait_for(name):
+    deadline = time.monotonic() + 60
+    while not (DIR / name).exists():
+        assert time.monotonic() < deadline, f"{{name}} never appeared"
+        time.sleep(0.05)
+
+def _span(name, body):
+    start = time.monotonic()
+    body()
+    with (DIR / "spans").open("a") as f:
+        f.write(f"{{name}} {{start}} {{time.monotonic()}}\\n")
+
+@pytest.mark.e2e
+def test_h1():  # heavy, holds the lock shared for a while
+    _span("h1", lambda: ((DIR / "h1-running").touch(), time.sleep(4)))
+
+def test_pad():
+    pass
+
+def test_l1():  # light: lets the alone test queue up before h2 asks for the lock
+    _wait_for("h1-running")
+    time.sleep(2)
+
+@pytest.mark.e2e
+def test_h2():
+    _span("h2", lambda: None)
+
+def test_l0():
+    _wait_for("h1-running")
+
+@pytest.mark.alone
+def test_alone():
+    _span("alone", lambda: time.sleep(0.5))
+"""
+
+
+def test_a_waiting_alone_test_goes_before_heavy_tests_that_ask_after_it(
+    pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """h1 holds the lock shared; the alone test then waits for it; h2 asks later and must wait behind the
+    alone test (without the gate, h2 shares h1's hold and the alone test waits until no heavy test runs)."""
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    pytester.makepyfile(test_inner=FIRST_IN_LINE.format(dir=str(tmp_path)))
+    result = pytester.runpytest_subprocess(
+        "-p", "xdist", "-p", "tests.run_lock", "-p", "no:cacheprovider", "-n", "3", "--dist", "worksteal", "-q"
+    )
+    result.assert_outcomes(passed=6)
+    spans = _spans(tmp_path / "spans")
+    assert spans["alone"][0] >= spans["h1"][1], spans  # it waited for the heavy test that held the lock
+    assert spans["h2"][0] >= spans["alone"][1], spans  # and the heavy test that asked later waited for it
