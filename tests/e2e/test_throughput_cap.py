@@ -107,7 +107,12 @@ def test_a_capped_backfill_copies_at_its_cap_and_reports_the_rate(
     assert totals["records_copied"] == RECORDS
     assert totals["throughput_limit_bytes_per_second"] == CAP
     assert report["copy_seconds"] >= WINDOW_S, report["copy_seconds"]  # the cap held it for over a minute
-    assert abs(totals["bytes_per_second"] - CAP) <= 0.1 * CAP, json.dumps(report)
+    # The cap is a ceiling: never more than 10 % over it. The report's rate is over the whole copy phase,
+    # its tasks' start and each transaction's commit included (the copier catches up on at most 10 s of
+    # pauses), so on a busy machine it falls below the cap by what those cost: 0.85x at load 8 (CI run 17).
+    # A cap that throttles below itself (half of it, say) still fails.
+    assert totals["bytes_per_second"] <= 1.1 * CAP, json.dumps(report)
+    assert totals["bytes_per_second"] >= 0.75 * CAP, json.dumps(report)
     committed = read_topic_committed(b, f"A.{TOPIC}", timeout_s=120)  # the backfill writes in transactions
     assert {p: len(log.committed) for p, log in committed.items()} == dict.fromkeys(
         range(PARTITIONS), RECORDS // PARTITIONS
