@@ -80,7 +80,7 @@ class MotoS3Server:
         self._log_path = Path(log_name)
         with open(fd, "wb") as log:
             self._proc = subprocess.Popen(
-                [sys.executable, "-m", "moto.server", "-H", LOOPBACK, "-p", str(port)],
+                [sys.executable, "-m", "embedded_kafka.s3_server", "--host", LOOPBACK, "--port", str(port)],
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -105,7 +105,7 @@ class MotoS3Server:
                     f"{self.log_tail()}"
                 )
             try:
-                with _DIRECT.open(f"{self.endpoint}/moto-api/", timeout=1):
+                with _DIRECT.open(f"{self.endpoint}/", timeout=1):  # ListBuckets
                     return
             except (urllib.error.URLError, OSError):
                 pass
