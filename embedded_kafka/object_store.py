@@ -45,7 +45,8 @@ def bucket_name(prefix: str) -> str:
 
 
 class MotoS3Server:
-    """One ``moto_server`` process on a loopback port; :meth:`create_bucket` and :meth:`broker_env` feed Tansu."""
+    """One S3 server process (moto's S3 service, :mod:`embedded_kafka.s3_server`) on a loopback port;
+    :meth:`create_bucket` and :meth:`broker_env` feed Tansu."""
 
     READY_TIMEOUT = 30.0
 
