@@ -1,8 +1,9 @@
 """The durable broker's local S3 server (``embedded_kafka.s3_server``, moto's S3 service on its own).
 
 What the broker's storage engine relies on: objects round-trip, listings by prefix in key order, and
-create-only writes (If-None-Match: *). moto 5.0 does not check If-Match (compare-and-swap on the ETag);
-the one broker writing a bucket never holds a stale ETag, so it never needs that check.
+conditional writes: create-only (If-None-Match: *) and compare-and-swap on the ETag (If-Match), with which
+the broker's concurrent requests update its metadata without losing each other's changes (moto before
+5.1.8 ignores If-Match on PutObject).
 """
 
 from __future__ import annotations
@@ -54,4 +55,7 @@ def test_objects_listings_and_conditional_writes(server: MotoS3Server) -> None:
         s3.put_object(Bucket=bucket, Key="p/0/watermark.json", Body=b"2", IfNoneMatch="*")
     assert _precondition_failed(exists.value)
     s3.put_object(Bucket=bucket, Key="p/0/watermark.json", Body=b"3", IfMatch=etag)
+    with pytest.raises(ClientError) as stale:
+        s3.put_object(Bucket=bucket, Key="p/0/watermark.json", Body=b"4", IfMatch=etag)
+    assert _precondition_failed(stale.value)
     assert s3.get_object(Bucket=bucket, Key="p/0/watermark.json")["Body"].read() == b"3"
