@@ -45,7 +45,8 @@ def bucket_name(prefix: str) -> str:
 
 
 class MotoS3Server:
-    """One ``moto_server`` process on a loopback port; :meth:`create_bucket` and :meth:`broker_env` feed Tansu."""
+    """One S3 server process (moto's S3 service, :mod:`embedded_kafka.s3_server`) on a loopback port;
+    :meth:`create_bucket` and :meth:`broker_env` feed Tansu."""
 
     READY_TIMEOUT = 30.0
 
@@ -80,7 +81,7 @@ class MotoS3Server:
         self._log_path = Path(log_name)
         with open(fd, "wb") as log:
             self._proc = subprocess.Popen(
-                [sys.executable, "-m", "moto.server", "-H", LOOPBACK, "-p", str(port)],
+                [sys.executable, "-m", "embedded_kafka.s3_server", "--host", LOOPBACK, "--port", str(port)],
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -105,7 +106,7 @@ class MotoS3Server:
                     f"{self.log_tail()}"
                 )
             try:
-                with _DIRECT.open(f"{self.endpoint}/moto-api/", timeout=1):
+                with _DIRECT.open(f"{self.endpoint}/", timeout=1):  # ListBuckets
                     return
             except (urllib.error.URLError, OSError):
                 pass
