@@ -49,17 +49,24 @@ def _overlap(a: tuple[float, float], b: tuple[float, float]) -> bool:
     return a[0] < b[1] and b[0] < a[1]
 
 
+def run_inner(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, source: str, workers: int, passed: int
+) -> None:
+    """Run ``source`` as a test module in an inner xdist session with only the lock plugin, all passing."""
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))  # the inner session loads the plugin from this repository
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")  # only the plugins it needs: workers start fast
+    pytester.makepyfile(test_inner=source)
+    result = pytester.runpytest_subprocess(
+        "-p", "xdist", "-p", "tests.run_lock", "-p", "no:cacheprovider", "-n", str(workers), "--dist", "worksteal", "-q"
+    )
+    result.assert_outcomes(passed=passed)
+
+
 def test_alone_tests_overlap_no_other_test_under_xdist(
     pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("PYTHONPATH", str(ROOT))  # the inner session loads the plugin from this repository
-    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")  # only the two plugins it needs: workers start fast
     log = tmp_path / "spans.log"
-    pytester.makepyfile(test_inner=INNER.format(log=str(log)))
-    result = pytester.runpytest_subprocess(
-        "-p", "xdist", "-p", "tests.run_lock", "-p", "no:cacheprovider", "-n", "3", "--dist", "worksteal", "-q"
-    )
-    result.assert_outcomes(passed=6)
+    run_inner(pytester, monkeypatch, INNER.format(log=str(log)), workers=3, passed=6)
     spans = _spans(log)
     assert len(spans) == 6
     for name, span in spans.items():
@@ -70,7 +77,8 @@ def test_alone_tests_overlap_no_other_test_under_xdist(
     assert any(_overlap(a, b) for i, a in enumerate(shared) for b in shared[i + 1 :]), spans
 
 
-BESIDE = """
+#: The start of an inner test module whose tests wait on files in DIR.
+WAITING = """
 import time, pytest
 from pathlib import Path
 
@@ -81,7 +89,11 @@ def _wait_for(name):
     while not (DIR / name).exists():
         assert time.monotonic() < deadline, f"{{name}} never appeared"
         time.sleep(0.05)
+"""
 
+BESIDE = (
+    WAITING
+    + """
 @pytest.mark.alone
 def test_alone():
     (DIR / "alone-running").touch()
@@ -91,32 +103,18 @@ def test_light():
     _wait_for("alone-running")
     (DIR / "light-saw-alone").touch()
 """
+)
 
 
 def test_a_light_test_runs_beside_an_alone_test(
     pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("PYTHONPATH", str(ROOT))
-    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
-    pytester.makepyfile(test_inner=BESIDE.format(dir=str(tmp_path)))
-    result = pytester.runpytest_subprocess(
-        "-p", "xdist", "-p", "tests.run_lock", "-p", "no:cacheprovider", "-n", "2", "--dist", "worksteal", "-q"
-    )
-    result.assert_outcomes(passed=2)
+    run_inner(pytester, monkeypatch, BESIDE.format(dir=str(tmp_path)), workers=2, passed=2)
 
 
-FIRST_IN_LINE = """
-import time, pytest
-from pathlib import Path
-
-DIR = Path({dir!r})
-
-def _wait_for(name):
-    deadline = time.monotonic() + 60
-    while not (DIR / name).exists():
-        assert time.monotonic() < deadline, f"{{name}} never appeared"
-        time.sleep(0.05)
-
+FIRST_IN_LINE = (
+    WAITING
+    + """
 def _span(name, body):
     start = time.monotonic()
     body()
@@ -145,6 +143,7 @@ def test_l0():
 def test_alone():
     _span("alone", lambda: time.sleep(0.5))
 """
+)
 
 
 def test_a_waiting_alone_test_goes_before_heavy_tests_that_ask_after_it(
@@ -152,13 +151,7 @@ def test_a_waiting_alone_test_goes_before_heavy_tests_that_ask_after_it(
 ) -> None:
     """h1 holds the lock shared; the alone test then waits for it; h2 asks later and must wait behind the
     alone test (without the gate, h2 shares h1's hold and the alone test waits until no heavy test runs)."""
-    monkeypatch.setenv("PYTHONPATH", str(ROOT))
-    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
-    pytester.makepyfile(test_inner=FIRST_IN_LINE.format(dir=str(tmp_path)))
-    result = pytester.runpytest_subprocess(
-        "-p", "xdist", "-p", "tests.run_lock", "-p", "no:cacheprovider", "-n", "3", "--dist", "worksteal", "-q"
-    )
-    result.assert_outcomes(passed=6)
+    run_inner(pytester, monkeypatch, FIRST_IN_LINE.format(dir=str(tmp_path)), workers=3, passed=6)
     spans = _spans(tmp_path / "spans")
     assert spans["alone"][0] >= spans["h1"][1], spans  # it waited for the heavy test that held the lock
     assert spans["h2"][0] >= spans["alone"][1], spans  # and the heavy test that asked later waited for it
