@@ -29,16 +29,6 @@ def _lock_path(config: pytest.Config) -> Path | None:
     return Path(tempfile.gettempdir()) / f"mm2-pytest-{worker_input['testrunuid']}.lock"
 
 
-_known: dict[str, float] | None = None
-
-
-def _durations() -> dict[str, float]:
-    global _known
-    if _known is None:
-        _known = known_durations()
-    return _known
-
-
 def _open(path: Path) -> int:
     return os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
 
@@ -102,7 +92,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     if _held is not None and not exclusive:
         _held.release()
         _held = None
-    if path is None or not (exclusive or is_heavy(item, _durations())):
+    if path is None or not (exclusive or is_heavy(item, known_durations())):
         return (yield)
     if not exclusive:
         with shared_lock(path):

@@ -17,6 +17,7 @@ order a little worse, never wrong.
 from __future__ import annotations
 
 import json
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -31,7 +32,9 @@ HEAVY_S = 30.0
 ALONE = "alone"
 
 
+@cache
 def known_durations() -> dict[str, float]:
+    """The durations file, read once per process (the schedule and the run lock both consult it)."""
     return json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
 
 
