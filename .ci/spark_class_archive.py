@@ -27,12 +27,12 @@ def _count(rows: Iterable[int]) -> Iterator[int]:
 def main(archive: Path) -> int:
     partial = archive.with_name(f"{archive.name}.{os.getpid()}.partial")
     os.environ["SPARK_SUBMIT_OPTS"] = f"-XX:ArchiveClassesAtExit={partial} {QUIET}"
-    from mirror.jobs.spark import run_slices, spark_session
+    from mirror.jobs.spark import run_slices, spark_context
 
-    with spark_session("mm2-class-archive", "local[2]") as spark:
-        gateway = spark.sparkContext._gateway
-        assert gateway is not None  # a local session launched its JVM
-        run_slices(spark, [0, 1], _count, "class archive")
+    with spark_context("mm2-class-archive", "local[2]") as sc:
+        gateway = sc._gateway
+        assert gateway is not None  # a local context launched its JVM
+        run_slices(sc, [0, 1], _count, "class archive")
     gateway.shutdown()
     proc = gateway.proc  # the JVM writes the archive as it exits, when its stdin closes
     if proc.stdin is not None:

@@ -37,7 +37,7 @@ from bench.raw_clients import Rate
 from embedded_kafka import EmbeddedKafkaCluster, unique_name
 from mirror.driver.driver import make_config
 from mirror.jobs.backfill.job import run_job
-from mirror.jobs.spark import spark_session
+from mirror.jobs.spark import spark_context
 
 RATIO_TARGET = 1.0
 _GB = 1e9
@@ -111,11 +111,11 @@ def run_backfill(a: EmbeddedKafkaCluster, topic: str, case: Case, master: str) -
     with embedded_clusters("B") as (b,):
         config = make_config(mm2_config(a, b, topic))
         t0 = time.perf_counter()
-        with spark_session(f"bench backfill {master}", master) as spark:
+        with spark_context(f"bench backfill {master}", master) as spark:
             startup = time.perf_counter() - t0
             # executors' Python workers up, with the copier's modules imported, before the clock (a live
             # task's code is imported before its first poll too)
-            spark.sparkContext.parallelize(range(4), 4).mapPartitions(_import_copier).count()
+            spark.parallelize(range(4), 4).mapPartitions(_import_copier).count()
             cpu0 = tree_cpu_seconds(os.getpid())
             t1 = time.perf_counter()
             report = run_job(config, "A", "B", topic, spark=spark)

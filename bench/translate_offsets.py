@@ -39,7 +39,7 @@ from embedded_kafka import EmbeddedKafkaCluster, unique_name
 from mirror.client.formats import Checkpoint, OffsetAndMetadata, TopicPartition
 from mirror.client.offset_mappings import OffsetMapping
 from mirror.driver.driver import make_config
-from mirror.jobs.spark import spark_session
+from mirror.jobs.spark import spark_context
 from mirror.jobs.translate.job import run_job
 from mirror.jobs.translate.logic import GroupPlan
 
@@ -158,7 +158,7 @@ def run(groups: int, records: int, loop_sample: int, master: str, seed: int) -> 
             }
         )
         t0 = time.perf_counter()
-        with spark_session("bench translate-offsets", master) as spark:
+        with spark_context("bench translate-offsets", master) as spark:
             t1 = time.perf_counter()
             plans = run_job(config, "A", "B", "bench-group-.*", spark=spark)
             t2 = time.perf_counter()

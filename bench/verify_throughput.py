@@ -34,7 +34,7 @@ from embedded_kafka import EmbeddedKafkaCluster, unique_name
 from mirror.client.formats import TopicPartition
 from mirror.client.offset_mappings import OffsetMapping
 from mirror.driver.driver import make_config
-from mirror.jobs.spark import spark_session
+from mirror.jobs.spark import spark_context
 from mirror.jobs.verify.job import run_job
 from mirror.jobs.verify.logic import DEFAULT_CHUNK_RECORDS
 
@@ -129,7 +129,7 @@ def run(records: int, size: int, partitions: int, rounds: int, master: str, chun
         raw_rates: list[Rate] = []
         job_rates: list[Rate] = []
         t0 = time.perf_counter()
-        with spark_session("bench verify", master) as spark:
+        with spark_context("bench verify", master) as spark:
             session_s = time.perf_counter() - t0
             for _ in range(rounds):
                 raw_rates.append(raw_both_sides(a, b, topic, remote, partitions, records, sum(shift)))

@@ -7,6 +7,6 @@ Layers, imports only downward (``tests/unit/test_import_layers.py`` holds them t
 * :mod:`mirror.connectors` - MirrorSource, MirrorCheckpoint and MirrorHeartbeat with their pure logic,
   offset syncs, admin and connector configs;
 * :mod:`mirror.driver` - ``mm2.properties`` (MirrorMakerConfig), one herder per flow, status, demo, metrics;
-* :mod:`mirror.jobs` - the PySpark batch jobs, with the one place that builds a SparkSession;
+* :mod:`mirror.jobs` - the PySpark batch jobs, with the one place that starts Spark;
 * :mod:`mirror.cli` - the ``mm2`` command.
 """

@@ -9,7 +9,7 @@
    must be the copy of the first record the group had not consumed on A (0 re-read, 0 skipped);
 6. the running mirror re-reads its file: a topic added to it is mirrored without a restart.
 
-The jobs run in one SparkSession (``local[2]``) the way their commands run them; every log line (the driver's,
+The jobs run in one SparkContext (``local[2]``) the way their commands run them; every log line (the driver's,
 Spark's, the Kafka clients') goes to the work directory's ``mm2.log``. The last line is the checked summary.
 """
 
@@ -195,7 +195,7 @@ class Story:
         from mirror.driver.driver import make_config
         from mirror.driver.herder_factory import default_factory
         from mirror.jobs.backfill.job import run_job as backfill
-        from mirror.jobs.spark import spark_session
+        from mirror.jobs.spark import spark_context
         from mirror.jobs.translate.job import run_job as translate_offsets
         from mirror.jobs.verify.job import run_job as verify
 
@@ -222,7 +222,7 @@ class Story:
             config_path.write_text("".join(f"{k} = {v}\n" for k, v in props.items()))
             config = make_config(props)
 
-            with spark_session("mm2 demo", MASTER) as spark:
+            with spark_context("mm2 demo", MASTER) as spark:
                 self.say(f"2. mm2 backfill copies the backlog on Spark ({MASTER}) ...")
                 started = time.monotonic()
                 report = backfill(config, "A", "B", spark=spark)

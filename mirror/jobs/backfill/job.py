@@ -39,9 +39,11 @@ from mirror.jobs.backfill.lease import cancel_spark_jobs
 from mirror.jobs.backfill.plan import DEFAULT_CHUNK_RECORDS, BackfillPlan, WorkUnit, partition_transactional_id
 from mirror.jobs.backfill.task_ids import fence_earlier_runs
 from mirror.jobs.backfill.tasks import run_tasks
+from mirror.jobs.spark import context_of
 from mirror.jobs.task_sizing import max_concurrency
 
 if TYPE_CHECKING:
+    from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
 log = logging.getLogger(__name__)
@@ -182,7 +184,7 @@ def run_job(
     dry_run: bool = False,
     chunk_records: int = DEFAULT_CHUNK_RECORDS,
     progress: Progress | None = None,
-    spark: SparkSession | None = None,
+    spark: SparkSession | SparkContext | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     fail_first_attempt: tuple[str, int] | None = None,
     on_plan: Callable[[BackfillPlan], None] | None = None,
@@ -249,7 +251,7 @@ def _copy(
     prepared: PreparedBackfill,
     clients: BackfillClients,
     master: str | None,
-    spark: SparkSession | None,
+    spark: SparkSession | SparkContext | None,
     progress: Progress | None,
     report: BackfillReport,
 ) -> list[UnitResult]:
@@ -268,16 +270,16 @@ def _copy(
     try:
         if spark is not None:
             results, report.task_slots = run_tasks(
-                spark, prepared.plan, units, clients, offsets_partitions, report.throughput_limit
+                context_of(spark), prepared.plan, units, clients, offsets_partitions, report.throughput_limit
             )
         else:
-            from mirror.jobs.spark import spark_session
+            from mirror.jobs.spark import spark_context
 
             t0 = time.perf_counter()
-            with spark_session(f"mm2 backfill {prepared.plan.source}->{prepared.plan.target}", master) as session:
+            with spark_context(f"mm2 backfill {prepared.plan.source}->{prepared.plan.target}", master) as sc:
                 report.spark_startup_seconds = time.perf_counter() - t0
                 results, report.task_slots = run_tasks(
-                    session, prepared.plan, units, clients, offsets_partitions, report.throughput_limit
+                    sc, prepared.plan, units, clients, offsets_partitions, report.throughput_limit
                 )
     finally:
         if watcher is not None:

@@ -27,7 +27,7 @@ from mirror.jobs.spark_cluster import cluster_slots, stage_task_spans
 from mirror.jobs.task_sizing import sized_tasks
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark import SparkContext
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ def progress_partition(clients: BackfillClients, offsets_partitions: int) -> Cal
 
 
 def run_tasks(
-    spark: SparkSession,
+    sc: SparkContext,
     plan: BackfillPlan,
     units: list[WorkUnit],
     clients: BackfillClients,
@@ -61,7 +61,6 @@ def run_tasks(
     good when two that share a partition end at once, or end in a chain; docs/backfill.md).
     ``throughput_limit`` (bytes per second, the whole job) is divided evenly between the tasks that run at once
     (the cluster's slots, or fewer tasks): each task throttles its own fetching to its share."""
-    sc = spark.sparkContext
     slots = cluster_slots(sc)
     tasks = unit_tasks(plan, units, slots, progress_partition(clients, offsets_partitions))
     if throughput_limit is not None:
@@ -88,7 +87,7 @@ def run_tasks(
     sc.setJobGroup(group, f"mm2 backfill {plan.source}->{plan.target}")
     try:
         record_ids(clients, task_ids(clients, tasks))  # before any task can use one: the next run fences them
-        results = run_slices(spark, tasks, task, "backfill")
+        results = run_slices(sc, tasks, task, "backfill")
     finally:
         shared.unpersist()
     # Spark's own launch and end times where its status store answers: they count a task from when the

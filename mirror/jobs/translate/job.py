@@ -45,7 +45,7 @@ from mirror.connectors.offset_sync_store import OffsetSyncStore
 from mirror.driver.maker_config import MirrorMakerConfig, SourceAndTarget
 from mirror.driver.status import OffsetFold, read_topic
 from mirror.jobs.flows import flow_configs
-from mirror.jobs.spark import executor_logging, job_error, run_slices
+from mirror.jobs.spark import context_of, executor_logging, job_error, run_slices
 from mirror.jobs.translate.checkpoints import (
     Checkpointed,
     LatestCheckpoints,
@@ -63,6 +63,7 @@ from mirror.jobs.translate.logic import (
 )
 
 if TYPE_CHECKING:
+    from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
 log = logging.getLogger(__name__)
@@ -495,13 +496,13 @@ def run_job(
     master: str | None = None,
     groups_per_task: int = GROUPS_PER_TASK,
     timeout_s: float = DEFAULT_TIMEOUT_S,
-    spark: SparkSession | None = None,
+    spark: SparkSession | SparkContext | None = None,
 ) -> list[GroupPlan]:
     """The whole job: every selected group's plan (and writes with ``apply``), sorted by group.
 
     With the source unreachable (no answer within ``timeout_s``), the groups and their positions come from the
     flow's checkpoints on the target instead (see :mod:`mirror.jobs.translate.checkpoints`).
-    ``spark``: an existing session to run in (tests, notebooks); by default one is built for the job.
+    ``spark``: an existing session or context to run in (tests, notebooks); by default one is built for the job.
     """
     checkpoints: dict[str, dict[TopicPartition, Checkpointed]] | None = None
     unreachable = ""
@@ -530,11 +531,11 @@ def run_job(
         return merge_plans([], old)
     slices = task_slices(groups, groups_per_task, translator, offsets, checkpoints)
     if spark is not None:
-        return merge_plans(_run(spark, slices, clients, apply, force, unreachable), old)
-    from mirror.jobs.spark import spark_session
+        return merge_plans(_run(context_of(spark), slices, clients, apply, force, unreachable), old)
+    from mirror.jobs.spark import spark_context
 
-    with spark_session(f"mm2 translate-offsets {source}->{target}", master) as session:
-        return merge_plans(_run(session, slices, clients, apply, force, unreachable), old)
+    with spark_context(f"mm2 translate-offsets {source}->{target}", master) as sc:
+        return merge_plans(_run(sc, slices, clients, apply, force, unreachable), old)
 
 
 def old_incarnation_groups(
@@ -586,9 +587,8 @@ def old_incarnation_groups(
 
 
 def _run(
-    spark: SparkSession, slices: list[TaskSlice], clients: FlowClients, apply: bool, force: bool, unreachable: str
+    sc: SparkContext, slices: list[TaskSlice], clients: FlowClients, apply: bool, force: bool, unreachable: str
 ) -> list[GroupPlan]:
-    sc = spark.sparkContext
     shared = sc.broadcast(clients)
 
     def task(part: Iterable[TaskSlice]) -> Iterator[GroupPlan]:
@@ -600,7 +600,7 @@ def _run(
             )
 
     try:
-        plans = run_slices(spark, slices, task, "translate-offsets")
+        plans = run_slices(sc, slices, task, "translate-offsets")
     finally:
         shared.unpersist()
     return sorted(plans, key=lambda p: p.group)

@@ -18,13 +18,14 @@ from typing import TYPE_CHECKING, Any
 from connect_core.api.errors import ConnectError
 from connect_core.kafka.types import KafkaException
 from mirror.driver.maker_config import MirrorMakerConfig
-from mirror.jobs.spark import executor_logging, job_error
+from mirror.jobs.spark import context_of, executor_logging, job_error
 from mirror.jobs.spark_cluster import cluster_slots
 from mirror.jobs.verify.logic import DEFAULT_CHUNK_RECORDS, ChunkResult, ChunkSpec, Verification, compare_chunk, merge
 from mirror.jobs.verify.plan import DEFAULT_TIMEOUT_S, VerifyClients, VerifyPlan, plan_verification
 from mirror.jobs.verify.reads import assign, drain, hash_range, verify_consumer
 
 if TYPE_CHECKING:
+    from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
 #: Target records read past an open-ended chunk's source records (extras may sit between copies).
@@ -131,12 +132,11 @@ def run_local(
     return merge(plan.reports, results)
 
 
-def run_spark(spark: SparkSession, plan: VerifyPlan, progress: Progress | None = None) -> Verification:
+def run_spark(sc: SparkContext, plan: VerifyPlan, progress: Progress | None = None) -> Verification:
     """The verification on Spark: the chunks spread over two tasks per core; executors read the records."""
     chunks = _order(plan.chunks)
     if not chunks:
         return merge(plan.reports, [])
-    sc = spark.sparkContext
     shared = sc.broadcast(plan.clients)
     done = sc.accumulator(0)
 
@@ -181,21 +181,21 @@ def run_job(
     target: str,
     topics: str | None = None,
     master: str | None = None,
-    spark: SparkSession | None = None,
+    spark: SparkSession | SparkContext | None = None,
     chunk_records: int = DEFAULT_CHUNK_RECORDS,
     progress: Progress | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
 ) -> Verification:
-    """Plan on the Spark driver, compare in Spark tasks (``spark``: an existing session; else one built for the job)."""
-    from mirror.jobs.spark import DEFAULT_MASTER, check_master_reachable, spark_session
+    """Plan on the Spark driver, compare in Spark tasks (``spark``: the caller's session or context, else our own)."""
+    from mirror.jobs.spark import DEFAULT_MASTER, check_master_reachable, spark_context
 
     if spark is None:
         check_master_reachable(master or DEFAULT_MASTER)  # a wrong --master fails before any cluster is read
     plan = plan_verification(config, source, target, topics, chunk_records, timeout_s)
     if spark is not None or not plan.chunks:
-        return run_spark(spark, plan, progress) if spark is not None else merge(plan.reports, [])
-    with spark_session(f"mm2 verify {source}->{target}", master) as session:
-        return run_spark(session, plan, progress)
+        return run_spark(context_of(spark), plan, progress) if spark is not None else merge(plan.reports, [])
+    with spark_context(f"mm2 verify {source}->{target}", master) as sc:
+        return run_spark(sc, plan, progress)
 
 
 __all__ = [

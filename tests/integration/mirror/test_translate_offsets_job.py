@@ -9,7 +9,7 @@ over 4 partitions on the source (including the very start and the end). The dry 
 exactly the record its source position pointed at (at its newest copy); a group with a live member on
 the target is reported and left alone; a target group ahead of the translation is not moved
 backwards unless forced; failback (B->A) returns each group to the first record it had not consumed
-on the original topic. One SparkSession serves the whole module.
+on the original topic. One SparkContext serves the whole module.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from mirror.client.offset_mappings import decode_mappings
 from mirror.connectors.mirror_admin import MirrorAdmin
 from mirror.driver.driver import make_config
 from mirror.driver.maker_config import MirrorMakerConfig
-from mirror.jobs.spark import spark_session
+from mirror.jobs.spark import spark_context
 from mirror.jobs.translate.job import run_job
 from mirror.jobs.translate.logic import GroupPlan
 from tests.integration.mirror.test_mirror_standalone import connector_config, worker_props
@@ -50,7 +50,7 @@ GROUPS = 60
 
 @pytest.fixture(scope="module")
 def spark() -> Iterator[Any]:
-    with spark_session("mm2-translate-offsets-tests", "local[2]") as session:
+    with spark_context("mm2-translate-offsets-tests", "local[2]") as session:
         yield session
 
 

@@ -3,7 +3,7 @@
 A backlog of 120,000 records over 6 partitions (keys, headers, create timestamps) is copied identical
 per partition, with the flow's offsets committed in the same transactions; a unit that fails after
 committing chunks is retried by Spark and resumes from its last commit; a dry run writes nothing;
-every bad input is one error, with nothing written. One SparkSession serves the whole module.
+every bad input is one error, with nothing written. One SparkContext serves the whole module.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from mirror.jobs.backfill.flow import committed_offsets, resolve_flow
 from mirror.jobs.backfill.job import run_job
 from mirror.jobs.backfill.plan import partition_transactional_id
 from mirror.jobs.backfill.task_ids import decode_ids, encode_ids, record_key
-from mirror.jobs.spark import spark_session
+from mirror.jobs.spark import spark_context
 from mirror.jobs.translate.job import load_translator
 from mirror.jobs.translate.logic import Translated
 from tests.oracle.committed_reader import PartitionLog, read_topic_committed
@@ -41,7 +41,7 @@ Record = tuple[bytes | None, bytes | None, tuple[tuple[str, bytes], ...], int]
 
 @pytest.fixture(scope="module")
 def spark() -> Iterator[Any]:
-    with spark_session("mm2-backfill-tests", "local[2,4]") as session:
+    with spark_context("mm2-backfill-tests", "local[2,4]") as session:
         yield session
 
 

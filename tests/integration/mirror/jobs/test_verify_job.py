@@ -3,7 +3,7 @@
 The mirror is the real MirrorSourceConnector in a standalone herder whose offsets live in the flow's
 Kafka offsets topic (``mm2-offsets.A.internal`` on B, as ``mm2 run`` keeps them), so the job reads
 exactly what a running flow leaves behind: committed offsets, offset mappings and offset syncs.
-Small chunks make every partition span several Spark tasks. One SparkSession serves the module.
+Small chunks make every partition span several Spark tasks. One SparkContext serves the module.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from mirror.client.formats import OffsetSync, TopicPartition
 from mirror.driver.driver import make_config
 from mirror.driver.maker_config import MirrorMakerConfig
 from mirror.driver.status import OffsetFold, read_topic
-from mirror.jobs.spark import spark_session
+from mirror.jobs.spark import spark_context
 from mirror.jobs.verify.job import run_job
 from mirror.jobs.verify.logic import PartitionReport, Verification
 from tests.integration.mirror.test_mirror_standalone import connector_config
@@ -35,7 +35,7 @@ OFFSETS_TOPIC = "mm2-offsets.A.internal"
 
 @pytest.fixture(scope="module")
 def spark() -> Iterator[Any]:
-    with spark_session("mm2-verify-tests", "local[2]") as session:
+    with spark_context("mm2-verify-tests", "local[2]") as session:
         yield session
 
 
