@@ -71,8 +71,9 @@ ENTRY_POINT_GROUP = "connect_core.plugins"  # one group per kind: connect_core.p
 def installed_plugins() -> list[_Entry]:
     """Plugins that installed packages declare as entry points, one entry per name with all its kinds."""
     found: dict[str, _Entry] = {}
+    declared = entry_points()  # one pass over the installed packages (each per-group call makes its own)
     for kind in KINDS:
-        for ep in entry_points(group=f"{ENTRY_POINT_GROUP}.{kind}"):
+        for ep in declared.select(group=f"{ENTRY_POINT_GROUP}.{kind}"):
             version = ep.dist.version if ep.dist is not None else __version__
             known = found.get(ep.name)
             kinds = (kind,) if known is None else (*known.kinds, kind)
