@@ -383,9 +383,8 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         started = self._clock()
         if self.producer_error is not None:
             self._raise_producer_error()
-        offsets = self._transaction_offsets()
         if not self._offsets_written:  # else written already, and nothing was dispatched since (same values)
-            self._write_offsets(offsets)
+            self._write_offsets(self._transaction_offsets())
         try:
             self.producer.commit_transaction(TRANSACTION_CALL_TIMEOUT_S)  # type: ignore[attr-defined]
         except KafkaException as e:
