@@ -11,6 +11,12 @@ The rule is a virtual schedule (GCRA): every byte taken moves the flow's theoret
 :data:`CATCH_UP_S` of it, so short pauses do not lower the rate below the limit. Over any window ``T`` the flow
 takes at most ``limit * (T + BURST_S + CATCH_UP_S)`` bytes, plus one fetch; a changed limit applies from the
 next call. Pure apart from the clock and the sleep, which are injected for tests.
+
+The measured rate is over the last :data:`RATE_WINDOW_S`, each fetch's bytes spread over the time since the
+fetch before it, so that a capped copier taking a few large fetches (a broker answers batches whole: one 1 MB
+batch from each of four partitions is 8 s of a 512 KiB/s cap) reads its cap whatever the phase of its fetches
+against the window; counted as points, such a flow read 0.76x of its cap. While a copier waits out what it
+took, the window ends at its last fetch, since the wait is the budget of the bytes already counted.
 """
 
 from __future__ import annotations
@@ -89,8 +95,10 @@ class ThroughputCap:
         self._lock = threading.Lock()
         self._limit = limit
         self._tat: float | None = None  # the theoretical arrival time of the next byte (None: from now)
-        self._window: deque[tuple[float, int]] = deque()
+        self._window: deque[tuple[float, float, int]] = deque()  # (from, at, bytes) of each fetch, in time order
         self._window_bytes = 0
+        self._last_at: float | None = None  # when the latest fetch was taken
+        self._last_wait = 0.0  # and how long the cap made its copier wait
 
     @property
     def limit(self) -> float | None:
@@ -110,34 +118,55 @@ class ThroughputCap:
                 self._tat = None  # the new limit counts from now, not from the old schedule
 
     def take(self, nbytes: int) -> float:
-        """Account ``nbytes`` just fetched; wait while over the limit. Returns the seconds waited."""
+        """Account ``nbytes`` just fetched; wait while over the limit. Returns the seconds waited.
+
+        An empty fetch is no fetch: the next one's bytes count as earned since the last that brought any (an
+        empty answer between them would otherwise leave a hole in the rate)."""
+        if nbytes <= 0:
+            return 0.0
         with self._lock:
             now = self._clock()
             self._note(now, nbytes)
             limit = self._limit
-            if limit is None or nbytes <= 0:
-                return 0.0
-            start = now if self._tat is None else max(self._tat, now - CATCH_UP_S)
-            self._tat = start + nbytes / limit
-            wait = self._tat - now - BURST_S
+            wait = 0.0
+            if limit is not None:
+                start = now if self._tat is None else max(self._tat, now - CATCH_UP_S)
+                self._tat = start + nbytes / limit
+                wait = max(0.0, self._tat - now - BURST_S)
+            self._last_wait = wait
         if wait > 0:
             self._sleep(wait)
-            return wait
-        return 0.0
+        return wait
 
     def _note(self, now: float, nbytes: int) -> None:
-        self._window.append((now, nbytes))
+        """Keep the fetch for the rate: its bytes count as earned since the fetch before it (at most a window)."""
+        since = now - RATE_WINDOW_S if self._last_at is None else max(self._last_at, now - RATE_WINDOW_S)
+        self._last_at = now
+        self._window.append((since, now, nbytes))
         self._window_bytes += nbytes
-        while self._window and self._window[0][0] < now - RATE_WINDOW_S:
-            self._window_bytes -= self._window.popleft()[1]
+        self._expire(now - RATE_WINDOW_S)
+
+    def _expire(self, start: float) -> None:
+        while self._window and self._window[0][1] < start:
+            self._window_bytes -= self._window.popleft()[2]
 
     def rate(self) -> float:
-        """Bytes per second taken over the last :data:`RATE_WINDOW_S` seconds."""
+        """Bytes per second taken over the last :data:`RATE_WINDOW_S` seconds, up to the latest fetch while its
+        copier waits for the cap (then from there on as time passes)."""
         with self._lock:
             now = self._clock()
-            while self._window and self._window[0][0] < now - RATE_WINDOW_S:
-                self._window_bytes -= self._window.popleft()[1]
-            return self._window_bytes / RATE_WINDOW_S
+            if self._last_at is None:
+                return 0.0
+            end = max(self._last_at, now - self._last_wait)
+            start = end - RATE_WINDOW_S
+            self._expire(start)
+            if not self._window:
+                return 0.0
+            taken = float(self._window_bytes)
+            since, at, nbytes = self._window[0]
+            if since < start:  # the oldest fetch straddles the window's start: only its share inside counts
+                taken -= nbytes * (start - since) / (at - since)
+            return taken / RATE_WINDOW_S
 
 
 _caps: dict[str, ThroughputCap] = {}

@@ -193,6 +193,7 @@ def test_mistakes_are_one_line_and_a_nonzero_exit(
     props = mm2_properties({"A": a, "B": b}, ["A->B", "A->C"])
     props["clusters"] = "A, B, C"
     props["C.bootstrap.servers"] = f"127.0.0.1:{free_port()}"  # nobody listens there
+    props["admin.timeout.ms"] = "3000"  # its admin calls give up after 3 s, not 30
     unreachable = mm2_backfill(
         write_properties(tmp_path / "unreachable.properties", props),
         "--source",

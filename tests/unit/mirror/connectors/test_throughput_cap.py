@@ -1,7 +1,8 @@
 """The throughput cap: what a flow (or a backfill task) takes over any window stays within its limit plus a
 quarter-second burst and what a paused copier may catch up, a copier paused by its own work (commits) still
 averages its limit, a capped batch fetch asks for a quarter-second's worth, a changed limit applies from the
-next fetch, and the limit's text forms parse."""
+next fetch, the measured rate reads the cap whatever the size and phase of the fetches and falls to nothing when
+the copying stops, and the limit's text forms parse."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from mirror.connectors.throughput_cap import (
     CATCH_UP_S,
     FETCH_SLICE_S,
     MIN_FETCH_BYTES,
+    RATE_WINDOW_S,
     ThroughputCap,
     flow_cap,
     parse_bytes_per_second,
@@ -99,6 +101,53 @@ def test_no_limit_never_waits_but_still_measures_the_rate() -> None:
         t.now += 0.1
     assert t.slept == 0.0
     assert cap.rate() == pytest.approx(100_000, rel=0.02)  # 10 s window: 100 fetches of 10 kB in 10 s
+
+
+@pytest.mark.parametrize("fetch_cost_s", [0.001, 0.1])
+@pytest.mark.parametrize("fetch", [64 * 1024, 1_000_000, 4_000_000])
+def test_a_capped_copier_of_large_batches_reads_its_cap_whatever_their_phase(fetch: int, fetch_cost_s: float) -> None:
+    """A broker answers a record batch whole, whatever the fetch asked for: 1 MB batches are 2 s of a 512 KiB/s
+    cap, one from each of four partitions 8 s. The rate read after every wait (as the source task reports it)
+    stays at the cap however long each fetch takes (a busy machine stretches them); counted as points in a
+    10 s window, 4 MB fetches read 0.76x of it."""
+    t = FakeTime()
+    cap = ThroughputCap(512 * 1024, clock=t.clock, sleep=t.sleep)
+    readings = []
+    while t.now < 1000.0 + 120:
+        cap.take(fetch)
+        readings.append(cap.rate())
+        t.now += fetch_cost_s
+    settled = readings[len(readings) // 2 :]
+    assert min(settled) >= 0.95 * 512 * 1024 and max(settled) <= 1.05 * 512 * 1024, (min(settled), max(settled))
+
+
+def test_empty_fetches_between_capped_ones_leave_no_hole_in_the_rate() -> None:
+    """A reader that does not block while its fetch is in flight asks again and gets nothing, and the rate is
+    read after every fetch (as the source task reports it): 2 s of budget a fetch, then empty ones."""
+    t = FakeTime()
+    cap = ThroughputCap(128 * 1024, clock=t.clock, sleep=t.sleep)
+    readings = []
+    while t.now < 1000.0 + 60:
+        cap.take(256 * 1024)
+        readings.append(cap.rate())
+        for _ in range(3):
+            t.now += 0.02
+            cap.take(0)
+            readings.append(cap.rate())
+    settled = readings[len(readings) // 2 :]
+    assert 0.97 * 128 * 1024 <= min(settled) <= max(settled) <= 1.03 * 128 * 1024, (min(settled), max(settled))
+
+
+def test_the_rate_falls_to_nothing_once_the_copying_stops() -> None:
+    t = FakeTime()
+    cap = ThroughputCap(512 * 1024, clock=t.clock, sleep=t.sleep)
+    for _ in range(10):
+        cap.take(1_000_000)
+    busy = cap.rate()
+    t.now += RATE_WINDOW_S / 2  # idle (nothing left to copy), past the last wait
+    assert 0 < cap.rate() < busy
+    t.now += RATE_WINDOW_S + 2.0  # a window and the last fetch's wait later
+    assert cap.rate() == 0.0
 
 
 def test_a_lifted_or_changed_limit_applies_from_the_next_fetch() -> None:
