@@ -1,4 +1,4 @@
-"""kafka-python's wait for a readable or writable socket without formatting the socket's repr each time.
+"""kafka-python's network loop without per-wait formatting: no socket repr, no trace-level logging calls.
 
 Every wait of kafka-python's network loop registers its socket with the selector, and its check "is this
 socket registered already?" asks the standard selector for the socket's key and catches the KeyError.
@@ -7,17 +7,25 @@ address) and enum conversions per wait, on every Fetch answer and every Produce 
 (a profile of the batch path showed it among the task thread's top items). :func:`install` gives
 kafka-python's selector a registration that looks the key up by file descriptor instead: the same
 registrations and the same errors for a socket registered twice for the same event.
+
+The loop also calls its trace logger (level 5, below DEBUG) several times per pass: two Python calls each
+even when nothing is logged. Unless level 5 is enabled on kafka-python's selector logger when
+:func:`install` runs, those calls become a no-op.
 """
 
 from __future__ import annotations
 
+import logging
 import selectors
 from typing import Any
 
+from kafka.net import selector as kafka_selector
 from kafka.net.selector import NetworkSelector, Task
 
 _installed = False
 _original_register_event = NetworkSelector.register_event
+#: kafka-python's trace level on its selector logger
+_TRACE = 5
 
 
 def _registered_key(selector: Any, fileobj: Any) -> selectors.SelectorKey | None:
@@ -48,12 +56,19 @@ def _register_event(self: Any, fileobj: Any, event: int, task: Any) -> None:
         selector.modify(fileobj, key.events | event, (reader, task))
 
 
+def _no_trace(msg: str, *args: Any, **kwargs: Any) -> None:
+    """kafka-python's trace line, not logged (see the module docstring)."""
+
+
 def install() -> None:
-    """Replace kafka-python's selector registration (see the module docstring); idempotent."""
+    """Replace kafka-python's selector registration and, unless enabled, its trace logging (see the module
+    docstring); idempotent."""
     global _installed
     if _installed:
         return
     NetworkSelector.register_event = _register_event
+    if not logging.getLogger(kafka_selector.__name__).isEnabledFor(_TRACE):
+        kafka_selector.log_trace = _no_trace
     _installed = True
 
 

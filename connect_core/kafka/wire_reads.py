@@ -35,8 +35,10 @@ from connect_core.kafka.frame_pool import VIEW_MIN
 #: process's client-log handling (chatter demoted to DEBUG, one WARNING per outage) must treat them as such.
 log = logging.getLogger("kafka.net.transport")
 
-#: Bytes asked of the socket per ``recv``: a Fetch answer of MBs arrives in few calls (kafka-python: 4 KB).
-RECV_CHUNK = 1024 * 1024
+#: Bytes asked of the socket per ``recv`` into the connection's buffer (kafka-python: 4 KB). The rest of a
+#: large frame bypasses that buffer (:func:`_frame_rest`), so what it carries is small answers and the
+#: start of a large one - which the parser copies into its frame: a larger chunk would only copy more.
+RECV_CHUNK = VIEW_MIN
 #: What ends a read for now without an error (nothing more to read on a non-blocking socket).
 _TCP_WOULD_BLOCK = (BlockingIOError, InterruptedError)
 _SSL_WOULD_BLOCK = (BlockingIOError, InterruptedError, ssl.SSLWantReadError, ssl.SSLWantWriteError)

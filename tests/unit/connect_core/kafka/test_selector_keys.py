@@ -90,3 +90,11 @@ def test_a_closed_socket_is_refused_as_before(net: NetworkSelector) -> None:
     b.close()
     with pytest.raises(ValueError):
         net.register_event(a, selectors.EVENT_READ, _task())
+
+
+def test_trace_lines_cost_nothing_unless_enabled() -> None:
+    from kafka.net import selector as kafka_selector
+
+    selector_keys.install()
+    assert kafka_selector.log_trace is selector_keys._no_trace
+    assert kafka_selector.log_trace("poll: enter") is None
