@@ -73,12 +73,17 @@ class _Entry:
 
 
 class _Partition:
-    __slots__ = ("entries", "in_flight", "next_sequence")
+    __slots__ = ("entries", "in_flight", "next_sequence", "sent")
 
     def __init__(self) -> None:
         self.entries: deque[_Entry] = deque()  # sent (in order) then unsent
+        self.sent = 0  # how many entries from the front are sent: the next to send is entries[sent]
         self.in_flight = 0
         self.next_sequence = 0
+
+    def next_unsent(self) -> _Entry | None:
+        """The first batch not sent yet (found without scanning the sent ones: many are in flight)."""
+        return self.entries[self.sent] if self.sent < len(self.entries) else None
 
 
 class BatchProducer:
@@ -240,7 +245,7 @@ class BatchProducer:
                 continue
             if len(self._requests.get(leader, ())) >= self._max_in_flight:
                 continue
-            entry = next((e for e in state.entries if not e.sent), None)
+            entry = state.next_unsent()
             if entry is None:
                 continue
             if entry.header is None:
@@ -264,7 +269,9 @@ class BatchProducer:
                     continue  # connecting: the next poll sends
             for tp, (entry, _generation) in parts.items():
                 entry.sent = True
-                self._partitions[tp].in_flight += 1
+                state = self._partitions[tp]
+                state.sent += 1
+                state.in_flight += 1
             future = client.send(leader, self._request(parts))
             self._requests.setdefault(leader, []).append((future, parts))
 
@@ -330,11 +337,15 @@ class BatchProducer:
     def _resend_from(self, state: _Partition, entry: _Entry, reason: str) -> None:
         log.debug("Batch produce will be retried: %s", reason)
         seen = False
+        sent = 0
         for e in state.entries:
             seen = seen or e is entry
             if seen and e.sent:
                 e.sent = False
                 e.generation += 1
+            elif e.sent:
+                sent += 1
+        state.sent = sent
         self._retry_at = time.monotonic() + _RETRY_BACKOFF_S
 
     def _complete(self, state: _Partition, entry: _Entry, base_offset: int, error: BaseException | None) -> None:
@@ -343,6 +354,8 @@ class BatchProducer:
             state.entries.popleft()
         else:
             state.entries.remove(entry)
+        if entry.sent:
+            state.sent -= 1
         self.in_flight -= 1
         entry.callback(base_offset, error)
 
@@ -370,7 +383,7 @@ class BatchProducer:
 
 
 def _has_unsent(state: _Partition) -> bool:
-    return any(not e.sent for e in state.entries)
+    return state.sent < len(state.entries)
 
 
 __all__ = ["BatchCallback", "BatchProducer"]

@@ -23,7 +23,7 @@ from kafka.protocol.metadata import MetadataRequest
 from kafka.record import MemoryRecords  # type: ignore[import-untyped]
 
 from connect_core.api.errors import ConnectError
-from connect_core.kafka import wire_reads, wire_writes
+from connect_core.kafka import selector_keys, wire_reads, wire_writes
 
 _READ_UNCOMMITTED = 0
 _READ_COMMITTED = 1
@@ -92,6 +92,7 @@ def bootstrapped_client(
     own 30 s cap kept a client away from a restarted broker for up to half a minute after it was back."""
     wire_reads.install()
     wire_writes.install()
+    selector_keys.install()
     client = KafkaNetClient(**{"reconnect_backoff_max_ms": RECONNECT_BACKOFF_MAX_MS, **configs})
     try:
         client._manager.bootstrap(timeout_ms=timeout_ms)

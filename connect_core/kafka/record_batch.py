@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 from crc32c import crc32c
 
+from connect_core.kafka.crc_patch import PATCH_MIN, patched_crc
+
 HEADER_SIZE = 61
 #: Bytes before the batch's own length field counts (baseOffset + batchLength).
 LOG_OVERHEAD = 12
@@ -181,9 +183,12 @@ def producer_header(
     partition leader epoch -1, the producer's id, epoch and base sequence and the transactional bit.
 
     The CRC covers the header from its attributes on and then the records, so when a covered field
-    changed it is computed over the new header's 40 covered bytes and continued over the records part
-    where it lies: one read pass, no copy (a batch from a plain producer sent by a plain producer keeps
-    its CRC)."""
+    changed it is made anew: for a records part from :data:`~connect_core.kafka.crc_patch.PATCH_MIN` on,
+    the stored CRC is corrected for the changed header bytes without reading the records
+    (:func:`~connect_core.kafka.crc_patch.patched_crc`; a batch stored with a wrong CRC keeps a wrong one,
+    which a broker refuses as corrupt); below it, computed over the new header's 40 covered bytes and
+    continued over the records part where it lies (one read pass, no copy). A batch from a plain producer
+    sent by a plain producer keeps its CRC."""
     header = batch.header
     if header is None:
         raise ValueError("only v2 record batches can be produced as they are")
@@ -198,8 +203,12 @@ def producer_header(
     ):
         _ATTRIBUTES.pack_into(out, _ATTRIBUTES_AT, attributes)
         _PRODUCER.pack_into(out, _PRODUCER_AT, producer_id, producer_epoch, base_sequence)
-        covered = crc32c(memoryview(out)[_ATTRIBUTES_AT:])
-        _CRC.pack_into(out, _CRC_AT, crc32c(batch.data[HEADER_SIZE:], covered))
+        records = len(batch.data) - HEADER_SIZE
+        if records >= PATCH_MIN:
+            crc = patched_crc(header.crc, batch.data[_ATTRIBUTES_AT:HEADER_SIZE], out[_ATTRIBUTES_AT:], records)
+        else:
+            crc = crc32c(batch.data[HEADER_SIZE:], crc32c(memoryview(out)[_ATTRIBUTES_AT:]))
+        _CRC.pack_into(out, _CRC_AT, crc)
     return out
 
 

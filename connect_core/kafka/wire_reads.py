@@ -28,14 +28,17 @@ from kafka.net.transport import KafkaSSLTransport, KafkaTCPTransport
 from kafka.protocol.consumer import FetchResponse
 from kafka.protocol.frame import KafkaBytes  # type: ignore[import-untyped]
 
+from connect_core.kafka import frame_pool
+from connect_core.kafka.frame_pool import VIEW_MIN
+
 #: kafka-python's own transport logger: the lines below are its lines (a lost connection, at ERROR), and the
 #: process's client-log handling (chatter demoted to DEBUG, one WARNING per outage) must treat them as such.
 log = logging.getLogger("kafka.net.transport")
 
-#: Bytes asked of the socket per ``recv``: a Fetch answer of MBs arrives in few calls (kafka-python: 4 KB).
-RECV_CHUNK = 1024 * 1024
-#: The rest of a frame from this size on is handed to the decoder as a view, not copied (Fetch answers).
-VIEW_MIN = 64 * 1024
+#: Bytes asked of the socket per ``recv`` into the connection's buffer (kafka-python: 4 KB). The rest of a
+#: large frame bypasses that buffer (:func:`_frame_rest`), so what it carries is small answers and the
+#: start of a large one - which the parser copies into its frame: a larger chunk would only copy more.
+RECV_CHUNK = VIEW_MIN
 #: What ends a read for now without an error (nothing more to read on a non-blocking socket).
 _TCP_WOULD_BLOCK = (BlockingIOError, InterruptedError)
 _SSL_WOULD_BLOCK = (BlockingIOError, InterruptedError, ssl.SSLWantReadError, ssl.SSLWantWriteError)
@@ -98,7 +101,7 @@ def _frame_rest(self: Any) -> tuple[Any, memoryview] | None:
     end = len(frame) - 1
     if end - start < VIEW_MIN:
         return None
-    return frame, memoryview(frame)[start:end]
+    return frame, memoryview(frame_pool.frame_memory(frame))[start:end]
 
 
 def _ssl_sock_recv(self: Any) -> tuple[bytes, Any]:
@@ -125,8 +128,9 @@ def _ssl_sock_recv(self: Any) -> tuple[bytes, Any]:
 
 def _frame_read(self: Any, nbytes: int | None = None) -> bytes | memoryview:
     """KafkaBytes.read with one copy (its own: a bytearray slice, then bytes of it), and none for the rest of
-    a large frame (``nbytes`` None, what a response's decoder asks for): a read-only view of it. The
-    protocol drops each frame buffer after decoding it and never resizes one, so the view stays valid."""
+    a large frame (``nbytes`` None, what a response's decoder asks for): a read-only view of it. A frame
+    buffer is never resized, and never written again while a view of it exists (frames of this size are
+    pooled: :mod:`connect_core.kafka.frame_pool`), so the view stays valid."""
     start = self._idx
     end = len(self) if nbytes is None else min(start + nbytes, len(self))
     self._idx = end
@@ -139,7 +143,7 @@ def _frame_read(self: Any, nbytes: int | None = None) -> bytes | memoryview:
 def _fetch_field_bytes(value: Any) -> Any:
     """``bytes`` as the Fetch answer's compiled decoder calls it on each bytes field: a view of the frame
     from :data:`VIEW_MIN` on (only a records field is that large), a copy below (ids, small fields).
-    The view is read-only, and the frame it shows is never written again once decoded."""
+    The view is read-only, and the frame it shows is not written again while the view exists."""
     if isinstance(value, memoryview) and len(value) >= VIEW_MIN:
         return value.toreadonly()
     return builtins.bytes(value)
@@ -160,14 +164,15 @@ def _viewing_fetch_decoders() -> None:
 
 
 def install() -> None:
-    """Replace kafka-python's socket read, frame read and Fetch records copy (see the module docstring);
-    idempotent."""
+    """Replace kafka-python's socket read, frame read and allocation (:mod:`connect_core.kafka.frame_pool`) and
+    Fetch records copy (see the module docstring); idempotent."""
     global _installed
     if _installed:
         return
     KafkaTCPTransport._sock_recv = _tcp_sock_recv
     KafkaSSLTransport._sock_recv = _ssl_sock_recv
     KafkaBytes.read = _frame_read
+    frame_pool.install()
     _viewing_fetch_decoders()
     _installed = True
 

@@ -101,6 +101,12 @@ class OffsetSyncProducer:
         is delayed to the next publication when it is not the last of them."""
         syncs = self.syncs
         for upstream, downstream in points:
+            if syncs.in_flight >= syncs.max_in_flight:
+                # No slot frees before the poll below: each later point would only replace the one before
+                # as pending, so the newest is made pending at once (at 100 B, ~14 points a batch, ~1.5 sent).
+                upstream, downstream = points[-1]
+                syncs.make_pending(topic_partition, upstream, downstream)
+                break
             syncs.make_pending(topic_partition, upstream, downstream)
             for sync in syncs.take_pending():
                 self._send(sync)

@@ -11,6 +11,7 @@ import pytest
 
 from connect_core.kafka.batch_fetcher import READ_COMMITTED, BatchFetcher
 from connect_core.kafka.batch_producer import BatchProducer
+from connect_core.kafka.crc_patch import PATCH_MIN
 from connect_core.kafka.record_batch import RawBatch
 from embedded_kafka import KafkaCluster
 from tests.raw_batch_bytes import data_batches
@@ -155,3 +156,56 @@ def _tp(topic: str) -> Any:
     from confluent_kafka import TopicPartition
 
     return TopicPartition(topic, 0, 0)
+
+
+def test_batches_in_flight_keep_their_bytes_while_later_answers_arrive(
+    cluster_factory: ClusterFactory, unique_name: Callable[[str], str]
+) -> None:
+    """Fetched batches are produced as views of their Fetch answer's buffer, and answers are received into
+    buffers the connection reuses (connect_core.kafka.frame_pool). Each answer's batches are sent and left
+    unacknowledged while the next answers arrive; what the target stores is still the source's bytes, and
+    the CRCs patched for the producer's fields (connect_core.kafka.crc_patch) are right."""
+    source, target = cluster_factory(["A", "B"])
+    topic = source.create_topic(unique_name("inflight"), partitions=1)
+    target_topic = target.create_topic(unique_name("inflight-copy"), partitions=1)
+    p = source.producer(**{"linger.ms": 5000, "batch.num.messages": 10_000})
+    count = 1500
+    pattern = bytes(range(251)) * 8
+    for i in range(count):
+        p.produce(topic, value=pattern[i % 251 : i % 251 + 1000], key=b"%d" % i, partition=0)
+        if i % 300 == 299:
+            # batches of ~300 KB: every answer is a pooled frame, and each CRC is patched, not recomputed
+            assert p.flush(30) == 0
+    assert p.flush(30) == 0
+    source_batches = data_batches(source.bootstrap_servers, topic, 0)
+    assert len(source_batches) >= 5 and all(b.crc_ok for b in source_batches)
+    assert min(len(b.records) for b in source_batches) >= PATCH_MIN
+
+    fetcher = BatchFetcher(source.bootstrap_servers, {}, "inflight-fetch", max_bytes=256 * 1024)
+    producer = BatchProducer(target.bootstrap_servers, {}, "inflight-produce")
+    acks: list[tuple[int, BaseException | None]] = []
+    answers = 0
+    try:
+        position = 0
+        for _ in range(1000):
+            if position >= count:
+                break
+            answer = fetcher.fetch({(topic, 0): position}, 500).get((topic, 0))
+            if answer is None or not answer.batches:
+                continue
+            answers += 1
+            for batch in answer.batches:
+                producer.send(target_topic, 0, batch, lambda base, err: acks.append((base, err)))
+                position = batch.next_offset
+            producer.poll(0)  # sent or queued, not acknowledged: the views stay in use while fetching on
+        assert position == count
+        assert producer.flush(60)
+    finally:
+        fetcher.close()
+        producer.close()
+
+    assert answers >= 2
+    assert [err for _, err in acks] == [None] * len(acks)
+    copied = data_batches(target.bootstrap_servers, target_topic, 0)
+    assert all(b.crc_ok for b in copied)
+    assert [b.records for b in copied] == [b.records for b in source_batches]

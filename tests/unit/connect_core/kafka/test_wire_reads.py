@@ -106,7 +106,7 @@ def test_large_frames_are_read_straight_into_the_parsers_frame(pair: tuple[socke
     writer, reader = pair
     writer.setblocking(False)
     bodies = [b"s" * 10, bytes(i % 251 for i in range(3 * wire_reads.VIEW_MIN)), b"m" * 100]
-    bodies.append(bytes(i % 241 for i in range(wire_reads.RECV_CHUNK * 5 // 2)))
+    bodies.append(bytes(range(241)) * (40 * wire_reads.VIEW_MIN // 241))
     stream = b"".join(len(body).to_bytes(4, "big") + body for body in bodies)
     parser = _FrameParser(client_id="t")
     transport = _Transport(reader, _Connection(parser))

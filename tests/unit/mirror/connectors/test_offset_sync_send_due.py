@@ -53,3 +53,20 @@ def test_an_acknowledgement_without_points_polls_nothing() -> None:
     producer = _producer(sink, max_in_flight=10)
     producer.send_due(TP, producer.syncs.state_for(TP), [], last_upstream=7)
     assert sink.polls == 0 and not sink.sent
+
+
+def test_with_no_slot_left_the_newest_point_is_pending_in_its_partitions_place() -> None:
+    """Points beyond the limit are not each made pending in turn: the newest is, where the partition's
+    pending sync stands among the others (send order), as if each had replaced the one before."""
+    sink = CountingSink()
+    producer = _producer(sink, max_in_flight=1)
+    other = TopicPartition("orders", 1)
+    producer.syncs.make_pending(other, 3, 3)
+    producer.fire_pending()  # other's sync sent; the poll freed its slot
+    producer.syncs.make_pending(other, 7, 7)  # waits behind the in-flight limit below
+    state = producer.syncs.state_for(TP)
+    points = [(100 * i, 100 * i) for i in range(1, 6)]
+    producer.send_due(TP, state, points, last_upstream=points[-1][0])
+    assert [(s.topic_partition, s.upstream_offset) for s in sink.sent] == [(other, 3), (other, 7)]
+    pending = producer.syncs.pending()
+    assert list(pending) == [TP] and pending[TP].upstream_offset == 500
