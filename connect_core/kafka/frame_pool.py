@@ -72,13 +72,19 @@ class PooledFrame:
         start = self._idx
         end = self.size if nbytes is None else min(start + nbytes, self.size)
         self._idx = end
-        if nbytes is None and end - start >= VIEW_MIN:
-            return memoryview(self.store)[start:end].toreadonly()
-        with memoryview(self.store) as view:
-            return bytes(view[start:end])
+        return read_field(self.store, start, end, nbytes is None)
 
     def __repr__(self) -> str:
         return f"PooledFrame({self.size})"
+
+
+def read_field(buffer: bytearray, start: int, end: int, rest: bool) -> bytes | memoryview:
+    """Bytes ``start:end`` of a frame's buffer: one copy, or a read-only view when they are the rest of the frame
+    (``rest``: what a response's decoder asks for) from :data:`VIEW_MIN` on."""
+    if rest and end - start >= VIEW_MIN:
+        return memoryview(buffer)[start:end].toreadonly()
+    with memoryview(buffer) as view:
+        return bytes(view[start:end])
 
 
 def frame_memory(frame: Any) -> bytearray:
@@ -185,5 +191,6 @@ __all__ = [
     "PooledFrame",
     "frame_memory",
     "install",
+    "read_field",
     "take_frame",
 ]

@@ -29,7 +29,7 @@ from kafka.protocol.consumer import FetchResponse
 from kafka.protocol.frame import KafkaBytes  # type: ignore[import-untyped]
 
 from connect_core.kafka import frame_pool
-from connect_core.kafka.frame_pool import VIEW_MIN
+from connect_core.kafka.frame_pool import VIEW_MIN, read_field
 
 #: kafka-python's own transport logger: the lines below are its lines (a lost connection, at ERROR), and the
 #: process's client-log handling (chatter demoted to DEBUG, one WARNING per outage) must treat them as such.
@@ -134,10 +134,7 @@ def _frame_read(self: Any, nbytes: int | None = None) -> bytes | memoryview:
     start = self._idx
     end = len(self) if nbytes is None else min(start + nbytes, len(self))
     self._idx = end
-    if nbytes is None and end - start >= VIEW_MIN:
-        return memoryview(self)[start:end].toreadonly()
-    with memoryview(self) as view:
-        return bytes(view[start:end])
+    return read_field(self, start, end, nbytes is None)
 
 
 def _fetch_field_bytes(value: Any) -> Any:
