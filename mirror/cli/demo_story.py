@@ -36,6 +36,7 @@ LIVE_RECORDS = 300
 ADDED_RECORDS = 100
 MASTER = "local[2]"
 WAIT_S = 90.0
+READ_S = 30.0  # to read one partition to its end for a check
 
 
 @dataclass
@@ -57,10 +58,40 @@ class StoryOutcome:
 
 
 def _views(cluster: KafkaCluster, topic: str) -> dict[int, list[tuple[Any, ...]]]:
-    return {
-        p: [(m.key(), m.value(), tuple(m.headers() or ()), m.timestamp()[1]) for m in msgs]
-        for p, msgs in cluster.read_all(topic, timeout=30).items()
-    }
+    return {p: [record for _, record in log] for p, log in _logs(cluster, topic).items()}
+
+
+def _logs(cluster: KafkaCluster, topic: str) -> dict[int, list[tuple[int, tuple[Any, ...]]]]:
+    """Each partition's (offset, record) as a read_committed consumer sees them by Kafka's rule, the markers
+    applied here: a backfill task Spark retried leaves its aborted attempt in B's log, and the embedded broker
+    hands aborted records to every reader (the story checks what a user's read_committed consumer would read)."""
+    from connect_core.kafka.raw_fetch import RawFetcher
+    from connect_core.kafka.transaction_markers import ReadCommittedFilter
+
+    fetcher = RawFetcher(cluster.bootstrap_servers, {}, "mm2-demo-check")
+    try:
+        return {p: _committed_partition(fetcher, topic, p, ReadCommittedFilter(keep_markers=False))
+                for p in fetcher.partitions(topic)}  # fmt: skip
+    finally:
+        fetcher.close()
+
+
+def _committed_partition(fetcher: Any, topic: str, partition: int, rule: Any) -> list[tuple[int, tuple[Any, ...]]]:
+    records: list[tuple[int, tuple[Any, ...]]] = []
+    position, deadline, wait_ms = 0, time.monotonic() + READ_S, 100
+    while True:
+        answer = fetcher.fetch(topic, {partition: position}, wait_ms)[partition]
+        position = max(position, answer.log_start_offset)
+        for batch in answer.batches:
+            records.extend((r.offset, (r.key, r.value, tuple(r.headers), r.timestamp)) for r in rule.add(batch))
+        if answer.batches:
+            position = answer.batches[-1].next_offset
+        elif position < answer.high_watermark:  # a broker that stopped scanning when its wait ran out
+            wait_ms = min(wait_ms * 4, 5000)
+        if position >= answer.high_watermark:
+            return records
+        if time.monotonic() >= deadline:
+            raise TimeoutError(f"{topic}-{partition} not read to its end within {READ_S:g} s")
 
 
 def _produce(cluster: KafkaCluster, topic: str, partitions: int, per_partition: int, start: int = 0) -> None:
@@ -109,9 +140,7 @@ def _counts_match(a: KafkaCluster, b: KafkaCluster, topics: dict[str, int]) -> b
     for t in topics:
         if f"A.{t}" not in names:
             return False
-        if {p: len(v) for p, v in a.read_all(t, timeout=30).items()} != {
-            p: len(v) for p, v in b.read_all(f"A.{t}", timeout=30).items()
-        }:
+        if {p: len(v) for p, v in _views(a, t).items()} != {p: len(v) for p, v in _views(b, f"A.{t}").items()}:
             return False
     return True
 
@@ -145,7 +174,7 @@ def failover_check(a: KafkaCluster, b: KafkaCluster) -> tuple[int, int, int]:
     be the copy of the record at its position on A; records before it on B are the ones before it on A."""
     exact = reread = skipped = 0
     for topic, partitions in TOPICS.items():
-        on_a, on_b = _views(a, topic), _views(b, f"A.{topic}")
+        on_a, on_b = _logs(a, topic), _logs(b, f"A.{topic}")
         positions_a = _group_offsets(a, topic, partitions)
         positions_b = _group_offsets(b, f"A.{topic}", partitions)
         for p in range(partitions):
@@ -153,15 +182,25 @@ def failover_check(a: KafkaCluster, b: KafkaCluster) -> tuple[int, int, int]:
             if pos_a is None or pos_b is None:
                 skipped += 1
                 continue
-            next_on_a = on_a[p][pos_a] if pos_a < len(on_a[p]) else None
-            next_on_b = on_b[p][pos_b] if pos_b < len(on_b[p]) else None
-            if next_on_a == next_on_b and on_a[p][:pos_a] == on_b[p][:pos_b]:
+            read_a, next_on_a = split_at_position(on_a[p], pos_a)
+            read_b, next_on_b = split_at_position(on_b[p], pos_b)
+            if next_on_a == next_on_b and read_a == read_b:
                 exact += 1
-            elif pos_b < len(on_b[p]) and on_b[p][pos_b] in on_a[p][:pos_a]:
-                reread += pos_a - on_a[p].index(on_b[p][pos_b])
+            elif next_on_b is not None and next_on_b in read_a:
+                reread += len(read_a) - read_a.index(next_on_b)
             else:
                 skipped += 1
     return exact, reread, skipped
+
+
+def split_at_position(
+    log: list[tuple[int, tuple[Any, ...]]], position: int
+) -> tuple[list[tuple[Any, ...]], tuple[Any, ...] | None]:
+    """The records a consumer at ``position`` has read, and the next one it reads (None at the end): offsets,
+    not list indexes, since commit markers and aborted records take offsets on B."""
+    before = [record for offset, record in log if offset < position]
+    after = next((record for offset, record in log if offset >= position), None)
+    return before, after
 
 
 @contextmanager
@@ -306,4 +345,4 @@ class Story:
         )
 
 
-__all__ = ["Story", "StoryOutcome", "failover_check"]
+__all__ = ["Story", "StoryOutcome", "failover_check", "split_at_position"]
