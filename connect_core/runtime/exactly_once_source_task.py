@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from connect_core.api.batch_copy import BatchCopyTask
@@ -71,8 +71,22 @@ from connect_core.storage.offset_storage import serialize_offset_key, serialize_
 
 log = logging.getLogger(__name__)
 
-#: Bound of one transactional call (init, commit, abort); Java's producer waits max.block.ms (60 s).
+#: Bound of one transactional call (init, commit, abort) by default: Java's producer waits ``max.block.ms``
+#: (60 s), and so does the task unless its producer settings give another ``max.block.ms``.
 TRANSACTION_CALL_TIMEOUT_S = 60.0
+
+
+def transaction_call_timeout_s(producer_props: Mapping[str, Any]) -> float:
+    """The bound of a transactional call for a task's (Java-style) producer settings: their ``max.block.ms``,
+    as Java's producer bounds ``initTransactions``/``commitTransaction``/``abortTransaction`` with it."""
+    given = producer_props.get("max.block.ms")
+    try:
+        ms = int(str(given).strip()) if given is not None else None
+    except ValueError:
+        ms = None
+    return ms / 1000 if ms is not None and ms > 0 else TRANSACTION_CALL_TIMEOUT_S
+
+
 #: How long a failing task waits for its abort (it is on its way out).
 ABORT_TIMEOUT_S = 5.0
 _FLUSH_TICK_S = 1.0
@@ -132,10 +146,12 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         settings: ExactlyOnceSettings,
         recovery: RecoveryBudget | None = None,
         restarter: Callable[[ExactlyOnceWorkerSourceTask], bool] | None = None,
+        call_timeout_s: float = TRANSACTION_CALL_TIMEOUT_S,
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
         self._recovery = recovery
+        self._call_timeout_s = call_timeout_s  # of init/commit/abort: the producer's max.block.ms
         self._restarter = restarter
         self.transactional_id = transactional_id
         self.offsets_topic = offsets_topic
@@ -155,6 +171,11 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         self._held_runs: list[CopiedRun] = []
         if self._task_wants_records:
             self._task_commit_record = self._hold_record
+
+    @property
+    def call_timeout_s(self) -> float:
+        """How long one transactional call (init, commit, abort) may take: the producer's ``max.block.ms``."""
+        return self._call_timeout_s
 
     # ------------------------------------------------------------------ start
 
@@ -205,7 +226,7 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
 
     def _init_transactions(self) -> None:
         try:
-            self.producer.init_transactions(TRANSACTION_CALL_TIMEOUT_S)  # type: ignore[attr-defined]
+            self.producer.init_transactions(self._call_timeout_s)  # type: ignore[attr-defined]
         except KafkaException as e:
             raise self._recover_or_fail(self._transaction_error("initialize transactions for", e)) from e
         log.info("Task %s initialized its transactional producer (transactional.id %s)", self.id,
@@ -386,7 +407,7 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         if not self._offsets_written:  # else written already, and nothing was dispatched since (same values)
             self._write_offsets(self._transaction_offsets())
         try:
-            self.producer.commit_transaction(TRANSACTION_CALL_TIMEOUT_S)  # type: ignore[attr-defined]
+            self.producer.commit_transaction(self._call_timeout_s)  # type: ignore[attr-defined]
         except KafkaException as e:
             self.metrics.record_commit(False, self._clock() - started)
             error = self._transaction_error("commit the transaction of", e)  # aborts what it can
@@ -400,7 +421,7 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
 
     def _serve_reports(self) -> None:
         """After a commit every record is delivered: serve the reports (what the task hears is held)."""
-        deadline = self._clock() + TRANSACTION_CALL_TIMEOUT_S
+        deadline = self._clock() + self._call_timeout_s
         while True:
             self.producer.poll(0)
             if len(self.producer) == 0 or self._clock() > deadline:  # type: ignore[arg-type]
@@ -417,7 +438,7 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         self._drain()  # delivered first: an abort would purge what is in flight, failing the task
         offsets = self._transaction_offsets()
         try:
-            self.producer.abort_transaction(TRANSACTION_CALL_TIMEOUT_S)  # type: ignore[attr-defined]
+            self.producer.abort_transaction(self._call_timeout_s)  # type: ignore[attr-defined]
         except KafkaException as e:
             error = self._transaction_error("abort the transaction of", e)
             self._txn_open = False

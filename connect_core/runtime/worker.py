@@ -45,6 +45,7 @@ from connect_core.runtime.exactly_once_source_task import (
     MAX_RECOVERIES,
     RECOVERY_WINDOW_S,
     ExactlyOnceWorkerSourceTask,
+    transaction_call_timeout_s,
 )
 from connect_core.runtime.sink_connector_offsets import (
     GroupAdmin,
@@ -454,6 +455,7 @@ class Worker:
                 "settings": ExactlyOnceSettings.from_props(conn_props, self.config.offset_flush_interval_s),
                 "recovery": recovery or RecoveryBudget(MAX_RECOVERIES, RECOVERY_WINDOW_S),
                 "restarter": restarter,
+                "call_timeout_s": transaction_call_timeout_s(java_producer),
             }
         return task_cls(
             task_id,

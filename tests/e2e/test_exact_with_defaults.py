@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -107,9 +108,11 @@ def test_exact_within_seconds_with_the_default_offset_flush(
             proc,
         )
 
-        translated = mm2(
-            "translate-offsets", str(config), "--source", "A", "--target", "B", "--json", "--master", "local[1]"
-        )
+        # both jobs only read: run side by side (each is mostly its Spark start)
+        pair = (str(config), "--source", "A", "--target", "B", "--json", "--master", "local[1]")
+        with ThreadPoolExecutor(2) as pool:
+            translating, verifying = pool.submit(mm2, "translate-offsets", *pair), pool.submit(mm2, "verify", *pair)
+            translated, verified = translating.result(), verifying.result()
         assert translated.returncode == 0, translated.stdout + translated.stderr
         rows = {
             (g["group"], p["partition"]): (p["source_offset"], p["target_offset"], p["reread"], p["status"])
@@ -119,7 +122,6 @@ def test_exact_within_seconds_with_the_default_offset_flush(
         }
         assert rows == {(g, p): (o, o + PRE_EXISTING, 0, "ok") for g, o in groups.items() for p in range(PARTITIONS)}
 
-        verified = mm2("verify", str(config), "--source", "A", "--target", "B", "--json", "--master", "local[1]")
         assert verified.returncode == 0, verified.stdout + verified.stderr
         doc = json.loads(verified.stdout)
         assert doc["result"] == "equal"

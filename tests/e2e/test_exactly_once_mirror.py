@@ -246,6 +246,10 @@ def test_a_thawed_zombie_is_fenced_and_the_copy_stays_exactly_once(
             "dedicated.mode.enable.internal.rest": "true",
             # a departed node's tasks wait this long for it (Java default 5 min), then move to the other node
             "B.scheduled.rebalance.max.delay.ms": "8000",
+            # how long the thawed zombie's commit may wait before it fails (Java's max.block.ms, 60 s by default):
+            # the test broker answers a fenced EndTxn with an error the client retries until then, where Kafka
+            # refuses it at once. Half the default, and ample for the other node's own init of the id.
+            "B.producer.max.block.ms": "30000",
         },
     )
     configs = [

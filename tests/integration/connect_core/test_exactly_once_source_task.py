@@ -122,11 +122,13 @@ def test_poll_boundaries_commit_records_with_their_offsets_then_call_back(
     env: Env, kafka_cluster: KafkaCluster, unique_name: Callable[[str], str]
 ) -> None:
     topic = kafka_cluster.create_topic(unique_name("eos-out"), partitions=1)
-    conn = {"name": "poll", "connector.class": CONNECTOR, "topic": topic, "records": "200", "batch": "25"}
+    conn = {"name": "poll", "connector.class": CONNECTOR, "topic": topic, "records": "200", "batch": "25",
+            "producer.override.max.block.ms": "45000"}  # fmt: skip
     tid = env.run_task("poll", conn)
     task = env.worker.task(tid)
     assert isinstance(task, ExactlyOnceWorkerSourceTask)
     assert task.transactional_id == f"{env.group}-poll-0"
+    assert task.call_timeout_s == 45.0  # the producer's max.block.ms bounds its transactional calls, as in Java
     wait_for(lambda: env.committed_offset("poll") == 199, what="the last offset committed")
     log = read_topic_committed(kafka_cluster, topic)[0]
     assert [r.value for r in log.committed] == [f"v0-{n}".encode() for n in range(200)]

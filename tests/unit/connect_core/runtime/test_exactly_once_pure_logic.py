@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from confluent_kafka import KafkaError
 
-from connect_core.runtime.exactly_once_source_task import _TransactionRequests, is_fenced
+from connect_core.runtime.exactly_once_source_task import (
+    TRANSACTION_CALL_TIMEOUT_S,
+    _TransactionRequests,
+    is_fenced,
+    transaction_call_timeout_s,
+)
 from connect_core.runtime.worker import exactly_once_producer_props
 from connect_core.runtime.worker_config import SOURCE_PRODUCER_DEFAULTS
 
@@ -36,3 +41,12 @@ def test_requests_are_taken_once_and_an_abort_wins_over_a_commit() -> None:
     requests.commit_transaction()
     requests.abort_transaction()
     assert requests.take() == (False, True)
+
+
+def test_transactional_calls_are_bounded_by_the_producer_s_max_block_ms_as_in_java() -> None:
+    assert TRANSACTION_CALL_TIMEOUT_S == 60.0  # Java's default max.block.ms
+    assert transaction_call_timeout_s({}) == 60.0
+    assert transaction_call_timeout_s({"max.block.ms": "15000"}) == 15.0
+    assert transaction_call_timeout_s({"max.block.ms": 90_000}) == 90.0
+    assert transaction_call_timeout_s({"max.block.ms": "soon"}) == 60.0  # validation is the config's job
+    assert transaction_call_timeout_s({"max.block.ms": "0"}) == 60.0

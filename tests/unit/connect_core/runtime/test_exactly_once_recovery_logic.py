@@ -35,14 +35,16 @@ class TxnProducer(FakeProducer):
         self.fail_commit = fail_commit
         self.commits = 0
         self.aborts = 0
+        self.timeouts: list[float] = []  # of every init and commit
 
     def init_transactions(self, timeout: float = 0) -> None:
-        pass
+        self.timeouts.append(timeout)
 
     def begin_transaction(self) -> None:
         pass
 
     def commit_transaction(self, timeout: float = 0) -> None:
+        self.timeouts.append(timeout)
         self.commits += 1
         if self.commits == self.fail_commit:
             raise KafkaException(self.error)
@@ -59,6 +61,7 @@ def _task(
     status: MemoryStatusBackingStore,
     budget: RecoveryBudget,
     restarts: list[ExactlyOnceWorkerSourceTask],
+    **extra: Any,
 ) -> ExactlyOnceWorkerSourceTask:
     Registry.reset()
     store = MemoryOffsetBackingStore()
@@ -78,7 +81,7 @@ def _task(
         tolerance=RetryWithToleranceOperator(0, 1000), initial_state=TargetState.STARTED,
         offset_flush_interval_s=1.0, offset_flush_timeout_s=1.0, status_store=status,
         transactional_id="g-conn-0", offsets_topic="offsets", settings=ExactlyOnceSettings.from_props({}, 1.0),
-        recovery=budget, restarter=restarter,
+        recovery=budget, restarter=restarter, **extra,
     )  # fmt: skip
 
 
@@ -139,3 +142,13 @@ def test_fencing_and_time_outs_fail_the_task_as_before(code: int, words: str) ->
     _wait(lambda: _state(status) is State.FAILED)
     found = status.get_task(TID)
     assert found is not None and words in (found.trace or "")
+
+
+def test_init_and_commit_wait_as_long_as_the_task_s_call_timeout() -> None:
+    producer = TxnProducer(KafkaError(KafkaError._TIMED_OUT, "commit timed out"), fail_commit=3)
+    status = MemoryStatusBackingStore()
+    task = _task(producer, status, RecoveryBudget(5, 600.0), [], call_timeout_s=7.5)
+    assert task.call_timeout_s == 7.5
+    task.start()
+    assert task.await_stop(30.0), "the loop ends on the failed commit"
+    assert producer.timeouts and set(producer.timeouts) == {7.5}, producer.timeouts
