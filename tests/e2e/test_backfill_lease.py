@@ -25,6 +25,7 @@ from mirror.driver.driver import make_config
 from mirror.jobs.backfill.flow import committed_offsets, resolve_flow
 from mirror.jobs.backfill.handoff import ConfigTopicView, excludes, read_config_topic
 from mirror.jobs.backfill.plan import assigned_partitions
+from mirror.jobs.spark import DAEMON_MODULE
 from tests.e2e.mm2_helpers import Mm2Process, eventually, mm2_command, mm2_properties, write_properties
 from tests.oracle.committed_reader import read_topic_committed
 
@@ -199,8 +200,10 @@ def descendants(root: int) -> list[int]:
 
 
 def spark_python_processes(job: int) -> list[int]:
-    """The job's Spark Python daemon and the workers it forked (they share its command line)."""
-    return [pid for pid in descendants(job) if b"pyspark.daemon" in _cmdline(pid)]
+    """The job's Spark Python daemon and the workers it forked (they share its command line: ``python -m``
+    PySpark's daemon module, or the one mm2 gives local executors)."""
+    daemons = (b"-m\0pyspark.daemon\0", f"-m\0{DAEMON_MODULE}\0".encode())
+    return [pid for pid in descendants(job) if any(daemon in _cmdline(pid) for daemon in daemons)]
 
 
 def spark_python_workers(job: int) -> list[int]:
