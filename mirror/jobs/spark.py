@@ -46,6 +46,8 @@ SUBMITTED_MARKER = "PYSPARK_GATEWAY_PORT"
 SPARK_LOG_ENV = "MM2_SPARK_LOG"
 _PACKAGES = ("connect_core", "mirror")
 _LOG4J = Path(__file__).with_name("log4j2.properties")
+#: the Python daemon local executors run (:mod:`mirror.jobs.spark_daemon` says why)
+DAEMON_MODULE = "mirror.jobs.spark_daemon"
 _log_file: Path | None = None
 
 
@@ -186,6 +188,9 @@ def session_conf(
         "spark.task.maxFailures": str(TASK_MAX_FAILURES),
         "spark.sql.shuffle.partitions": "8",
     }
+    if _local_master(master) and executor_python() == sys.executable:
+        # local executors run this interpreter: their PySpark comes from its installed, compiled package
+        conf["spark.python.daemon.module"] = DAEMON_MODULE
     address = master_address(master)
     if _local_master(master) or (address is not None and address[0] in ("127.0.0.1", "localhost")):
         conf["spark.driver.host"] = "127.0.0.1"

@@ -25,6 +25,7 @@ from mirror.driver.driver import make_config
 from mirror.jobs.backfill.flow import committed_offsets, resolve_flow
 from mirror.jobs.backfill.handoff import ConfigTopicView, excludes, read_config_topic
 from mirror.jobs.backfill.plan import assigned_partitions
+from mirror.jobs.spark import DAEMON_MODULE
 from tests.e2e.mm2_helpers import Mm2Process, eventually, mm2_command, mm2_properties, write_properties
 from tests.oracle.committed_reader import read_topic_committed
 
@@ -199,8 +200,10 @@ def descendants(root: int) -> list[int]:
 
 
 def spark_python_processes(job: int) -> list[int]:
-    """The job's Spark Python daemon and the workers it forked (they share its command line)."""
-    return [pid for pid in descendants(job) if b"pyspark.daemon" in _cmdline(pid)]
+    """The job's Spark Python daemon and the workers it forked (they share its command line: ``python -m``
+    PySpark's daemon module, or the one mm2 gives local executors)."""
+    daemons = (b"-m\0pyspark.daemon\0", f"-m\0{DAEMON_MODULE}\0".encode())
+    return [pid for pid in descendants(job) if any(daemon in _cmdline(pid) for daemon in daemons)]
 
 
 def spark_python_workers(job: int) -> list[int]:
@@ -361,6 +364,8 @@ SHORT_TRANSACTIONS = {"B.producer.transaction.timeout.ms": "3000"}
 SLOW_COPY = ("--throughput-limit", "60K")
 KILLED_BACKLOG = 60_000
 PAUSED_BACKLOG = 30_000
+#: A backlog a job copies to its end while no mirror runs: one chunk, as 30,000 records were (not what it shows)
+STOPPED_BACKLOG = 6_000
 
 
 @pytest.mark.spark
@@ -380,7 +385,7 @@ def test_backfill_while_mm2_run_is_stopped_then_mm2_run_continues_exactly(
     finally:
         first.close()
 
-    produce(a, TOPIC, 300, 30_000)  # the backlog piled up while the mirror was stopped
+    produce(a, TOPIC, 300, STOPPED_BACKLOG)  # the backlog piled up while the mirror was stopped
     run = mm2_command(
         "backfill",
         str(config),
@@ -398,15 +403,22 @@ def test_backfill_while_mm2_run_is_stopped_then_mm2_run_continues_exactly(
     assert run.returncode == 0, run.stderr[-3000:]
     summary = json.loads(run.stdout)
     assert summary["handed_off_from_live"] is False
-    assert summary["totals"]["records_copied"] == 30_000, "from the position the stopped mirror flushed"
+    assert summary["totals"]["records_copied"] == STOPPED_BACKLOG, "from the position the stopped mirror flushed"
     assert lease_of(b) is None, "released at the end"
-    assert exactly_once(a, b, TOPIC, REMOTE, 30_300)
+    assert exactly_once(a, b, TOPIC, REMOTE, STOPPED_BACKLOG + 300)
 
-    produce(a, TOPIC, 40_000, 300)
+    produce(a, TOPIC, 1_000_000, 300)
     second = Mm2Process(config, log_dir=tmp_path, name="mm2-second")
     try:
         until_exactly_once(
-            a, b, TOPIC, REMOTE, 30_600, "mm2 run continues from the backfill's committed end", second, timeout=180
+            a,
+            b,
+            TOPIC,
+            REMOTE,
+            STOPPED_BACKLOG + 600,
+            "mm2 run continues from the backfill's committed end",
+            second,
+            timeout=180,
         )
         assert second.terminate(60) == 0, second.output()[-3000:]
     finally:
@@ -414,51 +426,12 @@ def test_backfill_while_mm2_run_is_stopped_then_mm2_run_continues_exactly(
 
 
 @pytest.mark.spark
-def test_mm2_run_started_during_a_backfill_leaves_the_leased_topic_alone(
+def test_mm2_run_started_then_restarted_during_a_backfill_leaves_the_leased_topic_alone(
     two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path
 ) -> None:
-    a, b = two_clusters
-    for topic in (TOPIC, "other"):
-        a.create_topic(topic, PARTITIONS)
-    produce(a, TOPIC, 0, PAUSED_BACKLOG)
-    produce(a, "other", 0, 300)
-    props = flow_props(a, b)
-    config = write_properties(tmp_path / "mm2.properties", props)
-    job = Backfill(config, tmp_path, *SLOW_COPY)
-    mm2: Mm2Process | None = None
-    try:
-        job.pause_copy()  # the copy waits while mm2 run starts
-        assert lease_of(b) is not None
-        mm2 = Mm2Process(config, log_dir=tmp_path)
-        until_exactly_once(a, b, "other", "A.other", 300, "mm2 run mirrors the other topic", mm2, timeout=180)
-        view = config_view(props)
-        assert excludes(view.connector_config, {TOPIC}) and view.tasks and not tasks_hold(view, TOPIC)
-        job.resume_copy()
-        summary = job.finish()
-        assert summary["totals"]["records_copied"] == PAUSED_BACKLOG, "the job copied it all (a duplicate shows below)"
-        produce(a, TOPIC, 1_000_000, 300)
-        until_exactly_once(
-            a,
-            b,
-            TOPIC,
-            REMOTE,
-            PAUSED_BACKLOG + 300,
-            "live tailing owns the topic after the job, exactly",
-            mm2,
-            timeout=180,
-        )
-        assert tasks_hold(config_view(props), TOPIC)
-        assert mm2.terminate(60) == 0, mm2.output()[-3000:]
-    finally:
-        job.close()
-        if mm2 is not None:
-            mm2.close()
-
-
-@pytest.mark.spark
-def test_restarting_mm2_run_during_a_backfill_keeps_the_exclusion(
-    two_clusters: tuple[KafkaCluster, KafkaCluster], tmp_path: Path
-) -> None:
+    """One paused job, two ``mm2 run`` processes: the one started during the job leaves the leased topic to it,
+    the one that replaces it (a new leader, from the config topic) keeps the exclusion, and live tailing owns
+    the topic again, exactly, once the job is done."""
     a, b = two_clusters
     for topic in (TOPIC, "other"):
         a.create_topic(topic, PARTITIONS)
@@ -479,10 +452,11 @@ def test_restarting_mm2_run_during_a_backfill_keeps_the_exclusion(
 
     try:
         job.pause_copy()  # mm2 run starts and restarts while the job holds the topic and copies
+        assert lease_of(b) is not None
         mm2 = Mm2Process(config, log_dir=tmp_path, name="mm2-first")
         produce(a, "other", 300, 300)
-        until_exactly_once(a, b, "other", "A.other", 600, "mm2 run mirrors", mm2, timeout=180)
-        assert taken(), "mm2 run leaves the leased topic alone"
+        until_exactly_once(a, b, "other", "A.other", 600, "mm2 run mirrors the other topic", mm2, timeout=180)
+        assert taken(), "mm2 run started during the job leaves the leased topic alone"
         assert mm2.terminate(60) == 0, mm2.output()[-3000:]
         restarted = Mm2Process(config, log_dir=tmp_path, name="mm2-restarted")
         produce(a, "other", 600, 300)
@@ -490,7 +464,7 @@ def test_restarting_mm2_run_during_a_backfill_keeps_the_exclusion(
         assert taken(), "the new leader derived the same exclusion"
         job.resume_copy()
         summary = job.finish()
-        assert summary["totals"]["records_copied"] == PAUSED_BACKLOG
+        assert summary["totals"]["records_copied"] == PAUSED_BACKLOG, "the job copied it all (a duplicate shows below)"
         produce(a, TOPIC, 1_000_000, 300)
         until_exactly_once(
             a,
@@ -502,6 +476,7 @@ def test_restarting_mm2_run_during_a_backfill_keeps_the_exclusion(
             restarted,
             timeout=180,
         )
+        assert tasks_hold(config_view(props), TOPIC), "the topic is back in the tasks' assignments"
         assert restarted.terminate(60) == 0, restarted.output()[-3000:]
     finally:
         job.close()
