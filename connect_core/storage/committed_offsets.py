@@ -5,49 +5,25 @@ offset store reads them with ``isolation.level=read_committed`` (as Java's), whi
 offset record only if the broker lists aborted transactions in its fetch answers; some brokers do not.
 A task that took over from a frozen instance (a zombie whose open transaction its
 ``init_transactions`` just aborted) would then resume from the zombie's aborted offset and skip the
-aborted records: lost on the target. So this view reads raw batches with read_committed Fetch requests
-and decides per answer: where the cluster is known to list aborted transactions
-(:mod:`connect_core.kafka.broker_capabilities`) it drops what the answer lists, as Kafka's consumer
-does (:mod:`connect_core.kafka.aborted_list`); otherwise, the unknown case included, it applies the
-rule from the transaction markers itself (:mod:`connect_core.kafka.transaction_markers`), which is
-Kafka's answer on any broker that writes markers. Every answer also feeds the capability's evidence.
-It is incremental: per partition a position and the batches still waiting for a marker; each lookup
-catches up from there to the end a read_committed reader sees (the last stable offset).
+aborted records: lost on the target. So this view reads raw batches through
+:func:`connect_core.kafka.committed_reads.read_committed_to_end`, which applies the broker's list where the
+cluster is known to filter and the transaction markers otherwise. It is incremental: per partition a
+cursor (position and the batches still waiting for a marker); each lookup catches up from there to the
+end a read_committed reader sees (the last stable offset).
 """
 
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Mapping
 from typing import Any, Self
 
 from connect_core.api.errors import ConnectError
-from connect_core.kafka.aborted_list import listed_read_committed
-from connect_core.kafka.broker_capabilities import record_fetch_answer
 from connect_core.kafka.clients import text_props
-from connect_core.kafka.raw_fetch import FetchedBatches, RawFetcher
+from connect_core.kafka.committed_reads import CommittedCursor, CommittedReadTimeout, read_committed_to_end
+from connect_core.kafka.raw_fetch import RawFetcher
 from connect_core.kafka.security import kafka_python_security
-from connect_core.kafka.transaction_markers import CommittedRecord, ReadCommittedFilter
 from connect_core.storage.memory import OffsetTable
-
-#: The broker's wait for a partition with nothing new: every lookup pays it once when all is read (some
-#: brokers wait it out even then); a partition of many batches that answered nothing gets a longer one.
-FIRST_WAIT_MS = 20
-LONGEST_WAIT_MS = 5000
-
-
-class _PartitionState:
-    def __init__(self) -> None:
-        self.position = 0
-        self.rule = ReadCommittedFilter(keep_markers=False)  # lives as long as the worker
-
-    def readable(self, answer: FetchedBatches, broker_filters: bool) -> list[CommittedRecord]:
-        """What this answer makes readable: by the broker's list where it filters and no batch is still
-        held for a marker (a switch never splits a transaction), else by the markers."""
-        if broker_filters and self.rule.open == 0:
-            return listed_read_committed(answer.batches, answer.aborted_transactions)
-        return [record for batch in answer.batches for record in self.rule.add(batch)]
 
 
 class CommittedOffsetView:
@@ -61,7 +37,7 @@ class CommittedOffsetView:
         self._fetcher = fetcher
         self._timeout_s = timeout_s
         self._table = OffsetTable()
-        self._partitions: dict[int, _PartitionState] = {}
+        self._partitions: dict[int, CommittedCursor] = {}
         self._lock = threading.Lock()
 
     @classmethod
@@ -98,33 +74,17 @@ class CommittedOffsetView:
 
     def _catch_up(self) -> None:
         """Read every partition to its current end (last stable offset), applying what became readable."""
-        deadline = time.monotonic() + self._timeout_s
         if not self._partitions:
-            self._partitions = {p: _PartitionState() for p in self._fetcher.partitions(self.topic)}
-        behind = dict(self._partitions)
-        wait_ms = FIRST_WAIT_MS
-        while behind:
-            answers = self._fetcher.fetch(self.topic, {p: state.position for p, state in behind.items()}, wait_ms)
-            progressed = False
-            for partition, answer in answers.items():
-                state = behind[partition]
-                state.position = max(state.position, answer.log_start_offset)
-                capabilities = record_fetch_answer(self._cluster, answer.batches, answer.aborted_transactions)
-                for record in state.readable(answer, capabilities.filters_aborted_transactions):
-                    self._table.apply(record.key, record.value)
-                if answer.batches:
-                    state.position = answer.batches[-1].next_offset
-                    progressed = True
-                if state.position >= answer.end_offset:
-                    del behind[partition]
-            if not behind:
-                return
-            if time.monotonic() >= deadline:
-                raise ConnectError(
-                    f"Timed out reading offsets topic {self.topic} to its end (partitions {sorted(behind)} behind)"
-                )
-            if not progressed:  # nothing below the end: a broker that stopped scanning when its wait ran out
-                wait_ms = min(wait_ms * 4, LONGEST_WAIT_MS)
+            self._partitions = {p: CommittedCursor() for p in self._fetcher.partitions(self.topic)}
+        try:
+            for _, record in read_committed_to_end(
+                self._fetcher, self.topic, self._partitions, self._cluster, self._timeout_s
+            ):
+                self._table.apply(record.key, record.value)
+        except CommittedReadTimeout as e:
+            raise ConnectError(
+                f"Timed out reading offsets topic {self.topic} to its end (partitions {e.behind} behind)"
+            ) from None
 
 
 def read_committed_offsets(

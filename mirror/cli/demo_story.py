@@ -36,7 +36,7 @@ LIVE_RECORDS = 300
 ADDED_RECORDS = 100
 MASTER = "local[2]"
 WAIT_S = 90.0
-READ_S = 30.0  # to read one partition to its end for a check
+READ_S = 30.0  # to read a topic to its end for a check
 
 
 @dataclass
@@ -62,36 +62,23 @@ def _views(cluster: KafkaCluster, topic: str) -> dict[int, list[tuple[Any, ...]]
 
 
 def _logs(cluster: KafkaCluster, topic: str) -> dict[int, list[tuple[int, tuple[Any, ...]]]]:
-    """Each partition's (offset, record) as a read_committed consumer sees them by Kafka's rule, the markers
-    applied here: a backfill task Spark retried leaves its aborted attempt in B's log, and the embedded broker
-    hands aborted records to every reader (the story checks what a user's read_committed consumer would read)."""
+    """Each partition's (offset, record) as a read_committed consumer sees them by Kafka's rule: a backfill task
+    Spark retried leaves its aborted attempt in B's log, and the embedded broker hands aborted records to every
+    reader (the story checks what a user's read_committed consumer would read)."""
+    from connect_core.kafka.committed_reads import CommittedCursor, read_committed_to_end
     from connect_core.kafka.raw_fetch import RawFetcher
-    from connect_core.kafka.transaction_markers import ReadCommittedFilter
 
-    fetcher = RawFetcher(cluster.bootstrap_servers, {}, "mm2-demo-check")
+    fetcher = RawFetcher(cluster.bootstrap_servers, {}, "mm2-demo-check", read_committed=True)
     try:
-        return {p: _committed_partition(fetcher, topic, p, ReadCommittedFilter(keep_markers=False))
-                for p in fetcher.partitions(topic)}  # fmt: skip
+        cursors = {p: CommittedCursor() for p in fetcher.partitions(topic)}
+        logs: dict[int, list[tuple[int, tuple[Any, ...]]]] = {p: [] for p in cursors}
+        for p, r in read_committed_to_end(
+            fetcher, topic, cursors, {"bootstrap.servers": cluster.bootstrap_servers}, READ_S
+        ):
+            logs[p].append((r.offset, (r.key, r.value, r.headers, r.timestamp)))
+        return logs
     finally:
         fetcher.close()
-
-
-def _committed_partition(fetcher: Any, topic: str, partition: int, rule: Any) -> list[tuple[int, tuple[Any, ...]]]:
-    records: list[tuple[int, tuple[Any, ...]]] = []
-    position, deadline, wait_ms = 0, time.monotonic() + READ_S, 100
-    while True:
-        answer = fetcher.fetch(topic, {partition: position}, wait_ms)[partition]
-        position = max(position, answer.log_start_offset)
-        for batch in answer.batches:
-            records.extend((r.offset, (r.key, r.value, tuple(r.headers), r.timestamp)) for r in rule.add(batch))
-        if answer.batches:
-            position = answer.batches[-1].next_offset
-        elif position < answer.high_watermark:  # a broker that stopped scanning when its wait ran out
-            wait_ms = min(wait_ms * 4, 5000)
-        if position >= answer.high_watermark:
-            return records
-        if time.monotonic() >= deadline:
-            raise TimeoutError(f"{topic}-{partition} not read to its end within {READ_S:g} s")
 
 
 def _produce(cluster: KafkaCluster, topic: str, partitions: int, per_partition: int, start: int = 0) -> None:

@@ -11,6 +11,9 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
+
+from connect_core.api.errors import ConnectError
 from connect_core.kafka.broker_capabilities import BrokerCapabilities, capabilities_for
 from connect_core.kafka.raw_fetch import FetchedBatches
 from connect_core.storage.committed_offsets import CommittedOffsetView
@@ -211,3 +214,16 @@ def test_a_transaction_held_for_its_marker_finishes_on_the_markers_before_the_li
     assert committed.get([KEY]) == {KEY: b'{"o":2}'}
     assert capabilities_for(on).filters_aborted_transactions
     assert log.fetched_from == [0, 2, 4]
+
+
+def test_a_partition_never_read_to_its_end_fails_the_lookup_naming_it() -> None:
+    log = Log()
+    log.append(b'{"o":1}')
+    log.append(marker=True)
+    log.starve = 10**9  # answers nothing, forever
+    fetcher: Any = log
+    committed = CommittedOffsetView("offsets", fetcher, timeout_s=0.2, cluster=cluster())
+    with pytest.raises(
+        ConnectError, match=r"Timed out reading offsets topic offsets to its end \(partitions \[0\] behind\)"
+    ):
+        committed.get([KEY])
