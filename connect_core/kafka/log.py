@@ -7,13 +7,15 @@ against itself. The callback must never wait on ``read_to_end()`` (it runs on th
 completes it).
 
 ``read_to_end()`` is a barrier: it completes once every record acknowledged before the call has
-been passed to ``consume``. Java asks ListOffsets for the end offsets; we do not, because some
-Kafka-protocol brokers (Tansu) answer ListOffsets wrongly while their fetch high watermarks are
-right. Instead the tail thread seeks every partition to its current position — which discards
-whatever was fetched earlier and forces a fresh fetch — and waits for a PARTITION_EOF event per
-partition. librdkafka emits that event when a fetch response shows the position has reached the
-high watermark (the last-stable offset under read_committed), and after the seek only responses
-to requests sent after the barrier began can produce it. That is exact on Apache Kafka too.
+been passed to ``consume``. As Java's, it learns where each partition ends now and waits until the
+tail's positions reach those offsets, so a log already read to its end costs one round trip and the
+tail can long-poll at the consumer's default wait. The ends come from a short Fetch answer's high
+watermark (last stable offset under read_committed), not ListOffsets, which some Kafka-protocol brokers
+(Tansu) answer wrongly (:mod:`connect_core.kafka.log_ends`). Where that Fetch cannot be made, the tail
+seeks every partition to its current position - which discards whatever was fetched earlier and
+forces a fresh fetch - and waits for a PARTITION_EOF event per partition: librdkafka emits it when a
+fetch response shows the position has reached the end, and after the seek only responses to requests
+sent after the barrier began can produce it. Both are exact on Apache Kafka too.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from connect_core.api.errors import ConfigError, ConnectError
 from connect_core.kafka.admin import NewTopicSpec, TopicAdmin
 from connect_core.kafka.clients import consumer_config, create_consumer, create_producer, producer_config
 from connect_core.kafka.errors import from_kafka_error
+from connect_core.kafka.log_ends import LogEnds, still_to_read
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +42,11 @@ SendCallback = Callable[[BaseException | None, Message | None], None]
 
 _POLL_S = 0.1
 _BATCH = 500
+#: The tail's wait for new records (the Java consumer's default): an idle log costs its broker a fetch of
+#: every partition per wait, and read_to_end does not wait on it (it asks where the log ends instead).
+_TAIL_WAIT_MS = 500
+#: Bounds the end-offsets fetch (it runs on the tail thread, which reads nothing meanwhile).
+_ENDS_TIMEOUT_S = 10.0
 
 
 class KafkaBasedLog:
@@ -85,8 +93,15 @@ class KafkaBasedLog:
                 "enable.partition.eof": True,
             },
         )
-        # Idle barrier cost is about 2x this; >= 100 keeps Tansu fetching on logs of many batches.
-        self._consumer_conf.setdefault("fetch.wait.max.ms", 100)
+        # >= 100 keeps Tansu fetching on logs of many batches; the barrier pays about 2x it only where
+        # the ends cannot be fetched (then it waits for fresh end-of-partition events)
+        self._consumer_conf.setdefault("fetch.wait.max.ms", _TAIL_WAIT_MS)
+        self._ends: LogEnds | None = LogEnds(
+            topic,
+            consumer_props,
+            read_committed=self._consumer_conf.get("isolation.level", "read_committed") != "read_uncommitted",
+            timeout_s=min(start_timeout_s, _ENDS_TIMEOUT_S),
+        )
         self._producer: Any = None
         self._consumer: Any = None
         self._partitions: list[int] = []
@@ -176,6 +191,8 @@ class KafkaBasedLog:
             if t is not None and t is not threading.current_thread():
                 t.join(timeout=30)
         self._tail_thread = self._producer_thread = None
+        if self._ends is not None:
+            self._ends.close()
         if self._consumer is not None:
             try:
                 self._consumer.close()
@@ -214,17 +231,22 @@ class KafkaBasedLog:
     def _tail(self) -> None:
         consumer = self._consumer
         active: list[Future[None]] = []
-        awaiting: set[int] = set()
+        awaiting: set[int] = set()  # waiting for these partitions' end-of-partition events (no known ends)
+        ends: dict[int, int] = {}  # else: waiting for the positions to reach these end offsets
         try:
             while not self._stop.is_set():
                 if not active:
                     with self._lock:
                         active, self._pending = self._pending, []
                     if active:
-                        # Restart fetching at the current positions so only fresh fetch responses count.
-                        for p in self._partitions:
-                            consumer.seek(TopicPartition(self.topic, p, self._positions[p]))
-                        awaiting = set(self._partitions)
+                        known = self._end_offsets()
+                        if known is not None:
+                            ends = still_to_read(self._positions, known)
+                        else:
+                            # Restart fetching at the current positions so only fresh fetch responses count.
+                            for p in self._partitions:
+                                consumer.seek(TopicPartition(self.topic, p, self._positions[p]))
+                            awaiting = set(self._partitions)
                 for msg in consumer.consume(_BATCH, _POLL_S):
                     err = msg.error()
                     if err is None:
@@ -240,7 +262,9 @@ class KafkaBasedLog:
                         raise from_kafka_error(err, f"Consumer of {self.topic} failed")
                     else:
                         log.warning("Error reading %s: %s", self.topic, err.str())
-                if active and not awaiting:
+                if ends:
+                    ends = {p: end for p, end in ends.items() if self._positions[p] < end}
+                if active and not awaiting and not ends:
                     for f in active:
                         if not f.done():
                             f.set_result(None)
@@ -253,6 +277,22 @@ class KafkaBasedLog:
             for f in active + pending:
                 if not f.done():
                     f.set_exception(e)
+
+    def _end_offsets(self) -> dict[int, tuple[int, int]] | None:
+        """Partition -> (end offset, log start) now; None when they cannot be fetched: this barrier then
+        waits for end-of-partition events (and every later one too where the client settings are the cause)."""
+        if self._ends is None:
+            return None
+        try:
+            return self._ends.now(self._positions)
+        except ConfigError as e:  # a security setting the raw client does not take
+            log.info("Reading %s to its end by end-of-partition events: %s", self.topic, e)
+            self._ends.close()
+            self._ends = None
+        except Exception as e:  # a broker restarting or unreachable: the next barrier asks again
+            log.debug("End offsets of %s not fetched: %s", self.topic, e)
+            self._ends.close()
+        return None
 
     # ------------------------------------------------------------------------------- writing
 

@@ -177,13 +177,20 @@ class RawFetcher:
             self._leaders[(topic, partition)] = leader
         return leaders
 
-    def fetch(self, topic: str, positions: Mapping[int, int], max_wait_ms: int) -> dict[int, FetchedBatches]:
+    def fetch(
+        self,
+        topic: str,
+        positions: Mapping[int, int],
+        max_wait_ms: int,
+        partition_max_bytes: int = _PARTITION_MAX_BYTES,
+    ) -> dict[int, FetchedBatches]:
         """One Fetch per leader for every partition in ``positions`` (partition -> offset).
 
         A partition whose offset precedes the log start is read from the log start. ``max_wait_ms``
         bounds the broker's wait when there is nothing new; Tansu also stops scanning a partition of
         many batches when it runs out, so a caller that got nothing below the high watermark asks
-        again with a longer wait.
+        again with a longer wait. ``partition_max_bytes``: a small value for a caller that wants the
+        answer's offsets (high watermark, last stable offset, log start) rather than its records.
         """
         with self._lock:
             wanted = dict(positions)
@@ -203,7 +210,9 @@ class RawFetcher:
                             raise ConnectError(f"Partition {topic}-{partition} has no leader")
                         by_leader.setdefault(leader, {})[partition] = offset
                     answers = [
-                        self._send(leader, _fetch_request(topic, parts, max_wait_ms, self._isolation))
+                        self._send(
+                            leader, _fetch_request(topic, parts, max_wait_ms, self._isolation, partition_max_bytes)
+                        )
                         for leader, parts in by_leader.items()
                     ]
                 except _ExchangeFailed as e:
@@ -238,7 +247,9 @@ class RawFetcher:
             self._reset()
 
 
-def _fetch_request(topic: str, positions: Mapping[int, int], max_wait_ms: int, isolation: int) -> Any:
+def _fetch_request(
+    topic: str, positions: Mapping[int, int], max_wait_ms: int, isolation: int, partition_max_bytes: int
+) -> Any:
     parts = [
         FetchRequest.FetchTopic.FetchPartition(
             partition=partition,
@@ -246,7 +257,7 @@ def _fetch_request(topic: str, positions: Mapping[int, int], max_wait_ms: int, i
             fetch_offset=offset,
             last_fetched_epoch=-1,
             log_start_offset=-1,
-            partition_max_bytes=_PARTITION_MAX_BYTES,
+            partition_max_bytes=partition_max_bytes,
         )
         for partition, offset in positions.items()
     ]

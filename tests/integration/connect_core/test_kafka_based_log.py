@@ -135,3 +135,28 @@ def test_missing_topic_without_spec_fails_and_is_not_auto_created(
     with pytest.raises(ConnectError, match="partition metadata"):
         log.start()
     assert topic not in TopicAdmin(_props(kafka_cluster)).list_topics()
+
+
+def test_the_barrier_asks_where_the_log_ends_instead_of_waiting_out_the_tails_fetch(
+    kafka_cluster: KafkaCluster, unique_name: Callable[[str], str]
+) -> None:
+    """The tail long-polls (here 8 s: a barrier that waited for a fresh end-of-partition event would take at
+    least that long); a barrier learns each partition's end from a short fetch and completes once the tail's
+    positions reach it: at once on a log read to its end, once the tail consumed a new record otherwise."""
+    topic = unique_name("log")
+    got = Collector()
+    slow_tail = {**_props(kafka_cluster), "fetch.max.wait.ms": "8000"}
+    log = KafkaBasedLog(topic, _props(kafka_cluster), slow_tail, got, topic_spec=NewTopicSpec(topic, 2, -1))
+    log.start()
+    try:
+        for _ in range(3):
+            log.read_to_end().result(timeout=6)  # read to its end already: no wait for the tail's fetch
+        log.send(b"k", b"mine")
+        log.read_to_end().result(timeout=60)  # the broker answers the tail's waiting fetch once it sees the record
+        assert got.values() == [b"mine"]
+        log.read_to_end().result(timeout=6)
+        kafka_cluster.produce(topic, [{"key": b"f", "value": b"foreign", "partition": 1}])
+        log.read_to_end().result(timeout=60)
+        assert sorted(v for v in got.values() if v) == [b"foreign", b"mine"]
+    finally:
+        log.stop()
