@@ -249,6 +249,7 @@ class MirrorMaker:
             rest_url=self.rest_url,
             rest_namespace=rest_namespace(pair),
             rest_client=self._rest_client,
+            desired_connectors=lambda p=pair: self._desired(p),  # type: ignore[misc]
         )
         log.info("Starting herder for %s", pair)
         flow = self._factory(spec)
@@ -395,13 +396,17 @@ class MirrorMaker:
                 target=self._configure, args=(pair, flow), name=f"mm2-configure-{pair}", daemon=True
             ).start()
 
+    def _desired(self, pair: SourceAndTarget) -> dict[str, dict[str, str]]:
+        """The flow's three connector configs as this node's file (and the flow's backfill lease) says now."""
+        view = self._leases.get(pair)
+        return desired_connector_configs(self.config, pair, view.excluding() if view else None)
+
     def _configure(self, pair: SourceAndTarget, flow: FlowHerder) -> None:
         with self._flow_locks.setdefault(pair, threading.Lock()):
             if self._stopping.is_set():
                 return
             try:
-                view = self._leases.get(pair)
-                desired = desired_connector_configs(self.config, pair, view.excluding() if view else None)
+                desired = self._desired(pair)
                 written = configure_connectors(flow.herder, desired, pair, lambda: not self._stopping.is_set())
                 self.configured.setdefault(pair, []).extend(written)
             except Exception:

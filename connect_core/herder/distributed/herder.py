@@ -63,6 +63,7 @@ from connect_core.herder.distributed.collaborators import (
 from connect_core.herder.distributed.fencing_rounds import FencingRounds, complete
 from connect_core.herder.distributed.herder_api import REQUEST_TIMEOUT_S, HerderApi
 from connect_core.herder.distributed.herder_requests import RequestQueue
+from connect_core.herder.distributed.leader_configs import DesiredConfigs, LeaderConfigWrites
 from connect_core.herder.distributed.leader_forwarding import (
     http_post_task_configs,
     http_put_fence,
@@ -125,6 +126,7 @@ class DistributedHerder(HerderApi, FencingRounds):
         zombie_fencer: ZombieFencer | None = None,
         closers: Iterable[Callable[[], None]] = (),
         runtime_metrics: RebalanceMetrics | None = None,
+        leader_connector_configs: DesiredConfigs | None = None,
     ) -> None:
         config.check_supported()
         self.config = config
@@ -145,6 +147,9 @@ class DistributedHerder(HerderApi, FencingRounds):
         self._zombie_fencer = zombie_fencer
         self._exactly_once = config.exactly_once_source_support is ExactlyOnceSourceSupport.ENABLED
         self._closers = list(closers)
+        # The connector configs the host keeps written (MirrorMaker's dedicated mode); the leader writes them
+        # while assigning (see leader_configs), so a fresh start needs no extra rebalance to assign them.
+        self._leader_connector_configs = leader_connector_configs
         self._protocol = config.connect_protocol
         self._sync_timeout_s = config.worker_sync_timeout_s
 
@@ -181,6 +186,7 @@ class DistributedHerder(HerderApi, FencingRounds):
         # shared with the config store's listener thread (guarded by _lock)
         self._lock = threading.RLock()
         self._needs_reconfig_rebalance = False
+        self._reconfig_offset = -1  # config offset after the newest record that asked for that rebalance
         self._connector_config_updates: set[str] = set()
         self._task_config_updates: set[ConnectorTaskId] = set()
         self._target_state_changes: set[str] = set()
@@ -227,6 +233,9 @@ class DistributedHerder(HerderApi, FencingRounds):
         self.config_store.start()
         self._member = self._member_factory(_RebalanceListener(self), self.config_store.snapshot)
         self._member.set_before_assignment(ReleaseRule(self.status_store, self._sync_timeout_s))
+        if self._leader_connector_configs is not None:
+            step = LeaderConfigWrites(self.config_store, self._leader_connector_configs, self.validate_connector_config)
+            self._member.set_leader_config_step(step)
 
     def _run(self) -> None:
         try:
@@ -568,9 +577,14 @@ class DistributedHerder(HerderApi, FencingRounds):
             should_return = False
             if self._needs_reconfig_rebalance:
                 assert self._member is not None
-                self._member.request_rejoin()
+                if self._assigned_through(self._reconfig_offset) and not self._task_config_updates:
+                    log.info("Config updates up to offset %d are covered by the current assignment (offset %s); "
+                             "no rebalance needed", self._reconfig_offset, self._assignment_offset())  # fmt: skip
+                else:
+                    self._member.request_rejoin()
+                    should_return = True
                 self._needs_reconfig_rebalance = False
-                should_return = True
+                self._reconfig_offset = -1
             conn_updates, self._connector_config_updates = self._connector_config_updates, set()
             state_changes, self._target_state_changes = self._target_state_changes, set()
             task_updates, self._task_config_updates = self._task_config_updates, set()
@@ -603,25 +617,41 @@ class DistributedHerder(HerderApi, FencingRounds):
                 self._tasks_to_restart |= to_stop
         return should_return
 
+    def _assignment_offset(self) -> int | None:
+        a = self._assignment
+        return None if a is None else a.offset
+
+    def _assigned_through(self, offset: int) -> bool:
+        """True when the resolved assignment was computed from configs that include ``offset``: the leader
+        wrote them while assigning, or a rebalance for another cause came after them. A rebalance for them
+        would then assign the same work again."""
+        a = self._assignment
+        return offset >= 0 and a is not None and not a.error and self._rebalance_resolved and a.offset >= offset
+
     # listener side (config store consumer thread)
+
+    def _raise_reconfig_rebalance(self) -> None:
+        """Needs ``_lock``: called on the store's consumer thread right after it applied the record."""
+        self._needs_reconfig_rebalance = True
+        self._reconfig_offset = max(self._reconfig_offset, self.config_store.snapshot().offset)
 
     def _on_connector_config_update(self, connector: str, removed: bool) -> None:
         with self._lock:
             known = connector in self._config_state.connector_configs
             if removed:
                 if known:
-                    self._needs_reconfig_rebalance = True
+                    self._raise_reconfig_rebalance()
                 else:
                     self._connector_config_updates.add(connector)
             elif not known:
-                self._needs_reconfig_rebalance = True
+                self._raise_reconfig_rebalance()
             else:
                 self._connector_config_updates.add(connector)
         self._wakeup()
 
     def _on_task_config_update(self, tasks: list[ConnectorTaskId]) -> None:
         with self._lock:
-            self._needs_reconfig_rebalance = True
+            self._raise_reconfig_rebalance()
             self._task_config_updates.update(tasks)
             connectors = {t.connector for t in tasks}
             cancelled = [self._active_fencings.pop(c) for c in connectors if c in self._active_fencings]
