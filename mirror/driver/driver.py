@@ -5,7 +5,9 @@ herder runs on the target cluster with ``worker_config(pair)`` and worker id ``"
 start one after another; whenever a node becomes a flow's group leader it compares the three
 desired connector configs (``connector_base_config(pair, name)``) with the stored ones and writes
 those that differ. That is why a changed mm2.properties takes effect when an updated node
-becomes leader (KAFKA-15372).
+becomes leader (KAFKA-15372). A distributed herder's leader already does that comparison and those
+writes while it assigns the generation it leads (the flow's ``desired_connectors``), so a fresh flow's
+first generation assigns the connectors; the check after the rebalance then finds nothing to write.
 
 Config writes go through a small background thread, never on the herder's callback thread: a
 herder whose API queues requests onto its own loop would otherwise wait on itself.

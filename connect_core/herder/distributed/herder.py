@@ -75,6 +75,7 @@ from connect_core.herder.distributed.session_key import (
     SessionKey,
     signature_headers,
 )
+from connect_core.herder.distributed.starting_connectors import StartingConnectors
 from connect_core.herder.distributed.zombie_fencing import (
     may_start_without_fencing,
 )
@@ -182,6 +183,7 @@ class DistributedHerder(HerderApi, FencingRounds):
         self._was_leader = False
         self._pending_restarts: dict[str, RestartRequest] = {}
         self._tasks_awaiting_fencing: dict[ConnectorTaskId, int | None] = {}  # task -> its config generation
+        self._starting = StartingConnectors()  # their task-config writes share one rebalance
 
         # shared with the config store's listener thread (guarded by _lock)
         self._lock = threading.RLock()
@@ -234,7 +236,12 @@ class DistributedHerder(HerderApi, FencingRounds):
         self._member = self._member_factory(_RebalanceListener(self), self.config_store.snapshot)
         self._member.set_before_assignment(ReleaseRule(self.status_store, self._sync_timeout_s))
         if self._leader_connector_configs is not None:
-            step = LeaderConfigWrites(self.config_store, self._leader_connector_configs, self.validate_connector_config)
+            step = LeaderConfigWrites(
+                self.config_store,
+                self._leader_connector_configs,
+                self.validate_connector_config,
+                lambda: not self._was_leader,  # read on the group client's thread: set after each rebalance
+            )
             self._member.set_leader_config_step(step)
 
     def _run(self) -> None:
@@ -334,6 +341,9 @@ class DistributedHerder(HerderApi, FencingRounds):
         nxt = self._requests.next_due()
         if nxt is not None:
             deadline = min(deadline, nxt)
+        hold = self._starting.hold_until()
+        if hold is not None:
+            deadline = min(deadline, hold)
         if self.is_leader() and self._sessioned() and self._key_expiration < float("inf"):
             deadline = min(deadline, time.monotonic() + max(0.0, self._key_expiration / 1000.0 - time.time()))
         wait = deadline - time.monotonic()
@@ -353,8 +363,13 @@ class DistributedHerder(HerderApi, FencingRounds):
                             a.error)  # fmt: skip
                 needs_read = True
         elif self._config_state.offset < a.offset:
-            log.info("Catching up to the assignment's config offset %d (at %d)", a.offset, self._config_state.offset)
-            needs_read = True
+            stored = self.config_store.snapshot()  # the store may have read that far already (our own writes)
+            if stored.offset >= a.offset:
+                self._config_state = stored
+            else:
+                log.info("Catching up to the assignment's config offset %d (at %d)", a.offset,
+                         self._config_state.offset)  # fmt: skip
+                needs_read = True
         if self._scheduled_rebalance <= time.monotonic():
             log.debug("Scheduled rebalance delay expired; rejoining")
             needs_rejoin = True
@@ -470,15 +485,18 @@ class DistributedHerder(HerderApi, FencingRounds):
         log.info("Starting connector %s", name)
 
         def on_state(error: BaseException | None, state: TargetState | None) -> None:
+            if error is None and state is TargetState.STARTED:
+                self._add_request(lambda: self._reconfigure_with_retry(name, 0))  # before done(): one rebalance
+            self._starting.done(name)
+            self._wakeup()
             if error is not None:
                 log.error("Failed to start connector %s: %s", name, error)
-                return
-            if state is TargetState.STARTED:
-                self._add_request(lambda: self._reconfigure_with_retry(name, 0))
 
+        self._starting.begin(name)
         try:
             self.worker.start_connector(name, dict(props), self, self.status, target, on_state)
         except Exception as e:
+            self._starting.done(name)
             log.exception("Unexpected error starting connector %s", name)
             self.status.on_failure(name, e)
 
@@ -512,6 +530,8 @@ class DistributedHerder(HerderApi, FencingRounds):
             self.worker.stop_and_await_tasks(sorted(tasks))
         if connectors:
             self.worker.stop_and_await_connectors(sorted(connectors))
+            for name in connectors:
+                self._starting.done(name)
         self._running.connectors -= connectors
         self._running.tasks -= tasks
 
@@ -566,6 +586,8 @@ class DistributedHerder(HerderApi, FencingRounds):
 
     def _process_config_updates(self) -> bool:
         with self._lock:
+            if self._needs_reconfig_rebalance and self._starting.hold_until() is not None:
+                return False  # connectors started here still generate task configs: one rebalance for all
             if not (
                 self._needs_reconfig_rebalance
                 or self._connector_config_updates

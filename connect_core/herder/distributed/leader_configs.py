@@ -4,11 +4,12 @@ A host that owns the group's connector configs (MirrorMaker's dedicated mode: ev
 three from its mm2.properties) used to write them once it learned it led, after the rebalance; each write
 then asked for another rebalance to assign the new connectors: a fresh start paid one more group join.
 The leader learns it leads between JoinGroup and SyncGroup, so this step writes the configs that differ
-from the config topic right there (each write reads the topic to its end) and hands the assignor that snapshot: the
-connectors are assigned in the same generation, whose offset covers the writes, so every member reads
-them before it acts on the assignment. Only the leader writes, and a config equal to the stored one is
-never rewritten (a restart writes nothing). A config that fails validation is left to the host, which
-reports it when it configures the connectors after the rebalance.
+from the config topic right there (each write reads the topic to its end) and hands the assignor that
+snapshot: the connectors are assigned in the same generation, whose offset covers the writes, so every
+member reads them before it acts on the assignment. Only the leader writes, and only when it is becoming
+leader (it did not lead the last generation it completed), as the host's own check after the rebalance;
+a config equal to the stored one is never rewritten (a restart writes nothing). A config that fails
+validation is left to the host, which reports it when it configures the connectors after the rebalance.
 Installed as the coordinator's ``leader_config_step``; runs on the group client's thread.
 """
 
@@ -33,13 +34,20 @@ class LeaderConfigWrites:
     """The step: write what differs, then return the config topic's snapshot read to its end (None: no write)."""
 
     def __init__(
-        self, store: DistributedConfigStore, desired: DesiredConfigs, validate: Callable[[dict[str, str]], ConfigInfos]
+        self,
+        store: DistributedConfigStore,
+        desired: DesiredConfigs,
+        validate: Callable[[dict[str, str]], ConfigInfos],
+        becoming_leader: Callable[[], bool],
     ) -> None:
         self._store = store
         self._desired = desired
         self._validate = validate
+        self._becoming_leader = becoming_leader
 
     def __call__(self, joined: ConfigSnapshot) -> ConfigSnapshot | None:
+        if not self._becoming_leader():
+            return None  # a leader re-elected keeps what it wrote (and what REST changed since), as before
         stored = self._store.snapshot().connector_configs  # at least as new as the join snapshot
         stale: dict[str, dict[str, str]] = {}
         for name, config in self._desired().items():
