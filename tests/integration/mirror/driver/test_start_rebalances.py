@@ -4,7 +4,9 @@ Every rebalance is a JoinGroup round trip (on the test broker half a session tim
 counted in completed rebalances of the flow's herder (``mm2_rebalances_total``), read when the tasks run
 and again once a record has been mirrored. A fresh flow (empty config topic): the leader writes the three
 connector configs while it assigns the first generation, so one rebalance assigns the connectors and one
-more their tasks. A restart over configs already stored: one rebalance, and nothing rewritten.
+more their tasks. A restart over configs already stored: one rebalance, and nothing rewritten. A flow with
+nothing to mirror yet (no topic, no group, no heartbeats: no task configs to write): one rebalance, and the
+config updates of the leader's own writes ask for no other.
 """
 
 from __future__ import annotations
@@ -13,11 +15,12 @@ from collections.abc import Iterator
 
 import pytest
 
+from connect_core.herder.distributed.herder import DistributedHerder
 from connect_core.model import ConnectorTaskId
 from embedded_kafka import KafkaCluster, wait_for
 from mirror.driver.driver import MirrorMaker, make_config
 from mirror.driver.herder_factory import distributed_factory
-from mirror.driver.maker_config import SOURCE_CONNECTOR, SourceAndTarget
+from mirror.driver.maker_config import CHECKPOINT_CONNECTOR, HEARTBEAT_CONNECTOR, SOURCE_CONNECTOR, SourceAndTarget
 from mirror.driver.metrics import Mm2Metrics
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
@@ -104,7 +107,7 @@ def test_a_fresh_flow_runs_its_tasks_after_two_rebalances_and_a_restart_after_on
     assert first.maker.leaderships_handled.get(AB) == 1
     assert first.maker.configured.get(AB, []) == [], "the leader had written the configs while assigning"
     stored = b.read_all(CONFIG_TOPIC)[0]
-    connector_records = [m for m in stored if m.key().startswith(b"connector-")]
+    connector_records = [m for m in stored if (m.key() or b"").startswith(b"connector-")]
     assert len(connector_records) == 3, [m.key() for m in stored]
     first.maker.stop()
     nodes.remove(first)
@@ -117,3 +120,37 @@ def test_a_fresh_flow_runs_its_tasks_after_two_rebalances_and_a_restart_after_on
     assert second.rebalances() == 1, "configs and task configs already stored: one rebalance"
     assert second.maker.configured.get(AB, []) == []
     assert len(b.read_all(CONFIG_TOPIC)[0]) == len(stored), "nothing rewritten on a restart"
+
+
+def settled(herder: DistributedHerder) -> bool:
+    """The herder handled every config update it heard of and its group wants no rejoin."""
+    member = herder._member
+    return (
+        herder.is_ready()
+        and not herder._needs_reconfig_rebalance
+        and member is not None
+        and not member.coordinator.need_rejoin()  # type: ignore[attr-defined]
+    )
+
+
+def test_a_flow_with_nothing_to_mirror_yet_settles_after_one_rebalance(
+    two_clusters: tuple[KafkaCluster, KafkaCluster], nodes: list[Node]
+) -> None:
+    a, b = two_clusters
+    props = {**properties(a, b), "emit.heartbeats.enabled": "false"}
+    node = start(props, nodes)
+    herder = node.maker.herder(AB)
+    assert isinstance(herder, DistributedHerder)
+
+    def connectors_running() -> bool:
+        names = (SOURCE_CONNECTOR, HEARTBEAT_CONNECTOR, CHECKPOINT_CONNECTOR)
+        try:
+            return all(herder.connector_status(n).connector.state.value == "RUNNING" for n in names)
+        except Exception:  # not configured yet
+            return False
+
+    wait_for(connectors_running, WAIT_S, 0.2, "the three connectors RUNNING")
+    wait_for(lambda: node.maker.leaderships_handled.get(AB) == 1, WAIT_S, 0.2, "the leadership handled")
+    wait_for(lambda: settled(herder), WAIT_S, 0.2, "the herder settled")
+    assert node.rebalances() == 1, "the leader's own connector writes were already assigned"
+    assert all(not herder.task_configs(n) for n in (SOURCE_CONNECTOR, HEARTBEAT_CONNECTOR, CHECKPOINT_CONNECTOR))
