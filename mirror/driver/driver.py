@@ -5,7 +5,9 @@ herder runs on the target cluster with ``worker_config(pair)`` and worker id ``"
 start one after another; whenever a node becomes a flow's group leader it compares the three
 desired connector configs (``connector_base_config(pair, name)``) with the stored ones and writes
 those that differ. That is why a changed mm2.properties takes effect when an updated node
-becomes leader (KAFKA-15372).
+becomes leader (KAFKA-15372). A distributed herder's leader already does that comparison and those
+writes while it assigns the generation it leads (the flow's ``desired_connectors``), so a fresh flow's
+first generation assigns the connectors; the check after the rebalance then finds nothing to write.
 
 Config writes go through a small background thread, never on the herder's callback thread: a
 herder whose API queues requests onto its own loop would otherwise wait on itself.
@@ -249,6 +251,7 @@ class MirrorMaker:
             rest_url=self.rest_url,
             rest_namespace=rest_namespace(pair),
             rest_client=self._rest_client,
+            desired_connectors=lambda p=pair: self._desired(p),  # type: ignore[misc]
         )
         log.info("Starting herder for %s", pair)
         flow = self._factory(spec)
@@ -395,13 +398,17 @@ class MirrorMaker:
                 target=self._configure, args=(pair, flow), name=f"mm2-configure-{pair}", daemon=True
             ).start()
 
+    def _desired(self, pair: SourceAndTarget) -> dict[str, dict[str, str]]:
+        """The flow's three connector configs as this node's file (and the flow's backfill lease) says now."""
+        view = self._leases.get(pair)
+        return desired_connector_configs(self.config, pair, view.excluding() if view else None)
+
     def _configure(self, pair: SourceAndTarget, flow: FlowHerder) -> None:
         with self._flow_locks.setdefault(pair, threading.Lock()):
             if self._stopping.is_set():
                 return
             try:
-                view = self._leases.get(pair)
-                desired = desired_connector_configs(self.config, pair, view.excluding() if view else None)
+                desired = self._desired(pair)
                 written = configure_connectors(flow.herder, desired, pair, lambda: not self._stopping.is_set())
                 self.configured.setdefault(pair, []).extend(written)
             except Exception:

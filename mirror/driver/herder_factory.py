@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -50,6 +50,9 @@ class HerderSpec:
     rest_namespace: tuple[str, ...] = ()  # ("S", "T"): this herder's path prefix on that server
     rest_client: RestClient | None = None  # that server's client (its TLS settings): task configs to the leader
     extra: dict[str, Any] = field(default_factory=dict)
+    # the three connector configs this flow's leader keeps written: a distributed herder's leader writes
+    # those that differ while it assigns, so a fresh start assigns them without another rebalance
+    desired_connectors: Callable[[], Mapping[str, Mapping[str, str]]] | None = None
 
     def flow_metrics(self) -> FlowMetrics | None:
         """The metric hooks of this flow (runtime states/flushes/rebalances, and a per-task sink)."""
@@ -146,6 +149,7 @@ def distributed_factory(spec: HerderSpec) -> FlowHerder:
         task_config_forwarder=spec.rest_client.post_task_configs if spec.rest_client is not None else None,
         fence_forwarder=spec.rest_client.put_fence if spec.rest_client is not None else None,
         internal_rest=spec.rest_client is not None,
+        leader_connector_configs=spec.desired_connectors,
     )
     return _Adapter(herder, spec)
 

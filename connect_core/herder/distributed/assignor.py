@@ -226,7 +226,9 @@ def _ensure_leader_config(max_offset: int, ctx: AssignmentContext) -> tuple[Conf
     """The snapshot to assign from and the offset to announce, or None when this leader is behind
     another member's config offset even after re-reading its config snapshot."""
     if ctx.config_snapshot.offset >= max_offset:
-        return ctx.config_snapshot, max_offset
+        # Ahead of every member only when the leader wrote configs while assigning: announce its own
+        # offset, so members read those writes before they act on the assignment.
+        return ctx.config_snapshot, ctx.config_snapshot.offset
     fresh = ctx.fresh_snapshot()
     return (fresh, fresh.offset) if fresh.offset >= max_offset else None
 

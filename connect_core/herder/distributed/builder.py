@@ -13,6 +13,7 @@ from typing import Any
 
 from connect_core.herder.distributed.collaborators import FenceForwarder, RebalanceListener, TaskConfigForwarder
 from connect_core.herder.distributed.herder import DistributedHerder
+from connect_core.herder.distributed.leader_configs import DesiredConfigs
 from connect_core.runtime.distributed_config import DistributedConfig
 from connect_core.runtime.metric_hooks import RebalanceMetrics
 from connect_core.storage.api import ClusterConfigState
@@ -67,12 +68,15 @@ def build_distributed_herder(
     task_config_forwarder: TaskConfigForwarder | None = None,
     fence_forwarder: FenceForwarder | None = None,
     internal_rest: bool = True,
+    leader_connector_configs: DesiredConfigs | None = None,
 ) -> DistributedHerder:
     """A DistributedHerder for these worker properties (raises ConfigError listing every bad key).
 
     ``runtime_metrics`` (mirror.driver.metrics_bindings.RuntimeMetrics) receives connector/task
     states, per-task flush metrics (``for_task``) and rebalances; ``on_task_created`` sees every
     task instance before it starts (mm2 hands mirror tasks their metric sinks there).
+    ``leader_connector_configs``: the connector configs the host keeps written; the group's leader writes
+    those that differ while it assigns (:mod:`~connect_core.herder.distributed.leader_configs`).
     """
     from connect_core.kafka.admin import TopicAdmin
     from connect_core.kafka.clients import client_props
@@ -132,5 +136,6 @@ def build_distributed_herder(
         on_became_leader=on_became_leader,
         closers=[admin.close],
         runtime_metrics=runtime_metrics,
+        leader_connector_configs=leader_connector_configs,
         **forwarders,
     )

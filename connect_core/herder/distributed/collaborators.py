@@ -13,7 +13,7 @@ from connect_core.model import ConnectorTaskId, RestartRequest, TargetState
 from connect_core.storage.api import ClusterConfigState, ConfigBackingStore, StatusBackingStore
 
 if TYPE_CHECKING:
-    from connect_core.herder.distributed.coordinator import BeforeAssignment
+    from connect_core.herder.distributed.coordinator import BeforeAssignment, LeaderConfigStep
 
 
 class Assignment(Protocol):
@@ -73,6 +73,10 @@ class GroupMember(Protocol):
 
     def set_before_assignment(self, hook: BeforeAssignment) -> None:
         """Leader: ``hook`` runs just before each incremental assignment round (the release rule)."""
+        ...
+
+    def set_leader_config_step(self, step: LeaderConfigStep) -> None:
+        """Leader: ``step`` may write configs before each assignment, which that assignment then covers."""
         ...
 
     def close(self) -> None: ...

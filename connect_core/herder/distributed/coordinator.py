@@ -94,6 +94,9 @@ _API_VERSION_HINT = (2, 8, 0)
 
 
 BeforeAssignment = Callable[[IncrementalCooperativeAssignor, Sequence[tuple[str, bytes]], AssignmentContext], None]
+#: Leader: may write to the config topic before assigning; returns the snapshot read to the end after its
+#: writes (the assignment is then computed from it and names its offset), or None when it wrote nothing.
+LeaderConfigStep = Callable[[ConfigSnapshot], ConfigSnapshot | None]
 #: Releases the group from a departed leader (blocking), joining with these protocols; answers what it did.
 GroupRelease = Callable[[list[tuple[str, bytes]]], str]
 
@@ -143,6 +146,9 @@ class WorkerCoordinator(BaseCoordinator):  # type: ignore[misc]
         # Optional leader-side hook, called on the network thread just before each incremental
         # assignment with (assignor, [(member id, metadata)], context); e.g. to expire_delay().
         self.before_assignment: BeforeAssignment | None = None
+        # Optional leader-side step, called on the network thread before each assignment with the join
+        # snapshot: configs the leader keeps written (MirrorMaker's connectors) land in this very generation.
+        self.leader_config_step: LeaderConfigStep | None = None
         # Herder-thread state.
         self._join_prepared = False
         self._coordinator_missing_since: float | None = None
@@ -180,6 +186,7 @@ class WorkerCoordinator(BaseCoordinator):  # type: ignore[misc]
         with self._lock:
             snapshot = self._config_snapshot if self._config_snapshot is not None else self._config_snapshot_fn()
             last_completed = self._last_completed_generation
+        snapshot = self._run_leader_config_step(snapshot)
         ctx = AssignmentContext(snapshot, self._config_snapshot_fn, last_completed, self._generation.generation_id)
         mode = ConnectProtocolCompatibility.from_protocol(protocol)
         raw_members = [(m.member_id, bytes(m.metadata)) for m in members]
@@ -205,6 +212,18 @@ class WorkerCoordinator(BaseCoordinator):  # type: ignore[misc]
         log.info("Leader %s assigned generation %s (%s, delay %s ms) to %d member(s)", leader_id,
                  ctx.generation_id, protocol, delay, len(members))  # fmt: skip
         return result.serialized
+
+    def _run_leader_config_step(self, snapshot: ConfigSnapshot) -> ConfigSnapshot:
+        """The snapshot to assign from: the join snapshot, or the one after the leader's own config writes."""
+        step = self.leader_config_step
+        if step is None:
+            return snapshot
+        try:
+            fresh = step(snapshot)
+        except Exception:
+            log.exception("The leader's config step failed; assigning from the configs read when joining")
+            return snapshot
+        return snapshot if fresh is None or fresh.offset < snapshot.offset else fresh
 
     async def _on_join_complete_async(
         self, generation: int, member_id: str, protocol: str, member_assignment_bytes: bytes | None
@@ -568,6 +587,11 @@ class WorkerGroupMember:
     def set_before_assignment(self, hook: BeforeAssignment) -> None:
         """Leader: ``hook`` runs on the network thread just before each incremental assignment round."""
         self.coordinator.before_assignment = hook
+
+    def set_leader_config_step(self, step: LeaderConfigStep) -> None:
+        """Leader: ``step`` runs on the network thread before each assignment and may write configs that
+        the same generation then assigns (see :data:`LeaderConfigStep`)."""
+        self.coordinator.leader_config_step = step
 
     def maybe_leave_group(self, reason: str) -> None:
         """Leave now without closing (the next poll rejoins as a new member)."""

@@ -63,6 +63,7 @@ from connect_core.herder.distributed.collaborators import (
 from connect_core.herder.distributed.fencing_rounds import FencingRounds, complete
 from connect_core.herder.distributed.herder_api import REQUEST_TIMEOUT_S, HerderApi
 from connect_core.herder.distributed.herder_requests import RequestQueue
+from connect_core.herder.distributed.leader_configs import DesiredConfigs, LeaderConfigWrites
 from connect_core.herder.distributed.leader_forwarding import (
     http_post_task_configs,
     http_put_fence,
@@ -74,6 +75,7 @@ from connect_core.herder.distributed.session_key import (
     SessionKey,
     signature_headers,
 )
+from connect_core.herder.distributed.starting_connectors import StartingConnectors
 from connect_core.herder.distributed.zombie_fencing import (
     may_start_without_fencing,
 )
@@ -125,6 +127,7 @@ class DistributedHerder(HerderApi, FencingRounds):
         zombie_fencer: ZombieFencer | None = None,
         closers: Iterable[Callable[[], None]] = (),
         runtime_metrics: RebalanceMetrics | None = None,
+        leader_connector_configs: DesiredConfigs | None = None,
     ) -> None:
         config.check_supported()
         self.config = config
@@ -145,6 +148,9 @@ class DistributedHerder(HerderApi, FencingRounds):
         self._zombie_fencer = zombie_fencer
         self._exactly_once = config.exactly_once_source_support is ExactlyOnceSourceSupport.ENABLED
         self._closers = list(closers)
+        # The connector configs the host keeps written (MirrorMaker's dedicated mode); the leader writes them
+        # while assigning (see leader_configs), so a fresh start needs no extra rebalance to assign them.
+        self._leader_connector_configs = leader_connector_configs
         self._protocol = config.connect_protocol
         self._sync_timeout_s = config.worker_sync_timeout_s
 
@@ -177,10 +183,12 @@ class DistributedHerder(HerderApi, FencingRounds):
         self._was_leader = False
         self._pending_restarts: dict[str, RestartRequest] = {}
         self._tasks_awaiting_fencing: dict[ConnectorTaskId, int | None] = {}  # task -> its config generation
+        self._starting = StartingConnectors()  # their task-config writes share one rebalance
 
         # shared with the config store's listener thread (guarded by _lock)
         self._lock = threading.RLock()
         self._needs_reconfig_rebalance = False
+        self._reconfig_offset = -1  # config offset after the newest record that asked for that rebalance
         self._connector_config_updates: set[str] = set()
         self._task_config_updates: set[ConnectorTaskId] = set()
         self._target_state_changes: set[str] = set()
@@ -227,6 +235,14 @@ class DistributedHerder(HerderApi, FencingRounds):
         self.config_store.start()
         self._member = self._member_factory(_RebalanceListener(self), self.config_store.snapshot)
         self._member.set_before_assignment(ReleaseRule(self.status_store, self._sync_timeout_s))
+        if self._leader_connector_configs is not None:
+            step = LeaderConfigWrites(
+                self.config_store,
+                self._leader_connector_configs,
+                self.validate_connector_config,
+                lambda: not self._was_leader,  # read on the group client's thread: set after each rebalance
+            )
+            self._member.set_leader_config_step(step)
 
     def _run(self) -> None:
         try:
@@ -325,6 +341,9 @@ class DistributedHerder(HerderApi, FencingRounds):
         nxt = self._requests.next_due()
         if nxt is not None:
             deadline = min(deadline, nxt)
+        hold = self._starting.hold_until()
+        if hold is not None:
+            deadline = min(deadline, hold)
         if self.is_leader() and self._sessioned() and self._key_expiration < float("inf"):
             deadline = min(deadline, time.monotonic() + max(0.0, self._key_expiration / 1000.0 - time.time()))
         wait = deadline - time.monotonic()
@@ -344,8 +363,13 @@ class DistributedHerder(HerderApi, FencingRounds):
                             a.error)  # fmt: skip
                 needs_read = True
         elif self._config_state.offset < a.offset:
-            log.info("Catching up to the assignment's config offset %d (at %d)", a.offset, self._config_state.offset)
-            needs_read = True
+            stored = self.config_store.snapshot()  # the store may have read that far already (our own writes)
+            if stored.offset >= a.offset:
+                self._config_state = stored
+            else:
+                log.info("Catching up to the assignment's config offset %d (at %d)", a.offset,
+                         self._config_state.offset)  # fmt: skip
+                needs_read = True
         if self._scheduled_rebalance <= time.monotonic():
             log.debug("Scheduled rebalance delay expired; rejoining")
             needs_rejoin = True
@@ -461,15 +485,18 @@ class DistributedHerder(HerderApi, FencingRounds):
         log.info("Starting connector %s", name)
 
         def on_state(error: BaseException | None, state: TargetState | None) -> None:
+            if error is None and state is TargetState.STARTED:
+                self._add_request(lambda: self._reconfigure_with_retry(name, 0))  # before done(): one rebalance
+            self._starting.done(name)
+            self._wakeup()
             if error is not None:
                 log.error("Failed to start connector %s: %s", name, error)
-                return
-            if state is TargetState.STARTED:
-                self._add_request(lambda: self._reconfigure_with_retry(name, 0))
 
+        self._starting.begin(name)
         try:
             self.worker.start_connector(name, dict(props), self, self.status, target, on_state)
         except Exception as e:
+            self._starting.done(name)
             log.exception("Unexpected error starting connector %s", name)
             self.status.on_failure(name, e)
 
@@ -503,6 +530,8 @@ class DistributedHerder(HerderApi, FencingRounds):
             self.worker.stop_and_await_tasks(sorted(tasks))
         if connectors:
             self.worker.stop_and_await_connectors(sorted(connectors))
+            for name in connectors:
+                self._starting.done(name)
         self._running.connectors -= connectors
         self._running.tasks -= tasks
 
@@ -557,6 +586,8 @@ class DistributedHerder(HerderApi, FencingRounds):
 
     def _process_config_updates(self) -> bool:
         with self._lock:
+            if self._needs_reconfig_rebalance and self._starting.hold_until() is not None:
+                return False  # connectors started here still generate task configs: one rebalance for all
             if not (
                 self._needs_reconfig_rebalance
                 or self._connector_config_updates
@@ -568,9 +599,14 @@ class DistributedHerder(HerderApi, FencingRounds):
             should_return = False
             if self._needs_reconfig_rebalance:
                 assert self._member is not None
-                self._member.request_rejoin()
+                if self._assigned_through(self._reconfig_offset) and not self._task_config_updates:
+                    log.info("Config updates up to offset %d are covered by the current assignment (offset %s); "
+                             "no rebalance needed", self._reconfig_offset, self._assignment_offset())  # fmt: skip
+                else:
+                    self._member.request_rejoin()
+                    should_return = True
                 self._needs_reconfig_rebalance = False
-                should_return = True
+                self._reconfig_offset = -1
             conn_updates, self._connector_config_updates = self._connector_config_updates, set()
             state_changes, self._target_state_changes = self._target_state_changes, set()
             task_updates, self._task_config_updates = self._task_config_updates, set()
@@ -603,25 +639,41 @@ class DistributedHerder(HerderApi, FencingRounds):
                 self._tasks_to_restart |= to_stop
         return should_return
 
+    def _assignment_offset(self) -> int | None:
+        a = self._assignment
+        return None if a is None else a.offset
+
+    def _assigned_through(self, offset: int) -> bool:
+        """True when the resolved assignment was computed from configs that include ``offset``: the leader
+        wrote them while assigning, or a rebalance for another cause came after them. A rebalance for them
+        would then assign the same work again."""
+        a = self._assignment
+        return offset >= 0 and a is not None and not a.error and self._rebalance_resolved and a.offset >= offset
+
     # listener side (config store consumer thread)
+
+    def _raise_reconfig_rebalance(self) -> None:
+        """Needs ``_lock``: called on the store's consumer thread right after it applied the record."""
+        self._needs_reconfig_rebalance = True
+        self._reconfig_offset = max(self._reconfig_offset, self.config_store.snapshot().offset)
 
     def _on_connector_config_update(self, connector: str, removed: bool) -> None:
         with self._lock:
             known = connector in self._config_state.connector_configs
             if removed:
                 if known:
-                    self._needs_reconfig_rebalance = True
+                    self._raise_reconfig_rebalance()
                 else:
                     self._connector_config_updates.add(connector)
             elif not known:
-                self._needs_reconfig_rebalance = True
+                self._raise_reconfig_rebalance()
             else:
                 self._connector_config_updates.add(connector)
         self._wakeup()
 
     def _on_task_config_update(self, tasks: list[ConnectorTaskId]) -> None:
         with self._lock:
-            self._needs_reconfig_rebalance = True
+            self._raise_reconfig_rebalance()
             self._task_config_updates.update(tasks)
             connectors = {t.connector for t in tasks}
             cancelled = [self._active_fencings.pop(c) for c in connectors if c in self._active_fencings]
