@@ -159,10 +159,14 @@ _KAFKA_PYTHON_CONNECTION = re.compile(
     r"No node available|Marking the coordinator dead|NodeNotReady|Abort \(|Connection reset|"
     r"Bootstrap \S+ not ready|Failed to build connection",
 )
+#: kafka-python's own watchdog: a step of its event loop took over 0.1 s of wall time. A busy machine (or
+#: another thread holding the GIL) does that; it is a hint for kafka-python's developers, not for operators.
+_KAFKA_PYTHON_SLOW_STEP = re.compile(r"ran for \S+ \(>\S+ threshold\)\. It is blocking the event loop")
 
 
 class ClientChatterFilter(logging.Filter):
-    """Handler filter for kafka-python's records: connection errors become DEBUG (shown only at DEBUG).
+    """Handler filter for kafka-python's records: connection errors and its slow-step watchdog become DEBUG
+    (shown only at DEBUG).
 
     A handler filter, not a logger one: kafka-python logs on many module loggers (``kafka.net.*``,
     ``kafka.cluster``, ``kafka.coordinator``...), created when first imported. The broker itself
@@ -175,7 +179,9 @@ class ClientChatterFilter(logging.Filter):
         if name != KAFKA_PYTHON_LOGGER and not name.startswith(KAFKA_PYTHON_LOGGER + "."):
             return True
         if record.levelno >= logging.WARNING and (
-            _KAFKA_PYTHON_CONNECTION.search(record.getMessage()) or _lost_connection(record)
+            _KAFKA_PYTHON_CONNECTION.search(message := record.getMessage())
+            or _KAFKA_PYTHON_SLOW_STEP.search(message)
+            or _lost_connection(record)
         ):
             record.levelno, record.levelname = logging.DEBUG, "DEBUG"
         return record.levelno >= logging.WARNING or logging.getLogger().isEnabledFor(record.levelno)

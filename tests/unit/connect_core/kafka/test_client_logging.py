@@ -145,6 +145,19 @@ def test_kafka_python_bootstrap_retries_and_dropped_set_ups_are_demoted() -> Non
     assert dropped.levelno == logging.DEBUG
 
 
+def test_kafka_python_slow_step_warnings_are_demoted() -> None:
+    """A loaded machine makes any step of kafka-python's event loop exceed its 0.1 s watchdog."""
+    chatter = ClientChatterFilter()
+    slow = _record(
+        "kafka.net.selector",
+        logging.WARNING,
+        "Task <kafka.net.selector.Task object at 0x7f48b633eed0> ran for 0.108s (>0.100s threshold). It is "
+        "blocking the event loop -- likely a tight sync loop inside a coroutine. Other pollers will time out.",
+    )
+    chatter.filter(slow)
+    assert slow.levelno == logging.DEBUG
+
+
 def _record(name: str, level: int, msg: str) -> logging.LogRecord:
     return logging.LogRecord(name, level, __file__, 1, msg, None, None)
 
