@@ -10,7 +10,12 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from connect_core.kafka.client_logging import RDKAFKA_LOGGER, ClientChatterFilter, quiet_client_chatter
+from connect_core.kafka.client_logging import (
+    KAFKA_PYTHON_LOGGER,
+    RDKAFKA_LOGGER,
+    ClientChatterFilter,
+    quiet_client_chatter,
+)
 
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
@@ -46,6 +51,7 @@ def quiet_unless_debug() -> None:
     root = logging.getLogger()
     if root.getEffectiveLevel() > logging.DEBUG:
         root.setLevel(logging.CRITICAL)
+        logging.getLogger(KAFKA_PYTHON_LOGGER).setLevel(logging.CRITICAL)  # it has a level of its own
 
 
 def quiet_broker_warnings() -> None:
