@@ -255,6 +255,9 @@ def test_a_newer_instance_fences_the_older_one_which_fails_saying_so(eos: Eos) -
         wait_until(lambda n=expected: old.is_failed or copied_count(b, remote) == n,  # type: ignore[misc]
                    "the new records copied", lambda: copied_count(b, remote))  # fmt: skip
         assert round_ < 20, "the older instance never failed"
+    # the task knows it failed a moment before its worker records the FAILED status
+    wait_until(lambda: getattr(old_status.get_task(eos.tid), "state", None) is State.FAILED,
+               "the older instance's FAILED status", lambda: 0)  # fmt: skip
     state = old_status.get_task(eos.tid)
     assert state is not None and state.state is State.FAILED
     assert f"{eos.tid} was fenced out" in (state.trace or "") and eos.group in (state.trace or "")
