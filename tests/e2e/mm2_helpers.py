@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 from confluent_kafka import Message
 
 from embedded_kafka import KafkaCluster, wait_for
-from tests.oracle.committed_reader import read_topic_committed
+from tests.oracle.committed_reader import PartitionLog, read_topic_committed
 
 T = TypeVar("T")
 #: A wait with a measure of progress ends at this many times its timeout, moving or not.
@@ -121,15 +121,17 @@ def eventually(
     proc: Mm2Process | None = None,
     interval: float = 0.5,
     progress: Callable[[], object] | None = None,
+    explain: Callable[[], str] | None = None,
 ) -> T:
-    """wait_for that shows the mm2 log tail when it times out (or when mm2 died).
+    """wait_for that shows the mm2 log's warnings and tail when it times out (or when mm2 died).
 
     ``interval``: seconds between looks; longer for a look that reads whole topics (CPU the others need).
     ``progress``: a measure of the work the wait is for (records copied so far...): while it keeps changing,
     ``timeout`` counts from its last change, so a starved machine that is slow but moving does not fail the
     wait, while one that stopped moving fails after ``timeout`` as before; at most ``PROGRESS_CEILING`` times
     ``timeout`` in all. A look that raises KeyError, AssertionError or TimeoutError (a topic read that ran out
-    of time) counts as "not yet": only ``timeout`` decides that the wait failed.
+    of time) counts as "not yet": only ``timeout`` decides that the wait failed. ``explain``: what the state
+    is when the wait failed (which records differ...), for the failure message: a CI log is all there is.
     """
 
     def check() -> T:
@@ -157,13 +159,29 @@ def eventually(
                 if current != seen:  # moving, only slowly: another window from now
                     window_start, seen = now, current
                     continue
-            tail = proc.output()[-4000:] if proc is not None else ""
+            tail = _log_summary(proc.output()) if proc is not None else ""
+            if explain is not None:
+                tail = f"{_explained(explain)}\n{tail}"
             why = ""
             if progress is not None and now - start >= PROGRESS_CEILING * timeout:
                 why = f" (still moving at {PROGRESS_CEILING} times its {timeout:.0f}s)"
             elif progress is not None:
                 why = f" (no progress in the last {timeout:.0f}s)"
             raise AssertionError(f"timed out after {now - start:.0f}s waiting for {what}{why}\n{tail}") from None
+
+
+def _explained(explain: Callable[[], str]) -> str:
+    try:
+        return explain()
+    except Exception as e:  # the explanation is a courtesy: the timeout is the failure
+        return f"(no explanation: {e!r})"
+
+
+def _log_summary(output: str, warnings: int = 20) -> str:
+    """The log's last warnings and errors (they may have scrolled out of the tail), then its tail."""
+    flagged = [line for line in output.splitlines() if " WARNING " in line or " ERROR " in line][-warnings:]
+    head = "last warnings and errors of the mm2 log:\n" + "\n".join(flagged) + "\n" if flagged else ""
+    return f"{head}mm2 log tail:\n{output[-4000:]}"
 
 
 _JOINED = re.compile(r"Joined group at generation (\d+) and got assignment: .* revoked=\[\]/\[\] delay=0ms")
@@ -225,6 +243,31 @@ def mirrored_identically(
     if sum(len(v) for v in plain.values()) < sum(len(v) for v in src.values()):
         return False
     return src == committed_view(target, remote)
+
+
+def mirror_difference(source: KafkaCluster, topic: str, target: KafkaCluster, remote: str) -> str:
+    """Per partition, how the remote topic differs from the source: the explanation of a failed wait for
+    :func:`mirrored_identically` (a gap, a duplicate, an open transaction hiding the rest...)."""
+    src = partitions_view(source, topic)
+    logs = read_topic_committed(target, remote)
+    lines = [f"{remote} on {target.name} against {topic} on {source.name}:"]
+    for p in sorted(set(src) | set(logs)):
+        lines.append(f"  partition {p}: {_partition_difference(src.get(p, []), logs.get(p))}")
+    return "\n".join(lines)
+
+
+def _partition_difference(want: list[tuple[Any, ...]], log: PartitionLog | None) -> str:
+    got = [(r.key, r.value, r.headers, r.timestamp) for r in log.committed] if log is not None else []
+    values = [r[1] for r in got]
+    first = next((i for i, (x, y) in enumerate(zip(want, got, strict=False)) if x != y), min(len(want), len(got)))
+    out = f"source {len(want)}, target committed {len(got)}"
+    if log is not None:
+        out += f" (aborted {log.aborted}, open {log.open}, undecided {len(log.undecided)}"
+        out += f", last stable offset {log.last_stable_offset}, high watermark {log.high_watermark})"
+    out += f", {len(values) - len(set(values))} repeated values, first difference at index {first}"
+    if first < min(len(want), len(got)):
+        out += f": source {want[first][:2]!r}, target {got[first][:2]!r}"
+    return out
 
 
 def mm2_command(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:

@@ -24,6 +24,7 @@ from embedded_kafka import KafkaCluster, free_port
 from tests.e2e.mm2_helpers import (
     Mm2Process,
     eventually,
+    mirror_difference,
     mirrored_identically,
     mm2_command,
     mm2_properties,
@@ -118,6 +119,7 @@ def test_fresh_flow_is_backfilled_then_mm2_run_continues_without_gap_or_duplicat
             120,
             "9,300 records mirrored identically",
             mm2,
+            explain=lambda: mirror_difference(a, "orders", b, "A.orders"),
         )
         assert mm2.terminate(60) == 0, mm2.output()[-3000:]
     finally:
@@ -164,6 +166,7 @@ def test_backfill_beside_a_running_mm2_run_hands_the_topic_back(
             120,
             "big mirrored identically: no gap, no duplicate",
             mm2,
+            explain=lambda: mirror_difference(a, "big", b, "A.big"),
         )
         eventually(lambda: mirrored_identically(a, "other", b, "A.other"), 120, "other mirrored identically", mm2)
         assert mm2.terminate(60) == 0, mm2.output()[-3000:]
@@ -334,6 +337,7 @@ def test_backfill_of_the_flows_only_topic_beside_mm2_run(
             120,
             "solo mirrored identically after the hand-back",
             mm2,
+            explain=lambda: mirror_difference(a, "solo", b, "A.solo"),
         )
         assert mm2.terminate(60) == 0, mm2.output()[-3000:]
     finally:
