@@ -245,6 +245,25 @@ def mirrored_identically(
     return src == committed_view(target, remote)
 
 
+def mirrored_at_least_once(
+    source: KafkaCluster, topic: str, target: KafkaCluster, remote: str, at_least: int | None = None
+) -> bool:
+    """True when each remote partition holds every source record in order, repeats allowed (no gap): the
+    promise where a copier was abandoned after copying past its last committed position."""
+    src = partitions_view(source, topic)
+    if remote not in target.topic_names() or (at_least is not None and sum(map(len, src.values())) < at_least):
+        return False
+    got = committed_view(target, remote)
+    for p, want in src.items():
+        found = 0
+        for record in got.get(p, []):
+            if found < len(want) and record == want[found]:
+                found += 1
+        if found < len(want):
+            return False
+    return True
+
+
 def mirror_difference(source: KafkaCluster, topic: str, target: KafkaCluster, remote: str) -> str:
     """Per partition, how the remote topic differs from the source: the explanation of a failed wait for
     :func:`mirrored_identically` (a gap, a duplicate, an open transaction hiding the rest...)."""

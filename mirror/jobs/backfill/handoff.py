@@ -6,9 +6,11 @@ node derives the MirrorSourceConnector config with the leased topics in ``topics
 (whichever node, before or after any restart) regenerates the task configs without their partitions and
 every worker stops the connector's tasks (each flushing its offsets) and restarts them. Once the config
 topic holds an excluding connector config, a task-config commit without the partitions, and every task
-reported a status after that commit, no task runs them: the job copies and commits their offsets (a
-stopped task reports UNASSIGNED only after its final offset commit; record timestamps order the two
-topics, so the workers' clocks are assumed roughly in step).
+that ran them reported its stop after that commit, no task runs them: the job copies and commits their
+offsets (a stopped task reports UNASSIGNED only after its final offset commit; record timestamps order
+the two topics, so the workers' clocks are assumed roughly in step). A task its worker abandoned instead
+(:mod:`mirror.jobs.backfill.release_rule`) never reports: the job waits out the graceful timeout, then
+goes on from the offsets it did commit and says so.
 
 With no ``mm2 run`` up (the flow's Connect group has no member), nobody would answer: the job writes the
 excluding connector config and the task configs without the partitions itself, as the leader would, so a
@@ -34,6 +36,7 @@ from connect_core.storage.formats import (
     connector_key,
     decode_config_record,
     decode_status_key,
+    decode_task_status,
     encode_connector_config,
     encode_task_commit,
     encode_task_config,
@@ -49,6 +52,7 @@ from mirror.jobs.backfill.copy import SOURCE_CONNECTOR
 from mirror.jobs.backfill.flow import Flow
 from mirror.jobs.backfill.lease import LeaseHolder
 from mirror.jobs.backfill.plan import assigned_partitions
+from mirror.jobs.backfill.release_rule import TaskStatusRecord, graceful_timeout_ms, release_of
 
 log = logging.getLogger(__name__)
 
@@ -90,15 +94,16 @@ def read_config_topic(flow: Flow, client_props: dict[str, Any]) -> ConfigTopicVi
     return view
 
 
-def _latest_status_ts(flow: Flow, client_props: dict[str, Any]) -> dict[int, int]:
-    """Per task of the connector, the timestamp of its latest status record."""
-    out: dict[int, int] = {}
+def _task_statuses(flow: Flow, client_props: dict[str, Any]) -> list[TaskStatusRecord]:
+    """Every status record of the connector's tasks, in log order (a tombstone's state is None)."""
+    out: list[TaskStatusRecord] = []
 
-    def apply(key: bytes | None, _value: bytes | None, ts: int | None) -> None:
+    def apply(key: bytes | None, value: bytes | None, ts: int | None) -> None:
         status_key = decode_status_key(key)
         task = getattr(status_key, "task", None)
         if isinstance(task, ConnectorTaskId) and task.connector == SOURCE_CONNECTOR and ts is not None:
-            out[task.task] = max(ts, out.get(task.task, 0))
+            state = None if value is None else decode_task_status(task, value).state.value
+            out.append(TaskStatusRecord(task.task, state, ts))
 
     read_topic(client_props, flow.status_topic, apply)
     return out
@@ -150,6 +155,9 @@ class LiveHandoff:
         self.timeout_s = timeout_s
         self.client_props = store_client_props(flow.worker_props)
         self.holder = LeaseHolder(flow, lease_ttl_s, on_lost=on_lost)
+        self.graceful_timeout_ms = graceful_timeout_ms(flow.worker_props)
+        #: live tasks the workers abandoned instead of stopping (their last positions were never committed)
+        self.abandoned: list[int] = []
 
     @property
     def lost(self) -> str | None:
@@ -201,8 +209,15 @@ class LiveHandoff:
             }
             unowned = not any(t in topics for t, _ in owned)
             if excludes(view.connector_config, topics) and unowned and view.commit_ts:
-                statuses = _latest_status_ts(self.flow, self.client_props)
-                if all(statuses.get(task, 0) >= view.commit_ts for task in old_tasks | set(view.tasks)):
+                verdict = release_of(
+                    _task_statuses(self.flow, self.client_props),
+                    old_tasks,
+                    view.commit_ts,
+                    int(time.time() * 1000),
+                    self.graceful_timeout_ms,
+                )
+                if verdict.released:
+                    self._note_abandoned(verdict.abandoned)
                     log.info("Took %s from live tailing of %s", ", ".join(sorted(topics)), self.flow.pair)
                     return True
             if not live_workers(self.flow):
@@ -220,6 +235,17 @@ class LiveHandoff:
                     f"within {self.timeout_s:g}s (is 'mm2 run' healthy?)"
                 )
             time.sleep(_POLL_S)
+
+    def _note_abandoned(self, tasks: list[int]) -> None:
+        self.abandoned = tasks
+        if tasks:
+            log.warning(
+                "Live task(s) %s of %s did not stop within %d ms (task.shutdown.graceful.timeout.ms) and were "
+                "abandoned: records they copied after their last committed offsets are copied again (at least once)",
+                ", ".join(f"{SOURCE_CONNECTOR}-{t}" for t in tasks),
+                self.flow.pair,
+                self.graceful_timeout_ms,
+            )
 
     def _exclude_offline(self, view: ConfigTopicView, topics: set[str], lease: Lease) -> None:
         """As the leader would on the lease: the excluding connector config and task configs without the topics."""

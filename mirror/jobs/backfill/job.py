@@ -60,6 +60,8 @@ class BackfillReport:
     seconds: float = 0.0
     spark_startup_seconds: float = 0.0
     handed_off: bool = False
+    #: live tasks abandoned instead of stopped at the hand-off: what they copied last may be copied twice
+    abandoned_live_tasks: list[int] = field(default_factory=list)
     #: target partitions (remote topic, partition) already holding records the flow did not copy
     foreign: list[tuple[str, int]] = field(default_factory=list)
     #: the transactions' bounds this run copied with (age in seconds, the producer's timeout)
@@ -223,6 +225,7 @@ def run_job(
     try:
         ids = [partition_transactional_id(source, target, *tp) for tp in prepared.partitions]
         report.handed_off = handoff.take(prepared.plan.topics, ids)
+        report.abandoned_live_tasks = handoff.abandoned
         if report.handed_off:
             # the live tasks flushed their last positions on release: plan again from them
             prepared = replace(prepared, plan=prepare(config, source, target, pattern, chunk_records, timeout_s).plan)

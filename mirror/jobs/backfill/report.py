@@ -51,6 +51,7 @@ def render_json(report: BackfillReport) -> dict[str, Any]:
         "target": report.plan.target,
         "dry_run": report.dry_run,
         "handed_off_from_live": report.handed_off,
+        "live_tasks_abandoned": list(report.abandoned_live_tasks),
         "copy_path": report.copy_path,  # batch: the source's record batches as bytes; record: decoded and re-sent
         "partitions": partitions,
         "totals": totals,
@@ -114,6 +115,12 @@ def render_table(report: BackfillReport) -> str:
             f"{plan.source}->{plan.target} in {report.seconds:.1f} s ({rate:,.0f} rec/s); live tailing "
             "continues from there."
         )
+        if report.abandoned_live_tasks:
+            lines.append(
+                f"Live task(s) {', '.join(map(str, report.abandoned_live_tasks))} were abandoned at the hand-off "
+                "(they overran task.shutdown.graceful.timeout.ms): records they copied after their last committed "
+                "offsets were copied again."
+            )
         if report.throughput_limit is not None:
             lines.append(
                 f"Throughput: {report.bytes_per_second / _MB:.2f} MB/s while copying, capped at "
