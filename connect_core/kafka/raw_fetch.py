@@ -265,7 +265,8 @@ def _fetch_request(
         replica_id=-1,
         max_wait_ms=max_wait_ms,
         min_bytes=1,
-        max_bytes=_MAX_BYTES,
+        # Brokers that fill answers to the request's limit alone (Tansu) would otherwise send a probe 16 MB
+        max_bytes=min(_MAX_BYTES, partition_max_bytes * max(1, len(parts))),
         isolation_level=isolation,
         session_id=0,
         session_epoch=-1,

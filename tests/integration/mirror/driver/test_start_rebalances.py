@@ -22,6 +22,7 @@ from mirror.driver.driver import MirrorMaker, make_config
 from mirror.driver.herder_factory import distributed_factory
 from mirror.driver.maker_config import CHECKPOINT_CONNECTOR, HEARTBEAT_CONNECTOR, SOURCE_CONNECTOR, SourceAndTarget
 from mirror.driver.metrics import Mm2Metrics
+from tests.e2e.mm2_helpers import mm2_properties
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
@@ -31,24 +32,8 @@ CONFIG_TOPIC = "mm2-configs.A.internal"
 
 
 def properties(a: KafkaCluster, b: KafkaCluster) -> dict[str, str]:
-    props = {
-        "clusters": "A, B",
-        "A.bootstrap.servers": a.bootstrap_servers,
-        "B.bootstrap.servers": b.bootstrap_servers,
-        "A->B.enabled": "true",
-        "replication.factor": "1",
-        "checkpoints.topic.replication.factor": "1",
-        "heartbeats.topic.replication.factor": "1",
-        "offset-syncs.topic.replication.factor": "1",
-        "offset.storage.replication.factor": "1",
-        "status.storage.replication.factor": "1",
-        "config.storage.replication.factor": "1",
-        "refresh.topics.interval.seconds": "1",
-    }
-    for alias in "AB":
-        props[f"{alias}.session.timeout.ms"] = "6000"  # the test broker holds each join for half of it
-        props[f"{alias}.heartbeat.interval.ms"] = "1000"
-    return props
+    """The e2e suite's test bed (one replica; the test broker holds each join for half the session timeout)."""
+    return mm2_properties({"A": a, "B": b}, ["A->B"], **{"refresh.topics.interval.seconds": "1"})
 
 
 class Node:
@@ -137,7 +122,7 @@ def test_a_flow_with_nothing_to_mirror_yet_settles_after_one_rebalance(
     two_clusters: tuple[KafkaCluster, KafkaCluster], nodes: list[Node]
 ) -> None:
     a, b = two_clusters
-    props = {**properties(a, b), "emit.heartbeats.enabled": "false"}
+    props = {**properties(a, b), "A->B.emit.heartbeats.enabled": "false"}  # no heartbeat task either
     node = start(props, nodes)
     herder = node.maker.herder(AB)
     assert isinstance(herder, DistributedHerder)
