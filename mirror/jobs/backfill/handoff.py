@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,35 +62,54 @@ _POLL_S = 0.5
 
 @dataclass
 class ConfigTopicView:
-    """What the config topic says of the MirrorSourceConnector, read to its end."""
+    """What the config topic says of the MirrorSourceConnector, folded record by record in log order."""
 
     connector_config: dict[str, str] | None = None
     #: task configs of the latest commit, and the record timestamp of that commit
     tasks: dict[int, dict[str, str]] = field(default_factory=dict)
     commit_ts: int | None = None
     commit_position: int = -1
+    #: the topics whose owners are followed (``owners`` and ``released_ts``)
+    topics: frozenset[str] = frozenset()
+    #: the task ids of the latest commit that assigned any partition of ``topics`` (none: no commit did)
+    owners: frozenset[int] = frozenset()
+    #: the timestamp of the first commit after that one that assigns none of them (None: not released yet)
+    released_ts: int | None = None
+    _pending: dict[int, dict[str, str]] = field(default_factory=dict)
+    _position: int = 0
 
-
-def read_config_topic(flow: Flow, client_props: dict[str, Any]) -> ConfigTopicView:
-    view = ConfigTopicView()
-    pending: dict[int, dict[str, str]] = {}
-    position = [0]
-
-    def apply(key: bytes | None, value: bytes | None, ts: int | None) -> None:
-        position[0] += 1
+    def apply(self, key: bytes | None, value: bytes | None, ts: int | None) -> None:
+        self._position += 1
         record = decode_config_record(key, value)
         if record.connector != SOURCE_CONNECTOR:
             return
         if record.kind == "connector":
-            view.connector_config = None if record.deleted else dict(record.properties or {})
+            self.connector_config = None if record.deleted else dict(record.properties or {})
         elif record.kind == "task" and record.task is not None and record.properties is not None:
-            pending[record.task.task] = dict(record.properties)
+            self._pending[record.task.task] = dict(record.properties)
         elif record.kind == "commit" and record.task_count is not None:
-            view.tasks = {i: pending.get(i, view.tasks.get(i, {})) for i in range(record.task_count)}
-            view.commit_ts = ts
-            view.commit_position = position[0]
+            self.tasks = {i: self._pending.get(i, self.tasks.get(i, {})) for i in range(record.task_count)}
+            self.commit_ts = ts
+            self.commit_position = self._position
+            self._follow_owners(ts)
 
-    read_topic(client_props, flow.configs_topic, apply)
+    def _follow_owners(self, ts: int | None) -> None:
+        owning = frozenset(
+            task
+            for task, props in self.tasks.items()
+            if any(t in self.topics for t, _ in assigned_partitions(props.get(TASK_TOPIC_PARTITIONS)))
+        )
+        if owning:
+            self.owners, self.released_ts = owning, None
+        elif self.owners and self.released_ts is None:
+            self.released_ts = ts
+
+
+def read_config_topic(flow: Flow, client_props: dict[str, Any], topics: Iterable[str] = ()) -> ConfigTopicView:
+    """The view read to the end; ``topics``: whose owning tasks to follow through the task-config commits (the
+    tasks that ran them are known from history, also when the first read comes after the exclusion)."""
+    view = ConfigTopicView(topics=frozenset(topics))
+    read_topic(client_props, flow.configs_topic, view.apply)
     return view
 
 
@@ -184,26 +203,27 @@ class LiveHandoff:
         """Lease ``topics`` and wait until no live task runs them; True if running tasks released them."""
         lease = self.holder.take(topics, transactional_ids)
         deadline = time.monotonic() + self.timeout_s
-        view = self._read(deadline)
+        view = self._read(deadline, topics)
         if view.connector_config is None:
             return False
-        return self._await_released(set(topics), set(view.tasks), lease, deadline)
+        return self._await_released(set(topics), lease, deadline)
 
-    def _read(self, deadline: float) -> ConfigTopicView:
+    def _read(self, deadline: float, topics: Iterable[str] = ()) -> ConfigTopicView:
         """The config topic's view; a read that fails (a slow broker, this process paused) is tried again."""
         while True:
             try:
-                return read_config_topic(self.flow, self.client_props)
+                return read_config_topic(self.flow, self.client_props, topics)
             except ConnectError as e:
                 if time.monotonic() > deadline:
                     raise
                 log.warning("Reading the config topic of %s failed, trying again: %s", self.flow.pair, e)
 
-    def _await_released(self, topics: set[str], old_tasks: set[int], lease: Lease, deadline: float) -> bool:
-        """Until the config topic excludes ``topics``, a task-config commit without them is in and every old and
-        new task reported after it (True); or until no worker is up, when the job writes the exclusion (False)."""
+    def _await_released(self, topics: set[str], lease: Lease, deadline: float) -> bool:
+        """Until the config topic excludes ``topics``, a task-config commit without them is in and every task of
+        the last commit that had them reported its stop after it (True); or until no worker is up, when the job
+        writes the exclusion (False)."""
         while True:
-            view = self._read(deadline)
+            view = self._read(deadline, topics)
             owned = {
                 tp for props in view.tasks.values() for tp in assigned_partitions(props.get(TASK_TOPIC_PARTITIONS))
             }
@@ -211,8 +231,8 @@ class LiveHandoff:
             if excludes(view.connector_config, topics) and unowned and view.commit_ts:
                 verdict = release_of(
                     _task_statuses(self.flow, self.client_props),
-                    old_tasks,
-                    view.commit_ts,
+                    view.owners,
+                    view.released_ts or view.commit_ts,
                     int(time.time() * 1000),
                     self.graceful_timeout_ms,
                 )
