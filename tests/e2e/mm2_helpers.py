@@ -264,6 +264,29 @@ def mirrored_at_least_once(
     return True
 
 
+def eventually_mirrored(
+    source: KafkaCluster,
+    topic: str,
+    target: KafkaCluster,
+    remote: str,
+    proc: Mm2Process,
+    at_least: int | None = None,
+    *,
+    at_least_once: bool = False,
+    timeout: float = 120,
+) -> None:
+    """Wait until the remote topic mirrors the source identically (``at_least_once``: no gap, repeats allowed);
+    a failure says how they differ (:func:`mirror_difference`) beside the mm2 log."""
+    check = mirrored_at_least_once if at_least_once else mirrored_identically
+    eventually(
+        lambda: check(source, topic, target, remote, at_least=at_least),
+        timeout,
+        f"{remote} mirrored {'at least once' if at_least_once else 'identically'} (at least {at_least or 0} records)",
+        proc,
+        explain=lambda: mirror_difference(source, topic, target, remote),
+    )
+
+
 def mirror_difference(source: KafkaCluster, topic: str, target: KafkaCluster, remote: str) -> str:
     """Per partition, how the remote topic differs from the source: the explanation of a failed wait for
     :func:`mirrored_identically` (a gap, a duplicate, an open transaction hiding the rest...)."""

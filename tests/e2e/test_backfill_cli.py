@@ -15,6 +15,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from confluent_kafka import Producer
@@ -24,8 +25,7 @@ from embedded_kafka import KafkaCluster, free_port
 from tests.e2e.mm2_helpers import (
     Mm2Process,
     eventually,
-    mirror_difference,
-    mirrored_at_least_once,
+    eventually_mirrored,
     mirrored_identically,
     mm2_command,
     mm2_properties,
@@ -115,13 +115,7 @@ def test_fresh_flow_is_backfilled_then_mm2_run_continues_without_gap_or_duplicat
     produce(a, "orders", 9_000, 300)  # after the job: live tailing's
     mm2 = Mm2Process(config, log_dir=tmp_path)
     try:
-        eventually(
-            lambda: mirrored_identically(a, "orders", b, "A.orders", at_least=9_300),
-            120,
-            "9,300 records mirrored identically",
-            mm2,
-            explain=lambda: mirror_difference(a, "orders", b, "A.orders"),
-        )
+        eventually_mirrored(a, "orders", b, "A.orders", mm2, 9_300)
         assert mm2.terminate(60) == 0, mm2.output()[-3000:]
     finally:
         mm2.close()
@@ -162,13 +156,7 @@ def test_backfill_beside_a_running_mm2_run_hands_the_topic_back(
         produce(a, "big", 2_000_000, 300)  # after the job
         produce(a, "other", 2_000_000, 300)
         expected = 30_000 + 300 + (last - 1_000_000)
-        eventually(
-            lambda: mirrored_identically(a, "big", b, "A.big", at_least=expected),
-            120,
-            "big mirrored identically: no gap, no duplicate",
-            mm2,
-            explain=lambda: mirror_difference(a, "big", b, "A.big"),
-        )
+        eventually_mirrored(a, "big", b, "A.big", mm2, expected)
         eventually(lambda: mirrored_identically(a, "other", b, "A.other"), 120, "other mirrored identically", mm2)
         assert mm2.terminate(60) == 0, mm2.output()[-3000:]
     finally:
@@ -307,6 +295,28 @@ def test_target_partitions_holding_foreign_records_are_reported_and_refused_with
     assert forced.returncode == 2 and "Spark needs Java" in forced.stderr, forced.stderr
 
 
+def solo_backfilled_beside_mm2_run(
+    a: KafkaCluster, b: KafkaCluster, tmp_path: Path, settings: dict[str, str], backlog: int
+) -> tuple[Mm2Process, dict[str, Any]]:
+    """``mm2 run`` on a flow of one topic ``solo`` (offsets flushed only when a task stops), its first 300
+    records mirrored, then ``backlog`` more and ``mm2 backfill`` beside it: the running mm2 and the job's report."""
+    a.create_topic("solo", PARTITIONS)
+    produce(a, "solo", 0, 300)
+    props = {**mm2_properties({"A": a, "B": b}, ["A->B"], topics="solo"), **settings}
+    props["B.offset.flush.interval.ms"] = "600000"
+    config = write_properties(tmp_path / "mm2.properties", props)
+    mm2 = Mm2Process(config, log_dir=tmp_path)
+    try:
+        eventually(lambda: mirrored_identically(a, "solo", b, "A.solo", at_least=300), 120, "solo mirrored", mm2)
+        produce(a, "solo", 300, backlog)
+        run = mm2_backfill(config, "--source", "A", "--target", "B", "--master", "local[2]", "--json")
+        assert run.returncode == 0, run.stderr[-3000:] + mm2.output()[-3000:]
+        return mm2, json.loads(run.stdout)
+    except BaseException:
+        mm2.close()
+        raise
+
+
 @pytest.mark.spark
 @pytest.mark.parametrize("path", sorted(COPY_PATHS))
 def test_backfill_of_the_flows_only_topic_beside_mm2_run(
@@ -319,33 +329,15 @@ def test_backfill_of_the_flows_only_topic_beside_mm2_run(
     from it, and leave no duplicate.
     """
     a, b = two_clusters
-    a.create_topic("solo", PARTITIONS)
-    produce(a, "solo", 0, 300)
-    props = {**mm2_properties({"A": a, "B": b}, ["A->B"], topics="solo"), **COPY_PATHS[path]}
-    props["B.offset.flush.interval.ms"] = "600000"
-    config = write_properties(tmp_path / "mm2.properties", props)
-    mm2 = Mm2Process(config, log_dir=tmp_path)
+    mm2, summary = solo_backfilled_beside_mm2_run(a, b, tmp_path, COPY_PATHS[path], 20_000)
     try:
-        eventually(lambda: mirrored_identically(a, "solo", b, "A.solo", at_least=300), 120, "solo mirrored", mm2)
-        produce(a, "solo", 300, 20_000)
-        run = mm2_backfill(config, "--source", "A", "--target", "B", "--master", "local[2]", "--json")
-        assert run.returncode == 0, run.stderr[-3000:] + mm2.output()[-3000:]
-        summary = json.loads(run.stdout)
         assert summary["handed_off_from_live"] is True and summary["copy_path"] == path
         produce(a, "solo", 30_000, 300)
         # A live task that overran task.shutdown.graceful.timeout.ms (a starved machine) was abandoned: it never
         # committed its last positions, so no one can keep the seam free of repeats; the job says so, and then
         # the promise is at least once (every record, in order). Otherwise: identical.
         abandoned = summary["live_tasks_abandoned"] != []
-        eventually(
-            lambda: (mirrored_at_least_once if abandoned else mirrored_identically)(
-                a, "solo", b, "A.solo", at_least=20_600
-            ),
-            120,
-            f"solo mirrored {'at least once' if abandoned else 'identically'} after the hand-back",
-            mm2,
-            explain=lambda: mirror_difference(a, "solo", b, "A.solo"),
-        )
+        eventually_mirrored(a, "solo", b, "A.solo", mm2, 20_600, at_least_once=abandoned)
         assert mm2.terminate(60) == 0, mm2.output()[-3000:]
     finally:
         mm2.close()
@@ -359,31 +351,16 @@ def test_a_live_task_abandoned_at_the_hand_off_is_reported_and_nothing_is_lost(
     uncommitted and the leader deletes its status: the job must not take that for a stop (it once did,
     silently copying again what the task had copied), but wait out the graceful timeout and then say so."""
     a, b = two_clusters
-    a.create_topic("solo", PARTITIONS)
-    produce(a, "solo", 0, 300)
-    props = {**mm2_properties({"A": a, "B": b}, ["A->B"], topics="solo"), **COPY_PATHS["record"]}
-    props["B.offset.flush.interval.ms"] = "600000"
-    props["B.task.shutdown.graceful.timeout.ms"] = "1"  # what this test is about: every stop is abandoned
-    config = write_properties(tmp_path / "mm2.properties", props)
-    mm2 = Mm2Process(config, log_dir=tmp_path)
+    # what this test is about: every stop is abandoned
+    settings = {**COPY_PATHS["record"], "B.task.shutdown.graceful.timeout.ms": "1"}
+    mm2, summary = solo_backfilled_beside_mm2_run(a, b, tmp_path, settings, 3_000)
     try:
-        eventually(lambda: mirrored_identically(a, "solo", b, "A.solo", at_least=300), 120, "solo mirrored", mm2)
-        produce(a, "solo", 300, 3_000)
-        run = mm2_backfill(config, "--source", "A", "--target", "B", "--master", "local[2]", "--json")
-        assert run.returncode == 0, run.stderr[-3000:] + mm2.output()[-3000:]
-        summary = json.loads(run.stdout)
         assert summary["handed_off_from_live"] is True
         assert summary["live_tasks_abandoned"] == [0], summary
         # the live task committed nothing: the job planned from the log start and copies all again
         assert [p["from"] for p in summary["partitions"]] == [0, 0, 0], summary["partitions"]
         produce(a, "solo", 30_000, 30)
-        eventually(
-            lambda: mirrored_at_least_once(a, "solo", b, "A.solo", at_least=3_330),
-            120,
-            "solo mirrored at least once after the hand-back",
-            mm2,
-            explain=lambda: mirror_difference(a, "solo", b, "A.solo"),
-        )
+        eventually_mirrored(a, "solo", b, "A.solo", mm2, 3_330, at_least_once=True)
     finally:
         mm2.close()
 
