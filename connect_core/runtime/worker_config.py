@@ -34,6 +34,7 @@ VALUE_CONVERTER_CLASS_CONFIG = "value.converter"
 HEADER_CONVERTER_CLASS_CONFIG = "header.converter"
 HEADER_CONVERTER_CLASS_DEFAULT = "org.apache.kafka.connect.storage.SimpleHeaderConverter"
 TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS_CONFIG = "task.shutdown.graceful.timeout.ms"
+TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS_DEFAULT = 5000
 OFFSET_COMMIT_INTERVAL_MS_CONFIG = "offset.flush.interval.ms"
 OFFSET_COMMIT_TIMEOUT_MS_CONFIG = "offset.flush.timeout.ms"
 PLUGIN_PATH_CONFIG = "plugin.path"
@@ -135,8 +136,8 @@ def base_config_def() -> ConfigDef:
         .define(HEADER_CONVERTER_CLASS_CONFIG, Type.CLASS, HEADER_CONVERTER_CLASS_DEFAULT, importance=Importance.LOW,
                 documentation="HeaderConverter class for record headers.", group=COMMON_GROUP,
                 order_in_group=nxt())
-        .define(TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS_CONFIG, Type.LONG, 5000, Range.at_least(0),
-                importance=Importance.LOW,
+        .define(TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS_CONFIG, Type.LONG, TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS_DEFAULT,
+                Range.at_least(0), importance=Importance.LOW,
                 documentation="How long to wait for tasks to stop gracefully before abandoning them (total, not "
                 "per task).")
         .define(OFFSET_COMMIT_INTERVAL_MS_CONFIG, Type.LONG, 60000, Range.at_least(0), importance=Importance.LOW,

@@ -68,7 +68,6 @@ class ConfigTopicView:
     #: task configs of the latest commit, and the record timestamp of that commit
     tasks: dict[int, dict[str, str]] = field(default_factory=dict)
     commit_ts: int | None = None
-    commit_position: int = -1
     #: the topics whose owners are followed (``owners`` and ``released_ts``)
     topics: frozenset[str] = frozenset()
     #: the task ids of the latest commit that assigned any partition of ``topics`` (none: no commit did)
@@ -76,10 +75,8 @@ class ConfigTopicView:
     #: the timestamp of the first commit after that one that assigns none of them (None: not released yet)
     released_ts: int | None = None
     _pending: dict[int, dict[str, str]] = field(default_factory=dict)
-    _position: int = 0
 
     def apply(self, key: bytes | None, value: bytes | None, ts: int | None) -> None:
-        self._position += 1
         record = decode_config_record(key, value)
         if record.connector != SOURCE_CONNECTOR:
             return
@@ -90,7 +87,6 @@ class ConfigTopicView:
         elif record.kind == "commit" and record.task_count is not None:
             self.tasks = {i: self._pending.get(i, self.tasks.get(i, {})) for i in range(record.task_count)}
             self.commit_ts = ts
-            self.commit_position = self._position
             self._follow_owners(ts)
 
     def _follow_owners(self, ts: int | None) -> None:
@@ -208,7 +204,7 @@ class LiveHandoff:
             return False
         return self._await_released(set(topics), lease, deadline)
 
-    def _read(self, deadline: float, topics: Iterable[str] = ()) -> ConfigTopicView:
+    def _read(self, deadline: float, topics: Iterable[str]) -> ConfigTopicView:
         """The config topic's view; a read that fails (a slow broker, this process paused) is tried again."""
         while True:
             try:

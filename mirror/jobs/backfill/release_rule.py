@@ -17,7 +17,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from connect_core.runtime.worker_config import TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS_CONFIG
+from connect_core.runtime.worker_config import (
+    TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS_CONFIG,
+    TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS_DEFAULT,
+)
 
 #: States a task instance reports once its loop has ended (after its final offset commit when UNASSIGNED).
 STOPPED_STATES = frozenset({"UNASSIGNED", "FAILED"})
@@ -70,21 +73,20 @@ def release_of(
     return Release(not waiting, abandoned, waiting)
 
 
-#: Connect's default ``task.shutdown.graceful.timeout.ms``.
-DEFAULT_GRACEFUL_TIMEOUT_MS = 5_000
-
-
 def graceful_timeout_ms(worker_props: Mapping[str, object]) -> int:
     """The workers' ``task.shutdown.graceful.timeout.ms`` as the flow's config sets it (else Connect's default)."""
     try:
-        return int(str(worker_props.get(TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS_CONFIG, DEFAULT_GRACEFUL_TIMEOUT_MS)).strip())
+        return int(
+            str(
+                worker_props.get(TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS_CONFIG, TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS_DEFAULT)
+            ).strip()
+        )
     except ValueError:
-        return DEFAULT_GRACEFUL_TIMEOUT_MS
+        return TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS_DEFAULT
 
 
 __all__ = [
     "CLOCK_SLACK_MS",
-    "DEFAULT_GRACEFUL_TIMEOUT_MS",
     "STOPPED_STATES",
     "Release",
     "TaskStatusRecord",
