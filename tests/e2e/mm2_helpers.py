@@ -217,10 +217,12 @@ def partitions_view(cluster: KafkaCluster, topic: str) -> dict[int, list[tuple[A
 
 def committed_view(cluster: KafkaCluster, topic: str) -> dict[int, list[tuple[Any, ...]]]:
     """:func:`partitions_view` as a read_committed consumer sees the topic, decided by the suite's oracle."""
-    return {
-        p: [(r.key, r.value, r.headers, r.timestamp) for r in log.committed]
-        for p, log in read_topic_committed(cluster, topic).items()
-    }
+    return {p: committed_records(log) for p, log in read_topic_committed(cluster, topic).items()}
+
+
+def committed_records(log: PartitionLog) -> list[tuple[Any, ...]]:
+    """The records a read_committed consumer sees in one partition, as :func:`record_view` shows a record."""
+    return [(r.key, r.value, r.headers, r.timestamp) for r in log.committed]
 
 
 def mirrored_identically(
@@ -299,7 +301,7 @@ def mirror_difference(source: KafkaCluster, topic: str, target: KafkaCluster, re
 
 
 def _partition_difference(want: list[tuple[Any, ...]], log: PartitionLog | None) -> str:
-    got = [(r.key, r.value, r.headers, r.timestamp) for r in log.committed] if log is not None else []
+    got = committed_records(log) if log is not None else []
     values = [r[1] for r in got]
     first = next((i for i, (x, y) in enumerate(zip(want, got, strict=False)) if x != y), min(len(want), len(got)))
     out = f"source {len(want)}, target committed {len(got)}"
