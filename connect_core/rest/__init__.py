@@ -5,10 +5,7 @@ MirrorMaker's dedicated mode), ``resources`` the handlers that render herder cal
 the JSON shapes, ``errors`` the one exception -> status table. Around them: ``server`` (uvicorn,
 binding, start/stop), ``asgi`` (the Starlette app), ``tls`` and ``auth`` (HTTPS, authentication) and
 ``client`` (requests to other workers). Only those do I/O.
+
+The package imports none of them: a process that needs only ``client`` (``mm2 run`` without the internal
+REST API) then loads neither uvicorn nor Starlette.
 """
-
-from connect_core.rest.resources import RestApp, RestSettings
-from connect_core.rest.routes import HerderSelector, Router
-from connect_core.rest.server import RestServer, RestServerConfig
-
-__all__ = ["HerderSelector", "RestApp", "RestServer", "RestServerConfig", "RestSettings", "Router"]
