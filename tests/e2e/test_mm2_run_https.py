@@ -100,10 +100,15 @@ def test_followers_forward_to_the_leader_over_https(
 
         eventually(mirrored, 90, "every record on B", procs[0])
         status_url = f"https://127.0.0.1:{ports[1]}/A/B/connectors/MirrorSourceConnector/status"
-        req = urllib.request.Request(status_url, headers=AUTH)
-        with urllib.request.urlopen(req, timeout=30, context=ssl.create_default_context(cafile=str(ca_pem))) as r:
-            status = json.loads(r.read())
-        assert status["connector"]["state"] == "RUNNING"
+
+        def connector_state() -> str:
+            req = urllib.request.Request(status_url, headers=AUTH)
+            with urllib.request.urlopen(req, timeout=30, context=ssl.create_default_context(cafile=str(ca_pem))) as r:
+                return str(json.loads(r.read())["connector"]["state"])
+
+        # The restart just answered stops the connector (UNASSIGNED) and starts it again (RUNNING); the second
+        # process reads both from the status topic a moment later, so its answer is RUNNING only eventually.
+        eventually(lambda: connector_state() == "RUNNING", 60, "the connector RUNNING over HTTPS", procs[1])
         for proc in procs:
             assert "s3cret-pass" not in proc.output()
             assert proc.terminate(60) == 0, proc.output()[-3000:]
