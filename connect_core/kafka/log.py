@@ -247,10 +247,6 @@ class KafkaBasedLog:
                             for p in self._partitions:
                                 consumer.seek(TopicPartition(self.topic, p, self._positions[p]))
                             awaiting = set(self._partitions)
-                        if not awaiting and not ends:  # already at the ends: no fetch to wait for
-                            _resolve(active)
-                            active = []
-                            continue
                 for msg in consumer.consume(_BATCH, _POLL_S):
                     err = msg.error()
                     if err is None:
@@ -269,7 +265,9 @@ class KafkaBasedLog:
                 if ends:
                     ends = {p: end for p, end in ends.items() if self._positions[p] < end}
                 if active and not awaiting and not ends:
-                    _resolve(active)
+                    for f in active:
+                        if not f.done():
+                            f.set_result(None)
                     active = []
         except BaseException as e:  # the thread dies: fail every waiter, now and later
             log.exception("KafkaBasedLog tail thread for %s failed", self.topic)
@@ -350,9 +348,3 @@ class KafkaBasedLog:
                 return
             if time.monotonic() >= deadline:
                 raise TimeoutError(f"condition on {self.topic} not met within {timeout_s}s")
-
-
-def _resolve(waiters: list[Future[None]]) -> None:
-    for f in waiters:
-        if not f.done():
-            f.set_result(None)
