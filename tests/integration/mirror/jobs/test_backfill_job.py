@@ -219,7 +219,10 @@ def test_failed_unit_is_retried_from_its_last_committed_chunk(
     else:  # a chunk ends with the batch that fills it: resumed at the source batch boundary after 2 chunks
         boundaries = [batch.base_offset for batch in data_batches(a.bootstrap_servers, topic, 1)]
         assert 2 * chunk <= retried[1].resumed_from < per_partition and retried[1].resumed_from in boundaries
-    assert retried[0].attempt == 0 and retried[0].records == per_partition
+    if retried[0].task == retried[1].task:  # the job's cut put both in one task (it hashes the random topic name)
+        assert retried[0].attempt == 1 and retried[0].resumed_from + retried[0].records == per_partition
+    else:
+        assert retried[0].attempt == 0 and retried[0].records == per_partition
     # no gap and no duplicate, as a read_committed consumer sees the target (the suite's oracle: Tansu shows
     # aborted records to consumers): the retried partition is exactly the source, nothing left open
     copies = read_topic_committed(b, f"A.{topic}")
