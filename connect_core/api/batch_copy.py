@@ -69,5 +69,10 @@ class BatchCopyTask(Protocol):
         unacknowledged (wait only briefly, the worker serves acknowledgements between calls)."""
         ...
 
+    def batch_read_handle(self) -> int | None:
+        """While a read of the source is out: a file descriptor that is readable once the read has data to
+        take, so the worker can wait for the first of it and the target's acknowledgements (None: none out)."""
+        ...
+
 
 __all__ = ["BatchCopyTask", "BatchItem", "CopyBatch", "DecodedRecords"]

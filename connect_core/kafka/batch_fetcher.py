@@ -30,6 +30,7 @@ from kafka.protocol.metadata import MetadataRequest
 
 from connect_core.api.errors import ConnectError, RetriableError
 from connect_core.kafka.fetch_fairness import FetchWait, rotated
+from connect_core.kafka.io_wait import wait_handle
 from connect_core.kafka.raw_fetch import bootstrapped_client
 from connect_core.kafka.record_batch import RawBatch, split_batches
 
@@ -198,6 +199,12 @@ class BatchFetcher:
     def pending(self) -> bool:
         """A Fetch was sent and its answers not taken yet (see :meth:`send`/:meth:`receive`)."""
         return self._pending is not None
+
+    @property
+    def wait_handle(self) -> int | None:
+        """While a Fetch is out: a descriptor readable once its connections have I/O ready (None otherwise);
+        see :mod:`connect_core.kafka.io_wait`."""
+        return None if self._pending is None or self._client is None else wait_handle(self._client)
 
     def fetch(
         self, positions: Mapping[TopicPartitionKey, int], max_wait_ms: int

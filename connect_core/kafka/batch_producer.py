@@ -36,6 +36,7 @@ from kafka.protocol.metadata import MetadataRequest
 from kafka.protocol.producer import InitProducerIdRequest
 
 from connect_core.api.errors import ConnectError, RetriableError
+from connect_core.kafka.io_wait import wait_handle
 from connect_core.kafka.produce_request import PiecesProduceRequest, ProducePart
 from connect_core.kafka.producer_errors import mapped_error
 from connect_core.kafka.raw_fetch import bootstrapped_client
@@ -207,6 +208,12 @@ class BatchProducer:
         client.poll(timeout_ms=int(timeout_s * 1000))
         self._collect()
         self._dispatch()
+
+    @property
+    def wait_handle(self) -> int | None:
+        """A descriptor readable while this producer's connections have I/O ready (None: not connected);
+        see :mod:`connect_core.kafka.io_wait`."""
+        return None if self._client is None else wait_handle(self._client)
 
     def flush(self, timeout_s: float) -> bool:
         """Until every batch's callback ran (True) or the time is up (False)."""

@@ -23,12 +23,15 @@ from connect_core.api.errors import ConnectError
 from connect_core.api.message_copy import CopyRoute
 from connect_core.api.records import SourceRecord
 from connect_core.kafka.batch_producer import BatchProducer
+from connect_core.kafka.io_wait import wait_readable
 from connect_core.runtime.copied_run import CopiedRun, CopyingWorker
 from connect_core.runtime.submitted_records import SubmittedRecords
 
 log = logging.getLogger(__name__)
 
 _DRAIN_TICK_S = 0.05
+#: The producer's own wait while a source read is out that cannot be watched with it (no connection yet).
+_UNWATCHED_READ_WAIT_S = 0.005
 
 
 class BatchRun(CopiedRun):
@@ -124,6 +127,19 @@ class BatchCopier:
                 return nbytes, rest or None
         self.bytes_sent += nbytes
         return nbytes, None
+
+    def serve_while_reading(self, timeout_s: float) -> None:
+        """Serve the target's acknowledgements while the task's read of the source is out, waking for the
+        first I/O of either (:mod:`connect_core.kafka.io_wait`): waiting in the producer's network loop alone
+        left the read's answer in its socket until each wait ended, which paced the copy by that wait."""
+        read, target = self.task.batch_read_handle(), self.producer.wait_handle
+        if read is None:
+            self.producer.poll(timeout_s)
+        elif target is None:
+            self.producer.poll(min(timeout_s, _UNWATCHED_READ_WAIT_S))
+        else:
+            wait_readable((read, target), timeout_s)
+            self.producer.poll(0)
 
     def _drain(self, done: Callable[[], bool], serve: Callable[[float], None], stopping: Callable[[], bool]) -> None:
         """Serve the other path until it has nothing in flight (order across a switch of path)."""

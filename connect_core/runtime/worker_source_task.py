@@ -83,8 +83,9 @@ GC_GEN0_THRESHOLD = 20_000
 SEND_FAILED_BACKOFF_S = 0.1
 _PAUSE_TICK_S = PAUSE_TICK_S
 _BUFFER_FULL_POLL_S = 0.05
-#: Batch path: longest wait for the target's answers while a source fetch is out.
-_ACK_WAIT_S = 0.005
+#: Batch path: longest wait for the first I/O of the source fetch or the target's answers while the fetch is out
+#: (it ends with either's I/O: the bound only holds back work that is due without any, a retry back-off).
+_READ_WAIT_S = 0.02
 _BYTES = SchemaType.BYTES
 #: Records submitted between two moves of acknowledged prefixes into the committable offsets.
 _PRUNE_EVERY = 10_000
@@ -400,7 +401,7 @@ class WorkerSourceTask(WorkerTask[SourceTask]):
             if items:
                 self._to_batch = items
             elif in_flight:  # the fetch is still out: serve the target's acknowledgements meanwhile
-                self._batch_copier.producer.poll(_ACK_WAIT_S)
+                self._batch_copier.serve_while_reading(_READ_WAIT_S)
             return items  # type: ignore[no-any-return]
         if self._copier is not None:
             messages = self._copier.task.poll_messages()

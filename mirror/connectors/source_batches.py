@@ -108,6 +108,11 @@ class SourceBatches:
         self._fetcher.accept_incarnation(topic)
 
     @property
+    def wait_handle(self) -> int | None:
+        """While a Fetch is out: a descriptor readable once its answer has data to read (None otherwise)."""
+        return self._fetcher.wait_handle
+
+    @property
     def fetch_max_bytes(self) -> int:
         """The configured most bytes of one Fetch (``fetch.max.bytes``)."""
         return self._fetch_bytes[0]

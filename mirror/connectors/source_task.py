@@ -397,6 +397,11 @@ class MirrorSourceTask(SourceTask):
             limit = self._max_message_bytes[topic]
         return limit
 
+    def batch_read_handle(self) -> int | None:
+        """See :class:`~connect_core.api.batch_copy.BatchCopyTask`: the source Fetch's, while one is out."""
+        batches = self._batches
+        return None if batches is None else batches.wait_handle
+
     def poll_batches(self, in_flight: bool) -> list[BatchItem] | None:
         """One Fetch over the assigned partitions: batches to copy and records of batches that cannot be."""
         if not self._consumer_lock.acquire(blocking=False):

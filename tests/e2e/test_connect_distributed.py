@@ -164,6 +164,11 @@ class Cluster:
         views = [self.running_tasks(names, w) for w in self.workers if w.alive()]
         return views[0] if views and views[0] is not None and all(v == views[0] for v in views) else None
 
+    def idle_units_on(self, workers: set[str]) -> dict[str, str] | None:
+        """The idle connector's placement when all its units (the connector and its tasks) run on ``workers``."""
+        p = self.running_tasks(["idle"])
+        return p if p is not None and len(p) == IDLE_UNITS and set(p.values()) <= workers else None
+
     def leader(self) -> WorkerProc:
         """The worker that assigned the latest generation (only the leader logs "assigned generation")."""
         latest: tuple[int, WorkerProc] | None = None
@@ -431,11 +436,7 @@ def test_sigkilled_worker_that_stays_away_loses_its_work_after_the_delay(cluster
     victim.proc.wait(10)
     remaining = {w.worker_id for w in cluster.workers if w is not victim}
 
-    def reassigned() -> dict[str, str] | None:
-        p = cluster.running_tasks(["idle"])
-        return p if p is not None and len(p) == IDLE_UNITS and set(p.values()) <= remaining else None
-
-    wait_for("tasks reassigned to the surviving workers", reassigned, 90, interval=0.5)
+    wait_for("tasks reassigned to the surviving workers", lambda: cluster.idle_units_on(remaining), 90, interval=0.5)
     elapsed = time.monotonic() - t0
     assert cluster.held_lost_work(leader, mark), "the leader never held the lost work back"
     # Without the delay the work moves once the death is noticed (session 6 s + a rebalance: ~6-12 s);
@@ -474,11 +475,9 @@ def test_sigkilled_leader_keeps_its_work_for_the_delay_then_loses_it(cluster: Cl
     # ... and only when the delay has run out do the survivors run it.
     remaining = {w.worker_id for w in survivors}
 
-    def reassigned() -> dict[str, str] | None:
-        p = cluster.running_tasks(["idle"])
-        return p if p is not None and len(p) == IDLE_UNITS and set(p.values()) <= remaining else None
-
-    wait_for("the dead leader's work running on the survivors", reassigned, 60, interval=0.5)
+    wait_for(
+        "the dead leader's work running on the survivors", lambda: cluster.idle_units_on(remaining), 60, interval=0.5
+    )
     elapsed = time.monotonic() - t0
     first = cluster.first_running_elsewhere_after_kill(victim, victim_units)
     assert first is not None

@@ -4,6 +4,8 @@ and is never committable."""
 
 from __future__ import annotations
 
+import socket
+import time
 from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any
@@ -121,3 +123,63 @@ def test_a_refused_batch_fails_the_task_and_is_never_committable(s: Setup) -> No
     s.copier.send([CopyBatch(s.route, batch(4, 1))], lambda: False)  # type: ignore[arg-type]
     s.producer.sent[1][3](-1, RuntimeError("later"))
     assert s.worker.producer_error is refused  # the first failure is what the task fails with
+
+
+class WaitingProducer:
+    """A producer whose waits are recorded; ``handle`` is what it says its connections are watched by."""
+
+    def __init__(self, handle: int | None) -> None:
+        self.wait_handle = handle
+        self.polls: list[float] = []
+
+    def poll(self, timeout: float = 0) -> None:
+        self.polls.append(timeout)
+
+
+class ReadingTask:
+    def __init__(self, handle: int | None) -> None:
+        self.handle = handle
+
+    def batch_read_handle(self) -> int | None:
+        return self.handle
+
+
+def copier_for(task: ReadingTask, producer: WaitingProducer) -> BatchCopier:
+    worker: Any = None
+    given_task: Any = task
+    given_producer: Any = producer
+    return BatchCopier(worker, given_task, given_producer, lambda records: None, lambda: 0, lambda timeout: None)
+
+
+def test_with_a_read_out_the_wait_ends_at_the_reads_first_data_then_serves_the_target() -> None:
+    read_end, source = socket.socketpair()
+    target_end, target = socket.socketpair()
+    with read_end, source, target_end, target:
+        producer = WaitingProducer(target_end.fileno())
+        copier = copier_for(ReadingTask(read_end.fileno()), producer)
+        source.send(b"fetch answer")
+        started = time.monotonic()
+        copier.serve_while_reading(5.0)
+        assert time.monotonic() - started < 1.0  # woken by the read, not by the timeout
+        assert producer.polls == [0]  # the target's loop runs without waiting
+
+
+def test_with_nothing_ready_the_wait_is_bounded_then_serves_the_target() -> None:
+    read_end, source = socket.socketpair()
+    target_end, target = socket.socketpair()
+    with read_end, source, target_end, target:
+        producer = WaitingProducer(target_end.fileno())
+        copier = copier_for(ReadingTask(read_end.fileno()), producer)
+        started = time.monotonic()
+        copier.serve_while_reading(0.05)
+        assert time.monotonic() - started >= 0.04
+        assert producer.polls == [0]
+
+
+def test_without_a_read_out_or_a_target_connection_the_producer_waits_alone() -> None:
+    no_read = WaitingProducer(7)
+    copier_for(ReadingTask(None), no_read).serve_while_reading(0.02)
+    assert no_read.polls == [0.02]  # nothing to watch on the source: the producer's own wait, whole
+    unconnected = WaitingProducer(None)
+    copier_for(ReadingTask(5), unconnected).serve_while_reading(0.02)
+    assert unconnected.polls == [0.005]  # a read out that cannot be watched with it: short waits, as before
