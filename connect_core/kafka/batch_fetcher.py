@@ -204,7 +204,7 @@ class BatchFetcher:
     def wait_handle(self) -> int | None:
         """While a Fetch is out: a descriptor readable once its connections have I/O ready (None otherwise);
         see :mod:`connect_core.kafka.io_wait`."""
-        return None if self._pending is None or self._client is None else wait_handle(self._client)
+        return None if self._pending is None else wait_handle(self._client)  # one read: stop() may close it
 
     def fetch(
         self, positions: Mapping[TopicPartitionKey, int], max_wait_ms: int

@@ -213,7 +213,7 @@ class BatchProducer:
     def wait_handle(self) -> int | None:
         """A descriptor readable while this producer's connections have I/O ready (None: not connected);
         see :mod:`connect_core.kafka.io_wait`."""
-        return None if self._client is None else wait_handle(self._client)
+        return wait_handle(self._client)
 
     def flush(self, timeout_s: float) -> bool:
         """Until every batch's callback ran (True) or the time is up (False)."""

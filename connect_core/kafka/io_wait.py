@@ -21,12 +21,19 @@ from collections.abc import Iterable
 from kafka.net.compat import KafkaNetClient
 
 
-def wait_handle(client: KafkaNetClient) -> int:
-    """The file descriptor of ``client``'s selector: readable while the client has I/O ready.
+def wait_handle(client: KafkaNetClient | None) -> int | None:
+    """The file descriptor of ``client``'s selector: readable while the client has I/O ready (None: no
+    client, or one closed meanwhile by another thread, as a task's ``stop`` closes its clients).
 
     kafka-python 3.0 keeps its network loop in ``_net`` and that loop's standard-library selector in
     ``_selector`` (the version is pinned in pyproject.toml); this is the one place that reads them."""
-    return int(client._net._selector.fileno())
+    if client is None:
+        return None
+    try:
+        handle = int(client._net._selector.fileno())
+    except (OSError, ValueError):  # the selector is closed
+        return None
+    return handle if handle >= 0 else None
 
 
 def wait_readable(handles: Iterable[int], timeout_s: float) -> bool:

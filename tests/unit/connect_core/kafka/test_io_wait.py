@@ -7,10 +7,11 @@ import selectors
 import socket
 import time
 from collections.abc import Iterator
+from types import SimpleNamespace
 
 import pytest
 
-from connect_core.kafka.io_wait import wait_readable
+from connect_core.kafka.io_wait import wait_handle, wait_readable
 
 
 @pytest.fixture
@@ -50,3 +51,13 @@ def test_a_selector_is_readable_once_a_socket_registered_with_it_is() -> None:
         assert time.monotonic() - started < 1.0
         a.recv(64)  # read: the selector has nothing ready again
         assert wait_readable(handles, 0.05) is False
+
+
+def test_no_client_or_a_closed_one_has_no_handle() -> None:
+    """A task's stop() may close its clients while the task thread asks for their handles."""
+    closed = selectors.DefaultSelector()
+    closed.close()
+    assert wait_handle(None) is None
+    assert wait_handle(SimpleNamespace(_net=SimpleNamespace(_selector=closed))) is None
+    with selectors.DefaultSelector() as open_selector:
+        assert wait_handle(SimpleNamespace(_net=SimpleNamespace(_selector=open_selector))) == open_selector.fileno()
