@@ -392,17 +392,18 @@ class WorkerSourceTask(WorkerTask[SourceTask]):
 
     def _poll_task(self) -> list[Any] | None:
         """The task's next batch, kept as what is to be sent (messages to copy, or SourceRecords)."""
-        if self._batch_copier is not None:
-            if self._batch_copier.full:
-                self._batch_copier.producer.poll(_BUFFER_FULL_POLL_S)
+        copier = self._batch_copier
+        if copier is not None:
+            if copier.full:
+                copier.producer.poll(_BUFFER_FULL_POLL_S)
                 return None
             in_flight = self.submitted.num_unacked > 0
-            items = self.task.poll_batches(in_flight)  # type: ignore[attr-defined]
+            items = copier.task.poll_batches(in_flight)
             if items:
                 self._to_batch = items
             elif in_flight:  # the fetch is still out: serve the target's acknowledgements meanwhile
-                self._batch_copier.serve_while_reading(_READ_WAIT_S)
-            return items  # type: ignore[no-any-return]
+                copier.serve_while_reading(_READ_WAIT_S)
+            return items
         if self._copier is not None:
             messages = self._copier.task.poll_messages()
             if messages:
