@@ -40,7 +40,7 @@ from connect_core.kafka.types import (
 from embedded_kafka.children import DURABLE_STORAGE_BOOST, child_preexec
 from embedded_kafka.engine import Engine
 from embedded_kafka.errors import BrokerStartError
-from embedded_kafka.freeze import signal_and_wait
+from embedded_kafka.freeze import SIGNAL_TIMEOUT_S, signal_and_wait
 from embedded_kafka.object_store import MotoS3Server, bucket_name
 from embedded_kafka.ports import LOOPBACK, accepts_connections, free_port, port_is_free
 from embedded_kafka.tail import TopicTail
@@ -725,7 +725,9 @@ class EmbeddedKafkaCluster(KafkaCluster):
         if self._proc is None or self._proc.poll() is not None:
             raise BrokerStartError(f"cluster {self.name!r} is not running")
         if not signal_and_wait(self._proc.pid, sig):
-            raise BrokerStartError(f"cluster {self.name!r}: the broker did not take {sig.name} within 10 s")
+            raise BrokerStartError(
+                f"cluster {self.name!r}: the broker did not take {sig.name} within {SIGNAL_TIMEOUT_S:g} s"
+            )
 
 
 def _address_in_use(exc: BrokerStartError) -> bool:

@@ -17,6 +17,8 @@ from pathlib import Path
 #: ``/proc/<pid>/task/<tid>/stat`` states of a thread stopped by a signal (``T``) or under a tracer (``t``).
 STOPPED_STATES = frozenset("Tt")
 _POLL_S = 0.002
+#: How long :func:`signal_and_wait` waits for every thread to show the signal's effect.
+SIGNAL_TIMEOUT_S = 10.0
 
 
 def thread_states(stat_lines: Iterable[str]) -> list[str]:
@@ -42,7 +44,7 @@ def _read_states(pid: int) -> list[str]:
     return thread_states(lines)
 
 
-def signal_and_wait(pid: int, sig: signal.Signals, timeout_s: float = 10.0) -> bool:
+def signal_and_wait(pid: int, sig: signal.Signals, timeout_s: float = SIGNAL_TIMEOUT_S) -> bool:
     """Send ``sig`` (SIGSTOP or SIGCONT) and wait until every thread of ``pid`` shows its effect.
 
     False when it did not within ``timeout_s``; also returns (True) where ``/proc`` cannot be read."""

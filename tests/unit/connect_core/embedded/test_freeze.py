@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -59,7 +60,7 @@ def test_sigstop_returns_with_every_thread_stopped_and_sigcont_with_none(busy_ch
     for _ in range(20):  # threads up to the child's 4 (the interpreter may still be starting them)
         if len(_states(pid)) >= 4:
             break
-        subprocess.run(["sleep", "0.05"], check=True)
+        time.sleep(0.05)
     for _ in range(5):
         assert signal_and_wait(pid, signal.SIGSTOP)
         assert set(_states(pid)) <= {"T", "t"}  # read at once: no thread still running
