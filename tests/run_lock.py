@@ -4,7 +4,8 @@ Every heavy test (e2e, Spark, or expected to take 30 s or more: ``tests.schedule
 lock shared while it runs; an ``alone`` test (tests whose point is CPU or timing) holds it exclusively,
 so its worker waits until the others' running heavy tests have ended and they wait for it. Light tests
 take no lock: they keep the other workers busy beside an ``alone`` test (the schedule puts them there).
-Without xdist there is nothing to share the machine with, and no lock.
+Heavy tests also take one of a few slots (``tests.heavy_slots``): past the first ones, only while the CPU
+has room. Without xdist there is nothing to share the machine with, and no lock.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.heavy_slots import HeavySlots, SlotPolicy
 from tests.schedule import ALONE, is_heavy, known_durations
 
 
@@ -72,6 +74,10 @@ _held: ExclusiveHold | None = None
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    try:
+        SlotPolicy.from_env(os.environ)
+    except ValueError as e:
+        raise pytest.UsageError(str(e)) from None
     config.addinivalue_line(
         "markers",
         f"{ALONE}: the test runs with no heavy test (e2e, Spark, 30 s or more) at the same time (CPU-sensitive "
@@ -95,7 +101,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     if path is None or not (exclusive or is_heavy(item, known_durations())):
         return (yield)
     if not exclusive:
-        with shared_lock(path):
+        with shared_lock(path), HeavySlots(path, SlotPolicy.from_env(os.environ)).held():
             return (yield)
     if _held is None:
         _held = ExclusiveHold(path)

@@ -21,7 +21,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS = ("bash", "dirname", "env", "cat", "chmod", "mkdir", "sed", "head")
 JDK = "openjdk-17-jre-headless"
-PYTEST = "venv-python -m pytest -p no:cacheprovider -q -ra --durations=15 -n 4 --dist worksteal"
+PYTEST = "venv-python -m pytest -p no:cacheprovider -q -ra --durations=15 -n 8 --dist worksteal"
 ARCHIVE = ".ci/spark_class_archive.py"
 
 STUB = """#!/bin/bash
@@ -230,7 +230,7 @@ def test_the_number_of_parallel_test_workers_can_be_set(tmp_path: Path) -> None:
     repo, env = _sandbox(tmp_path, prometheus=True)
     run, calls = _run(repo, env | {"MM2_TEST_WORKERS": "3"}, "-n", "0")
     assert run.returncode == 0, run.stderr
-    assert calls[-1] == PYTEST.replace("-n 4", "-n 3") + " -n 0"  # the caller's own -n comes last and wins
+    assert calls[-1] == PYTEST.replace("-n 8", "-n 3") + " -n 0"  # the caller's own -n comes last and wins
 
 
 def test_not_root_goes_through_sudo(tmp_path: Path) -> None:
