@@ -9,8 +9,10 @@ less than ``room_below`` busy over the last look (about a second) and no other t
 the last ``spacing_s`` seconds (the one before has had time to show its own load). On a slower machine
 (or beside other work) the CPU has less room and fewer heavy tests run at once, down to ``always``.
 
-Each slot is a lock file held while the test runs: a worker that dies releases its slot with its
-descriptor, and slots need no bookkeeping that could go stale.
+An ``alone`` test (``tests.run_lock``) holds every slot past the first ``beside_alone``, so at most that
+many heavy tests run beside it (none at all left the machine 80-90 % idle for two minutes of a run while the
+durable-broker tests ran one after another). Each slot is a lock file held while the test runs: a worker
+that dies releases its slot with its descriptor, and slots need no bookkeeping that could go stale.
 """
 
 from __future__ import annotations
@@ -34,21 +36,26 @@ class SlotPolicy:
     room_below: float = 0.6
     spacing_s: float = 8.0
     look_s: float = 1.0
+    beside_alone: int = 2
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> SlotPolicy:
-        """``MM2_TEST_HEAVY_SLOTS=always:most`` (e.g. ``4:7``, the default) for a machine of another size."""
+        """``MM2_TEST_HEAVY_SLOTS=always:most[:beside_alone]`` (default ``4:7:2``) for another machine."""
         given = env.get("MM2_TEST_HEAVY_SLOTS", "").strip()
         if not given:
             return cls()
-        always, _, most = given.partition(":")
+        parts = given.split(":")
         try:
-            policy = cls(always=int(always), most=int(most or always))
+            numbers = [int(part) for part in parts]
         except ValueError:
-            policy = None
-        if policy is None or not 1 <= policy.always <= policy.most:
-            raise ValueError(f"MM2_TEST_HEAVY_SLOTS={given!r}: expected always:most with 1 <= always <= most, e.g. 4:7")
-        return policy
+            numbers = []
+        if not 2 <= len(numbers) <= 3 or not 1 <= numbers[0] <= numbers[1] or min(numbers) < 0:
+            raise ValueError(
+                f"MM2_TEST_HEAVY_SLOTS={given!r}: expected always:most[:beside_alone] with 1 <= always <= most, "
+                "e.g. 4:7:2"
+            )
+        beside = numbers[2] if len(numbers) == 3 else cls.beside_alone
+        return cls(always=numbers[0], most=numbers[1], beside_alone=beside)
 
     def admits(self, slot: int, busy: float | None, since_last_extra_s: float) -> bool:
         """Whether a test may run in ``slot`` (0-based), the CPU ``busy`` (0..1, None: not measured yet)."""
@@ -93,7 +100,7 @@ class HeavySlots:
         self.policy = policy
         self.ticks = ticks
 
-    def _slot_path(self, slot: int) -> Path:
+    def slot_path(self, slot: int) -> Path:
         return self.run_lock.with_suffix(f".slot{slot}")
 
     def _extra_stamp(self) -> Path:
@@ -123,7 +130,7 @@ class HeavySlots:
     def _try(self, busy: float | None) -> tuple[int, int] | None:
         """The first free slot, if the policy lets this test run in it; (slot, descriptor)."""
         for slot in range(self.policy.most):
-            fd = os.open(self._slot_path(slot), os.O_RDWR | os.O_CREAT, 0o600)
+            fd = os.open(self.slot_path(slot), os.O_RDWR | os.O_CREAT, 0o600)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:

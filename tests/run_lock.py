@@ -1,11 +1,13 @@
-"""One lock file per pytest-xdist run, so a test marked ``alone`` runs with no heavy test beside it.
+"""Where heavy tests may run, per pytest-xdist run: slots for heavy tests, and ``alone`` tests with few
+heavy tests beside them.
 
-Every heavy test (e2e, Spark, or expected to take 30 s or more: ``tests.schedule.is_heavy``) holds the
-lock shared while it runs; an ``alone`` test (tests whose point is CPU or timing) holds it exclusively,
-so its worker waits until the others' running heavy tests have ended and they wait for it. Light tests
-take no lock: they keep the other workers busy beside an ``alone`` test (the schedule puts them there).
-Heavy tests also take one of a few slots (``tests.heavy_slots``): past the first ones, only while the CPU
-has room. Without xdist there is nothing to share the machine with, and no lock.
+Every heavy test (e2e, Spark, or expected to take 30 s or more: ``tests.schedule.is_heavy``) holds one of
+the run's slots while it runs (``tests.heavy_slots``: past the first few, only while the CPU has room). An
+``alone`` test (the durable-broker crash tests, whose S3-backed brokers starve beside a busy suite) holds
+every slot but the first ``beside_alone`` (2), so its worker waits until the heavy tests in them have
+ended and no more than those two run beside it. Light tests take no slot: they keep the other workers busy
+beside an ``alone`` test (the schedule puts them there). Without xdist there is nothing to share the
+machine with, and no lock.
 """
 
 from __future__ import annotations
@@ -35,39 +37,48 @@ def _open(path: Path) -> int:
     return os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
 
 
-@contextmanager
-def shared_lock(path: Path) -> Iterator[None]:
-    """A heavy test's hold: shared, taken through the gate so that a waiting ``alone`` test goes first
+def _pass_gate(path: Path) -> None:
+    """Wait while an ``alone`` test is taking its slots, so it goes before heavy tests that ask after it
     (flock alone prefers no one: heavy tests overlapping on three workers kept one waiting to the end)."""
-    gate, fd = _open(path.with_suffix(".gate")), _open(path)
+    gate = _open(path.with_suffix(".gate"))
     try:
         fcntl.flock(gate, fcntl.LOCK_SH)
-        fcntl.flock(fd, fcntl.LOCK_SH)
-        os.close(gate)
-        gate = -1
-        yield
     finally:
-        if gate >= 0:
-            os.close(gate)
-        os.close(fd)  # closing a descriptor releases its lock
+        os.close(gate)  # closing a descriptor releases its lock
+
+
+@contextmanager
+def heavy_hold(path: Path, policy: SlotPolicy) -> Iterator[None]:
+    """A heavy test's hold: through the gate, then one of the run's slots (``tests.heavy_slots``)."""
+    _pass_gate(path)
+    with HeavySlots(path, policy).held():
+        yield
 
 
 class ExclusiveHold:
-    """An ``alone`` test's hold: the gate (no heavy test starts any more), then the lock (the running ones
-    have ended). Kept across consecutive ``alone`` tests of the worker, so they run back to back."""
+    """An ``alone`` test's hold: the gate (no heavy test starts any more), then every slot past the first
+    ``policy.beside_alone`` (the heavy tests in them have ended), then the gate again, so that at most that
+    many heavy tests run beside it. Kept across consecutive ``alone`` tests of the worker, so they run back
+    to back."""
 
-    def __init__(self, path: Path) -> None:
-        self.gate, self.fd = _open(path.with_suffix(".gate")), _open(path)
+    def __init__(self, path: Path, policy: SlotPolicy) -> None:
+        self.fds: list[int] = []
+        gate = _open(path.with_suffix(".gate"))
         try:
-            fcntl.flock(self.gate, fcntl.LOCK_EX)
-            fcntl.flock(self.fd, fcntl.LOCK_EX)
+            fcntl.flock(gate, fcntl.LOCK_EX)
+            for slot in range(min(policy.beside_alone, policy.most), policy.most):
+                self.fds.append(_open(HeavySlots(path, policy).slot_path(slot)))
+                fcntl.flock(self.fds[-1], fcntl.LOCK_EX)
         except BaseException:
             self.release()
             raise
+        finally:
+            os.close(gate)
 
     def release(self) -> None:
-        os.close(self.fd)
-        os.close(self.gate)
+        for fd in self.fds:
+            os.close(fd)
+        self.fds.clear()
 
 
 _held: ExclusiveHold | None = None
@@ -100,11 +111,12 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         _held = None
     if path is None or not (exclusive or is_heavy(item, known_durations())):
         return (yield)
+    policy = SlotPolicy.from_env(os.environ)
     if not exclusive:
-        with shared_lock(path), HeavySlots(path, SlotPolicy.from_env(os.environ)).held():
+        with heavy_hold(path, policy):
             return (yield)
     if _held is None:
-        _held = ExclusiveHold(path)
+        _held = ExclusiveHold(path, policy)
     try:
         return (yield)
     finally:

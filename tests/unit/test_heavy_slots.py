@@ -33,8 +33,9 @@ def test_policy_first_slots_always_later_ones_with_room_and_spacing() -> None:
 def test_the_environment_sets_the_slots_and_a_mistake_is_named() -> None:
     assert SlotPolicy.from_env({}) == SlotPolicy()
     policy = SlotPolicy.from_env({"MM2_TEST_HEAVY_SLOTS": "2:5"})
-    assert (policy.always, policy.most) == (2, 5)
-    for wrong in ("x", "3:2", "0:4"):
+    assert (policy.always, policy.most, policy.beside_alone) == (2, 5, 2)
+    assert SlotPolicy.from_env({"MM2_TEST_HEAVY_SLOTS": "2:5:0"}).beside_alone == 0
+    for wrong in ("x", "3:2", "0:4", "4", "2:4:-1", "1:2:3:4"):
         with pytest.raises(ValueError, match="MM2_TEST_HEAVY_SLOTS"):
             SlotPolicy.from_env({"MM2_TEST_HEAVY_SLOTS": wrong})
 

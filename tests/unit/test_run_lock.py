@@ -3,7 +3,8 @@ light tests do run beside it.
 
 An inner pytest session with 3 workers runs six tests that each record when they start and end; the
 ``alone`` ones must not overlap any other, and the others must overlap each other (so the check can fail).
-A second one runs an ``alone`` test that finishes only once a light test has seen it running.
+Others run an ``alone`` test that finishes only once a light test has seen it running, and one that allows
+one heavy test beside it, which must never have two.
 """
 
 from __future__ import annotations
@@ -50,9 +51,16 @@ def _overlap(a: tuple[float, float], b: tuple[float, float]) -> bool:
 
 
 def run_inner(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, source: str, workers: int, passed: int
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+    source: str,
+    workers: int,
+    passed: int,
+    slots: str = "2:4:0",
 ) -> None:
-    """Run ``source`` as a test module in an inner xdist session with only the lock plugin, all passing."""
+    """Run ``source`` as a test module in an inner xdist session with only the lock plugin, all passing;
+    ``slots`` as MM2_TEST_HEAVY_SLOTS (by default no heavy test beside an ``alone`` one)."""
+    monkeypatch.setenv("MM2_TEST_HEAVY_SLOTS", slots)
     monkeypatch.setenv("PYTHONPATH", str(ROOT))  # the inner session loads the plugin from this repository
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")  # only the plugins it needs: workers start fast
     pytester.makepyfile(test_inner=source)
@@ -155,3 +163,39 @@ def test_a_waiting_alone_test_goes_before_heavy_tests_that_ask_after_it(
     spans = _spans(tmp_path / "spans")
     assert spans["alone"][0] >= spans["h1"][1], spans  # it waited for the heavy test that held the lock
     assert spans["h2"][0] >= spans["alone"][1], spans  # and the heavy test that asked later waited for it
+
+
+ONE_BESIDE = """
+import time, pytest
+from pathlib import Path
+
+DIR = Path({dir!r})
+
+def _span(name, seconds):
+    start = time.monotonic()
+    time.sleep(seconds)
+    with (DIR / "spans").open("a") as f:
+        f.write(f"{{name}} {{start}} {{time.monotonic()}}\\n")
+
+@pytest.mark.alone
+def test_alone():
+    _span("alone", 3)
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("n", range(3))
+def test_heavy(n):
+    _span(f"heavy{{n}}", 1.5)
+"""
+
+
+def test_an_alone_test_has_no_more_heavy_tests_beside_it_than_allowed(
+    pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Slots 2:4:1: whichever starts first, at no moment of the alone test do two heavy tests run beside it
+    (with no slots taken by the alone test, the two that start with it would)."""
+    run_inner(pytester, monkeypatch, ONE_BESIDE.format(dir=str(tmp_path)), workers=4, passed=4, slots="2:4:1")
+    spans = _spans(tmp_path / "spans")
+    alone = spans.pop("alone")
+    moments = [alone[0] + (alone[1] - alone[0]) * i / 100 for i in range(101)]
+    most = max(sum(start <= t < end for start, end in spans.values()) for t in moments)
+    assert most <= 1, spans
