@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-TOOLS = ("bash", "dirname", "env", "cat", "chmod", "mkdir", "sed", "head")
+TOOLS = ("bash", "dirname", "env", "cat", "chmod", "mkdir", "sed", "head", "sleep")
 JDK = "openjdk-17-jre-headless"
 PYTEST = "venv-python -m pytest -p no:cacheprovider -q -ra --durations=15 -n 8 --dist worksteal"
 ARCHIVE = ".ci/spark_class_archive.py"
@@ -28,7 +28,11 @@ STUB = """#!/bin/bash
 echo "{name} $*" >> "$CALLS"
 {body}
 """
-APT_GET_OK = """if [ "$1" = install ]; then
+APT_GET_OK = """if [ "$1" = update ] && [ -n "$WAIT_FOR" ]; then  # a test of the two installs running at once
+  for ((i = 0; i < 200; i++)); do [ -e "$WAIT_FOR" ] && break; sleep 0.05; done
+  [ -e "$WAIT_FOR" ] || exit 100
+fi
+if [ "$1" = install ]; then
   for t in promtool prometheus stunnel4 keytool; do
     printf '#!/bin/bash\\nexit 0\\n' > "$STUBS/$t"; chmod +x "$STUBS/$t"
   done
@@ -140,16 +144,31 @@ def test_without_promtool_it_installs_prometheus_then_the_test_extra_then_runs_p
     repo, env = _sandbox(tmp_path)
     run, calls = _run(repo, env, "tests/unit", "-x")
     assert run.returncode == 0, run.stdout + run.stderr
-    assert calls == [
+    debian = [
         "apt-get update -qq",
         f"apt-get install -y -qq prometheus stunnel4 {JDK}",
+    ]
+    python = [
         "python3 -m venv .venv",
         "venv-python -m pip install -q --upgrade pip",
         "venv-python -m pip install -q -e .[test]",
+    ]
+    # Debian's install runs beside the Python one (each in its own order), and both are done before any test
+    assert [c for c in calls[:5] if c.startswith("apt-get")] == debian
+    assert [c for c in calls[:5] if not c.startswith("apt-get")] == python
+    assert calls[5:] == [
         "venv-python -m pytest -p no:cacheprovider -q --collect-only",  # writes the bytecode caches once
         f"{PYTEST} tests/unit -x",
     ]
     assert (repo / ".venv" / "bin" / "python").exists()  # it ran in the repository, wherever it was called from
+
+
+def test_debian_packages_install_while_the_python_ones_do(tmp_path: Path) -> None:
+    """apt-get update waits here until the venv exists: run one after the other, it would never see it."""
+    repo, env = _sandbox(tmp_path)
+    run, calls = _run(repo, env | {"WAIT_FOR": str(repo / ".venv" / "bin" / "python")})
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert calls[-1] == PYTEST
 
 
 def test_spark_jvms_are_pointed_at_the_class_archive_that_is_written_in_the_background(tmp_path: Path) -> None:
@@ -237,7 +256,7 @@ def test_not_root_goes_through_sudo(tmp_path: Path) -> None:
     repo, env = _sandbox(tmp_path, uid=1000, sudo=True)
     run, calls = _run(repo, env)
     assert run.returncode == 0, run.stderr
-    assert calls[:4] == [
+    assert [c for c in calls if "apt-get" in c] == [
         "sudo -n apt-get update -qq",
         "apt-get update -qq",
         f"sudo -n env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus stunnel4 {JDK}",
