@@ -79,6 +79,11 @@ def busy_between(before: tuple[int, int], after: tuple[int, int]) -> float | Non
     return None if total <= 0 else (after[0] - before[0]) / total
 
 
+def open_lock_file(path: Path) -> int:
+    """A descriptor to flock (the run's lock files are all opened the same way)."""
+    return os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+
+
 def read_cpu_ticks() -> tuple[int, int] | None:
     """This machine's CPU ticks, or None where there is no /proc (then only the ``always`` slots run)."""
     try:
@@ -130,7 +135,7 @@ class HeavySlots:
     def _try(self, busy: float | None) -> tuple[int, int] | None:
         """The first free slot, if the policy lets this test run in it; (slot, descriptor)."""
         for slot in range(self.policy.most):
-            fd = os.open(self.slot_path(slot), os.O_RDWR | os.O_CREAT, 0o600)
+            fd = open_lock_file(self.slot_path(slot))
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -145,7 +150,7 @@ class HeavySlots:
     def _extra_admitted(self, slot: int, busy: float | None) -> bool:
         """A slot past ``always``: decided under the stamp's lock, so two workers that look at the same
         moment do not both take one; the stamp holds when the last such slot was taken."""
-        fd = os.open(self._extra_stamp(), os.O_RDWR | os.O_CREAT, 0o600)
+        fd = open_lock_file(self._extra_stamp())
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             text = os.pread(fd, 64, 0).decode()

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.heavy_slots import HeavySlots, SlotPolicy
+from tests.heavy_slots import HeavySlots, SlotPolicy, open_lock_file
 from tests.schedule import ALONE, is_heavy, known_durations
 
 
@@ -33,14 +33,10 @@ def _lock_path(config: pytest.Config) -> Path | None:
     return Path(tempfile.gettempdir()) / f"mm2-pytest-{worker_input['testrunuid']}.lock"
 
 
-def _open(path: Path) -> int:
-    return os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-
-
 def _pass_gate(path: Path) -> None:
     """Wait while an ``alone`` test is taking its slots, so it goes before heavy tests that ask after it
     (flock alone prefers no one: heavy tests overlapping on three workers kept one waiting to the end)."""
-    gate = _open(path.with_suffix(".gate"))
+    gate = open_lock_file(path.with_suffix(".gate"))
     try:
         fcntl.flock(gate, fcntl.LOCK_SH)
     finally:
@@ -63,11 +59,12 @@ class ExclusiveHold:
 
     def __init__(self, path: Path, policy: SlotPolicy) -> None:
         self.fds: list[int] = []
-        gate = _open(path.with_suffix(".gate"))
+        slots = HeavySlots(path, policy)
+        gate = open_lock_file(path.with_suffix(".gate"))
         try:
             fcntl.flock(gate, fcntl.LOCK_EX)
             for slot in range(min(policy.beside_alone, policy.most), policy.most):
-                self.fds.append(_open(HeavySlots(path, policy).slot_path(slot)))
+                self.fds.append(open_lock_file(slots.slot_path(slot)))
                 fcntl.flock(self.fds[-1], fcntl.LOCK_EX)
         except BaseException:
             self.release()
@@ -84,9 +81,12 @@ class ExclusiveHold:
 _held: ExclusiveHold | None = None
 
 
+_POLICY = pytest.StashKey[SlotPolicy]()
+
+
 def pytest_configure(config: pytest.Config) -> None:
     try:
-        SlotPolicy.from_env(os.environ)
+        config.stash[_POLICY] = SlotPolicy.from_env(os.environ)  # read once: every heavy test uses it
     except ValueError as e:
         raise pytest.UsageError(str(e)) from None
     config.addinivalue_line(
@@ -111,7 +111,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         _held = None
     if path is None or not (exclusive or is_heavy(item, known_durations())):
         return (yield)
-    policy = SlotPolicy.from_env(os.environ)
+    policy = item.config.stash[_POLICY]
     if not exclusive:
         with heavy_hold(path, policy):
             return (yield)
