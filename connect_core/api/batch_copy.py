@@ -69,6 +69,26 @@ class BatchCopyTask(Protocol):
         unacknowledged (wait only briefly, the worker serves acknowledgements between calls)."""
         ...
 
+    def batch_backlog(self) -> bool:
+        """After a poll: whether the source answers read so far left records to read at once (a backlog)."""
+        ...
+
+    @property
+    def batch_copy_max_in_flight_bytes(self) -> int:
+        """The most bytes of batches produced and not yet acknowledged (fetching waits above it)."""
+        ...
+
+    @property
+    def batch_copy_transaction_max_bytes(self) -> int:
+        """Exactly-once, poll boundary: how many bytes one transaction may take over successive polls while
+        the source has a backlog (0: a transaction per poll; :mod:`connect_core.runtime.transaction_span`)."""
+        ...
+
+    @property
+    def batch_copy_transaction_max_ms(self) -> int:
+        """Exactly-once, poll boundary: how long such a transaction may stay open."""
+        ...
+
     def batch_read_handle(self) -> int | None:
         """While a read of the source is out: a file descriptor that is readable once the read has data to
         take, so the worker can wait for the first of it and the target's acknowledgements (None: none out)."""

@@ -65,6 +65,7 @@ from connect_core.runtime.transaction_errors import (
     classify_code,
     error_code,
 )
+from connect_core.runtime.transaction_span import BACKLOG_POLL_RECORDS, TransactionSpan
 from connect_core.runtime.worker_source_task import WorkerSourceTask
 from connect_core.runtime.worker_task import TaskRestartRequested
 from connect_core.storage.offset_storage import serialize_offset_key, serialize_offset_value
@@ -96,7 +97,7 @@ _FENCED_MARK = "was fenced out"
 MAX_RECOVERIES = 5
 RECOVERY_WINDOW_S = 600.0
 #: A batch at least this big means a backlog: the next one is polled before the commit (see _poll_ahead).
-POLL_AHEAD_MIN_BATCH = 500
+POLL_AHEAD_MIN_BATCH = BACKLOG_POLL_RECORDS
 
 _FENCED_CODES = FENCED_CODES
 
@@ -161,7 +162,9 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         self._txn_open = False
         self._offsets_written = False  # the open transaction holds the offsets of all it dispatched so far
         self._polled_ahead: tuple[int, float] | None = None  # (records, poll start) of a batch polled ahead
-        self._last_batch = 0  # records of the last batch polled
+        self._last_batch = 0  # records of the last batch polled (kept while its copies are still out)
+        self._span = TransactionSpan(0, 0.0)  # a transaction per poll, unless the batch path widens it
+        self._backlog = False  # the batch path's last poll left more to read at once
         self._next_interval_commit = 0.0
         self._task_wants_records = self._task_commit_record is not None
         # librdkafka's; on the batch path a BatchTransactions replaces it
@@ -191,9 +194,13 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         if batches is not None:
             self.task.offer_batch_copy()  # type: ignore[attr-defined]
         self.task.start(dict(self.task_props))
-        if batches is not None:
-            if self.task.batch_copy_active:  # type: ignore[attr-defined]
+        task = self.task
+        if batches is not None and isinstance(task, BatchCopyTask):
+            if task.batch_copy_active:
                 self._start_batch_copier(batches.batches)
+                self._span = TransactionSpan(
+                    task.batch_copy_transaction_max_bytes, task.batch_copy_transaction_max_ms / 1000.0
+                )
                 self._record_producer = None  # never used: its connections and threads go now
             else:  # it chose records after all: the librdkafka producer takes the id over (fencing nothing open)
                 batches.batches.close()
@@ -256,14 +263,21 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
             self._begin()
         self._offsets_written = False  # records dispatched after the offsets were written: write them again
         nbytes, complete = super()._send_records()
+        self._span.dispatched(nbytes, self._clock())
         ahead, self._polled_ahead = self._polled_ahead, None
         if ahead is not None:  # the batch polled before the last commit: its metrics now (the loop saw none)
             self.metrics.record_batch(ahead[0], nbytes, self._clock() - ahead[1])
         return nbytes, complete
 
     def _poll_task(self) -> list[Any] | None:
+        copier = self._batch_copier  # with copies out, a poll only looks whether the Fetch's answer is in yet
+        brief = copier is not None and (copier.full or self.submitted.num_unacked > 0)
         batch = super()._poll_task()
-        self._last_batch = self._polled_records(batch) if batch else 0
+        if batch:
+            self._last_batch = self._polled_records(batch)
+            self._backlog = copier is not None and copier.task.batch_backlog()
+        elif not brief:  # a poll that waited and got nothing: the backlog is copied (a brief one tells nothing)
+            self._last_batch = 0
         return batch
 
     def _poll_ahead(self) -> None:
@@ -308,12 +322,15 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
             raise self._transaction_error("begin a transaction for", e) from e
         self._txn_open = True
         self._offsets_written = False
+        self._span.ended()
 
     def _maybe_commit(self) -> None:
         """Every turn of the loop: commit (or abort) when the boundary says so and the batch is dispatched."""
         if self._to_send is not None or self._to_copy is not None or self._to_batch is not None:
             return  # part of the batch still waits to be dispatched
         if self.boundary is TransactionBoundary.POLL:
+            if not self._stopping and self._span.may_wait(self._last_batch, self._backlog, self._clock()):
+                return  # a backlog on the batch path: this transaction takes the next poll's batches too
             if self._txn_open:
                 self._write_transaction_offsets()  # with the records: they travel (and register) together
                 self._poll_ahead()

@@ -265,15 +265,17 @@ class WorkerSourceTask(WorkerTask[SourceTask]):
         if producer is None:
             assert self._batch_producer_factory is not None
             producer = self._batch_producer_factory()  # connects with its first batch (a target down is waited for)
+        task = self.task
+        assert isinstance(task, BatchCopyTask)
         self._copier = None  # the task reads batches now, never messages
         self._batch_copier = BatchCopier(
             self,
-            self.task,  # type: ignore[arg-type]
+            task,
             producer,
             self._hand_to_record_path,
             self._records_in_flight,
             self._drain_record_path,
-            int(getattr(self.task, "batch_copy_max_in_flight_bytes", 0) or 32 << 20),
+            task.batch_copy_max_in_flight_bytes,
         )
 
     @property

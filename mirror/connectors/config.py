@@ -104,6 +104,8 @@ HEARTBEATS_REPLICATION_ENABLED = "heartbeats.replication.enabled"
 BATCH_COPY_ENABLED = "batch.copy.enabled"
 BATCH_COPY_ENABLED_DEFAULT = True
 BATCH_COPY_MAX_IN_FLIGHT_BYTES = "batch.copy.max.in.flight.bytes"
+BATCH_COPY_TRANSACTION_MAX_BYTES = "batch.copy.transaction.max.bytes"
+BATCH_COPY_TRANSACTION_MAX_MS = "batch.copy.transaction.max.ms"
 #: where a MirrorSource partition without a stored offset starts
 OffsetReset = Literal["earliest", "latest"]
 #: auto.offset.reset values (Kafka's and librdkafka's spellings) -> their OffsetReset
@@ -456,8 +458,8 @@ def _define_source(cd: ConfigDef) -> ConfigDef:
             Importance.MEDIUM,
             "Copy the source's record batches as bytes (never decompressed or re-compressed; only the "
             "producer's fields and the CRC are rewritten) wherever the flow needs no decoded record: "
-            "byte-array converters (the default), no transforms or predicates, and not exactly-once. A batch "
-            "it cannot pass (old message format, LogAppendTime, offset gaps, above the target topic's "
+            "byte-array converters (the default), no transforms or predicates (at-least-once and exactly-once "
+            "alike). A batch it cannot pass (old message format, LogAppendTime, offset gaps, above the target topic's "
             "max.message.bytes) goes through the record path, in order. false: every record is decoded and "
             "produced again.",
         )
@@ -469,6 +471,26 @@ def _define_source(cd: ConfigDef) -> ConfigDef:
             low,
             "Batch path: the most bytes of source batches produced and not yet acknowledged by the target "
             "per task; fetching waits above it (bounds the task's memory).",
+        )
+        .define(
+            BATCH_COPY_TRANSACTION_MAX_BYTES,
+            long_,
+            64 * 1024 * 1024,
+            Range.at_least(0),
+            low,
+            "Batch path, exactly-once with transaction.boundary=poll: while the source has a backlog (full "
+            "polls), one transaction takes the batches of successive polls up to this many bytes, instead of "
+            "one transaction per poll, whose commit each waits for the target to acknowledge everything "
+            "first. 0: a transaction per poll.",
+        )
+        .define(
+            BATCH_COPY_TRANSACTION_MAX_MS,
+            long_,
+            1000,
+            Range.at_least(0),
+            low,
+            "Batch path, exactly-once with transaction.boundary=poll: the longest a transaction spanning "
+            "successive polls stays open (read_committed readers see its records only once it commits).",
         )
         .define(
             HEARTBEATS_REPLICATION_ENABLED,
@@ -918,6 +940,14 @@ class MirrorSourceConfig(MirrorConnectorConfig):
     @property
     def batch_copy_max_in_flight_bytes(self) -> int:
         return self.get_long(BATCH_COPY_MAX_IN_FLIGHT_BYTES)
+
+    @property
+    def batch_copy_transaction_max_bytes(self) -> int:
+        return self.get_long(BATCH_COPY_TRANSACTION_MAX_BYTES)
+
+    @property
+    def batch_copy_transaction_max_ms(self) -> int:
+        return self.get_long(BATCH_COPY_TRANSACTION_MAX_MS)
 
     @property
     def heartbeats_replication_enabled(self) -> bool:

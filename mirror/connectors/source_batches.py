@@ -107,6 +107,10 @@ class SourceBatches:
         """Fetch ``topic`` again (its partitions were repositioned, or it turned out unchanged)."""
         self._fetcher.accept_incarnation(topic)
 
+    def backlog(self) -> bool:
+        """Whether the last answers left a partition below its high watermark (more to read at once)."""
+        return any(0 <= r.position < r.high_watermark for r in self.partitions.values() if not r.held)
+
     @property
     def wait_handle(self) -> int | None:
         """While a Fetch is out: a descriptor readable once its answer has data to read (None otherwise)."""

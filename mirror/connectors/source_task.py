@@ -237,6 +237,7 @@ class MirrorSourceTask(SourceTask):
         self._target_admin: MirrorAdmin | None = None
         self._max_message_bytes: dict[str, int] = {}
         self._batch_bytes_limit = 0
+        self._transaction_limits = (0, 0)  # batch path, exactly-once: bytes and ms one transaction may span
 
     @property
     def _offset_syncs(self) -> OffsetSyncProducer | None:
@@ -345,6 +346,18 @@ class MirrorSourceTask(SourceTask):
     def batch_copy_max_in_flight_bytes(self) -> int:
         return self._batch_bytes_limit
 
+    def batch_backlog(self) -> bool:
+        batches = self._batches
+        return batches is not None and batches.backlog()
+
+    @property
+    def batch_copy_transaction_max_bytes(self) -> int:
+        return self._transaction_limits[0]
+
+    @property
+    def batch_copy_transaction_max_ms(self) -> int:
+        return self._transaction_limits[1]
+
     def _start_batches(self, config: MirrorSourceTaskConfig, java: dict[str, Any], reset: OffsetReset) -> None:
         """Read the assigned partitions as raw batches (read_committed) with the consumer's own settings;
         ``reset`` (``earliest``/``latest``) places the partitions without a stored offset."""
@@ -359,6 +372,7 @@ class MirrorSourceTask(SourceTask):
         )
         self._batches = SourceBatches(fetcher, self._target_max_message_bytes, batch_fetch_wait_ms(java))
         self._batch_bytes_limit = config.batch_copy_max_in_flight_bytes
+        self._transaction_limits = (config.batch_copy_transaction_max_bytes, config.batch_copy_transaction_max_ms)
         self._target_admin = MirrorAdmin(
             config.target_admin_config("batch-copy-admin"),
             config.target_cluster_alias,

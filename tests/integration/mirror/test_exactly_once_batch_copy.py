@@ -35,7 +35,7 @@ from connect_core.storage.kafka_offsets import KafkaOffsetBackingStore
 from connect_core.storage.memory import MemoryStatusBackingStore
 from embedded_kafka import KafkaCluster
 from mirror.client.formats import OffsetSync
-from tests.oracle.committed_reader import read_topic_committed
+from tests.oracle.committed_reader import raw_batches, read_topic_committed
 from tests.raw_batch_bytes import StoredBatch, data_batches
 from tests.worker_plugins import BYTES
 
@@ -81,7 +81,7 @@ class Eos:
         self.workers.append((worker, status))
         return worker, status
 
-    def run_task(self, worker: Worker, status: MemoryStatusBackingStore, partitions: int) -> None:
+    def run_task(self, worker: Worker, status: MemoryStatusBackingStore, partitions: int, **extra: str) -> None:
         props = {
             "name": CONNECTOR,
             "connector.class": "org.apache.kafka.connect.mirror.MirrorSourceConnector",
@@ -93,6 +93,7 @@ class Eos:
             "task.index": "0",
             "batch.copy.enabled": "true",
             "consumer.poll.timeout.ms": "200",
+            **extra,
         }
         recorder = StatusRecorder(status, worker.worker_id)
         assert worker.start_source_task(self.tid, props, props, recorder, TargetState.STARTED, 1)
@@ -372,3 +373,49 @@ def test_a_transaction_registers_its_partitions_once_and_sends_its_offsets_with_
     assert len(with_offsets) == commits and all(remote in topics for topics in with_offsets)
     logs = read_topic_committed(b, remote, timeout_s=DEADLINE_S)
     assert all(log.open == 0 and log.aborted == 0 for log in logs.values())
+
+
+def _commits_and_data_bytes(bootstrap: str, topic: str) -> tuple[int, list[int]]:
+    """Partition 0's commit markers, and the record count of each transaction they ended (the test's own reader)."""
+    sizes, size = [], 0
+    batches, _ = raw_batches(bootstrap.split(",")[0], topic, 0)
+    for batch in batches:
+        if batch.is_control_batch:
+            assert [kind for _, kind in batch.control_types()] == [1], "not one commit marker"
+            sizes.append(size)
+            size = 0
+        else:
+            size += batch.last_offset_delta + 1
+    assert size == 0, "records behind the last marker"
+    return len(sizes), sizes
+
+
+@pytest.mark.parametrize("most_bytes", [0, 6_000_000], ids=["a-transaction-per-poll", "spanning-polls"])
+def test_behind_a_backlog_one_transaction_spans_polls_up_to_its_bytes(eos: Eos, most_bytes: int) -> None:
+    """A backlog of 18 MB, read by Fetches of at most ~2 MB: one transaction per poll (0), or transactions
+    that span polls up to about 6 MB each; either way each source record on B exactly once, in order."""
+    a, b, topic = eos.a, eos.b, eos.topic
+    a.create_topic(topic, partitions=1)
+    remote = f"A.{topic}"
+    b.create_topic(remote, partitions=1)
+    value = bytes(range(256)) * 4
+    for i in range(30):  # 30 batches of 600 x 1 KB
+        write(a, topic, 0, [b"%02d-%03d" % (i, j) + value for j in range(600)])
+    worker, status = eos.start_worker()
+    eos.run_task(worker, status, 1, **{
+        "batch.copy.transaction.max.bytes": str(most_bytes),
+        "batch.copy.transaction.max.ms": "600000",  # the bytes decide here
+        "consumer.poll.timeout.ms": "5000",  # a poll that comes back empty ends a spanning transaction
+        "consumer.fetch.max.bytes": "2000000",
+        "consumer.max.partition.fetch.bytes": "2000000",
+    })  # fmt: skip
+    wait_until(lambda: copied_count(b, remote) == 18_000, "the backlog on B", lambda: copied_count(b, remote))
+    worker.stop_and_await_task(eos.tid)
+
+    assert committed(b, remote) == committed(a, topic)
+    commits, sizes = _commits_and_data_bytes(b.bootstrap_servers, remote)  # records per transaction
+    if most_bytes == 0:
+        assert commits >= 7, sizes  # a Fetch answered about 2 MB (Tansu: whole batches up to 2.4 MB) of 18 MB
+    else:  # about 6 MB (3.5 Fetches' worth) each; a poll that found nothing yet may end one early
+        assert 3 <= commits <= 6, sizes
+        assert all(size <= 6_000 + 2 * 1_800 for size in sizes), sizes  # 6 MB, then the poll that passed it
