@@ -59,6 +59,23 @@ def committed_sequences(cluster: KafkaCluster, topic: str) -> dict[int, list[int
     }
 
 
+def _missing_on_b(source: dict[int, list[int]], tail: TailReader, b: KafkaCluster, remote: str) -> str:
+    """What the tail consumer lacks, and whether B holds it behind an open transaction (the test's reader
+    applies the markers itself, so it reads past a stuck last stable offset) or not at all."""
+    lost = compare(source, tail.seqs).lost
+    lines = [f"tail consumer lacks {sum(map(len, lost.values()))}: " + str({p: s[:10] for p, s in lost.items()})]
+    logs = read_topic_committed(b, remote, timeout_s=30.0)
+    for partition, log in sorted(logs.items()):
+        held = {decode(r.value)[1] for r in log.committed}
+        absent = [s for s in lost.get(partition, []) if s not in held]
+        lines.append(
+            f"B-{partition}: high watermark {log.high_watermark}, last stable offset {log.last_stable_offset}, "
+            f"committed {len(log.committed)}, open {log.open}, undecided {len(log.undecided)}, aborted {log.aborted}; "
+            f"of the lacking, not committed on B: {absent[:10]}"
+        )
+    return "\n".join(lines)
+
+
 def _quiesce(producer: SequencedProducer) -> None:
     """Pause the producer until every record it wrote so far is acknowledged (or failed)."""
     producer.pause()
@@ -196,7 +213,13 @@ def test_target_then_source_broker_crash_loses_nothing(
             missing = acked - set(source[partition])
             assert not missing, f"A lost acknowledged records of partition {partition}: {sorted(missing)[:20]}"
         assert tail is not None
-        eventually(lambda: not compare(source, tail.drain()).lost, RECOVERY_S, "every record of A on B", mm2)
+        eventually(
+            lambda: not compare(source, tail.drain()).lost,
+            RECOVERY_S,
+            "every record of A on B",
+            mm2,
+            explain=lambda: _missing_on_b(source, tail, b, remote),
+        )
         phase("every record of A on B")
         report = compare(source, sequences(b, remote, RECOVERY_S))  # a fresh read of everything B holds now
         phase("B read")
