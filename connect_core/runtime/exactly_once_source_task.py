@@ -96,8 +96,6 @@ _FENCED_MARK = "was fenced out"
 #: restart costs one or two).
 MAX_RECOVERIES = 5
 RECOVERY_WINDOW_S = 600.0
-#: A batch at least this big means a backlog: the next one is polled before the commit (see _poll_ahead).
-POLL_AHEAD_MIN_BATCH = BACKLOG_POLL_RECORDS
 
 _FENCED_CODES = FENCED_CODES
 
@@ -275,7 +273,10 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         batch = super()._poll_task()
         if batch:
             self._last_batch = self._polled_records(batch)
-            self._backlog = copier is not None and copier.task.batch_backlog()
+            # read only behind a full poll, the one case a span asks about it (it looks at every partition)
+            self._backlog = (
+                copier is not None and self._last_batch >= BACKLOG_POLL_RECORDS and copier.task.batch_backlog()
+            )
         elif not brief:  # a poll that waited and got nothing: the backlog is copied (a brief one tells nothing)
             self._last_batch = 0
         return batch
@@ -290,7 +291,7 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         target's acknowledgements until the answer is in): it is asked again until the answer came or every
         copy of the transaction was acknowledged, so the source's Fetch overlaps the transaction's Produce
         instead of following its commit."""
-        if self._stopping or self._target_paused() or self._last_batch < POLL_AHEAD_MIN_BATCH:
+        if self._stopping or self._target_paused() or self._last_batch < BACKLOG_POLL_RECORDS:
             return
         started = self._clock()
         while True:
