@@ -17,6 +17,7 @@ order a little worse, never wrong.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
@@ -30,6 +31,11 @@ TIER_GUESS = {"e2e": 30.0, "spark": 15.0, "integration": 3.0, "unit": 0.05}
 HEAVY_S = 30.0
 #: The marker of tests that run with no heavy test beside them (tests/run_lock.py holds the lock).
 ALONE = "alone"
+#: Module-scoped fixtures whose one set-up serves every test of the module that asks for it: a local Spark
+#: session (a JVM start, ~5.6 CPU-s with the suite's class archive). Those tests of a module go to one
+#: worker, one after another, so the session starts once per module; spread singly over the workers, three
+#: such modules started nine sessions in one run.
+SHARED_MODULE_FIXTURES = frozenset({"spark"})
 
 
 @cache
@@ -64,7 +70,8 @@ def slice_sizes(count: int, workers: int) -> list[int]:
 
 
 def spread(items: list[pytest.Item], workers: int, known: dict[str, float]) -> list[pytest.Item]:
-    """Longest first, each test to the open pile with the least expected time; piles in slice order.
+    """Longest first, each test (or :func:`units` unit) to the open pile with the least expected time; piles
+    in slice order.
 
     The ``alone`` tests all go to the first pile, at its start; every other pile starts with light tests
     worth about as long, which may run beside them, then its heavy tests (which wait for the lock while an
@@ -81,16 +88,38 @@ def spread(items: list[pytest.Item], workers: int, known: dict[str, float]) -> l
     for item in alone[: sizes[0]]:
         piles[0].append(item)
         totals[0] += seconds(item)
-    for item in ranked:
-        if item in piles[0]:
-            continue
-        pile = min((i for i in range(workers) if len(piles[i]) < sizes[i]), key=lambda i: (totals[i], i))
-        piles[pile].append(item)
-        totals[pile] += seconds(item)
+    placed = {id(item) for item in piles[0]}
+    for unit in units(ranked, seconds):
+        unit = [item for item in unit if id(item) not in placed]
+        open_piles = [i for i in range(workers) if len(piles[i]) + len(unit) <= sizes[i]]
+        # a unit no pile has room for goes singly
+        for part in [unit] if open_piles else [[item] for item in unit]:
+            pile = min(
+                (i for i in range(workers) if len(piles[i]) + len(part) <= sizes[i]), key=lambda i: (totals[i], i)
+            )
+            piles[pile].extend(part)
+            totals[pile] += sum(seconds(item) for item in part)
     alone_s = sum(seconds(item) for item in piles[0] if item.get_closest_marker(ALONE) is not None)
     if alone_s:
         piles = [piles[0]] + [_light_first(pile, alone_s, known) for pile in piles[1:]]
     return [item for pile in piles for item in pile]
+
+
+def units(ranked: list[pytest.Item], seconds: Callable[[pytest.Item], float]) -> list[list[pytest.Item]]:
+    """The tests as units placed whole, longest unit first: one per test, but one per module for the tests
+    that share a :data:`SHARED_MODULE_FIXTURES` fixture (in ``ranked``'s order within it)."""
+    shared: dict[str, list[pytest.Item]] = {}
+    out: list[list[pytest.Item]] = []
+    for item in ranked:
+        if SHARED_MODULE_FIXTURES.isdisjoint(getattr(item, "fixturenames", ())):
+            out.append([item])
+            continue
+        module = item.nodeid.split("::")[0]
+        if module not in shared:
+            shared[module] = []
+            out.append(shared[module])
+        shared[module].append(item)
+    return sorted(out, key=lambda unit: -sum(seconds(item) for item in unit))  # stable: ties keep ranked order
 
 
 def _light_first(pile: list[pytest.Item], window_s: float, known: dict[str, float]) -> list[pytest.Item]:

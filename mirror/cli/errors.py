@@ -9,10 +9,6 @@ from typing import ClassVar, NoReturn
 
 import typer
 
-from connect_core.api.errors import ConfigError, ConnectError
-from mirror.client.errors import ClusterUnreachableError
-from mirror.jobs.spark import SparkUnavailableError
-
 
 class UsageError(Exception):
     """A mistake in how mm2 was invoked or configured; the message is shown as is."""
@@ -31,17 +27,23 @@ def fail(message: str, code: int = 2) -> NoReturn:
     raise typer.Exit(code)
 
 
-# One table: exception type -> exit code. ConfigError messages already name the key.
-_EXIT_CODES: list[tuple[type[BaseException], int]] = [
-    (UsageError, UsageError.exit_code),
-    (StartupError, StartupError.exit_code),
-    (ConfigError, 2),
-    (FileNotFoundError, 2),
-    (PermissionError, 2),
-    (ClusterUnreachableError, 2),
-    (SparkUnavailableError, 2),  # no Java, no PySpark, no master: the environment, not a failed job
-    (ConnectError, 1),
-]
+def _exit_codes() -> list[tuple[type[Exception], int]]:
+    """One table: exception type -> exit code. ConfigError messages already name the key."""
+    # deferred: needed once an error is caught, never by `mm2 --help` (start-up CPU of every mm2 process)
+    from connect_core.api.errors import ConfigError, ConnectError
+    from mirror.client.errors import ClusterUnreachableError
+    from mirror.jobs.spark import SparkUnavailableError
+
+    return [
+        (UsageError, UsageError.exit_code),
+        (StartupError, StartupError.exit_code),
+        (ConfigError, 2),
+        (FileNotFoundError, 2),
+        (PermissionError, 2),
+        (ClusterUnreachableError, 2),
+        (SparkUnavailableError, 2),  # no Java, no PySpark, no master: the environment, not a failed job
+        (ConnectError, 1),
+    ]
 
 
 @contextmanager
@@ -53,8 +55,10 @@ def user_errors() -> Iterator[None]:
         raise
     except KeyboardInterrupt:
         raise typer.Exit(130) from None
-    except tuple(t for t, _ in _EXIT_CODES) as exc:
-        code = next(c for t, c in _EXIT_CODES if isinstance(exc, t))
+    except Exception as exc:
+        code = next((c for t, c in _exit_codes() if isinstance(exc, t)), None)
+        if code is None:
+            raise  # not a user mistake: the excepthook's one line (or a traceback at debug level)
         fail(_describe(exc), code)
 
 

@@ -19,8 +19,6 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from mirror.client.filters import TOPICS_EXCLUDE_ALIAS_CONFIG, TOPICS_EXCLUDE_CONFIG, TOPICS_EXCLUDE_DEFAULT
-
 LEASES_TOPIC_PREFIX = "mm2-backfill-leases."
 #: How long a lease lives without renewal (the job renews it every third of this).
 DEFAULT_LEASE_TTL_S = 60.0
@@ -136,6 +134,10 @@ def with_lease(connector_config: Mapping[str, str], lease: Lease | None) -> dict
 
     Without a lease the config is returned unchanged, so a flow no backfill holds is configured exactly
     as before leases existed (and as Java's MirrorMaker configures it)."""
+    # deferred: `mm2 --help` imports this module for DEFAULT_LEASE_TTL_S, and the mirror.client package is
+    # ~15 ms of start-up CPU that a help text does not need
+    from mirror.client.filters import TOPICS_EXCLUDE_ALIAS_CONFIG, TOPICS_EXCLUDE_CONFIG, TOPICS_EXCLUDE_DEFAULT
+
     config = dict(connector_config)
     if lease is None or not lease.topics:
         return config

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from tests.schedule import slice_sizes, spread
 
@@ -11,6 +12,7 @@ from tests.schedule import slice_sizes, spread
 class FakeItem:
     nodeid: str
     markers: set[str] = field(default_factory=set)
+    fixturenames: tuple[str, ...] = ()
 
     def get_closest_marker(self, name: str) -> object | None:
         return name if name in self.markers else None
@@ -31,7 +33,8 @@ def test_piles_have_the_sizes_of_the_slices_xdist_hands_out() -> None:
     assert slice_sizes(7, 3) == [2, 2, 3]  # worksteal: len(pending) // nodes_remaining, node by node
     assert slice_sizes(2070, 10) == [207] * 10
     known = {f"t{i}": float(i) for i in range(7)}
-    ordered = [i.nodeid for i in spread([FakeItem(n) for n in known], 3, known)]  # type: ignore[arg-type]
+    items: list[Any] = [FakeItem(n) for n in known]
+    ordered = [i.nodeid for i in spread(items, 3, known)]
     assert [ordered[0], ordered[2], ordered[4]] == ["t6", "t5", "t4"]  # each slice starts with a long test
 
 
@@ -66,5 +69,23 @@ def test_alone_tests_start_the_first_slice_and_the_other_slices_start_with_light
 
 def test_without_alone_tests_the_order_is_longest_first() -> None:
     known = {"heavy": 60.0, "light": 9.0, "light2": 8.0}
-    ordered = [i.nodeid for i in spread([FakeItem(n) for n in known], 1 + 1, known)]  # type: ignore[arg-type]
+    items: list[Any] = [FakeItem(n) for n in known]
+    ordered = [i.nodeid for i in spread(items, 1 + 1, known)]
     assert ordered[0] == "heavy"
+
+
+def test_tests_sharing_a_module_spark_session_go_to_one_slice_one_after_another() -> None:
+    known = {f"tests/jobs.py::t{i}": 20.0 - i for i in range(4)} | {f"tests/other.py::o{i}": 30.0 for i in range(16)}
+    items: list[Any] = [
+        FakeItem(n, {"spark"} if "jobs" in n else set(), ("spark",) if "jobs" in n else ()) for n in known
+    ]
+    ordered = [i.nodeid for i in spread(items, 4, known)]  # 5 tests a slice: room for the module's 4
+    sizes = slice_sizes(len(ordered), 4)
+    bounds = [sum(sizes[:k]) for k in range(5)]
+    slices = [ordered[bounds[k] : bounds[k + 1]] for k in range(4)]
+    holding = [s for s in slices if any("jobs" in n for n in s)]
+    assert len(holding) == 1  # one worker starts the module's session, once
+    spark_tests = [n for n in holding[0] if "jobs" in n]
+    start = holding[0].index(spark_tests[0])
+    assert holding[0][start : start + 4] == [f"tests/jobs.py::t{i}" for i in range(4)]  # together, longest first
+    assert sorted(ordered) == sorted(known)

@@ -24,7 +24,6 @@ from connect_core.api.errors import ConfigError, ConfigIssue
 from mirror.connectors.scheduler import Scheduler
 from mirror.driver.maker_config import MirrorMakerConfig, SourceAndTarget
 from mirror.driver.metrics import Mm2Metrics
-from mirror.jobs.verify.job import DEFAULT_TIMEOUT_S, plan_verification, run_local
 from mirror.jobs.verify.logic import DEFAULT_CHUNK_RECORDS, DIFFERENT, Verification
 
 log = logging.getLogger(__name__)
@@ -87,18 +86,25 @@ class FlowVerifier:
         settings: VerifySettings,
         metrics: Mm2Metrics | None,
         stopping: threading.Event,
-        timeout_s: float = DEFAULT_TIMEOUT_S,
+        timeout_s: float | None = None,
     ) -> None:
+        """``timeout_s``: how long a run waits for a cluster (None: the verify job's default)."""
+        # deferred, as in run(): every `mm2 run` reads this module, few flows verify (start-up CPU of mm2 run)
+        from mirror.jobs.verify.plan import DEFAULT_TIMEOUT_S
+
         self.config = config
         self.pair = pair
         self.settings = settings
         self.metrics = metrics
         self.stopping = stopping
-        self.timeout_s = timeout_s
+        self.timeout_s = DEFAULT_TIMEOUT_S if timeout_s is None else timeout_s
         self.last: Verification | None = None
 
     def run(self) -> Verification | None:
         """One verification; the result (None when it failed or was interrupted by a stop)."""
+        # deferred: the verify job (and the Spark helpers it shares with `mm2 verify`) only once a flow verifies
+        from mirror.jobs.verify.job import plan_verification, run_local
+
         pair, started = self.pair, time.monotonic()
         try:
             plan = plan_verification(
