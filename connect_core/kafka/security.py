@@ -22,17 +22,13 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from connect_core.api.errors import ConfigError
 from connect_core.kafka import jaas
-from connect_core.kafka.stores import (
-    ClientCertificate,
-    keystore_certificate,
-    pem_certificate,
-    pem_certificates,
-    truststore_pem,
-)
+
+if TYPE_CHECKING:
+    from connect_core.kafka.stores import ClientCertificate
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +107,10 @@ def uses_sasl(props: Mapping[str, str]) -> bool:
 
 def tls_material(props: Mapping[str, str]) -> TlsMaterial:
     """Read the stores the ``ssl.*`` keys name (ConfigError naming the key on any problem)."""
+    # deferred to the one reader of stores: every client module imports this one, and the stores module's
+    # cryptography (x509 alone ~40 ms) would be start-up CPU of every mm2 process, TLS or not
+    from connect_core.kafka.stores import keystore_certificate, pem_certificate, pem_certificates, truststore_pem
+
     ca: str | None = None
     if props.get("ssl.truststore.certificates", "").strip():
         ca = pem_certificates(props["ssl.truststore.certificates"], "ssl.truststore.certificates")

@@ -17,14 +17,13 @@ import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.serialization import pkcs12
 
 from connect_core.api.errors import ConfigError
-
-# cryptography is imported in the functions that read a store (JKS, PKCS12, PEM), not here: every client
-# module imports this one, and cryptography.x509 alone is ~40 ms of start-up CPU in each mm2 process
-if TYPE_CHECKING:
-    from cryptography.hazmat.primitives.serialization import pkcs12
 
 _JKS_MAGIC = (b"\xfe\xed\xfe\xed", b"\xce\xce\xce\xce")  # JKS, JCEKS
 
@@ -41,9 +40,6 @@ class ClientCertificate:
 
 
 def _cert_pem(der: bytes) -> str:
-    from cryptography import x509
-    from cryptography.hazmat.primitives import serialization
-
     return x509.load_der_x509_certificate(der).public_bytes(serialization.Encoding.PEM).decode()
 
 
@@ -94,8 +90,6 @@ def _truststore_pem(file_id: tuple[str, int, int], store_type: str, password: st
         certs = [_cert_pem(e.cert) for e in store.certs.values()]
         certs += [_cert_pem(der) for e in store.private_keys.values() for _t, der in e.cert_chain[:1]]
     elif kind == "PKCS12":
-        from cryptography.hazmat.primitives import serialization
-
         bundle = _load_pkcs12(data, password, "ssl.truststore", location)
         certs = [c.certificate.public_bytes(serialization.Encoding.PEM).decode() for c in bundle.additional_certs]
         if bundle.cert is not None:
@@ -113,9 +107,6 @@ def pem_certificates(text: str, key: str) -> str:
 
 
 def _pem_certs(data: bytes, key: str) -> list[str]:
-    from cryptography import x509
-    from cryptography.hazmat.primitives import serialization
-
     try:
         certs = x509.load_pem_x509_certificates(data)
     except ValueError:
@@ -146,8 +137,6 @@ def _keystore_certificate(
     if kind == "JKS":
         return _jks_certificate(data, password, key_password, location)
     if kind == "PKCS12":
-        from cryptography.hazmat.primitives import serialization
-
         bundle = _load_pkcs12(data, password, "ssl.keystore", location)
         if bundle.key is None or bundle.cert is None:
             raise ConfigError(
@@ -162,8 +151,6 @@ def _keystore_certificate(
 
 def pem_certificate(chain: str, key_text: str, key_password: str | None, key: str) -> ClientCertificate:
     """A PEM chain and a PEM private key (PKCS#8, possibly encrypted with ``ssl.key.password``)."""
-    from cryptography.hazmat.primitives import serialization
-
     certs = _pem_certs(chain.encode(), key)
     secret = key_password.encode() if key_password else None
     try:
@@ -184,8 +171,6 @@ def pem_certificate(chain: str, key_text: str, key_password: str | None, key: st
 
 
 def _pkcs8(private: object) -> str:
-    from cryptography.hazmat.primitives import serialization
-
     return private.private_bytes(  # type: ignore[attr-defined, no-any-return]
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     ).decode()
@@ -201,8 +186,6 @@ def _jks_certificate(data: bytes, password: str | None, key_password: str | None
             entry.decrypt(key_password if key_password is not None else password or "")
         except Exception:  # pyjks: DecryptionFailureException
             raise ConfigError("wrong password for the private key", key="ssl.key.password") from None
-    from cryptography.hazmat.primitives import serialization
-
     private = serialization.load_der_private_key(entry.pkey_pkcs8, password=None)
     chain = "".join(_cert_pem(der) for _t, der in entry.cert_chain)
     return ClientCertificate(chain, _pkcs8(private))
@@ -225,8 +208,6 @@ def _load_jks(data: bytes, password: str | None, prefix: str, location: str) -> 
 
 
 def _load_pkcs12(data: bytes, password: str | None, prefix: str, location: str) -> pkcs12.PKCS12KeyAndCertificates:
-    from cryptography.hazmat.primitives.serialization import pkcs12
-
     try:
         return pkcs12.load_pkcs12(data, password.encode() if password else None)
     except ValueError:
